@@ -1,0 +1,3 @@
+module github.com/genvideo/gen
+
+go 1.26

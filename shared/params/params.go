@@ -1,0 +1,292 @@
+// Package params is the one validator of generation parameters. Both the
+// JSON body of text-to-video and the multipart form fields of the image
+// endpoints go through it, so a field means the same thing everywhere.
+package params
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/genvideo/gen/shared/catalog"
+)
+
+// Error codes a validation failure carries; they are the contract's 400 codes.
+const (
+	CodeValidation    = "VALIDATION_ERROR"
+	CodeInvalidModel  = "INVALID_MODEL"
+	CodeInvalidPrompt = "INVALID_PROMPT"
+)
+
+// Bounds from the contract decisions.
+const (
+	MaxPromptChars         = 2000
+	MaxNegativePromptChars = 1000
+	MaxSampleCount         = 2
+	MaxSeed                = 4294967295
+)
+
+// Parameters are the generation settings a task is made with, defaults
+// filled in. They are echoed in the task's "parameters" object.
+type Parameters struct {
+	SampleCount      int    `json:"sampleCount"`
+	DurationSeconds  int    `json:"durationSeconds"`
+	AspectRatio      string `json:"aspectRatio"`
+	Resolution       string `json:"resolution"`
+	GenerateAudio    bool   `json:"generateAudio"`
+	EnhancePrompt    bool   `json:"enhancePrompt"`
+	NegativePrompt   string `json:"negativePrompt,omitempty"`
+	Seed             int64  `json:"seed"`
+	PersonGeneration string `json:"personGeneration"`
+}
+
+// Request is a validated start request.
+type Request struct {
+	// Type is the task type: catalog.TextToVideo, ImageToVideo or FirstLastFrame.
+	Type   string
+	Prompt string
+	Model  string
+	Params Parameters
+}
+
+// Cost is the number of credits the request is charged at start.
+func (r Request) Cost() int {
+	m, _ := catalog.Lookup(r.Model)
+	return m.Price(r.Params.GenerateAudio) * r.Params.SampleCount
+}
+
+// Error is a validation failure: which field, the value given, and why.
+type Error struct {
+	Code    string
+	Field   string
+	Value   any
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Fields lists every parameter a start request may carry.
+var Fields = []string{
+	"prompt", "model", "sampleCount", "durationSeconds", "aspectRatio",
+	"resolution", "generateAudio", "enhancePrompt", "negativePrompt", "seed",
+	"personGeneration",
+}
+
+var (
+	durations        = []int{4, 6, 8}
+	aspectRatios     = []string{"16:9", "9:16"}
+	personGeneration = []string{"allow_adult", "dont_allow"}
+)
+
+// value is one raw field: exactly one of its forms is set. JSON fields keep
+// their JSON type; form fields are strings that must parse.
+type value interface {
+	asString(field string) (string, *Error)
+	asInt(field string) (int64, *Error)
+	asBool(field string) (bool, *Error)
+	raw() any
+}
+
+// validate turns raw fields into a Request. present holds only the fields
+// the client sent (a JSON null counts as absent).
+func validate(kind string, present map[string]value) (Request, error) {
+	var names []string
+	for name := range present {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !known(name) {
+			return Request{}, &Error{Code: CodeValidation, Field: name,
+				Message: fmt.Sprintf("unknown field %q; allowed fields are %s", name, strings.Join(Fields, ", "))}
+		}
+	}
+
+	r := Request{Type: kind}
+	v, ok := present["prompt"]
+	if !ok {
+		return Request{}, &Error{Code: CodeInvalidPrompt, Field: "prompt", Message: "prompt is required"}
+	}
+	prompt, verr := v.asString("prompt")
+	if verr != nil {
+		verr.Code = CodeInvalidPrompt
+		return Request{}, verr
+	}
+	if err := checkText("prompt", prompt, 1, MaxPromptChars, CodeInvalidPrompt); err != nil {
+		return Request{}, err
+	}
+	r.Prompt = prompt
+
+	r.Model = catalog.DefaultModel
+	if v, ok := present["model"]; ok {
+		id, verr := v.asString("model")
+		if verr != nil {
+			verr.Code = CodeInvalidModel
+			return Request{}, verr
+		}
+		r.Model = id
+	}
+	model, ok := catalog.Lookup(r.Model)
+	if !ok {
+		return Request{}, &Error{Code: CodeInvalidModel, Field: "model", Value: r.Model,
+			Message: fmt.Sprintf("unknown model %q; available models are %s", r.Model, strings.Join(catalog.IDs(), ", "))}
+	}
+	if !model.Supports(kind) {
+		return Request{}, &Error{Code: CodeInvalidModel, Field: "model", Value: r.Model,
+			Message: fmt.Sprintf("model %q does not support %s", r.Model, kind)}
+	}
+
+	p := Parameters{
+		SampleCount:      1,
+		DurationSeconds:  8,
+		AspectRatio:      "16:9",
+		Resolution:       model.DefaultResolution(),
+		GenerateAudio:    true,
+		EnhancePrompt:    true,
+		PersonGeneration: "allow_adult",
+	}
+	if v, ok := present["sampleCount"]; ok {
+		n, verr := v.asInt("sampleCount")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if n < 1 || n > MaxSampleCount {
+			return Request{}, &Error{Code: CodeValidation, Field: "sampleCount", Value: v.raw(),
+				Message: fmt.Sprintf("sampleCount must be between 1 and %d", MaxSampleCount)}
+		}
+		p.SampleCount = int(n)
+	}
+	if v, ok := present["durationSeconds"]; ok {
+		n, verr := v.asInt("durationSeconds")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if !containsInt(durations, n) {
+			return Request{}, &Error{Code: CodeValidation, Field: "durationSeconds", Value: v.raw(),
+				Message: "durationSeconds must be 4, 6 or 8"}
+		}
+		p.DurationSeconds = int(n)
+	}
+	if err := oneOf(present, "aspectRatio", aspectRatios, &p.AspectRatio); err != nil {
+		return Request{}, err
+	}
+	if err := oneOf(present, "resolution", model.Resolutions, &p.Resolution); err != nil {
+		return Request{}, err
+	}
+	if err := oneOf(present, "personGeneration", personGeneration, &p.PersonGeneration); err != nil {
+		return Request{}, err
+	}
+	for field, dst := range map[string]*bool{"generateAudio": &p.GenerateAudio, "enhancePrompt": &p.EnhancePrompt} {
+		if v, ok := present[field]; ok {
+			b, verr := v.asBool(field)
+			if verr != nil {
+				return Request{}, verr
+			}
+			*dst = b
+		}
+	}
+	if v, ok := present["negativePrompt"]; ok {
+		s, verr := v.asString("negativePrompt")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if err := checkText("negativePrompt", s, 0, MaxNegativePromptChars, CodeValidation); err != nil {
+			return Request{}, err
+		}
+		p.NegativePrompt = s
+	}
+	if v, ok := present["seed"]; ok {
+		n, verr := v.asInt("seed")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if n < 0 || n > MaxSeed {
+			return Request{}, &Error{Code: CodeValidation, Field: "seed", Value: v.raw(),
+				Message: fmt.Sprintf("seed must be between 0 and %d", int64(MaxSeed))}
+		}
+		p.Seed = n
+	} else {
+		p.Seed = randomSeed()
+	}
+	r.Params = p
+	return r, nil
+}
+
+func known(name string) bool {
+	for _, f := range Fields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+func oneOf(present map[string]value, field string, allowed []string, dst *string) error {
+	v, ok := present[field]
+	if !ok {
+		return nil
+	}
+	s, verr := v.asString(field)
+	if verr != nil {
+		return verr
+	}
+	for _, a := range allowed {
+		if s == a {
+			*dst = s
+			return nil
+		}
+	}
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	return &Error{Code: CodeValidation, Field: field, Value: s,
+		Message: fmt.Sprintf("%s must be one of %s", field, strings.Join(quoted, ", "))}
+}
+
+// checkText enforces the character rules shared by prompt and
+// negativePrompt: valid UTF-8, no control characters but newline and tab,
+// and a length in characters (not bytes) after trimming.
+func checkText(field, s string, min, max int, code string) error {
+	if !utf8.ValidString(s) {
+		return &Error{Code: code, Field: field, Message: field + " is not valid UTF-8"}
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return &Error{Code: code, Field: field,
+				Message: fmt.Sprintf("%s contains the control character %U; only newline and tab are allowed", field, r)}
+		}
+	}
+	n := utf8.RuneCountInString(strings.TrimSpace(s))
+	if n < min {
+		return &Error{Code: code, Field: field, Message: field + " must not be empty"}
+	}
+	if n > max {
+		return &Error{Code: code, Field: field,
+			Message: fmt.Sprintf("%s is %d characters; the maximum is %d", field, n, max)}
+	}
+	return nil
+}
+
+func containsInt(list []int, n int64) bool {
+	for _, v := range list {
+		if int64(v) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// randomSeed picks the seed of a request that names none, so that the task
+// can echo it and the client can reproduce the video.
+func randomSeed() int64 {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return int64(binary.BigEndian.Uint32(b[:]))
+}

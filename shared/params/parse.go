@@ -1,0 +1,109 @@
+package params
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseJSON validates the JSON body of a start request of the given type.
+func ParseJSON(kind string, body []byte) (Request, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return Request{}, &Error{Code: CodeValidation, Message: "request body must be a JSON object"}
+	}
+	if dec.More() {
+		return Request{}, &Error{Code: CodeValidation, Message: "request body must hold a single JSON object"}
+	}
+	present := make(map[string]value, len(fields))
+	for name, raw := range fields {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			continue
+		}
+		present[name] = jsonValue(raw)
+	}
+	return validate(kind, present)
+}
+
+// ParseForm validates the non-file fields of a multipart start request.
+// Every value is a string and must parse by the same rules as JSON fields.
+func ParseForm(kind string, form map[string][]string) (Request, error) {
+	present := make(map[string]value, len(form))
+	for name, vals := range form {
+		if len(vals) != 1 {
+			return Request{}, &Error{Code: CodeValidation, Field: name,
+				Message: fmt.Sprintf("field %q is given %d times; send it once", name, len(vals))}
+		}
+		present[name] = formValue(vals[0])
+	}
+	return validate(kind, present)
+}
+
+type jsonValue json.RawMessage
+
+func (v jsonValue) raw() any {
+	var out any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&out) != nil {
+		return nil
+	}
+	return out
+}
+
+func (v jsonValue) asString(field string) (string, *Error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be a string"}
+	}
+	return s, nil
+}
+
+func (v jsonValue) asInt(field string) (int64, *Error) {
+	var n json.Number
+	if err := json.Unmarshal(v, &n); err != nil {
+		return 0, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be an integer"}
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil {
+		return 0, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be an integer"}
+	}
+	return i, nil
+}
+
+func (v jsonValue) asBool(field string) (bool, *Error) {
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		return false, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be true or false"}
+	}
+	return b, nil
+}
+
+type formValue string
+
+func (v formValue) raw() any { return string(v) }
+
+func (v formValue) asString(string) (string, *Error) { return string(v), nil }
+
+func (v formValue) asInt(field string) (int64, *Error) {
+	s := strings.TrimSpace(string(v))
+	i, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || strings.HasPrefix(s, "+") {
+		return 0, &Error{Code: CodeValidation, Field: field, Value: string(v), Message: field + " must be a decimal integer"}
+	}
+	return i, nil
+}
+
+func (v formValue) asBool(field string) (bool, *Error) {
+	switch strings.TrimSpace(string(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &Error{Code: CodeValidation, Field: field, Value: string(v), Message: field + ` must be "true" or "false"`}
+}

@@ -1,0 +1,192 @@
+// Package store defines the persistent state of the service (accounts,
+// API keys, the credit ledger, rate-limit counters and tasks) and the
+// contract every storage backend keeps. Each method that moves credits or
+// changes a task's state is a single atomic transaction, so that no credit
+// is ever lost or spent twice, whatever runs concurrently.
+//
+// Implementations live in their own packages (sqlitestore, dynamostore);
+// storetest holds the conformance suite they all pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Sentinel errors. Implementations return them (or the typed errors below)
+// unwrapped or wrapped, so callers test with errors.Is / errors.As.
+var (
+	// ErrNotFound: no such account, key or task.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: an account, key or task with that id already exists.
+	ErrExists = errors.New("already exists")
+	// ErrTerminal: the task is already in the other terminal state; a
+	// terminal task never changes again.
+	ErrTerminal = errors.New("task already finished")
+	// ErrUnavailable wraps failures of the backend itself (it is down,
+	// timing out, throttling), which the API answers with 503.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// InsufficientCreditsError: the account cannot pay for the task.
+type InsufficientCreditsError struct {
+	Required  int64
+	Available int64
+}
+
+func (e *InsufficientCreditsError) Error() string {
+	return fmt.Sprintf("insufficient credits: required %d, available %d", e.Required, e.Available)
+}
+
+// InFlightLimitError: the account already has Limit generations pending or
+// processing.
+type InFlightLimitError struct{ Limit int }
+
+func (e *InFlightLimitError) Error() string {
+	return fmt.Sprintf("%d generations already in flight", e.Limit)
+}
+
+// LimitError: a counter is exhausted; nothing was taken.
+type LimitError struct {
+	Counter Counter
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("limit %d reached for %s", e.Counter.Limit, e.Counter.Key)
+}
+
+// Account owns credits, tasks and keys.
+type Account struct {
+	ID        string
+	Credits   int64
+	InFlight  int // tasks pending or processing
+	CreatedAt time.Time
+}
+
+// Limits are the per-key budgets the rate limiter enforces.
+type Limits struct {
+	RequestsPerMinute int
+	RequestsPerDay    int
+	StartsPerMinute   int
+	MaxInFlight       int
+}
+
+// Key is an API key. Only the SHA-256 hash of the secret is stored.
+type Key struct {
+	ID        string // public identifier, e.g. for revocation
+	Hash      string // hex SHA-256 of the full key
+	AccountID string
+	Name      string
+	Tier      string
+	Limits    Limits
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while the key is active
+}
+
+// Revoked reports whether the key has been revoked.
+func (k Key) Revoked() bool { return !k.RevokedAt.IsZero() }
+
+// Ledger entry kinds.
+const (
+	EntryGrant  = "grant"
+	EntryCharge = "charge"
+	EntryRefund = "refund"
+)
+
+// LedgerEntry is one movement of credits. Amount is signed: grants and
+// refunds are positive, charges negative. The sum of an account's entries
+// equals its balance.
+type LedgerEntry struct {
+	AccountID string
+	TaskID    string // empty for grants
+	Kind      string
+	Amount    int64
+	Balance   int64 // the balance after this entry
+	At        time.Time
+	Note      string
+}
+
+// Counter is one fixed rate-limit window: at most Limit units under Key
+// until ExpiresAt, after which the window (and its count) is gone.
+type Counter struct {
+	Key       string
+	Limit     int
+	ExpiresAt time.Time
+}
+
+// StartGuard holds the limits checked in the same transaction that charges
+// for a task, so that a start rejected by any of them changes nothing.
+type StartGuard struct {
+	MaxInFlight int      // 0 means no limit
+	Starts      *Counter // nil means no limit
+}
+
+// Completion is what a successful generation produced. Refund is the
+// credits returned for samples that were not produced (partial results).
+type Completion struct {
+	Videos []task.Video
+	Refund int
+}
+
+// TaskQuery selects a page of an account's tasks, newest first.
+type TaskQuery struct {
+	Status task.Status // empty: every status
+	Skip   int
+	Limit  int
+}
+
+// Store is the contract of a storage backend.
+type Store interface {
+	CreateAccount(ctx context.Context, a Account) error
+	Account(ctx context.Context, id string) (Account, error)
+	// Grant adds amount credits (which must be positive) and returns the
+	// new balance.
+	Grant(ctx context.Context, accountID string, amount int64, note string, at time.Time) (int64, error)
+	Ledger(ctx context.Context, accountID string) ([]LedgerEntry, error)
+
+	CreateKey(ctx context.Context, k Key) error
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// Keys lists the keys of an account, or every key when accountID is "".
+	Keys(ctx context.Context, accountID string) ([]Key, error)
+	RevokeKey(ctx context.Context, id string, at time.Time) error
+
+	// Take consumes one unit of every counter, or none at all: if any is
+	// exhausted it returns a *LimitError naming it. used[i] is counter i's
+	// count after this call. Windows expire at Counter.ExpiresAt.
+	Take(ctx context.Context, counters []Counter, at time.Time) (used []int, err error)
+
+	// CreateTask atomically checks the guard and the balance, charges
+	// t.CreditsCost, counts the task in flight, writes the charge to the
+	// ledger and stores t (status pending). It returns the balance after
+	// the charge. On *InsufficientCreditsError, *InFlightLimitError or
+	// *LimitError nothing changed.
+	CreateTask(ctx context.Context, t task.Task, g StartGuard) (int64, error)
+	// Task returns a task by id, whatever its account: callers serving an
+	// account check t.AccountID themselves.
+	Task(ctx context.Context, id string) (task.Task, error)
+	// Tasks returns a page of the account's tasks, newest first, and how
+	// many tasks match the query in all.
+	Tasks(ctx context.Context, accountID string, q TaskQuery) ([]task.Task, int, error)
+	// Unfinished returns every task pending or processing, for recovery.
+	Unfinished(ctx context.Context) ([]task.Task, error)
+
+	// StartProcessing moves a pending task to processing. On a task that
+	// is already processing or terminal it changes nothing and returns the
+	// task as it is, so that the step may be retried.
+	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
+	// Complete moves a pending or processing task to completed, releases
+	// its in-flight slot and refunds c.Refund, all at once. On a completed
+	// task it changes nothing; on a failed one it returns ErrTerminal.
+	Complete(ctx context.Context, id string, c Completion, at time.Time) (task.Task, error)
+	// Fail moves a pending or processing task to failed, releases its
+	// in-flight slot and refunds what it was charged (less anything already
+	// refunded), all at once: a task is refunded exactly once. On a failed
+	// task it changes nothing; on a completed one it returns ErrTerminal.
+	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
+
+	Close() error
+}

@@ -1,0 +1,176 @@
+// Package task defines a generation task, its identifiers and its
+// lifecycle: pending -> processing -> completed | failed, and pending ->
+// failed. A terminal task never changes again.
+package task
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+)
+
+// Status is where a task is in its lifecycle.
+type Status string
+
+// The four states of the contract.
+const (
+	Pending    Status = "pending"
+	Processing Status = "processing"
+	Completed  Status = "completed"
+	Failed     Status = "failed"
+)
+
+// Statuses lists every status, in lifecycle order.
+var Statuses = []Status{Pending, Processing, Completed, Failed}
+
+// ParseStatus returns the status named s.
+func ParseStatus(s string) (Status, bool) {
+	for _, st := range Statuses {
+		if string(st) == s {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+// Terminal reports whether s is final: completed or failed.
+func (s Status) Terminal() bool { return s == Completed || s == Failed }
+
+// Failure codes a failed task carries in error.code.
+const (
+	FailGeneration    = "GENERATION_FAILED"
+	FailContentPolicy = "CONTENT_POLICY_VIOLATION"
+	FailTimeout       = "TIMEOUT"
+	FailInternal      = "INTERNAL_ERROR"
+)
+
+// Failure says why a task failed.
+type Failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Input roles: the multipart field each uploaded image came from.
+const (
+	RoleImage      = "image"
+	RoleFirstFrame = "firstFrame"
+	RoleLastFrame  = "lastFrame"
+)
+
+// Input is an uploaded image the generation starts from.
+type Input struct {
+	Role         string `json:"role"`
+	Key          string `json:"key"` // blob key
+	OriginalName string `json:"originalName"`
+	Size         int64  `json:"size"`
+	MimeType     string `json:"mimeType"`
+}
+
+// Video is one generated video, stored under Key in blob storage.
+type Video struct {
+	Key      string `json:"key"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+}
+
+// Task is one generation.
+type Task struct {
+	ID        string
+	AccountID string
+	// KeyName is the name label of the API key that started the task.
+	KeyName string
+	Type    string
+	Model   string
+	Prompt  string
+	Params  params.Parameters
+	Inputs  []Input
+
+	CreditsCost     int
+	CreditsRefunded int
+
+	Status      Status
+	CreatedAt   time.Time
+	StartedAt   time.Time // when it became processing; zero before
+	CompletedAt time.Time // when it became terminal; zero before
+	// Deadline is when a task that is not yet terminal fails with TIMEOUT.
+	Deadline time.Time
+
+	Videos  []Video
+	Failure *Failure
+}
+
+// HasImage reports whether the task was started from uploaded images.
+func (t Task) HasImage() bool { return len(t.Inputs) > 0 }
+
+// Input returns the input with the given role.
+func (t Task) Input(role string) (Input, bool) {
+	for _, in := range t.Inputs {
+		if in.Role == role {
+			return in, true
+		}
+	}
+	return Input{}, false
+}
+
+// ProcessingTime is the whole seconds between creation and completion.
+func (t Task) ProcessingTime() int {
+	if t.CompletedAt.IsZero() {
+		return 0
+	}
+	return int(t.CompletedAt.Sub(t.CreatedAt) / time.Second)
+}
+
+const (
+	idPrefix    = "gen"
+	suffixLen   = 10
+	base36      = "0123456789abcdefghijklmnopqrstuvwxyz"
+	minTimeMS   = 1_000_000_000_000   // 2001: an id older than this is not ours
+	maxTimeMS   = 100_000_000_000_000 // far future bound, keeps the number sane
+	maxSuffixLn = 32
+)
+
+// NewID returns a fresh task id gen_<unix ms>_<suffix>, the suffix drawn
+// from a CSPRNG so that ids cannot be guessed.
+func NewID(now time.Time) string {
+	var b strings.Builder
+	b.WriteString(idPrefix)
+	b.WriteByte('_')
+	b.WriteString(strconv.FormatInt(now.UnixMilli(), 10))
+	b.WriteByte('_')
+	max := big.NewInt(int64(len(base36)))
+	for i := 0; i < suffixLen; i++ {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(fmt.Sprintf("crypto/rand: %v", err))
+		}
+		b.WriteByte(base36[n.Int64()])
+	}
+	return b.String()
+}
+
+// ValidID reports whether s has the shape of a task id. A path id that
+// does not is answered 404 without a look-up.
+func ValidID(s string) bool {
+	parts := strings.Split(s, "_")
+	if len(parts) != 3 || parts[0] != idPrefix {
+		return false
+	}
+	ms, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || ms < minTimeMS || ms > maxTimeMS || strconv.FormatInt(ms, 10) != parts[1] {
+		return false
+	}
+	if len(parts[2]) < 9 || len(parts[2]) > maxSuffixLn {
+		return false
+	}
+	for _, c := range parts[2] {
+		if !strings.ContainsRune(base36, c) {
+			return false
+		}
+	}
+	return true
+}
