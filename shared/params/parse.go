@@ -64,8 +64,14 @@ func (v jsonValue) asString(field string) (string, *Error) {
 }
 
 func (v jsonValue) asInt(field string) (int64, *Error) {
+	// A JSON string holding digits would decode into json.Number too: only
+	// a bare number token is an integer field.
+	t := bytes.TrimSpace(v)
+	if len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return 0, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be an integer"}
+	}
 	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
+	if err := json.Unmarshal(t, &n); err != nil {
 		return 0, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be an integer"}
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
