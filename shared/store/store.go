@@ -141,14 +141,22 @@ type TaskQuery struct {
 
 // Store is the contract of a storage backend.
 type Store interface {
+	// CreateAccount stores a new account. A positive a.Credits is its
+	// opening balance, written to the ledger as a grant at a.CreatedAt, so
+	// that the ledger always sums to the balance; InFlight starts at 0.
 	CreateAccount(ctx context.Context, a Account) error
 	Account(ctx context.Context, id string) (Account, error)
 	// Grant adds amount credits (which must be positive) and returns the
 	// new balance.
 	Grant(ctx context.Context, accountID string, amount int64, note string, at time.Time) (int64, error)
+	// Ledger returns the account's entries in the order they were written,
+	// oldest first, so each entry's Balance is the previous one's plus its
+	// Amount.
 	Ledger(ctx context.Context, accountID string) ([]LedgerEntry, error)
 
 	CreateKey(ctx context.Context, k Key) error
+	// KeyByHash returns the key, revoked or not: the caller checks
+	// Revoked().
 	KeyByHash(ctx context.Context, hash string) (Key, error)
 	// Keys lists the keys of an account, or every key when accountID is "".
 	Keys(ctx context.Context, accountID string) ([]Key, error)
@@ -163,7 +171,8 @@ type Store interface {
 	// t.CreditsCost, counts the task in flight, writes the charge to the
 	// ledger and stores t (status pending). It returns the balance after
 	// the charge. On *InsufficientCreditsError, *InFlightLimitError or
-	// *LimitError nothing changed.
+	// *LimitError nothing changed. The Starts counter is taken at
+	// t.CreatedAt, and only when the task is created.
 	CreateTask(ctx context.Context, t task.Task, g StartGuard) (int64, error)
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.
@@ -181,6 +190,8 @@ type Store interface {
 	// Complete moves a pending or processing task to completed, releases
 	// its in-flight slot and refunds c.Refund, all at once. On a completed
 	// task it changes nothing; on a failed one it returns ErrTerminal.
+	// c.Refund must be between 0 and what the task was charged; anything
+	// else is an error and changes nothing.
 	Complete(ctx context.Context, id string, c Completion, at time.Time) (task.Task, error)
 	// Fail moves a pending or processing task to failed, releases its
 	// in-flight slot and refunds what it was charged (less anything already

@@ -1,0 +1,123 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema, one step per version: the database is at
+// version N (PRAGMA user_version) once migrations[:N] have run. Append new
+// steps; never edit one that has shipped.
+//
+// Times are unix milliseconds, UTC. Columns holding JSON are checked to
+// hold valid JSON.
+var migrations = []string{
+	// 1: the initial schema.
+	`
+CREATE TABLE accounts (
+	id         TEXT PRIMARY KEY,
+	credits    INTEGER NOT NULL CHECK (credits >= 0),
+	in_flight  INTEGER NOT NULL DEFAULT 0 CHECK (in_flight >= 0),
+	created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE api_keys (
+	id                  TEXT PRIMARY KEY,
+	hash                TEXT NOT NULL UNIQUE,
+	account_id          TEXT NOT NULL REFERENCES accounts (id),
+	name                TEXT NOT NULL,
+	tier                TEXT NOT NULL,
+	requests_per_minute INTEGER NOT NULL,
+	requests_per_day    INTEGER NOT NULL,
+	starts_per_minute   INTEGER NOT NULL,
+	max_in_flight       INTEGER NOT NULL,
+	created_at          INTEGER NOT NULL,
+	revoked_at          INTEGER -- NULL while active
+) STRICT;
+CREATE INDEX api_keys_account ON api_keys (account_id, created_at, id);
+
+-- seq orders an account's entries; rows are never deleted, so it only grows.
+CREATE TABLE ledger (
+	seq        INTEGER PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	task_id    TEXT NOT NULL DEFAULT '', -- '' for grants
+	kind       TEXT NOT NULL CHECK (kind IN ('grant', 'charge', 'refund')),
+	amount     INTEGER NOT NULL,
+	balance    INTEGER NOT NULL CHECK (balance >= 0),
+	at         INTEGER NOT NULL,
+	note       TEXT NOT NULL
+) STRICT;
+CREATE INDEX ledger_account ON ledger (account_id, seq);
+-- A task is charged once and refunded at most once, whatever the code does.
+CREATE UNIQUE INDEX ledger_task_once ON ledger (task_id, kind) WHERE task_id <> '';
+
+CREATE TABLE counters (
+	key        TEXT PRIMARY KEY,
+	count      INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX counters_expiry ON counters (expires_at);
+
+CREATE TABLE tasks (
+	id               TEXT PRIMARY KEY,
+	account_id       TEXT NOT NULL REFERENCES accounts (id),
+	key_name         TEXT NOT NULL,
+	type             TEXT NOT NULL,
+	model            TEXT NOT NULL,
+	prompt           TEXT NOT NULL,
+	params           TEXT NOT NULL CHECK (json_valid(params)),
+	inputs           TEXT CHECK (inputs IS NULL OR json_valid(inputs)),
+	credits_cost     INTEGER NOT NULL CHECK (credits_cost >= 0),
+	credits_refunded INTEGER NOT NULL DEFAULT 0
+		CHECK (credits_refunded BETWEEN 0 AND credits_cost),
+	status           TEXT NOT NULL
+		CHECK (status IN ('pending', 'processing', 'completed', 'failed')),
+	created_at       INTEGER NOT NULL,
+	started_at       INTEGER,
+	completed_at     INTEGER,
+	deadline         INTEGER,
+	videos           TEXT CHECK (videos IS NULL OR json_valid(videos)),
+	failure          TEXT CHECK (failure IS NULL OR json_valid(failure))
+) STRICT;
+-- History, newest first, with and without a status filter.
+CREATE INDEX tasks_history ON tasks (account_id, created_at DESC, id DESC);
+CREATE INDEX tasks_status ON tasks (account_id, status, created_at DESC, id DESC);
+-- Recovery reads only the few tasks not yet finished.
+CREATE INDEX tasks_unfinished ON tasks (created_at)
+	WHERE status IN ('pending', 'processing');
+`,
+}
+
+// migrate brings db's schema to the latest version in one transaction.
+func migrate(db *sql.DB) error {
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this program's %d", version, len(migrations))
+	}
+	for v := version; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+	}
+	if version == len(migrations) {
+		return nil
+	}
+	// PRAGMA takes no parameters; the value is our own constant.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit schema version %d: %w", len(migrations), err)
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// openAt opens the database at path for the length of the test.
+func openAt(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// openTemp opens a fresh database file for the length of the test.
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "gen.db"))
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
+
+// TestRestart checks that everything written survives Close and Open.
+func TestRestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gen.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+		t.Fatalf("CreateAccount: %v", err)
+	}
+	key := store.Key{ID: "key-1", Hash: "h1", AccountID: "acct-a", Name: "ci", Tier: "pro",
+		Limits: store.Limits{RequestsPerMinute: 300, RequestsPerDay: 10000, StartsPerMinute: 10, MaxInFlight: 5}, CreatedAt: t0}
+	if err := s.CreateKey(ctx, key); err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	tk := task.Task{ID: task.NewID(t0), AccountID: "acct-a", KeyName: "ci", Type: "text-to-video",
+		Model: "gen-3.1-fast-generate-001", Prompt: "a cat", CreditsCost: 30, CreatedAt: t0, Deadline: t0.Add(10 * time.Minute)}
+	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	minute := store.Counter{Key: "rpm", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	if _, err := s.Take(ctx, []store.Counter{minute}, t0); err != nil {
+		t.Fatalf("Take: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	s = openAt(t, path)
+	a, err := s.Account(ctx, "acct-a")
+	if err != nil || a.Credits != 70 || a.InFlight != 1 {
+		t.Errorf("Account after restart = %+v, %v; want 70 credits, 1 in flight", a, err)
+	}
+	if k, err := s.KeyByHash(ctx, "h1"); err != nil || k.ID != "key-1" || k.Limits != key.Limits {
+		t.Errorf("KeyByHash after restart = %+v, %v; want key-1 with its limits", k, err)
+	}
+	if got, err := s.Task(ctx, tk.ID); err != nil || got.Status != task.Pending || got.Prompt != "a cat" {
+		t.Errorf("Task after restart = %+v, %v; want the pending task", got, err)
+	}
+	if l, err := s.Ledger(ctx, "acct-a"); err != nil || len(l) != 2 {
+		t.Errorf("Ledger after restart = %+v, %v; want the grant and the charge", l, err)
+	}
+	if used, err := s.Take(ctx, []store.Counter{minute}, t0.Add(time.Second)); err != nil || used[0] != 2 {
+		t.Errorf("Take after restart = %v, %v; want [2]: the window's count survives", used, err)
+	}
+	storetest.CheckInvariants(t, s, "acct-a")
+}
+
+func TestSchemaVersion(t *testing.T) {
+	s := openTemp(t)
+	var v int
+	if err := s.wr.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != len(migrations) {
+		t.Errorf("user_version = %d, want %d", v, len(migrations))
+	}
+	var mode string
+	if err := s.wr.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal_mode = %q, want wal", mode)
+	}
+
+	// A database written by a newer program is refused, not misread.
+	path := filepath.Join(t.TempDir(), "newer.db")
+	newer, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newer.wr.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(migrations)+1)); err != nil {
+		t.Fatal(err)
+	}
+	newer.Close()
+	if s, err := Open(path); err == nil {
+		s.Close()
+		t.Errorf("Open of a database at version %d succeeded, want an error", len(migrations)+1)
+	}
+}
+
+func TestMemory(t *testing.T) {
+	s, err := Open(":memory:")
+	if err != nil {
+		t.Fatalf("Open(:memory:): %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
+		t.Fatalf("CreateAccount: %v", err)
+	}
+	if a, err := s.Account(ctx, "acct-a"); err != nil || a.Credits != 5 {
+		t.Errorf("Account = %+v, %v; want 5 credits", a, err)
+	}
+}
+
+func TestClosedIsUnavailable(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "gen.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ctx := context.Background()
+	_, err = s.Account(ctx, "acct-a")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Account after Close: %v, want store.ErrUnavailable", err)
+	}
+	_, err = s.Grant(ctx, "acct-a", 1, "", t0)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Grant after Close: %v, want store.ErrUnavailable", err)
+	}
+}
+
+// TestLockedIsUnavailable holds the write lock from another connection, as
+// another process would, and checks that a write that cannot get it in
+// time reports store.ErrUnavailable and changes nothing.
+func TestLockedIsUnavailable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gen.db")
+	s := openAt(t, path)
+	ctx := context.Background()
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = s.Grant(short, "acct-a", 1, "", t0)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Grant while another connection holds the write lock: %v, want store.ErrUnavailable", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Account(ctx, "acct-a"); err != nil || a.Credits != 5 {
+		t.Errorf("Account = %+v, %v; want 5 credits, the failed grant changed nothing", a, err)
+	}
+	if _, err := s.Grant(ctx, "acct-a", 1, "", t0); err != nil {
+		t.Errorf("Grant once the lock is released: %v", err)
+	}
+}
+
+// TestPrune checks that expired counters are deleted as Takes go by.
+func TestPrune(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	for i := range 3 * pruneBatch {
+		c := store.Counter{Key: fmt.Sprintf("rpm:key-%d", i), Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+		if _, err := s.Take(ctx, []store.Counter{c}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := t0.Add(2 * time.Minute)
+	live := store.Counter{Key: "rpm:live", Limit: 100, ExpiresAt: later.Add(time.Minute)}
+	count := func() int {
+		var n int
+		if err := s.wr.QueryRow("SELECT count(*) FROM counters").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range 3 {
+		if _, err := s.Take(ctx, []store.Counter{live}, later); err != nil {
+			t.Fatal(err)
+		}
+		// 3*pruneBatch expired + live, less what the Takes so far pruned.
+		if got, want := count(), 3*pruneBatch+1-(i+1)*pruneBatch; got != want {
+			t.Errorf("after %d Takes past expiry: %d counters, want %d", i+1, got, want)
+		}
+	}
+	if used, err := s.Take(ctx, []store.Counter{live}, later); err != nil || used[0] != 4 {
+		t.Errorf("Take(live) = %v, %v; want [4]: pruning leaves open windows alone", used, err)
+	}
+}

@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+// takeStep is one Take call and what it must answer: the counts, or the
+// key of the exhausted counter.
+type takeStep struct {
+	counters  []store.Counter
+	at        time.Time
+	want      []int
+	exhausted string
+}
+
+func runTakes(t *testing.T, s store.Store, steps []takeStep) {
+	t.Helper()
+	for i, st := range steps {
+		keys := make([]string, len(st.counters))
+		for j, c := range st.counters {
+			keys[j] = c.Key
+		}
+		what := fmt.Sprintf("step %d: Take(%v) at %v", i, keys, st.at.UTC())
+		used, err := s.Take(t.Context(), st.counters, st.at)
+		if st.exhausted == "" {
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if !slices.Equal(used, st.want) {
+				t.Errorf("%s = %v, want %v", what, used, st.want)
+			}
+			continue
+		}
+		var le *store.LimitError
+		if !errors.As(err, &le) {
+			t.Fatalf("%s: got %v, %v; want a *store.LimitError for %s", what, used, err, st.exhausted)
+		}
+		var want store.Counter
+		for _, c := range st.counters {
+			if c.Key == st.exhausted {
+				want = c
+			}
+		}
+		if le.Counter.Key != want.Key || le.Counter.Limit != want.Limit {
+			t.Errorf("%s: LimitError names %s (limit %d), want %s (limit %d)",
+				what, le.Counter.Key, le.Counter.Limit, want.Key, want.Limit)
+		}
+	}
+}
+
+func testTake(t *testing.T, s store.Store) {
+	minute := store.Counter{Key: "rpm:key-1:29385120", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
+	other := store.Counter{Key: "rpm:key-2:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	runTakes(t, s, []takeStep{
+		{counters: []store.Counter{minute}, at: at(0), want: []int{1}},
+		{counters: []store.Counter{minute}, at: at(time.Second), want: []int{2}},
+		{counters: []store.Counter{other}, at: at(time.Second), want: []int{1}},
+		{counters: []store.Counter{minute}, at: at(2 * time.Second), want: []int{3}},
+		{counters: []store.Counter{minute}, at: at(3 * time.Second), exhausted: minute.Key},
+		{counters: []store.Counter{other}, at: at(3 * time.Second), exhausted: other.Key},
+		{counters: nil, at: at(3 * time.Second), want: []int{}},
+	})
+}
+
+func testTakeAllOrNothing(t *testing.T, s store.Store) {
+	day := store.Counter{Key: "rpd:key-1:20405", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
+	minute := store.Counter{Key: "rpm:key-1:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	starts := store.Counter{Key: "starts:key-1:29385120", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
+	runTakes(t, s, []takeStep{
+		{counters: []store.Counter{day, minute}, at: at(0), want: []int{1, 1}},
+		// The minute is exhausted: the day must not count this call.
+		{counters: []store.Counter{day, minute}, at: at(time.Second), exhausted: minute.Key},
+		{counters: []store.Counter{day, starts, minute}, at: at(time.Second), exhausted: minute.Key},
+		{counters: []store.Counter{day}, at: at(2 * time.Second), want: []int{2}},
+		{counters: []store.Counter{starts}, at: at(2 * time.Second), want: []int{1}},
+		{counters: []store.Counter{day, starts}, at: at(3 * time.Second), want: []int{3, 2}},
+		{counters: []store.Counter{day, starts}, at: at(4 * time.Second), want: []int{4, 3}},
+		{counters: []store.Counter{day, starts}, at: at(5 * time.Second), want: []int{5, 4}},
+		// An exhausted first counter leaves the later ones alone too.
+		{counters: []store.Counter{day, starts}, at: at(6 * time.Second), exhausted: day.Key},
+		{counters: []store.Counter{starts}, at: at(7 * time.Second), want: []int{5}},
+	})
+}
+
+func testTakeWindowExpiry(t *testing.T, s store.Store) {
+	const key = "rpm:key-1"
+	first := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	second := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(2 * time.Minute)}
+	third := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(3 * time.Minute)}
+	runTakes(t, s, []takeStep{
+		{counters: []store.Counter{first}, at: t0, want: []int{1}},
+		{counters: []store.Counter{first}, at: t0.Add(30 * time.Second), want: []int{2}},
+		{counters: []store.Counter{first}, at: t0.Add(time.Minute - time.Millisecond), exhausted: key},
+		// At ExpiresAt the window is gone: a fresh one starts at 1.
+		{counters: []store.Counter{second}, at: t0.Add(time.Minute), want: []int{1}},
+		{counters: []store.Counter{second}, at: t0.Add(time.Minute + time.Second), want: []int{2}},
+		{counters: []store.Counter{second}, at: t0.Add(2*time.Minute - time.Millisecond), exhausted: key},
+		// Long after, a fresh window again, not the sum of the old ones.
+		{counters: []store.Counter{third}, at: t0.Add(2*time.Minute + 30*time.Second), want: []int{1}},
+	})
+}

@@ -1,0 +1,256 @@
+// Package storetest is the conformance suite of store.Store: the
+// behaviour every storage backend must show, whatever it is built on.
+// A backend's tests call Run with a function that opens a fresh, empty
+// store; property tests elsewhere reuse CheckInvariants.
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Run runs the suite. open must return a fresh, empty store for each call
+// and close it when the test that asked for it ends (t.Cleanup). The suite
+// passes every time explicitly and never sleeps.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"Accounts", testAccounts},
+		{"OpeningBalance", testOpeningBalance},
+		{"Grant", testGrant},
+		{"Keys", testKeys},
+		{"Take", testTake},
+		{"TakeAllOrNothing", testTakeAllOrNothing},
+		{"TakeWindowExpiry", testTakeWindowExpiry},
+		{"CreateTask", testCreateTask},
+		{"CreateTaskUnknownAccount", testCreateTaskUnknownAccount},
+		{"CreateTaskInsufficientCredits", testCreateTaskInsufficientCredits},
+		{"CreateTaskInFlightLimit", testCreateTaskInFlightLimit},
+		{"CreateTaskStartsCounter", testCreateTaskStartsCounter},
+		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
+		{"Tasks", testTasks},
+		{"StartProcessing", testStartProcessing},
+		{"Complete", testComplete},
+		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
+		{"Fail", testFail},
+		{"RaceCharges", testRaceCharges},
+		{"RaceInFlight", testRaceInFlight},
+		{"RaceFailComplete", testRaceFailComplete},
+		{"RaceFail", testRaceFail},
+		{"RaceTake", testRaceTake},
+		{"RaceGrantsAndCharges", testRaceGrantsAndCharges},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
+	}
+}
+
+// t0 is the suite's clock: every time is an offset from it.
+var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
+
+// cet is a zone other than UTC, to check that times come back in UTC.
+var cet = time.FixedZone("CET", 3600)
+
+// at is t0 plus d, with a sub-millisecond part and in another zone, which
+// a store may drop: times round-trip to the millisecond, in UTC.
+func at(d time.Duration) time.Time { return t0.Add(d + 123*time.Microsecond).In(cet) }
+
+// sameTime reports whether got is want as a store returns it: in UTC and
+// within a millisecond, or zero when want is.
+func sameTime(got, want time.Time) bool {
+	if want.IsZero() {
+		return got.IsZero()
+	}
+	d := got.Sub(want)
+	return got.Location() == time.UTC && d > -time.Millisecond && d < time.Millisecond
+}
+
+// taskID is a well-formed task id created at c with the given suffix.
+func taskID(c time.Time, suffix string) string {
+	return fmt.Sprintf("gen_%d_%s", c.UnixMilli(), suffix)
+}
+
+// newTask is a task of account with every field the caller sets at start
+// filled in.
+func newTask(account, id string, cost int, created time.Time) task.Task {
+	return task.Task{
+		ID:        id,
+		AccountID: account,
+		KeyName:   "ci key",
+		Type:      "image-to-video",
+		Model:     "gen-3.1-fast-generate-001",
+		Prompt:    "a heron lands on a pier at dawn, \"quoted\"\nsecond line",
+		Params: params.Parameters{
+			SampleCount: 2, DurationSeconds: 6, AspectRatio: "9:16", Resolution: "1080p",
+			GenerateAudio: true, EnhancePrompt: false, NegativePrompt: "blur",
+			Seed: 4294967295, PersonGeneration: "dont_allow",
+		},
+		Inputs: []task.Input{{
+			Role: task.RoleImage, Key: "inputs/" + id + "/image.png",
+			OriginalName: "héron.png", Size: 123456, MimeType: "image/png",
+		}},
+		CreditsCost: cost,
+		CreatedAt:   created,
+		Deadline:    created.Add(10 * time.Minute),
+	}
+}
+
+// mustAccount creates account id holding credits.
+func mustAccount(t *testing.T, s store.Store, id string, credits int64) {
+	t.Helper()
+	if err := s.CreateAccount(t.Context(), store.Account{ID: id, Credits: credits, CreatedAt: at(0)}); err != nil {
+		t.Fatalf("CreateAccount(%s, %d credits): %v", id, credits, err)
+	}
+}
+
+// mustCreate creates t with no guard and fails the test if it cannot.
+func mustCreate(t *testing.T, s store.Store, tk task.Task) {
+	t.Helper()
+	if _, err := s.CreateTask(t.Context(), tk, store.StartGuard{}); err != nil {
+		t.Fatalf("CreateTask(%s): %v", tk.ID, err)
+	}
+}
+
+func mustAccountState(t *testing.T, s store.Store, id string) store.Account {
+	t.Helper()
+	a, err := s.Account(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Account(%s): %v", id, err)
+	}
+	return a
+}
+
+func mustLedger(t *testing.T, s store.Store, id string) []store.LedgerEntry {
+	t.Helper()
+	l, err := s.Ledger(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Ledger(%s): %v", id, err)
+	}
+	return l
+}
+
+func mustTask(t *testing.T, s store.Store, id string) task.Task {
+	t.Helper()
+	tk, err := s.Task(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Task(%s): %v", id, err)
+	}
+	return tk
+}
+
+// snapshot is what a rejected call must leave as it was.
+type snapshot struct {
+	credits  int64
+	inFlight int
+	entries  int
+	tasks    int
+}
+
+func takeSnapshot(t *testing.T, s store.Store, account string) snapshot {
+	t.Helper()
+	a := mustAccountState(t, s, account)
+	_, total, err := s.Tasks(t.Context(), account, store.TaskQuery{Limit: 1})
+	if err != nil {
+		t.Fatalf("Tasks(%s): %v", account, err)
+	}
+	return snapshot{credits: a.Credits, inFlight: a.InFlight, entries: len(mustLedger(t, s, account)), tasks: total}
+}
+
+// unchanged fails the test if account differs from before.
+func unchanged(t *testing.T, s store.Store, account string, before snapshot, what string) {
+	t.Helper()
+	if after := takeSnapshot(t, s, account); after != before {
+		t.Errorf("after %s: account %s is %+v, want it unchanged %+v", what, account, after, before)
+	}
+}
+
+// diffTask lists the fields in which got differs from want, a task as
+// written, with times compared as sameTime does.
+func diffTask(got, want task.Task) []string {
+	var d []string
+	field := func(name string, g, w any) {
+		if !reflect.DeepEqual(g, w) {
+			d = append(d, fmt.Sprintf("%s = %#v, want %#v", name, g, w))
+		}
+	}
+	when := func(name string, g, w time.Time) {
+		if !sameTime(g, w) {
+			d = append(d, fmt.Sprintf("%s = %v, want %v (UTC, to the millisecond)", name, g, w))
+		}
+	}
+	field("ID", got.ID, want.ID)
+	field("AccountID", got.AccountID, want.AccountID)
+	field("KeyName", got.KeyName, want.KeyName)
+	field("Type", got.Type, want.Type)
+	field("Model", got.Model, want.Model)
+	field("Prompt", got.Prompt, want.Prompt)
+	field("Params", got.Params, want.Params)
+	if len(got.Inputs)+len(want.Inputs) > 0 {
+		field("Inputs", got.Inputs, want.Inputs)
+	}
+	field("CreditsCost", got.CreditsCost, want.CreditsCost)
+	field("CreditsRefunded", got.CreditsRefunded, want.CreditsRefunded)
+	field("Status", got.Status, want.Status)
+	when("CreatedAt", got.CreatedAt, want.CreatedAt)
+	when("StartedAt", got.StartedAt, want.StartedAt)
+	when("CompletedAt", got.CompletedAt, want.CompletedAt)
+	when("Deadline", got.Deadline, want.Deadline)
+	if len(got.Videos)+len(want.Videos) > 0 {
+		field("Videos", got.Videos, want.Videos)
+	}
+	field("Failure", got.Failure, want.Failure)
+	return d
+}
+
+// checkTask fails the test if got is not want.
+func checkTask(t *testing.T, what string, got, want task.Task) {
+	t.Helper()
+	if d := diffTask(got, want); len(d) > 0 {
+		t.Errorf("%s: task %s:\n\t%s", what, want.ID, strings.Join(d, "\n\t"))
+	}
+}
+
+// ids returns the ids of tasks, in order.
+func ids(tasks []task.Task) []string {
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.ID
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
+}
+
+// taskEntries returns the ledger entries of one task.
+func taskEntries(entries []store.LedgerEntry, taskID, kind string) []store.LedgerEntry {
+	var out []store.LedgerEntry
+	for _, e := range entries {
+		if e.TaskID == taskID && e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// wantErrIs fails the test unless err is target.
+func wantErrIs(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Errorf("%s: got error %v, want %v", what, err, target)
+	}
+}

@@ -1,0 +1,548 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+func testCreateTask(t *testing.T, s store.Store) {
+	mustAccount(t, s, "acct-a", 100)
+	created := at(time.Minute)
+	tk := newTask("acct-a", taskID(created, "a1b2c3d4e5"), 30, created)
+	bal, err := s.CreateTask(t.Context(), tk, store.StartGuard{MaxInFlight: 5})
+	if err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	if bal != 70 {
+		t.Errorf("CreateTask returned balance %d, want 70", bal)
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
+		t.Errorf("after CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
+	}
+	l := mustLedger(t, s, "acct-a")
+	if len(l) != 2 {
+		t.Fatalf("ledger after CreateTask has %d entries, want 2 (opening grant, charge): %+v", len(l), l)
+	}
+	if e := l[1]; e.Kind != store.EntryCharge || e.TaskID != tk.ID || e.Amount != -30 || e.Balance != 70 ||
+		e.AccountID != "acct-a" {
+		t.Errorf("charge entry = %+v, want a charge of -30 for %s, balance 70", e, tk.ID)
+	}
+	want := tk
+	want.Status = task.Pending
+	checkTask(t, "Task after CreateTask", mustTask(t, s, tk.ID), want)
+
+	// A task with no inputs and no deadline keeps them empty.
+	created = at(2 * time.Minute)
+	bare := newTask("acct-a", taskID(created, "f6g7h8i9j0"), 0, created)
+	bare.Inputs, bare.Deadline, bare.Params.NegativePrompt = nil, time.Time{}, ""
+	if bal, err := s.CreateTask(t.Context(), bare, store.StartGuard{}); err != nil || bal != 70 {
+		t.Fatalf("CreateTask(free task) = %d, %v; want 70, nil", bal, err)
+	}
+	want = bare
+	want.Status = task.Pending
+	checkTask(t, "Task after CreateTask", mustTask(t, s, bare.ID), want)
+
+	_, err = s.Task(t.Context(), taskID(created, "zzzzzzzzzz"))
+	wantErrIs(t, "Task(unknown)", err, store.ErrNotFound)
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testCreateTaskUnknownAccount(t *testing.T, s store.Store) {
+	tk := newTask("acct-nobody", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
+	_, err := s.CreateTask(t.Context(), tk, store.StartGuard{})
+	wantErrIs(t, "CreateTask for an unknown account", err, store.ErrNotFound)
+	_, err = s.Task(t.Context(), tk.ID)
+	wantErrIs(t, "Task after CreateTask failed", err, store.ErrNotFound)
+}
+
+func testCreateTaskInsufficientCredits(t *testing.T, s store.Store) {
+	mustAccount(t, s, "acct-a", 10)
+	before := takeSnapshot(t, s, "acct-a")
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 11, at(0))
+	_, err := s.CreateTask(t.Context(), tk, store.StartGuard{MaxInFlight: 5})
+	var ice *store.InsufficientCreditsError
+	if !errors.As(err, &ice) {
+		t.Fatalf("CreateTask(cost 11, balance 10): got %v, want *store.InsufficientCreditsError", err)
+	}
+	if ice.Required != 11 || ice.Available != 10 {
+		t.Errorf("InsufficientCreditsError = %+v, want Required 11, Available 10", *ice)
+	}
+	unchanged(t, s, "acct-a", before, "InsufficientCreditsError")
+	_, err = s.Task(t.Context(), tk.ID)
+	wantErrIs(t, "Task after InsufficientCreditsError", err, store.ErrNotFound)
+
+	// Exactly the balance is enough.
+	tk = newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
+	if bal, err := s.CreateTask(t.Context(), tk, store.StartGuard{}); err != nil || bal != 0 {
+		t.Errorf("CreateTask(cost 10, balance 10) = %d, %v; want 0, nil", bal, err)
+	}
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	guard := store.StartGuard{MaxInFlight: 2}
+	var made []task.Task
+	for i := range 3 {
+		c := at(time.Duration(i) * time.Second)
+		made = append(made, newTask("acct-a", taskID(c, fmt.Sprintf("task%06d", i)), 10, c))
+	}
+	for _, tk := range made[:2] {
+		if _, err := s.CreateTask(ctx, tk, guard); err != nil {
+			t.Fatalf("CreateTask(%s) under the limit: %v", tk.ID, err)
+		}
+	}
+	before := takeSnapshot(t, s, "acct-a")
+	_, err := s.CreateTask(ctx, made[2], guard)
+	var ife *store.InFlightLimitError
+	if !errors.As(err, &ife) {
+		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *store.InFlightLimitError", err)
+	}
+	if ife.Limit != 2 {
+		t.Errorf("InFlightLimitError.Limit = %d, want 2", ife.Limit)
+	}
+	unchanged(t, s, "acct-a", before, "InFlightLimitError")
+	_, err = s.Task(ctx, made[2].ID)
+	wantErrIs(t, "Task after InFlightLimitError", err, store.ErrNotFound)
+
+	// A processing task still counts; a finished one frees its slot.
+	if _, err := s.StartProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	if _, err := s.CreateTask(ctx, made[2], guard); !errors.As(err, &ife) {
+		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *store.InFlightLimitError", err)
+	}
+	if _, err := s.Fail(ctx, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute)); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	if _, err := s.CreateTask(ctx, made[2], guard); err != nil {
+		t.Fatalf("CreateTask after a task failed: %v", err)
+	}
+	// MaxInFlight 0 means no limit.
+	for i := range 3 {
+		c := at(time.Hour + time.Duration(i)*time.Second)
+		if _, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c), store.StartGuard{}); err != nil {
+			t.Fatalf("CreateTask with no in-flight limit: %v", err)
+		}
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.InFlight != 5 {
+		t.Errorf("InFlight = %d, want 5", a.InFlight)
+	}
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	expires := t0.Add(time.Minute)
+	starts := store.Counter{Key: "starts:key-1:29385120", Limit: 2, ExpiresAt: expires}
+	n := 0
+	next := func(cost int) task.Task {
+		n++
+		c := at(time.Duration(n) * time.Millisecond)
+		return newTask("acct-a", taskID(c, fmt.Sprintf("start%05d", n)), cost, c)
+	}
+	for range 2 {
+		if _, err := s.CreateTask(ctx, next(10), store.StartGuard{Starts: &starts}); err != nil {
+			t.Fatalf("CreateTask within the starts limit: %v", err)
+		}
+	}
+	before := takeSnapshot(t, s, "acct-a")
+	tk := next(10)
+	_, err := s.CreateTask(ctx, tk, store.StartGuard{Starts: &starts})
+	var le *store.LimitError
+	if !errors.As(err, &le) {
+		t.Fatalf("CreateTask with the starts counter exhausted: got %v, want *store.LimitError", err)
+	}
+	if le.Counter.Key != starts.Key || le.Counter.Limit != 2 {
+		t.Errorf("LimitError names %s (limit %d), want %s (limit 2)", le.Counter.Key, le.Counter.Limit, starts.Key)
+	}
+	unchanged(t, s, "acct-a", before, "LimitError")
+	_, err = s.Task(ctx, tk.ID)
+	wantErrIs(t, "Task after LimitError", err, store.ErrNotFound)
+
+	// A start refused for another reason does not count; Take shows the
+	// counter's count.
+	poor := store.Counter{Key: "starts:key-2:29385120", Limit: 5, ExpiresAt: expires}
+	_, err = s.CreateTask(ctx, next(1000), store.StartGuard{Starts: &poor})
+	var ice *store.InsufficientCreditsError
+	if !errors.As(err, &ice) {
+		t.Fatalf("CreateTask(cost 1000): got %v, want *store.InsufficientCreditsError", err)
+	}
+	busy := store.Counter{Key: "starts:key-3:29385120", Limit: 5, ExpiresAt: expires}
+	_, err = s.CreateTask(ctx, next(10), store.StartGuard{Starts: &busy, MaxInFlight: 2})
+	var ife *store.InFlightLimitError
+	if !errors.As(err, &ife) {
+		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *store.InFlightLimitError", err)
+	}
+	used, err := s.Take(ctx, []store.Counter{starts, poor, busy}, at(time.Second))
+	var exhausted *store.LimitError
+	if !errors.As(err, &exhausted) || exhausted.Counter.Key != starts.Key {
+		t.Fatalf("Take(starts, poor, busy) = %v, %v; want the starts counter exhausted", used, err)
+	}
+	used, err = s.Take(ctx, []store.Counter{poor, busy}, at(time.Second))
+	if err != nil || !slices.Equal(used, []int{1, 1}) {
+		t.Errorf("Take after starts refused for credits and in-flight = %v, %v; want [1 1], nil (not counted)", used, err)
+	}
+	// A created task counts once.
+	fresh := store.Counter{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
+	if _, err := s.CreateTask(ctx, next(10), store.StartGuard{Starts: &fresh}); err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	if used, err := s.Take(ctx, []store.Counter{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
+		t.Errorf("Take after one start = %v, %v; want [2], nil", used, err)
+	}
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 30, at(0))
+	mustCreate(t, s, tk)
+	before := takeSnapshot(t, s, "acct-a")
+	again := tk
+	again.Prompt = "something else"
+	_, err := s.CreateTask(ctx, again, store.StartGuard{})
+	wantErrIs(t, "CreateTask with a used id", err, store.ErrExists)
+	unchanged(t, s, "acct-a", before, "a duplicate CreateTask")
+	if got := mustTask(t, s, tk.ID); got.Prompt != tk.Prompt {
+		t.Errorf("after a duplicate CreateTask the prompt is %q, want the first %q", got.Prompt, tk.Prompt)
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
+		t.Errorf("after a duplicate CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
+	}
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testTasks(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 1000)
+	mustAccount(t, s, "acct-b", 1000)
+	// Created out of order; two share a millisecond, so the id decides.
+	offsets := []struct {
+		d      time.Duration
+		suffix string
+	}{
+		{3 * time.Second, "cccccccccc"},
+		{0, "aaaaaaaaaa"},
+		{5 * time.Second, "ffffffffff"},
+		{2 * time.Second, "bbbbbbbbbb"},
+		{4 * time.Second, "dddddddddd"},
+		{2 * time.Second, "zzzzzzzzzz"},
+		{time.Second, "eeeeeeeeee"},
+	}
+	var a []task.Task
+	for _, o := range offsets {
+		tk := newTask("acct-a", taskID(at(o.d), o.suffix), 10, at(o.d))
+		mustCreate(t, s, tk)
+		a = append(a, tk)
+	}
+	for i := range 2 {
+		c := at(10*time.Second + time.Duration(i)*time.Millisecond)
+		mustCreate(t, s, newTask("acct-b", taskID(c, "bbbbbbbbb"+fmt.Sprint(i)), 10, c))
+	}
+	// Newest first; the order of ids within a millisecond is descending.
+	newest := slices.Clone(a)
+	sort.Slice(newest, func(i, j int) bool {
+		ci, cj := newest[i].CreatedAt.UnixMilli(), newest[j].CreatedAt.UnixMilli()
+		if ci != cj {
+			return ci > cj
+		}
+		return newest[i].ID > newest[j].ID
+	})
+	order := ids(newest)
+
+	// Move some along: order[1] processing, order[2] completed, order[4]
+	// failed from pending, order[5] failed from processing.
+	for _, id := range []string{order[1], order[2], order[5]} {
+		if _, err := s.StartProcessing(ctx, id, at(time.Minute)); err != nil {
+			t.Fatalf("StartProcessing(%s): %v", id, err)
+		}
+	}
+	if _, err := s.Complete(ctx, order[2], store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	for _, id := range []string{order[4], order[5]} {
+		if _, err := s.Fail(ctx, id, task.Failure{Code: task.FailTimeout, Message: "too slow"}, at(3*time.Minute)); err != nil {
+			t.Fatalf("Fail(%s): %v", id, err)
+		}
+	}
+
+	tests := []struct {
+		account string
+		q       store.TaskQuery
+		want    []string
+		total   int
+	}{
+		{"acct-a", store.TaskQuery{Limit: 20}, order, 7},
+		{"acct-a", store.TaskQuery{Limit: 3}, order[:3], 7},
+		{"acct-a", store.TaskQuery{Skip: 2, Limit: 3}, order[2:5], 7},
+		{"acct-a", store.TaskQuery{Skip: 5, Limit: 3}, order[5:], 7},
+		{"acct-a", store.TaskQuery{Skip: 7, Limit: 3}, nil, 7},
+		{"acct-a", store.TaskQuery{Skip: 100, Limit: 100}, nil, 7},
+		{"acct-a", store.TaskQuery{Status: task.Pending, Limit: 20}, []string{order[0], order[3], order[6]}, 3},
+		{"acct-a", store.TaskQuery{Status: task.Pending, Skip: 1, Limit: 1}, []string{order[3]}, 3},
+		{"acct-a", store.TaskQuery{Status: task.Processing, Limit: 20}, []string{order[1]}, 1},
+		{"acct-a", store.TaskQuery{Status: task.Completed, Limit: 20}, []string{order[2]}, 1},
+		{"acct-a", store.TaskQuery{Status: task.Failed, Limit: 20}, []string{order[4], order[5]}, 2},
+		{"acct-a", store.TaskQuery{Status: task.Failed, Skip: 2, Limit: 20}, nil, 2},
+		{"acct-b", store.TaskQuery{Limit: 20}, []string{taskID(at(10*time.Second+time.Millisecond), "bbbbbbbbb1"), taskID(at(10*time.Second), "bbbbbbbbb0")}, 2},
+		{"acct-b", store.TaskQuery{Status: task.Failed, Limit: 20}, nil, 0},
+		{"acct-nobody", store.TaskQuery{Limit: 20}, nil, 0},
+	}
+	for _, tt := range tests {
+		got, total, err := s.Tasks(ctx, tt.account, tt.q)
+		if err != nil {
+			t.Errorf("Tasks(%s, %+v): %v", tt.account, tt.q, err)
+			continue
+		}
+		if !slices.Equal(ids(got), tt.want) || total != tt.total {
+			t.Errorf("Tasks(%s, %+v) = %v, total %d; want %v, total %d", tt.account, tt.q, ids(got), total, tt.want, tt.total)
+		}
+	}
+	// The listed tasks are whole.
+	got, _, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: task.Pending, Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Tasks(pending, limit 1) = %v, %v", ids(got), err)
+	}
+	want := newest[0]
+	want.Status = task.Pending
+	checkTask(t, "Tasks", got[0], want)
+
+	unfinished, err := s.Unfinished(ctx)
+	if err != nil {
+		t.Fatalf("Unfinished: %v", err)
+	}
+	wantUnfinished := []string{order[0], order[1], order[3], order[6],
+		taskID(at(10*time.Second), "bbbbbbbbb0"), taskID(at(10*time.Second+time.Millisecond), "bbbbbbbbb1")}
+	if !slices.Equal(sorted(ids(unfinished)), sorted(wantUnfinished)) {
+		t.Errorf("Unfinished = %v, want (in any order) %v", ids(unfinished), wantUnfinished)
+	}
+	for _, tk := range unfinished {
+		if tk.Status.Terminal() || tk.AccountID == "" || tk.CreditsCost != 10 {
+			t.Errorf("Unfinished listed %s: status %s, account %q, cost %d", tk.ID, tk.Status, tk.AccountID, tk.CreditsCost)
+		}
+	}
+	CheckInvariants(t, s, "acct-a")
+	CheckInvariants(t, s, "acct-b")
+}
+
+func testStartProcessing(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
+	mustCreate(t, s, tk)
+	started := at(time.Second)
+	got, err := s.StartProcessing(ctx, tk.ID, started)
+	if err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	want := tk
+	want.Status, want.StartedAt = task.Processing, started
+	checkTask(t, "StartProcessing result", got, want)
+	checkTask(t, "Task after StartProcessing", mustTask(t, s, tk.ID), want)
+
+	// Again: nothing changes, StartedAt stays the first.
+	got, err = s.StartProcessing(ctx, tk.ID, at(time.Minute))
+	if err != nil {
+		t.Fatalf("StartProcessing again: %v", err)
+	}
+	checkTask(t, "StartProcessing again", got, want)
+	checkTask(t, "Task after StartProcessing again", mustTask(t, s, tk.ID), want)
+
+	// On terminal tasks: nothing changes.
+	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1 << 20}}
+	if _, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos}, at(time.Hour)); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	want.Status, want.Videos, want.CompletedAt = task.Completed, videos, at(time.Hour)
+	got, err = s.StartProcessing(ctx, tk.ID, at(2*time.Hour))
+	if err != nil {
+		t.Fatalf("StartProcessing on a completed task: %v", err)
+	}
+	checkTask(t, "StartProcessing on a completed task", got, want)
+	checkTask(t, "Task after StartProcessing on a completed task", mustTask(t, s, tk.ID), want)
+
+	failed := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
+	mustCreate(t, s, failed)
+	f := task.Failure{Code: task.FailContentPolicy, Message: "prompt refused"}
+	if _, err := s.Fail(ctx, failed.ID, f, at(time.Minute)); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	got, err = s.StartProcessing(ctx, failed.ID, at(2*time.Minute))
+	if err != nil {
+		t.Fatalf("StartProcessing on a failed task: %v", err)
+	}
+	if got.Status != task.Failed || !got.StartedAt.IsZero() {
+		t.Errorf("StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+	}
+	if got := mustTask(t, s, failed.ID); got.Status != task.Failed || !got.StartedAt.IsZero() {
+		t.Errorf("Task after StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+	}
+
+	_, err = s.StartProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
+	wantErrIs(t, "StartProcessing(unknown)", err, store.ErrNotFound)
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testComplete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
+	mustCreate(t, s, tk)
+	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	// One of two samples was produced: half the cost comes back.
+	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
+	done := at(95 * time.Second)
+	got, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos, Refund: 10}, done)
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	want := tk
+	want.Status, want.StartedAt, want.CompletedAt = task.Completed, at(time.Second), done
+	want.Videos, want.CreditsRefunded = videos, 10
+	checkTask(t, "Complete result", got, want)
+	checkTask(t, "Task after Complete", mustTask(t, s, tk.ID), want)
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 90 || a.InFlight != 0 {
+		t.Errorf("after Complete with a refund of 10: %d credits, %d in flight; want 90, 0", a.Credits, a.InFlight)
+	}
+	l := mustLedger(t, s, "acct-a")
+	if e := l[len(l)-1]; e.Kind != store.EntryRefund || e.TaskID != tk.ID || e.Amount != 10 || e.Balance != 90 ||
+		!sameTime(e.At, done) {
+		t.Errorf("last ledger entry = %+v, want a refund of 10 for %s, balance 90, at %v", e, tk.ID, done)
+	}
+
+	// Completing again changes nothing, and refunds nothing more.
+	before := takeSnapshot(t, s, "acct-a")
+	other := []task.Video{{Key: "other", MimeType: "video/mp4", Size: 1}}
+	got, err = s.Complete(ctx, tk.ID, store.Completion{Videos: other, Refund: 10}, at(time.Hour))
+	if err != nil {
+		t.Fatalf("Complete again: %v", err)
+	}
+	checkTask(t, "Complete again", got, want)
+	checkTask(t, "Task after Complete again", mustTask(t, s, tk.ID), want)
+	unchanged(t, s, "acct-a", before, "a second Complete")
+
+	// Failing a completed task is refused.
+	_, err = s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
+	wantErrIs(t, "Fail on a completed task", err, store.ErrTerminal)
+	checkTask(t, "Task after Fail on a completed task", mustTask(t, s, tk.ID), want)
+	unchanged(t, s, "acct-a", before, "Fail on a completed task")
+
+	// A pending task may complete directly; no refund, no refund entry.
+	p := newTask("acct-a", taskID(at(time.Minute), "bbbbbbbbbb"), 10, at(time.Minute))
+	mustCreate(t, s, p)
+	if _, err := s.Complete(ctx, p.ID, store.Completion{Videos: videos}, at(2*time.Minute)); err != nil {
+		t.Fatalf("Complete on a pending task: %v", err)
+	}
+	if got := mustTask(t, s, p.ID); got.Status != task.Completed || got.CreditsRefunded != 0 {
+		t.Errorf("Task after Complete on a pending task: status %s, refunded %d; want completed, 0", got.Status, got.CreditsRefunded)
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 80 || a.InFlight != 0 {
+		t.Errorf("after Complete with no refund: %d credits, %d in flight; want 80, 0", a.Credits, a.InFlight)
+	}
+
+	_, err = s.Complete(ctx, taskID(at(0), "zzzzzzzzzz"), store.Completion{}, at(0))
+	wantErrIs(t, "Complete(unknown)", err, store.ErrNotFound)
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
+	mustCreate(t, s, tk)
+	want := mustTask(t, s, tk.ID)
+	for _, refund := range []int{21, -1} {
+		before := takeSnapshot(t, s, "acct-a")
+		if _, err := s.Complete(ctx, tk.ID, store.Completion{Refund: refund}, at(time.Minute)); err == nil {
+			t.Errorf("Complete(refund %d of a cost of 20) succeeded, want an error", refund)
+		}
+		unchanged(t, s, "acct-a", before, fmt.Sprintf("Complete(refund %d)", refund))
+		checkTask(t, fmt.Sprintf("Task after Complete(refund %d)", refund), mustTask(t, s, tk.ID), want)
+	}
+	// All of it may come back: nothing was produced that counts.
+	if _, err := s.Complete(ctx, tk.ID, store.Completion{Refund: 20}, at(time.Minute)); err != nil {
+		t.Fatalf("Complete(refund 20 of 20): %v", err)
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 {
+		t.Errorf("after a full refund: %d credits, want 100", a.Credits)
+	}
+	CheckInvariants(t, s, "acct-a")
+}
+
+func testFail(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	pending := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
+	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
+	mustCreate(t, s, pending)
+	mustCreate(t, s, processing)
+	if _, err := s.StartProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	processing.StartedAt = at(2 * time.Second)
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 50 || a.InFlight != 2 {
+		t.Fatalf("after two starts: %d credits, %d in flight; want 50, 2", a.Credits, a.InFlight)
+	}
+
+	tests := []struct {
+		tk      task.Task
+		f       task.Failure
+		credits int64
+	}{
+		{pending, task.Failure{Code: task.FailTimeout, Message: "no result within 10 minutes"}, 70},
+		{processing, task.Failure{Code: task.FailGeneration, Message: "model error: \"quota\""}, 100},
+	}
+	for i, tt := range tests {
+		done := at(time.Duration(i+1) * time.Minute)
+		got, err := s.Fail(ctx, tt.tk.ID, tt.f, done)
+		if err != nil {
+			t.Fatalf("Fail(%s task): %v", tt.tk.Status, err)
+		}
+		want := tt.tk
+		want.Status, want.CompletedAt, want.CreditsRefunded = task.Failed, done, tt.tk.CreditsCost
+		f := tt.f
+		want.Failure = &f
+		checkTask(t, "Fail result", got, want)
+		checkTask(t, "Task after Fail", mustTask(t, s, tt.tk.ID), want)
+		if a := mustAccountState(t, s, "acct-a"); a.Credits != tt.credits || a.InFlight != 1-i {
+			t.Errorf("after Fail(%s): %d credits, %d in flight; want %d, %d", tt.tk.ID, a.Credits, a.InFlight, tt.credits, 1-i)
+		}
+		l := mustLedger(t, s, "acct-a")
+		if e := l[len(l)-1]; e.Kind != store.EntryRefund || e.TaskID != tt.tk.ID || e.Amount != int64(tt.tk.CreditsCost) ||
+			e.Balance != tt.credits || !sameTime(e.At, done) {
+			t.Errorf("last ledger entry = %+v, want a refund of %d for %s, balance %d, at %v",
+				e, tt.tk.CreditsCost, tt.tk.ID, tt.credits, done)
+		}
+
+		// Failing again changes nothing and refunds nothing more.
+		before := takeSnapshot(t, s, "acct-a")
+		got, err = s.Fail(ctx, tt.tk.ID, task.Failure{Code: task.FailInternal, Message: "again"}, at(time.Hour))
+		if err != nil {
+			t.Fatalf("Fail again: %v", err)
+		}
+		checkTask(t, "Fail again", got, want)
+		unchanged(t, s, "acct-a", before, "a second Fail")
+		// Completing a failed task is refused.
+		_, err = s.Complete(ctx, tt.tk.ID, store.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
+		wantErrIs(t, "Complete on a failed task", err, store.ErrTerminal)
+		checkTask(t, "Task after Complete on a failed task", mustTask(t, s, tt.tk.ID), want)
+		unchanged(t, s, "acct-a", before, "Complete on a failed task")
+	}
+
+	_, err := s.Fail(ctx, taskID(at(0), "zzzzzzzzzz"), task.Failure{Code: task.FailInternal}, at(0))
+	wantErrIs(t, "Fail(unknown)", err, store.ErrNotFound)
+	CheckInvariants(t, s, "acct-a")
+}
