@@ -1,0 +1,260 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// VideoKey is the blob key of a task's n-th video (from 0). Generate
+// writes the same keys on every run, so a re-run overwrites, never adds.
+func VideoKey(taskID string, n int) string {
+	return fmt.Sprintf("videos/%s/%d.mp4", taskID, n)
+}
+
+const videoMimeType = "video/mp4"
+
+// MarkProcessing moves a pending task to processing and answers its
+// status. A task already processing or finished is left as it is. A task
+// not finished whose deadline has passed is a *DeadlineExceeded, which the
+// workflow records as TIMEOUT.
+func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (Status, error) {
+	if in.TaskID == "" {
+		return Status{}, &InvalidInput{Step: "MarkProcessing", Reason: "taskId is empty"}
+	}
+	t, err := s.Store.Task(ctx, in.TaskID)
+	if err != nil {
+		return Status{}, storeError("load task", in.TaskID, err)
+	}
+	if t.Status.Terminal() {
+		return Status{TaskID: t.ID, Status: t.Status}, nil
+	}
+	now := s.now()
+	if pastDeadline(t, now) {
+		return Status{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
+	}
+	t, err = s.Store.StartProcessing(ctx, t.ID, now)
+	if err != nil {
+		return Status{}, storeError("start processing", in.TaskID, err)
+	}
+	return Status{TaskID: t.ID, Status: t.Status}, nil
+}
+
+// Generate renders the task's videos and stores them at VideoKey. It
+// downloads the task's input images for the generator into a directory of
+// its own and removes it afterwards. Fewer videos than samples is a
+// partial result (Filtered says how many are missing); none at all is a
+// *GenerationFailed. Generator failures come back as
+// *TransientGenerationError, *ContentPolicyViolation, *GenerationFailed,
+// or *DeadlineExceeded once the task's deadline has passed.
+//
+// On a task already finished it generates nothing and answers the videos
+// the task has, so that a re-run after completion changes nothing.
+func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
+	if in.TaskID == "" {
+		return Generated{}, &InvalidInput{Step: "Generate", Reason: "taskId is empty"}
+	}
+	t, err := s.Store.Task(ctx, in.TaskID)
+	if err != nil {
+		return Generated{}, storeError("load task", in.TaskID, err)
+	}
+	if t.Status.Terminal() {
+		return generated(t, t.Videos), nil
+	}
+	now := s.now()
+	if pastDeadline(t, now) {
+		return Generated{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
+	}
+	// The generator stops at the deadline even when the caller (a Lambda
+	// with a longer timeout, or a retry) would let it run on.
+	gctx := ctx
+	if !t.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		gctx, cancel = context.WithTimeout(ctx, t.Deadline.Sub(now))
+		defer cancel()
+	}
+
+	dir, err := os.MkdirTemp(s.TempDir, "generate-"+t.ID+"-")
+	if err != nil {
+		return Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
+	}
+	defer os.RemoveAll(dir)
+
+	images, err := s.fetchInputs(ctx, t, dir)
+	if err != nil {
+		return Generated{}, err
+	}
+	res, err := s.Generator.Generate(gctx, Job{
+		TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Params: t.Params,
+		Images: images, OutDir: filepath.Join(dir, "out"),
+	})
+	if err != nil {
+		return Generated{}, generatorError(ctx, gctx, t, err)
+	}
+	paths := res.Paths
+	if len(paths) > t.Params.SampleCount {
+		paths = paths[:t.Params.SampleCount]
+	}
+	if len(paths) == 0 {
+		return Generated{}, &GenerationFailed{TaskID: t.ID, Err: errors.New("the generator produced no video")}
+	}
+
+	videos := make([]task.Video, 0, len(paths))
+	for i, p := range paths {
+		v, err := s.storeVideo(ctx, t.ID, VideoKey(t.ID, i), p)
+		if err != nil {
+			return Generated{}, err
+		}
+		videos = append(videos, v)
+	}
+	out := generated(t, videos)
+	if out.Filtered > 0 {
+		s.logger().Info("generation partly filtered", "task", t.ID, "videos", len(videos), "filtered", out.Filtered)
+	}
+	return out, nil
+}
+
+// fetchInputs downloads the task's input images into dir and returns
+// their paths by role.
+func (s *Steps) fetchInputs(ctx context.Context, t task.Task, dir string) (map[string]string, error) {
+	images := make(map[string]string, len(t.Inputs))
+	for i, in := range t.Inputs {
+		// The file name comes from the index, never from stored text.
+		path := filepath.Join(dir, fmt.Sprintf("input-%d%s", i, imageExt(in.MimeType)))
+		if err := s.download(ctx, t.ID, in.Key, path); err != nil {
+			return nil, err
+		}
+		images[in.Role] = path
+	}
+	return images, nil
+}
+
+func (s *Steps) download(ctx context.Context, taskID, key, path string) error {
+	r, err := s.Blobs.Get(ctx, key)
+	if err != nil {
+		return &BlobsUnavailable{Op: "get input", Key: key, Err: err}
+	}
+	defer r.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return &TransientGenerationError{TaskID: taskID, Err: fmt.Errorf("create %s: %w", path, err)}
+	}
+	_, err = f.ReadFrom(r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &BlobsUnavailable{Op: "download input", Key: key, Err: err}
+	}
+	return nil
+}
+
+func (s *Steps) storeVideo(ctx context.Context, taskID, key, path string) (task.Video, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return task.Video{}, &GenerationFailed{TaskID: taskID, Err: fmt.Errorf("open generated video: %w", err)}
+	}
+	defer f.Close()
+	size, err := s.Blobs.Put(ctx, key, f, videoMimeType)
+	if err != nil {
+		return task.Video{}, &BlobsUnavailable{Op: "put video", Key: key, Err: err}
+	}
+	return task.Video{Key: key, MimeType: videoMimeType, Size: size}, nil
+}
+
+func imageExt(mimeType string) string {
+	switch mimeType {
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	}
+	return ""
+}
+
+func generated(t task.Task, videos []task.Video) Generated {
+	if videos == nil {
+		videos = []task.Video{}
+	}
+	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos))}
+}
+
+func pastDeadline(t task.Task, now time.Time) bool {
+	return !t.Deadline.IsZero() && now.After(t.Deadline)
+}
+
+// Complete records the videos and moves the task to completed, refunding
+// the price of every sample that was not produced. The refund is computed
+// here from the task, not taken from the input. On a task already
+// finished it changes nothing and answers its status (a failed task stays
+// failed: its credits were refunded in full).
+func (s *Steps) Complete(ctx context.Context, in CompleteInput) (Status, error) {
+	if in.TaskID == "" {
+		return Status{}, &InvalidInput{Step: "Complete", Reason: "taskId is empty"}
+	}
+	t, err := s.Store.Task(ctx, in.TaskID)
+	if err != nil {
+		return Status{}, storeError("load task", in.TaskID, err)
+	}
+	if t.Status.Terminal() {
+		return Status{TaskID: t.ID, Status: t.Status}, nil
+	}
+	videos := in.Result.Videos
+	if len(videos) == 0 {
+		return Status{}, &GenerationFailed{TaskID: t.ID, Err: errors.New("no video to complete the task with")}
+	}
+	if len(videos) > t.Params.SampleCount {
+		return Status{}, &InvalidInput{Step: "Complete", Reason: fmt.Sprintf("%d videos for %d samples", len(videos), t.Params.SampleCount)}
+	}
+	model, ok := catalog.Lookup(t.Model)
+	if !ok {
+		return Status{}, &InvalidInput{Step: "Complete", Reason: fmt.Sprintf("task %s has unknown model %q", t.ID, t.Model)}
+	}
+	missing := t.Params.SampleCount - len(videos)
+	refund := missing * model.Price(t.Params.GenerateAudio)
+
+	done, err := s.Store.Complete(ctx, t.ID, store.Completion{Videos: videos, Refund: refund}, s.now())
+	if errors.Is(err, store.ErrTerminal) {
+		return s.status(ctx, t.ID)
+	}
+	if err != nil {
+		return Status{}, storeError("complete", t.ID, err)
+	}
+	return Status{TaskID: done.ID, Status: done.Status}, nil
+}
+
+// Fail moves the task to failed with the failure FailureFor gives the
+// caught error's name, refunding what is left of its charge in the same
+// write. A task already failed is left as it is; one already completed is
+// not an error either (the failure came too late to matter).
+func (s *Steps) Fail(ctx context.Context, in FailInput) (Status, error) {
+	if in.TaskID == "" {
+		return Status{}, &InvalidInput{Step: "Fail", Reason: "taskId is empty"}
+	}
+	f := FailureFor(in.Error.Error)
+	s.logger().Warn("generation failed", "task", in.TaskID, "error", in.Error.Error,
+		"cause", causeMessage(in.Error.Cause), "code", f.Code)
+	t, err := s.Store.Fail(ctx, in.TaskID, f, s.now())
+	if errors.Is(err, store.ErrTerminal) {
+		return s.status(ctx, in.TaskID)
+	}
+	if err != nil {
+		return Status{}, storeError("fail", in.TaskID, err)
+	}
+	return Status{TaskID: t.ID, Status: t.Status}, nil
+}
+
+func (s *Steps) status(ctx context.Context, id string) (Status, error) {
+	t, err := s.Store.Task(ctx, id)
+	if err != nil {
+		return Status{}, storeError("load task", id, err)
+	}
+	return Status{TaskID: t.ID, Status: t.Status}, nil
+}

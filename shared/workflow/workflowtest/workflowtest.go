@@ -1,0 +1,171 @@
+// Package workflowtest provides in-memory doubles of the workflow's
+// boundaries: blob storage and the video generator.
+package workflowtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+var (
+	_ workflow.Blobs     = (*Blobs)(nil)
+	_ workflow.Generator = (*Generator)(nil)
+)
+
+// Object is a stored blob.
+type Object struct {
+	Data        []byte
+	ContentType string
+}
+
+// Blobs is an in-memory workflow.Blobs.
+type Blobs struct {
+	mu      sync.Mutex
+	objects map[string]Object
+	puts    int
+}
+
+// NewBlobs returns an empty store.
+func NewBlobs() *Blobs { return &Blobs{objects: map[string]Object{}} }
+
+// Put stores a copy of r's bytes under key.
+func (b *Blobs) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.objects[key] = Object{Data: data, ContentType: contentType}
+	b.puts++
+	return int64(len(data)), nil
+}
+
+// Get returns the object under key; a missing one is an error wrapping
+// fs.ErrNotExist.
+func (b *Blobs) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o, ok := b.objects[key]
+	if !ok {
+		return nil, fmt.Errorf("get %s: %w", key, fs.ErrNotExist)
+	}
+	return io.NopCloser(bytes.NewReader(o.Data)), nil
+}
+
+// Object returns the object under key.
+func (b *Blobs) Object(key string) (Object, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o, ok := b.objects[key]
+	return o, ok
+}
+
+// Keys lists the stored keys, sorted.
+func (b *Blobs) Keys() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	keys := make([]string, 0, len(b.objects))
+	for k := range b.objects {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Puts counts the Put calls so far.
+func (b *Blobs) Puts() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.puts
+}
+
+// Outcome decides one Generate call: how many videos to write, or the
+// error to return instead. attempt counts the calls for the job's task,
+// from 1. It may block on ctx (a slow generation).
+type Outcome func(ctx context.Context, job workflow.Job, attempt int) (videos int, err error)
+
+// Generator is a workflow.Generator that writes small fake MP4 files.
+// By default every call writes one file per sample.
+type Generator struct {
+	// Outcome, when set, decides each call.
+	Outcome Outcome
+
+	mu     sync.Mutex
+	calls  map[string]int
+	inputs map[string]map[string][]byte
+}
+
+// Generate writes the videos Outcome asks for into job.OutDir, named
+// sample-<n>.mp4 and holding VideoContent(job.TaskID, n).
+func (g *Generator) Generate(ctx context.Context, job workflow.Job) (workflow.Result, error) {
+	// The images live in a directory the step removes: keep their bytes.
+	seen := map[string][]byte{}
+	for role, path := range job.Images {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return workflow.Result{}, fmt.Errorf("read input %s: %w", role, err)
+		}
+		seen[role] = data
+	}
+	g.mu.Lock()
+	if g.calls == nil {
+		g.calls, g.inputs = map[string]int{}, map[string]map[string][]byte{}
+	}
+	g.calls[job.TaskID]++
+	attempt := g.calls[job.TaskID]
+	g.inputs[job.TaskID] = seen
+	g.mu.Unlock()
+
+	n := job.Params.SampleCount
+	if g.Outcome != nil {
+		var err error
+		if n, err = g.Outcome(ctx, job, attempt); err != nil {
+			return workflow.Result{}, err
+		}
+	}
+	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
+		return workflow.Result{}, err
+	}
+	var res workflow.Result
+	for i := range n {
+		p := filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.mp4", i))
+		if err := os.WriteFile(p, VideoContent(job.TaskID, i), 0o644); err != nil {
+			return workflow.Result{}, err
+		}
+		res.Paths = append(res.Paths, p)
+	}
+	return res, nil
+}
+
+// Calls counts the Generate calls for a task.
+func (g *Generator) Calls(taskID string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls[taskID]
+}
+
+// Inputs returns the bytes of the images the last call for the task was
+// given, by role.
+func (g *Generator) Inputs(taskID string) map[string][]byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inputs[taskID]
+}
+
+// VideoContent is what the fake writes as the n-th video of a task.
+func VideoContent(taskID string, n int) []byte {
+	return []byte(fmt.Sprintf("fake mp4 of %s, sample %d", taskID, n))
+}
