@@ -1,0 +1,294 @@
+// Package fsblob is blob storage on the local filesystem, standing in for
+// S3 when the service runs on one machine. Objects are files under a
+// directory; downloads go through signed, expiring URLs that the store's
+// own HTTP handler checks, the way S3 presigned URLs work.
+//
+// Layout under the store's directory:
+//
+//	data/<key>  the object's bytes
+//	meta/<key>  its content type
+//	tmp/        files being written; renamed into place when complete
+package fsblob
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned (wrapped) for a key with no object. It wraps
+// fs.ErrNotExist, so either test works.
+var ErrNotFound = fmt.Errorf("blob not found: %w", fs.ErrNotExist)
+
+// ErrInvalidKey is returned (wrapped) for a key that fails ValidKey.
+var ErrInvalidKey = errors.New("invalid blob key")
+
+// SecretSize is the length of the signing secret LoadOrCreateSecret makes.
+const SecretSize = 32
+
+// minSecret is the shortest secret New accepts: 128 bits.
+const minSecret = 16
+
+const defaultContentType = "application/octet-stream"
+
+// Store is a directory of objects. It is safe for concurrent use, also by
+// several processes sharing the directory.
+type Store struct {
+	dir     string
+	baseURL string
+	secret  []byte
+
+	// Now is the clock that expiry is checked against; tests replace it
+	// before serving. Nil means time.Now.
+	Now func() time.Time
+}
+
+// New opens (creating if needed) the store in dir. baseURL is the absolute
+// URL the Handler is reachable at (without /files); secret signs the URLs
+// and must be the same in every process that signs or serves them.
+func New(dir string, baseURL string, secret []byte) (*Store, error) {
+	if len(secret) < minSecret {
+		return nil, fmt.Errorf("blob signing secret is %d bytes; at least %d are needed", len(secret), minSecret)
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("blob base URL %q must be an absolute http(s) URL without query", baseURL)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blob directory %q: %w", dir, err)
+	}
+	for _, sub := range []string{"data", "meta", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(abs, sub), 0o750); err != nil {
+			return nil, fmt.Errorf("create blob directory: %w", err)
+		}
+	}
+	return &Store{dir: abs, baseURL: strings.TrimRight(baseURL, "/"), secret: append([]byte(nil), secret...)}, nil
+}
+
+// ValidKey reports whether key can name an object: 1 to 1024 characters
+// of [A-Za-z0-9._/-], slash-separated segments none of which is empty,
+// "." or contains "..". Such a key can never leave the store's directory.
+func ValidKey(key string) bool {
+	if key == "" || len(key) > 1024 || strings.Contains(key, "..") {
+		return false
+	}
+	for _, c := range key {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == '/' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." {
+			return false
+		}
+	}
+	return true
+}
+
+func checkKey(key string) error {
+	if !ValidKey(key) {
+		return fmt.Errorf("%w %q: use 1-1024 characters of [A-Za-z0-9._/-] in non-empty segments, without \"..\"", ErrInvalidKey, key)
+	}
+	return nil
+}
+
+func (s *Store) dataPath(key string) string {
+	return filepath.Join(s.dir, "data", filepath.FromSlash(key))
+}
+
+func (s *Store) metaPath(key string) string {
+	return filepath.Join(s.dir, "meta", filepath.FromSlash(key))
+}
+
+// Put stores the bytes of r under key, replacing any object there, and
+// returns their number. The object appears whole or not at all: it is
+// written to a temporary file and renamed into place. An empty
+// contentType is stored as application/octet-stream.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	if err := checkKey(key); err != nil {
+		return 0, fmt.Errorf("put: %w", err)
+	}
+	if contentType == "" {
+		contentType = defaultContentType
+	}
+	if _, _, err := mime.ParseMediaType(contentType); err != nil {
+		return 0, fmt.Errorf("put %s: content type %q: %w", key, contentType, err)
+	}
+
+	data, n, err := s.writeTemp(ctx, r)
+	if err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	defer os.Remove(data) // a no-op once renamed
+	meta, _, err := s.writeTemp(ctx, strings.NewReader(contentType))
+	if err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	defer os.Remove(meta)
+
+	// The content type goes first: a reader that sees the new bytes sees
+	// their type. (One that reads in between gets the new type with the
+	// old bytes, a window only an overwrite with another type can hit.)
+	for _, mv := range []struct{ from, to string }{{meta, s.metaPath(key)}, {data, s.dataPath(key)}} {
+		if err := os.MkdirAll(filepath.Dir(mv.to), 0o750); err != nil {
+			return 0, fmt.Errorf("put %s: %w", key, err)
+		}
+		if err := os.Rename(mv.from, mv.to); err != nil {
+			return 0, fmt.Errorf("put %s: %w", key, err)
+		}
+	}
+	return n, nil
+}
+
+// writeTemp copies r into a new file under tmp/ and syncs it.
+func (s *Store) writeTemp(ctx context.Context, r io.Reader) (path string, n int64, err error) {
+	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "put-*")
+	if err != nil {
+		return "", 0, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	n, err = io.Copy(f, ctxReader{ctx, r})
+	if err != nil {
+		return "", 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return "", 0, err
+	}
+	if err := f.Close(); err != nil {
+		return "", 0, err
+	}
+	return f.Name(), n, nil
+}
+
+// ctxReader stops a long copy when the context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// Get opens the object under key. A missing object is ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	f, _, err := s.open(key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	return f, nil
+}
+
+// open opens an object's data and reads its content type.
+func (s *Store) open(key string) (*os.File, string, error) {
+	f, err := os.Open(s.dataPath(key))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
+			return nil, "", ErrNotFound
+		}
+		return nil, "", err
+	}
+	if st, err := f.Stat(); err != nil || st.IsDir() {
+		f.Close()
+		if err == nil {
+			err = ErrNotFound // a key prefix of other keys is not an object
+		}
+		return nil, "", err
+	}
+	ct, err := os.ReadFile(s.metaPath(key))
+	if err != nil || len(ct) == 0 {
+		ct = []byte(defaultContentType)
+	}
+	return f, string(ct), nil
+}
+
+// Delete removes the object under key; a missing one is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	for _, p := range []string{s.dataPath(key), s.metaPath(key)} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
+				continue
+			}
+			return fmt.Errorf("delete %s: %w", key, err)
+		}
+		if st.IsDir() {
+			continue // other objects live below this prefix
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// LoadOrCreateSecret reads the signing secret in path, creating it with
+// SecretSize random bytes (mode 0600) the first time, so that signed links
+// survive a restart. Processes starting together agree on one secret.
+func LoadOrCreateSecret(path string) ([]byte, error) {
+	secret, err := os.ReadFile(path)
+	if err == nil {
+		if len(secret) < SecretSize {
+			return nil, fmt.Errorf("blob secret %s is %d bytes, want %d: delete it to make a new one (links signed with it stop working)", path, len(secret), SecretSize)
+		}
+		return secret, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read blob secret: %w", err)
+	}
+
+	secret = make([]byte, SecretSize)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
+	if err != nil {
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(secret); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	// Link fails if another process made the file first; then its secret
+	// is the one everybody uses. (CreateTemp made tmp 0600.)
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return LoadOrCreateSecret(path)
+		}
+		return nil, fmt.Errorf("make blob secret: %w", err)
+	}
+	return secret, nil
+}
