@@ -1,0 +1,190 @@
+// Package httpapi serves the public HTTP contract of the service: the
+// three start endpoints, status, download, history and models, with
+// authentication, rate limits and the contract's error bodies. It is plain
+// net/http: the local server mounts Handler, and a per-endpoint AWS Lambda
+// serves one of the per-endpoint handlers (TextToVideo, Status, ...), which
+// carry the same authentication, limits and error handling.
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Blobs stores uploaded images and signs download URLs of generated videos.
+type Blobs interface {
+	// Put stores everything r yields under key and returns its size. When
+	// r fails, Put fails and the caller deletes whatever was stored.
+	Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
+	Delete(ctx context.Context, key string) error
+	// SignURL returns a URL that serves key until expires.
+	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
+}
+
+// Starter starts the workflow execution that generates a freshly created
+// task (locally an ASL runner, on AWS a Step Functions execution).
+type Starter interface {
+	Start(ctx context.Context, t task.Task) error
+}
+
+// Defaults of Config.
+const (
+	DefaultGenerationTimeout = 10 * time.Minute
+	DefaultMaxImageBytes     = 20 * 1024 * 1024
+	DefaultRetryAfter        = 5 * time.Second
+)
+
+// Config is what an API is built from. Store, Blobs and Starter are
+// required; every other field has a default.
+type Config struct {
+	Store   store.Store
+	Blobs   Blobs
+	Starter Starter
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger // default slog.Default()
+	// GenerationTimeout sets a task's deadline: createdAt + this.
+	GenerationTimeout time.Duration
+	// MaxImageBytes bounds each uploaded image (default 20 MiB).
+	MaxImageBytes int64
+	// ImageLimitMessage is an extra sentence for the 413 message, e.g. why
+	// a deployment's limit is lower than the contract's 20 MiB.
+	ImageLimitMessage string
+	// Estimate gives the range of estimatedWaitTime in a start response.
+	Estimate func(params.Parameters) (min, max time.Duration)
+	// RetryAfter is the polling hint of a pending or processing status.
+	RetryAfter time.Duration
+}
+
+// API serves the contract. Build it with New.
+type API struct {
+	cfg       Config
+	log       *slog.Logger
+	endpoints map[string]http.Handler
+	handler   http.Handler
+}
+
+// Endpoint names, for Endpoint.
+const (
+	EndpointTextToVideo    = "text-to-video"
+	EndpointImageToVideo   = "image-to-video"
+	EndpointFirstLastFrame = "first-last-frame"
+	EndpointStatus         = "status"
+	EndpointDownload       = "download"
+	EndpointHistory        = "history"
+	EndpointModels         = "models"
+)
+
+// route is one endpoint: its method, its ServeMux path pattern and its
+// handler.
+type route struct {
+	name    string
+	method  string
+	pattern string
+	serve   handlerFunc
+}
+
+// New builds the API, filling in Config's defaults. A Config without
+// Store, Blobs or Starter is a wiring bug: New panics naming it.
+func New(cfg Config) *API {
+	switch {
+	case cfg.Store == nil:
+		panic("httpapi.New: Config.Store is nil")
+	case cfg.Blobs == nil:
+		panic("httpapi.New: Config.Blobs is nil")
+	case cfg.Starter == nil:
+		panic("httpapi.New: Config.Starter is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.GenerationTimeout <= 0 {
+		cfg.GenerationTimeout = DefaultGenerationTimeout
+	}
+	if cfg.MaxImageBytes <= 0 {
+		cfg.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if cfg.Estimate == nil {
+		cfg.Estimate = defaultEstimate
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
+	a := &API{cfg: cfg, log: cfg.Logger, endpoints: map[string]http.Handler{}}
+
+	routes := []route{
+		{EndpointTextToVideo, http.MethodPost, "/api/gen/text-to-video", a.textToVideo},
+		{EndpointImageToVideo, http.MethodPost, "/api/gen/image-to-video", a.imageToVideo},
+		{EndpointFirstLastFrame, http.MethodPost, "/api/gen/first-last-frame", a.firstLastFrame},
+		{EndpointStatus, http.MethodGet, "/api/gen/status/{taskId}", a.status},
+		{EndpointDownload, http.MethodGet, "/api/gen/download/{taskId}", a.download},
+		{EndpointHistory, http.MethodGet, "/api/gen/history", a.history},
+		{EndpointModels, http.MethodGet, "/api/gen/models", a.models},
+	}
+	// The patterns name no method: the endpoint answers a wrong method
+	// itself, so that the 405 has the contract's body and an Allow header
+	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		h := a.endpoint(rt)
+		a.endpoints[rt.name] = h
+		mux.Handle(rt.pattern, h)
+	}
+	mux.Handle("/", a.unrouted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+			Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})))
+	a.handler = mux
+	return a
+}
+
+// Handler returns the router serving every endpoint of the contract.
+// An unknown path is a 404 NOT_FOUND; a known path with another method a
+// 405 METHOD_NOT_ALLOWED. Neither needs a key.
+func (a *API) Handler() http.Handler { return a.handler }
+
+// Endpoint returns the handler of one endpoint by name (EndpointStatus,
+// ...), for a Lambda that serves exactly one.
+func (a *API) Endpoint(name string) (http.Handler, bool) {
+	h, ok := a.endpoints[name]
+	return h, ok
+}
+
+// TextToVideo serves POST /api/gen/text-to-video.
+func (a *API) TextToVideo() http.Handler { return a.endpoints[EndpointTextToVideo] }
+
+// ImageToVideo serves POST /api/gen/image-to-video.
+func (a *API) ImageToVideo() http.Handler { return a.endpoints[EndpointImageToVideo] }
+
+// FirstLastFrame serves POST /api/gen/first-last-frame.
+func (a *API) FirstLastFrame() http.Handler { return a.endpoints[EndpointFirstLastFrame] }
+
+// Status serves GET /api/gen/status/{taskId}. Outside the router the task
+// id is the last segment of the request path.
+func (a *API) Status() http.Handler { return a.endpoints[EndpointStatus] }
+
+// Download serves GET /api/gen/download/{taskId}. Outside the router the
+// task id is the last segment of the request path.
+func (a *API) Download() http.Handler { return a.endpoints[EndpointDownload] }
+
+// History serves GET /api/gen/history.
+func (a *API) History() http.Handler { return a.endpoints[EndpointHistory] }
+
+// Models serves GET /api/gen/models.
+func (a *API) Models() http.Handler { return a.endpoints[EndpointModels] }
+
+// defaultEstimate is the wait a start response announces when Config names
+// no estimator: generous bounds for one to two 8-second videos.
+func defaultEstimate(p params.Parameters) (min, max time.Duration) {
+	return 60 * time.Second, 180 * time.Second
+}

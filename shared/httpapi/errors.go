@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// Error codes of the contract (contract decisions, "Error bodies"; the
+// validation codes are params'.
+const (
+	CodeValidation       = params.CodeValidation
+	CodeInvalidModel     = params.CodeInvalidModel
+	CodeInvalidPrompt    = params.CodeInvalidPrompt
+	CodeMissingImage     = "MISSING_IMAGE"
+	CodeInvalidImageType = "INVALID_IMAGE_TYPE"
+	CodeVideoNotReady    = "VIDEO_NOT_READY"
+	CodeUnauthorized     = "UNAUTHORIZED"
+	CodeInsufficient     = "INSUFFICIENT_CREDITS"
+	CodeTaskNotFound     = "TASK_NOT_FOUND"
+	CodeNotFound         = "NOT_FOUND"
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodeFileTooLarge     = "FILE_TOO_LARGE"
+	CodeRateLimit        = "RATE_LIMIT_EXCEEDED"
+	CodeDailyLimit       = "DAILY_LIMIT_EXCEEDED"
+	CodeConcurrencyLimit = "CONCURRENCY_LIMIT_EXCEEDED"
+	CodeInternal         = "INTERNAL_ERROR"
+	CodeUnavailable      = "SERVICE_UNAVAILABLE"
+)
+
+// The messages of the two 401s, which the spec fixes.
+const (
+	MessageKeyMissing = "API key missing or invalid"
+	MessageKeyInvalid = "Invalid API key"
+)
+
+// concurrencyRetryAfter is the retry hint of CONCURRENCY_LIMIT_EXCEEDED:
+// a slot frees when some generation ends, which no window predicts.
+const concurrencyRetryAfter = 5 * time.Second
+
+// Error is an error response. WriteError renders it: every status but 429
+// as {"success": false, "error": Code, "message": Message} plus field and
+// value, required and available, details where set; 429 in the spec's
+// nested form from RateLimit.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Field   string
+	Value   any // echoed only with Field
+	// Required and Available are set together, for INSUFFICIENT_CREDITS.
+	Required  *int64
+	Available *int64
+	Details   map[string]any
+	// RateLimit describes the exhausted window of a 429.
+	RateLimit *RateLimit
+	// Allow lists the methods of a 405.
+	Allow string
+
+	cause error // logged, never sent
+}
+
+// RateLimit is the window a 429 refers to.
+type RateLimit struct {
+	Limit     int
+	Remaining int
+	Reset     time.Time
+	// RetryAfter is whole seconds, at least 1.
+	RetryAfter int
+}
+
+func (e *Error) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("%d %s: %s: %v", e.Status, e.Code, e.Message, e.cause)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Unwrap returns the error the response was made from, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// errorBody is the JSON of every error but 429.
+type errorBody struct {
+	Success   bool           `json:"success"`
+	Error     string         `json:"error"`
+	Message   string         `json:"message"`
+	Field     string         `json:"field,omitempty"`
+	Value     any            `json:"value,omitempty"`
+	Required  *int64         `json:"required,omitempty"`
+	Available *int64         `json:"available,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+// rateLimitBody is the spec's nested 429 body, the one body without a
+// success field.
+type rateLimitBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Details struct {
+			Limit      int   `json:"limit"`
+			Remaining  int   `json:"remaining"`
+			Reset      int64 `json:"reset"`
+			RetryAfter int   `json:"retry_after"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// WriteError writes e as the response: the one error writer of the
+// service. A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
+// its Allow header.
+func WriteError(w http.ResponseWriter, e *Error) {
+	if e.Allow != "" {
+		w.Header().Set("Allow", e.Allow)
+	}
+	if e.Status == http.StatusTooManyRequests {
+		rl := e.RateLimit
+		if rl == nil {
+			rl = &RateLimit{Reset: time.Now().Add(time.Second), RetryAfter: 1}
+		}
+		var b rateLimitBody
+		b.Error.Code = e.Code
+		b.Error.Message = e.Message
+		b.Error.Details.Limit = rl.Limit
+		b.Error.Details.Remaining = rl.Remaining
+		b.Error.Details.Reset = rl.Reset.Unix()
+		b.Error.Details.RetryAfter = max(rl.RetryAfter, 1)
+		secs := strconv.Itoa(b.Error.Details.RetryAfter)
+		w.Header().Set("Retry-After", secs)
+		w.Header().Set("X-RateLimit-Retry-After", secs)
+		writeJSON(w, e.Status, b)
+		return
+	}
+	b := errorBody{
+		Error:     e.Code,
+		Message:   e.Message,
+		Field:     e.Field,
+		Required:  e.Required,
+		Available: e.Available,
+		Details:   e.Details,
+	}
+	if e.Field != "" {
+		b.Value = e.Value
+	}
+	writeJSON(w, e.Status, b)
+}
+
+// blobError marks a failure of blob storage: a dependency outage, 503.
+type blobError struct{ err error }
+
+func (e *blobError) Error() string { return "blob storage: " + e.err.Error() }
+func (e *blobError) Unwrap() error { return e.err }
+
+// toError is the one table from errors to responses. now dates the retry
+// hints of 429s.
+func toError(err error, now time.Time) *Error {
+	var (
+		apiErr    *Error
+		paramErr  *params.Error
+		credits   *store.InsufficientCreditsError
+		inFlight  *store.InFlightLimitError
+		limit     *store.LimitError
+		blobFault *blobError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.As(err, &paramErr):
+		return &Error{Status: http.StatusBadRequest, Code: paramErr.Code, Message: paramErr.Message,
+			Field: paramErr.Field, Value: paramErr.Value}
+	case errors.As(err, &credits):
+		return &Error{Status: http.StatusPaymentRequired, Code: CodeInsufficient,
+			Message:  fmt.Sprintf("This generation costs %d credits; the balance is %d.", credits.Required, credits.Available),
+			Required: &credits.Required, Available: &credits.Available}
+	case errors.As(err, &inFlight):
+		return &Error{Status: http.StatusTooManyRequests, Code: CodeConcurrencyLimit,
+			Message: fmt.Sprintf("%d generations are already pending or processing; start another when one finishes.", inFlight.Limit),
+			RateLimit: &RateLimit{Limit: inFlight.Limit, Reset: now.Add(concurrencyRetryAfter),
+				RetryAfter: int(concurrencyRetryAfter / time.Second)}}
+	case errors.As(err, &limit):
+		c := limit.Counter
+		rl := &RateLimit{Limit: c.Limit, Reset: c.ExpiresAt, RetryAfter: ratelimit.RetryAfter(c.ExpiresAt, now)}
+		switch kind, _ := ratelimit.KindOf(c); kind {
+		case ratelimit.Day:
+			return &Error{Status: http.StatusTooManyRequests, Code: CodeDailyLimit, RateLimit: rl,
+				Message: fmt.Sprintf("Daily limit of %d requests exceeded; it resets at 00:00 UTC.", c.Limit)}
+		case ratelimit.Starts:
+			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+				Message: fmt.Sprintf("Limit of %d generation starts per minute exceeded.", c.Limit)}
+		default:
+			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+				Message: fmt.Sprintf("Limit of %d requests per minute exceeded.", c.Limit)}
+		}
+	case errors.Is(err, store.ErrNotFound):
+		return errTaskNotFound
+	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
+			Message: "The service is temporarily unavailable; nothing was charged. Please retry shortly."}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, cause: err,
+		Message: "An internal error occurred. Please retry; if it persists, contact support."}
+}
+
+var errTaskNotFound = &Error{Status: http.StatusNotFound, Code: CodeTaskNotFound, Message: "Task not found."}
+
+// badRequest is a VALIDATION_ERROR naming field (which may be empty).
+func badRequest(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: field, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// headerAPIKey carries the caller's key. Its value is never logged.
+const headerAPIKey = "X-API-Key"
+
+// handlerFunc serves an authenticated request that passed the rate limit.
+// It returns an error only before it has written anything; the error is
+// answered through toError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *caller) error
+
+// caller is who made a request, and when.
+type caller struct {
+	key    store.Key
+	limits store.Limits
+	now    time.Time // the request's one clock reading
+}
+
+// requestLog is what the request log line says beyond method and path.
+type requestLog struct {
+	accountID string
+	keyID     string
+}
+
+// endpoint wraps a handler with everything every endpoint does, in order:
+// recovery and the request log, the method check (405, no key needed),
+// authentication (401), the request rate limit (429), then the handler.
+func (a *API) endpoint(rt route) http.Handler {
+	allow := rt.method
+	if rt.method == http.MethodGet {
+		allow = "GET, HEAD"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		var rl requestLog
+		defer a.finish(rec, r, time.Now(), &rl)
+
+		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+			WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
+				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)})
+			return
+		}
+		now := a.cfg.Now()
+		c, err := a.authenticate(r, now)
+		if err != nil {
+			a.fail(rec, r, err, now)
+			return
+		}
+		rl.accountID, rl.keyID = c.key.AccountID, c.key.ID
+		if err := a.takeRequest(rec, r, c); err != nil {
+			a.fail(rec, r, err, now)
+			return
+		}
+		if err := rt.serve(rec, r, c); err != nil {
+			a.fail(rec, r, err, now)
+		}
+	})
+}
+
+// unrouted wraps a handler that needs no key (the 404 of an unknown route)
+// with recovery and the request log.
+func (a *API) unrouted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		defer a.finish(rec, r, time.Now(), &requestLog{})
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// authenticate finds the caller's key. A value that is not shaped like a
+// key is refused without a store look-up; an unknown or revoked key is
+// refused alike, so that a response never tells which.
+func (a *API) authenticate(r *http.Request, now time.Time) (*caller, error) {
+	vals := r.Header.Values(headerAPIKey)
+	if len(vals) == 0 || (len(vals) == 1 && vals[0] == "") {
+		return nil, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
+	}
+	invalid := &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyInvalid}
+	if len(vals) > 1 || !apikey.WellFormed(vals[0]) {
+		return nil, invalid
+	}
+	k, err := a.cfg.Store.KeyByHash(r.Context(), apikey.Hash(vals[0]))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, invalid
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up key: %w", err)
+	}
+	if k.Revoked() {
+		return nil, invalid
+	}
+	limits, err := ratelimit.ForKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return &caller{key: k, limits: limits, now: now}, nil
+}
+
+// takeRequest counts the request in the key's minute and day windows, in
+// one Take, and sets the X-RateLimit-* headers of the minute window, which
+// every response after authentication carries.
+func (a *API) takeRequest(w http.ResponseWriter, r *http.Request, c *caller) error {
+	counters := ratelimit.RequestCounters(c.key.ID, c.limits, c.now)
+	minute := counters[0]
+	used, err := a.cfg.Store.Take(r.Context(), counters, c.now)
+	remaining := 0
+	var limitErr *store.LimitError
+	switch {
+	case err == nil && len(used) == len(counters):
+		remaining = max(minute.Limit-used[0], 0)
+	case errors.As(err, &limitErr):
+		// Nothing was taken, and no request is accepted before the
+		// exhausted window (minute or day) ends: 0 left. The body and the
+		// retry headers name the exhausted window.
+	case err == nil:
+		return fmt.Errorf("take request counters: store returned %d counts for %d counters", len(used), len(counters))
+	default:
+		return fmt.Errorf("take request counters: %w", err)
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(minute.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(minute.ExpiresAt.Unix(), 10))
+	return err
+}
+
+// fail answers err through the error table, and logs what the client is
+// not told: the cause of every 5xx.
+func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time) {
+	e := toError(err, now)
+	if e.Status >= 500 {
+		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", e.Status), slog.String("error", err.Error()))
+	}
+	if w.wrote {
+		return // too late for an error response; the log has it
+	}
+	WriteError(w, e)
+}
+
+// finish recovers a panic into a 500 and writes the request log line.
+func (a *API) finish(w *recorder, r *http.Request, start time.Time, rl *requestLog) {
+	if p := recover(); p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p)
+		}
+		a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+		if !w.wrote {
+			WriteError(w, toError(fmt.Errorf("panic: %v", p), time.Now()))
+		}
+	}
+	status := w.status
+	if !w.wrote {
+		status = http.StatusOK
+	}
+	a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Duration("duration", time.Since(start)),
+		slog.String("account", rl.accountID),
+		slog.String("key", rl.keyID))
+}
+
+// recorder notes the status a handler wrote, for the log and so that an
+// error after the first byte is not written twice.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *recorder) WriteHeader(status int) {
+	if !w.wrote {
+		w.status, w.wrote = status, true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

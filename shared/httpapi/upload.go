@@ -1,0 +1,245 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Bounds of a multipart start request besides its images. A form has at
+// most a dozen parameters; a value is at most a 2,000-character prompt.
+const (
+	maxFieldBytes = 16 << 10
+	maxParts      = 32
+	// maxFormBytes is the room the whole body has beyond its images: the
+	// text fields and the multipart framing.
+	maxFormBytes = maxParts*maxFieldBytes + 1<<20
+)
+
+// upload is a multipart form whose images are already in blob storage.
+type upload struct {
+	fields map[string][]string
+	inputs []task.Input
+}
+
+func (u upload) input(role string) (task.Input, bool) {
+	for _, in := range u.inputs {
+		if in.Role == role {
+			return in, true
+		}
+	}
+	return task.Input{}, false
+}
+
+// readUpload streams a multipart body: text fields are read (bounded), the
+// file fields named by roles are sniffed and streamed into blob storage
+// under inputs/<id>/<role>.<ext>. Parts come in any order. On error
+// nothing uploaded is left behind.
+func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, roles []string) (up upload, _ error) {
+	mt, ps, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if perr != nil || mt != "multipart/form-data" || ps["boundary"] == "" {
+		return upload{}, badRequest("", "Content-Type must be multipart/form-data with a boundary.")
+	}
+	// The multipart reader reads a bounded copy of the body (r.Body stays
+	// as it is, so that the server still knows how much was left unread).
+	body := http.MaxBytesReader(w, r.Body, int64(len(roles))*a.cfg.MaxImageBytes+maxFormBytes)
+	mr := multipart.NewReader(body, ps["boundary"])
+
+	up.fields = map[string][]string{}
+	done := false
+	defer func() {
+		// Also on a panic: nothing uploaded may outlive a refused request.
+		if !done {
+			a.deleteInputs(r.Context(), up.inputs)
+			up.inputs = nil
+		}
+	}()
+	for parts := 0; ; parts++ {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			done = true
+			return up, nil
+		}
+		if err != nil {
+			return up, a.bodyError(err, "")
+		}
+		if parts == maxParts {
+			return up, badRequest("", "The form has more than %d parts.", maxParts)
+		}
+		name := p.FormName()
+		if name == "" {
+			return up, badRequest("", "Every part of the form needs a name.")
+		}
+		if isOneOf(name, roles) {
+			if _, dup := up.input(name); dup {
+				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
+			}
+			in, err := a.putImage(r.Context(), p, id, name)
+			if err != nil {
+				return up, err
+			}
+			up.inputs = append(up.inputs, in)
+			continue
+		}
+		if p.FileName() != "" {
+			return up, badRequest(name, "Unexpected file field %q; this endpoint takes the file fields %s.", name, strings.Join(roles, ", "))
+		}
+		v, err := io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
+		if err != nil {
+			return up, a.bodyError(err, name)
+		}
+		if len(v) > maxFieldBytes {
+			return up, badRequest(name, "The field %q is longer than %d bytes.", name, maxFieldBytes)
+		}
+		up.fields[name] = append(up.fields[name], string(v))
+	}
+}
+
+// Image types, recognised by their first bytes.
+var (
+	jpegMagic = []byte{0xFF, 0xD8, 0xFF}
+	pngMagic  = []byte{0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A}
+)
+
+// sniff returns the type and file extension of an image from its first
+// bytes, or "" when it is neither JPEG nor PNG. The declared type and
+// the file name are not trusted.
+func sniff(head []byte) (mimeType, ext string) {
+	switch {
+	case bytes.HasPrefix(head, jpegMagic):
+		return "image/jpeg", "jpg"
+	case bytes.HasPrefix(head, pngMagic):
+		return "image/png", "png"
+	}
+	return "", ""
+}
+
+// putImage streams one file part into blob storage through a counter that
+// stops it past MaxImageBytes, so that an oversized image is refused while
+// it arrives, never buffered whole.
+func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, error) {
+	br := bufio.NewReaderSize(p, 512)
+	head, err := br.Peek(len(pngMagic))
+	if err != nil && err != io.EOF {
+		return task.Input{}, a.bodyError(err, role)
+	}
+	if len(head) == 0 {
+		return task.Input{}, &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
+			Message: fmt.Sprintf("The file field %q is empty.", role)}
+	}
+	mimeType, ext := sniff(head)
+	if mimeType == "" {
+		return task.Input{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: role,
+			Message: fmt.Sprintf("The file field %q must be a JPEG or PNG image.", role)}
+	}
+
+	key := "inputs/" + id + "/" + role + "." + ext
+	cr := &countingReader{r: br, max: a.cfg.MaxImageBytes}
+	_, err = a.cfg.Blobs.Put(ctx, key, cr, mimeType)
+	if err != nil || cr.tooLarge {
+		// Whatever part of the file was stored goes.
+		a.deleteBlob(ctx, key)
+		switch {
+		case cr.tooLarge:
+			return task.Input{}, a.fileTooLarge(role)
+		case cr.err != nil:
+			return task.Input{}, a.bodyError(cr.err, role)
+		default:
+			return task.Input{}, &blobError{fmt.Errorf("put %s: %w", key, err)}
+		}
+	}
+	return task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}, nil
+}
+
+// errTooLarge stops a Put past the image limit.
+var errTooLarge = errors.New("image larger than the limit")
+
+// countingReader passes at most max bytes through and notes why it
+// stopped: too large, or the body failed.
+type countingReader struct {
+	r        io.Reader
+	max      int64
+	n        int64
+	tooLarge bool
+	err      error
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	if c.tooLarge {
+		return 0, errTooLarge
+	}
+	// Read one byte past the limit at most: seeing it proves the file is
+	// too large without reading any further.
+	if rest := c.max + 1 - c.n; int64(len(b)) > rest {
+		b = b[:rest]
+	}
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	if c.n > c.max {
+		c.tooLarge = true
+		c.n = c.max + 1
+		return 0, errTooLarge
+	}
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+// fileTooLarge is the 413 of an image over MaxImageBytes.
+func (a *API) fileTooLarge(field string) *Error {
+	limit := fmt.Sprintf("%d bytes", a.cfg.MaxImageBytes)
+	if a.cfg.MaxImageBytes%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB (%d bytes)", a.cfg.MaxImageBytes>>20, a.cfg.MaxImageBytes)
+	}
+	msg := fmt.Sprintf("The file %q is larger than the limit of %s.", field, limit)
+	if a.cfg.ImageLimitMessage != "" {
+		msg += " " + a.cfg.ImageLimitMessage
+	}
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: field, Message: msg,
+		Details: map[string]any{"maxBytes": a.cfg.MaxImageBytes}}
+}
+
+// bodyError answers a failure to read the request body: past the body's
+// bound it is a 413, anything else a malformed or interrupted body.
+func (a *API) bodyError(err error, field string) *Error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return a.fileTooLarge(field)
+	}
+	return badRequest(field, "The multipart body is malformed or was interrupted.")
+}
+
+// deleteInputs removes uploaded images of a request that was refused. It
+// runs even when the client has gone away.
+func (a *API) deleteInputs(ctx context.Context, inputs []task.Input) {
+	for _, in := range inputs {
+		a.deleteBlob(ctx, in.Key)
+	}
+}
+
+func (a *API) deleteBlob(ctx context.Context, key string) {
+	ctx = context.WithoutCancel(ctx)
+	if err := a.cfg.Blobs.Delete(ctx, key); err != nil {
+		a.log.LogAttrs(ctx, slog.LevelWarn, "delete uploaded image", slog.String("key", key), slog.String("error", err.Error()))
+	}
+}
+
+func isOneOf(s string, list []string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+// Package ratelimit holds the service's rate-limit policy: the budgets of
+// each key tier and the fixed windows they are counted in. The counting
+// itself is done by the store (store.Take, and CreateTask's StartGuard),
+// atomically; this package only says which counters to count.
+//
+// Two budgets apply to every key (contract decisions, "Limits"):
+//
+//   - the request budget (the spec's figure set B): every authenticated
+//     request takes one unit of a per-minute and of a per-UTC-day window;
+//   - the generation budget (figure set A): every start takes one unit of a
+//     per-minute starts window, and at most MaxInFlight generations of the
+//     account may be pending or processing at once.
+//
+// Pro's generation budget is five times Standard's, like its request budget
+// (300/60 requests per minute, 10,000/1,000 per day).
+package ratelimit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+// Key tiers.
+const (
+	Standard   = "standard"
+	Pro        = "pro"
+	Enterprise = "enterprise"
+)
+
+// Tiers lists every tier, smallest first.
+var Tiers = []string{Standard, Pro, Enterprise}
+
+// StandardLimits are the budgets of a Standard key.
+var StandardLimits = store.Limits{
+	RequestsPerMinute: 60,
+	RequestsPerDay:    1000,
+	StartsPerMinute:   10,
+	MaxInFlight:       5,
+}
+
+// ProLimits are the budgets of a Pro key: five times Standard's.
+var ProLimits = store.Limits{
+	RequestsPerMinute: 300,
+	RequestsPerDay:    10000,
+	StartsPerMinute:   50,
+	MaxInFlight:       25,
+}
+
+// ForTier returns the limits of a key of the given tier. Only an
+// Enterprise key has custom limits: each of its figures that is zero
+// defaults to Pro's. An empty tier is Standard, the tier a key gets when
+// none is named.
+func ForTier(tier string, custom store.Limits) (store.Limits, error) {
+	switch tier {
+	case Standard, "":
+		return StandardLimits, nil
+	case Pro:
+		return ProLimits, nil
+	case Enterprise:
+		l := custom
+		fill(&l.RequestsPerMinute, ProLimits.RequestsPerMinute)
+		fill(&l.RequestsPerDay, ProLimits.RequestsPerDay)
+		fill(&l.StartsPerMinute, ProLimits.StartsPerMinute)
+		fill(&l.MaxInFlight, ProLimits.MaxInFlight)
+		if l.RequestsPerMinute < 0 || l.RequestsPerDay < 0 || l.StartsPerMinute < 0 || l.MaxInFlight < 0 {
+			return store.Limits{}, fmt.Errorf("enterprise limits %+v: a limit cannot be negative", custom)
+		}
+		return l, nil
+	}
+	return store.Limits{}, fmt.Errorf("unknown key tier %q; tiers are %s", tier, strings.Join(Tiers, ", "))
+}
+
+// ForKey returns the limits of k: its tier's, or its own for Enterprise.
+func ForKey(k store.Key) (store.Limits, error) {
+	l, err := ForTier(k.Tier, k.Limits)
+	if err != nil {
+		return store.Limits{}, fmt.Errorf("limits of key %s: %w", k.ID, err)
+	}
+	return l, nil
+}
+
+func fill(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// Kind says which window a counter counts.
+type Kind string
+
+// The three windows.
+const (
+	Minute Kind = "m" // requests per minute
+	Day    Kind = "d" // requests per UTC day
+	Starts Kind = "s" // generation starts per minute
+)
+
+// MinuteWindow returns the fixed one-minute window holding at.
+func MinuteWindow(at time.Time) (start, end time.Time) {
+	start = at.UTC().Truncate(time.Minute)
+	return start, start.Add(time.Minute)
+}
+
+// DayWindow returns the UTC day holding at.
+func DayWindow(at time.Time) (start, end time.Time) {
+	y, m, d := at.UTC().Date()
+	start = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	return start, start.AddDate(0, 0, 1)
+}
+
+// counter names a window of one key: "rl:<kind>:<keyID>:<window start, unix
+// seconds>". A new window is a new counter, so counts never need resetting;
+// the store drops a counter at its ExpiresAt, the window's end.
+func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Counter {
+	return store.Counter{
+		Key:       "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start.Unix(), 10),
+		Limit:     limit,
+		ExpiresAt: end,
+	}
+}
+
+// RequestCounters returns the per-minute and the per-day counter of the
+// key, in that order, for one store.Take call per request.
+func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter {
+	ms, me := MinuteWindow(at)
+	ds, de := DayWindow(at)
+	return []store.Counter{
+		counter(Minute, keyID, l.RequestsPerMinute, ms, me),
+		counter(Day, keyID, l.RequestsPerDay, ds, de),
+	}
+}
+
+// StartGuard returns the guard CreateTask checks in the transaction that
+// charges for a start: the key's starts-per-minute window and the
+// account's in-flight limit. A start rejected for any reason (credits
+// included) takes nothing from either.
+func StartGuard(keyID string, l store.Limits, at time.Time) store.StartGuard {
+	s, e := MinuteWindow(at)
+	c := counter(Starts, keyID, l.StartsPerMinute, s, e)
+	return store.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}
+}
+
+// KindOf returns the window a counter made by this package counts, and
+// false for a counter it did not make.
+func KindOf(c store.Counter) (Kind, bool) {
+	parts := strings.SplitN(c.Key, ":", 3)
+	if len(parts) != 3 || parts[0] != "rl" {
+		return "", false
+	}
+	switch k := Kind(parts[1]); k {
+	case Minute, Day, Starts:
+		return k, true
+	}
+	return "", false
+}
+
+// RetryAfter is the whole seconds from now until reset, rounded up and at
+// least 1, as the Retry-After headers and retry_after want it.
+func RetryAfter(reset, now time.Time) int {
+	d := reset.Sub(now)
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		return 1
+	}
+	return secs
+}
