@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/store"
+)
+
+type options struct {
+	dataDir string
+}
+
+func newRoot() *cobra.Command {
+	opts := &options{}
+	root := &cobra.Command{
+		Use:           "genctl",
+		Short:         "Operate the gen video service: accounts, API keys, credits",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&opts.dataDir, "data-dir", devstack.DataDirFromEnv(),
+		"data directory of the local service (env GEN_DATA_DIR)")
+
+	keys := &cobra.Command{Use: "keys", Short: "Create, list and revoke API keys"}
+	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts))
+	credits := &cobra.Command{Use: "credits", Short: "Grant and show credits"}
+	credits.AddCommand(creditsGrant(opts), creditsShow(opts))
+	root.AddCommand(keys, credits)
+	return root
+}
+
+// withAdmin opens the store for one command and closes it after.
+func withAdmin(opts *options, fn func(a *admin.Admin) error) error {
+	s, err := devstack.OpenStore(opts.dataDir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(admin.New(s))
+}
+
+func keysCreate(opts *options) *cobra.Command {
+	var req admin.KeyRequest
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create --name NAME",
+		Short: "Create an API key (and its account unless --account is given)",
+		Long: "Create an API key. Without --account a new account is created.\n" +
+			"The full key is printed once: only its hash is stored.\n" +
+			"Enterprise keys take --rpm, --rpd, --starts-per-minute and --max-in-flight (default: Pro's figures).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(opts, func(a *admin.Admin) error {
+				k, err := a.CreateKey(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					return writeJSON(out, map[string]any{
+						"apiKey": k.APIKey, "accountId": k.AccountID, "name": k.Name,
+						"tier": k.Tier, "credits": k.Credits, "keyId": k.KeyID,
+					})
+				}
+				fmt.Fprintf(out, "API key:  %s\n", k.APIKey)
+				fmt.Fprintf(out, "key id:   %s\naccount:  %s\nname:     %s\ntier:     %s\ncredits:  %d\n",
+					k.KeyID, k.AccountID, k.Name, k.Tier, k.Credits)
+				fmt.Fprintf(out, "limits:   %d req/min, %d req/day, %d starts/min, %d in flight\n",
+					k.Limits.RequestsPerMinute, k.Limits.RequestsPerDay, k.Limits.StartsPerMinute, k.Limits.MaxInFlight)
+				fmt.Fprintln(out, "The key is shown only now: store it safely.")
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Name, "name", "", "descriptive name of the key (required); shown as apiKey in history")
+	f.StringVar(&req.AccountID, "account", "", "existing account to add the key to")
+	f.Int64Var(&req.Credits, "credits", 0, "credits to grant to the account")
+	f.StringVar(&req.Tier, "tier", "standard", "rate-limit tier: standard, pro or enterprise")
+	f.IntVar(&req.Limits.RequestsPerMinute, "rpm", 0, "enterprise: requests per minute")
+	f.IntVar(&req.Limits.RequestsPerDay, "rpd", 0, "enterprise: requests per day")
+	f.IntVar(&req.Limits.StartsPerMinute, "starts-per-minute", 0, "enterprise: generation starts per minute")
+	f.IntVar(&req.Limits.MaxInFlight, "max-in-flight", 0, "enterprise: generations pending or processing at once")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func keysList(opts *options) *cobra.Command {
+	var account string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List API keys (never the keys themselves: only their ids and names)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(opts, func(a *admin.Admin) error {
+				keys, err := a.Keys(cmd.Context(), account)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					list := make([]map[string]any, 0, len(keys))
+					for _, k := range keys {
+						list = append(list, keyJSON(k))
+					}
+					return writeJSON(out, list)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KEY ID\tACCOUNT\tNAME\tTIER\tCREATED\tSTATUS")
+				for _, k := range keys {
+					status := "active"
+					if k.Revoked() {
+						status = "revoked " + k.RevokedAt.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountID, k.Name, k.Tier,
+						k.CreatedAt.Format(time.RFC3339), status)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&account, "account", "", "only this account's keys")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func keyJSON(k store.Key) map[string]any {
+	m := map[string]any{
+		"keyId": k.ID, "accountId": k.AccountID, "name": k.Name, "tier": k.Tier,
+		"createdAt": k.CreatedAt.Format(time.RFC3339Nano), "revoked": k.Revoked(),
+		"limits": map[string]int{
+			"requestsPerMinute": k.Limits.RequestsPerMinute, "requestsPerDay": k.Limits.RequestsPerDay,
+			"startsPerMinute": k.Limits.StartsPerMinute, "maxInFlight": k.Limits.MaxInFlight,
+		},
+	}
+	if k.Revoked() {
+		m["revokedAt"] = k.RevokedAt.Format(time.RFC3339Nano)
+	}
+	return m
+}
+
+func keysRevoke(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revoke an API key; it is rejected from the next request on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAdmin(opts, func(a *admin.Admin) error {
+				if err := a.Revoke(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func creditsGrant(opts *options) *cobra.Command {
+	var account, note string
+	var amount int64
+	cmd := &cobra.Command{
+		Use:   "grant --account ID --amount N",
+		Short: "Add credits to an account",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(opts, func(a *admin.Admin) error {
+				bal, err := a.Grant(cmd.Context(), account, amount, note)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "granted %d credits to %s; balance %d\n", amount, account, bal)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&account, "account", "", "account id (required)")
+	cmd.Flags().Int64Var(&amount, "amount", 0, "credits to add (required, positive)")
+	cmd.Flags().StringVar(&note, "note", "", "note kept in the ledger")
+	_ = cmd.MarkFlagRequired("account")
+	_ = cmd.MarkFlagRequired("amount")
+	return cmd
+}
+
+func creditsShow(opts *options) *cobra.Command {
+	var account string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show --account ID",
+		Short: "Show an account's balance and ledger",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(opts, func(a *admin.Admin) error {
+				st, err := a.Show(cmd.Context(), account)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					entries := make([]map[string]any, 0, len(st.Ledger))
+					for _, e := range st.Ledger {
+						entries = append(entries, map[string]any{"kind": e.Kind, "amount": e.Amount,
+							"balance": e.Balance, "taskId": e.TaskID, "at": e.At.Format(time.RFC3339Nano), "note": e.Note})
+					}
+					return writeJSON(out, map[string]any{"accountId": st.Account.ID, "credits": st.Account.Credits,
+						"inFlight": st.Account.InFlight, "ledger": entries})
+				}
+				fmt.Fprintf(out, "account:   %s\ncredits:   %d\nin flight: %d\n\n", st.Account.ID, st.Account.Credits, st.Account.InFlight)
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "AT\tKIND\tAMOUNT\tBALANCE\tTASK\tNOTE")
+				for _, e := range st.Ledger {
+					fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", e.At.Format(time.RFC3339), e.Kind, e.Amount, e.Balance, e.TaskID, e.Note)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&account, "account", "", "account id (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	_ = cmd.MarkFlagRequired("account")
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

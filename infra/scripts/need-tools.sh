@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes sure the programs the local service shells out to are present:
+# ffmpeg/ffprobe render and check the videos, and drawtext needs the DejaVu
+# font. As root with apt-get it installs them; otherwise it says what to run.
+set -euo pipefail
+
+missing=()
+command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
+command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "Installing ${pkgs}(Debian packages) ..." >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${pkgs} >/dev/null
+	exit 0
+fi
+cat >&2 <<MSG
+gen needs these Debian packages, which are not installed: ${pkgs}
+Install them with:
+
+    sudo apt-get update && sudo apt-get install -y ${pkgs}
+
+then run the make target again.
+MSG
+exit 1

@@ -1,0 +1,151 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/genvideo/gen/shared/asl"
+	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// Stack is the whole local service.
+type Stack struct {
+	Store    *sqlitestore.Store
+	Blobs    *fsblob.Store
+	Renderer *render.Renderer
+	Runner   *workflow.Runner
+	API      *httpapi.API
+
+	handler http.Handler
+	logger  *slog.Logger
+	stop    context.CancelFunc
+	swept   sync.WaitGroup
+}
+
+// New builds the stack on cfg.DataDir and re-drives every task a previous
+// run left pending or processing, so that none waits forever.
+func New(ctx context.Context, cfg Config) (*Stack, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	if cfg.GenerationTimeout <= 0 {
+		cfg.GenerationTimeout = DefaultGenerationTimeout
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = DefaultSweepInterval
+	}
+	renderer, err := render.New(render.Config{MaxConcurrent: cfg.RenderConcurrency, FailureRate: cfg.FaultRate})
+	if err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Store: st, Renderer: renderer, logger: logger}
+	if err := s.build(cfg); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := s.Runner.Recover(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
+	}
+	sweepCtx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.swept.Add(1)
+	go s.sweep(sweepCtx, cfg.SweepInterval)
+	return s, nil
+}
+
+func (s *Stack) build(cfg Config) error {
+	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
+	if err != nil {
+		return fmt.Errorf("signing secret: %w", err)
+	}
+	s.Blobs, err = fsblob.New(filepath.Join(cfg.DataDir, "blobs"), cfg.publicURL(), secret)
+	if err != nil {
+		return fmt.Errorf("blob storage: %w", err)
+	}
+	tmp := filepath.Join(cfg.DataDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	steps := &workflow.Steps{
+		Store: s.Store,
+		Blobs: s.Blobs,
+		Generator: workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
+			r, err := s.Renderer.Generate(ctx, render.Job(j))
+			return workflow.Result(r), err
+		}),
+		TempDir: tmp,
+		Logger:  s.logger,
+	}
+	s.Runner, err = workflow.NewRunner(steps, s.Store, asl.WithLogger(s.logger))
+	if err != nil {
+		return fmt.Errorf("state machine: %w", err)
+	}
+	s.API = httpapi.New(httpapi.Config{
+		Store:             s.Store,
+		Blobs:             s.Blobs,
+		Starter:           s.Runner,
+		Logger:            s.logger,
+		GenerationTimeout: cfg.GenerationTimeout,
+		Estimate:          s.Renderer.Estimate,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/files/", s.Blobs.Handler())
+	mux.Handle("/", s.API.Handler())
+	s.handler = mux
+	return nil
+}
+
+// sweep re-drives unfinished tasks now and then. Starting an execution
+// that is running is a no-op, so this only revives tasks whose execution
+// was lost; one past its deadline is failed with TIMEOUT and refunded.
+func (s *Stack) sweep(ctx context.Context, every time.Duration) {
+	defer s.swept.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				s.logger.Warn("sweep unfinished tasks", "err", err)
+			}
+		}
+	}
+}
+
+// Handler serves the API and the signed download links.
+func (s *Stack) Handler() http.Handler { return s.handler }
+
+// Close stops the workflow executions and closes the store. Tasks still
+// running stay pending or processing, to be re-driven by the next New.
+func (s *Stack) Close() error {
+	if s.stop != nil {
+		s.stop()
+		s.swept.Wait()
+	}
+	if s.Runner != nil {
+		s.Runner.Close()
+	}
+	return s.Store.Close()
+}
