@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/render/rendertest"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -32,32 +32,6 @@ func newRenderer(t *testing.T, cfg Config) *Renderer {
 func defaultParams() params.Parameters {
 	return params.Parameters{SampleCount: 1, DurationSeconds: 4, AspectRatio: "16:9",
 		Resolution: "720p", Seed: 42, PersonGeneration: "allow_adult"}
-}
-
-type probe struct {
-	Streams []struct {
-		CodecType string `json:"codec_type"`
-		CodecName string `json:"codec_name"`
-		PixFmt    string `json:"pix_fmt"`
-		Width     int    `json:"width"`
-		Height    int    `json:"height"`
-	} `json:"streams"`
-	Format struct {
-		Duration string `json:"duration"`
-	} `json:"format"`
-}
-
-func ffprobe(t *testing.T, path string) probe {
-	t.Helper()
-	out, err := exec.Command("ffprobe", "-v", "error", "-print_format", "json", "-show_streams", "-show_format", path).Output()
-	if err != nil {
-		t.Fatalf("ffprobe %s: %v", path, err)
-	}
-	var p probe
-	if err := json.Unmarshal(out, &p); err != nil {
-		t.Fatalf("ffprobe %s output: %v", path, err)
-	}
-	return p
 }
 
 // frameHashes are the MD5s of the decoded video frames.
@@ -182,7 +156,7 @@ func TestGenerateFormat(t *testing.T) {
 			if len(res.Paths) != 1 {
 				t.Fatalf("got %d paths, want 1", len(res.Paths))
 			}
-			pr := ffprobe(t, res.Paths[0])
+			pr := rendertest.Probe(t, res.Paths[0])
 			var videos, audios int
 			for _, s := range pr.Streams {
 				switch s.CodecType {
@@ -207,9 +181,8 @@ func TestGenerateFormat(t *testing.T) {
 			if want := map[bool]int{true: 1, false: 0}[tt.audio]; audios != want {
 				t.Errorf("got %d audio streams with generateAudio=%v, want %d", audios, tt.audio, want)
 			}
-			d, err := strconv.ParseFloat(pr.Format.Duration, 64)
-			if err != nil || math.Abs(d-float64(tt.duration)) > 0.1 {
-				t.Errorf("duration is %q, want %d ± 0.1", pr.Format.Duration, tt.duration)
+			if d := pr.Duration; math.Abs(d-float64(tt.duration)) > 0.1 {
+				t.Errorf("duration is %.3f, want %d ± 0.1", d, tt.duration)
 			}
 			if !moovBeforeMdat(t, res.Paths[0]) {
 				t.Errorf("moov atom is not before mdat: not a +faststart file")
@@ -310,7 +283,7 @@ func TestImageToVideoPadsOtherAspect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	for _, s := range ffprobe(t, res.Paths[0]).Streams {
+	for _, s := range rendertest.Probe(t, res.Paths[0]).Streams {
 		if s.CodecType == "video" && (s.Width != 720 || s.Height != 1280) {
 			t.Errorf("frame is %dx%d, want 720x1280", s.Width, s.Height)
 		}
@@ -350,9 +323,9 @@ func TestFirstLastFrame(t *testing.T) {
 	if n := len(frameHashes(t, video)); n != 4*FPS {
 		t.Errorf("got %d frames, want %d", n, 4*FPS)
 	}
-	pr := ffprobe(t, video)
-	if d, _ := strconv.ParseFloat(pr.Format.Duration, 64); math.Abs(d-4) > 0.1 {
-		t.Errorf("duration is %q, want 4 ± 0.1", pr.Format.Duration)
+	pr := rendertest.Probe(t, video)
+	if d := pr.Duration; math.Abs(d-4) > 0.1 {
+		t.Errorf("duration is %.3f, want 4 ± 0.1", d)
 	}
 }
 
