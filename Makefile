@@ -6,15 +6,18 @@ GOFLAGS  ?=
 export GEN_ADDR     ?= 127.0.0.1:8080
 export GEN_DATA_DIR ?= .gen
 
-.PHONY: run test tools fmt vet race check genctl help
+.PHONY: run run-tools test tools fmt vet race check genctl help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-tools: ## install ffmpeg and fonts if missing (or say how)
+tools: ## install what the suite needs if missing (or say how)
 	@bash infra/scripts/need-tools.sh
 
-run: tools ## start the service on http://$(GEN_ADDR), data in $(GEN_DATA_DIR)
+run-tools:
+	@bash infra/scripts/need-tools.sh --run
+
+run: run-tools ## start the service on http://$(GEN_ADDR), data in $(GEN_DATA_DIR)
 	$(GO) run ./infra/gen-local
 
 test: tools fmt vet race ## the whole suite: gofmt, go vet, go test -race

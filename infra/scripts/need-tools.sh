@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Makes sure the programs the local service shells out to are present:
-# ffmpeg/ffprobe render and check the videos, and drawtext needs the DejaVu
-# font. As root with apt-get it installs them; otherwise it says what to run.
+# Makes sure the programs the service and its tests shell out to are
+# present: ffmpeg/ffprobe render and check the videos, drawtext needs the
+# DejaVu font; the test suite also runs Amazon's DynamoDB Local (Java) and
+# Node tools from npm (the ASL validator and the local Step Functions). With
+# --run only what `make run` needs is checked. As root with apt-get it
+# installs what is missing; otherwise it says what to run.
 set -euo pipefail
 
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+if [ "${1:-}" != "--run" ]; then
+	command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+	command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
