@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseJSON validates the JSON body of a start request of the given type.
@@ -52,7 +53,28 @@ func (v jsonValue) raw() any {
 	if dec.Decode(&out) != nil {
 		return nil
 	}
-	return out
+	return echoable(out)
+}
+
+// echoable replaces in v each number that a float64 cannot hold (1e400)
+// by its text: an error response echoes the value, and a client must be
+// able to decode that response.
+func echoable(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseFloat(x.String(), 64); err != nil {
+			return x.String()
+		}
+	case []any:
+		for i := range x {
+			x[i] = echoable(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = echoable(x[k])
+		}
+	}
+	return v
 }
 
 func (v jsonValue) asString(field string) (string, *Error) {
@@ -60,7 +82,58 @@ func (v jsonValue) asString(field string) (string, *Error) {
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be a string"}
 	}
+	// encoding/json turns bytes that are not UTF-8, and escapes of lone
+	// surrogates, into U+FFFD without a word. A form field with those
+	// bytes is refused, so a JSON one is too: a field means the same
+	// thing in both.
+	if !jsonText(v) {
+		return "", &Error{Code: CodeValidation, Field: field, Message: field + " is not valid UTF-8"}
+	}
 	return s, nil
+}
+
+// jsonText reports whether a valid JSON string token spells text: its
+// bytes are UTF-8, and each \u escape of a UTF-16 surrogate is one half of
+// a pair.
+func jsonText(tok []byte) bool {
+	if !utf8.Valid(tok) {
+		return false
+	}
+	high := false // the last escape was a high surrogate
+	for i := 0; i < len(tok); i++ {
+		if tok[i] != '\\' || i+1 == len(tok) || tok[i+1] != 'u' {
+			if high {
+				return false
+			}
+			if tok[i] == '\\' {
+				i++ // the escaped character
+			}
+			continue
+		}
+		if i+6 > len(tok) {
+			return false
+		}
+		n, err := strconv.ParseUint(string(tok[i+2:i+6]), 16, 32)
+		if err != nil {
+			return false
+		}
+		i += 5
+		switch {
+		case n >= 0xD800 && n < 0xDC00:
+			if high {
+				return false
+			}
+			high = true
+		case n >= 0xDC00 && n < 0xE000:
+			if !high {
+				return false
+			}
+			high = false
+		case high:
+			return false
+		}
+	}
+	return !high
 }
 
 func (v jsonValue) asInt(field string) (int64, *Error) {
