@@ -59,6 +59,19 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("limit %d reached for %s", e.Counter.Limit, e.Counter.Key)
 }
 
+// IdempotencyError: the account already started a task under the
+// idempotency key of a CreateTask, and that record has not expired.
+// Nothing changed. The caller compares RequestHash with its own: the same
+// request is answered as TaskID's start was, another one is a conflict.
+type IdempotencyError struct {
+	TaskID      string
+	RequestHash string
+}
+
+func (e *IdempotencyError) Error() string {
+	return fmt.Sprintf("idempotency key already used by task %s", e.TaskID)
+}
+
 // Account owns credits, tasks and keys.
 type Account struct {
 	ID        string
@@ -123,6 +136,31 @@ type Counter struct {
 type StartGuard struct {
 	MaxInFlight int      // 0 means no limit
 	Starts      *Counter // nil means no limit
+	// Idempotency, when set, makes the start happen at most once per
+	// key of the task's account (see CreateTask).
+	Idempotency *IdempotencyKey
+}
+
+// IdempotencyKey is the record of a start made under a client's
+// Idempotency-Key. The record is (AccountID of the task, Key) -> (the
+// task's ID, RequestHash, ExpiresAt); it is written in the transaction
+// that creates the task, so there is never a task without its record or
+// a record without its task.
+type IdempotencyKey struct {
+	// Key is the client's key; it is scoped to the task's account.
+	Key string
+	// RequestHash identifies the request the key was first used with.
+	// It is opaque to the store, which only hands it back.
+	RequestHash string
+	// ExpiresAt ends the record: it is live while the CreatedAt of a new
+	// task is before ExpiresAt, and counts as absent from then on.
+	ExpiresAt time.Time
+	// Replaces, when set, is the id of a task whose live record this
+	// start may take over as if it were absent: the caller uses it for
+	// a start whose workflow never ran (that task failed and was
+	// refunded at once), so that a retry under the same key starts
+	// afresh. A live record naming another task still wins.
+	Replaces string
 }
 
 // Completion is what a successful generation produced. Refund is the
@@ -173,6 +211,16 @@ type Store interface {
 	// the charge. On *InsufficientCreditsError, *InFlightLimitError or
 	// *LimitError nothing changed. The Starts counter is taken at
 	// t.CreatedAt, and only when the task is created.
+	//
+	// With g.Idempotency, the key is checked right after the account is
+	// found, before any limit or the balance: if the account holds a live
+	// record for g.Idempotency.Key (one whose ExpiresAt is after
+	// t.CreatedAt, naming a task other than g.Idempotency.Replaces),
+	// CreateTask changes nothing and returns *IdempotencyError with that
+	// record's TaskID and RequestHash. Otherwise the record for t is
+	// written with the task, replacing an expired (or replaced) one. A
+	// start refused for any reason writes no record. However many
+	// CreateTask calls race with one key, at most one creates a task.
 	CreateTask(ctx context.Context, t task.Task, g StartGuard) (int64, error)
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.

@@ -87,6 +87,21 @@ CREATE INDEX tasks_status ON tasks (account_id, status, created_at DESC, id DESC
 CREATE INDEX tasks_unfinished ON tasks (created_at)
 	WHERE status IN ('pending', 'processing');
 `,
+	// 2: idempotency keys of starts. One record per account and key,
+	// written in the transaction that creates its task. A record whose
+	// expires_at has passed counts as absent: it is overwritten by the
+	// next start under its key, or pruned.
+	`
+CREATE TABLE idempotency_keys (
+	account_id   TEXT NOT NULL REFERENCES accounts (id),
+	key          TEXT NOT NULL,
+	request_hash TEXT NOT NULL,
+	task_id      TEXT NOT NULL REFERENCES tasks (id),
+	expires_at   INTEGER NOT NULL,
+	PRIMARY KEY (account_id, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,23 @@ func openTemp(t *testing.T) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	var files sync.Map // *Store -> its database file, to reopen it
+	open := func(t *testing.T) store.Store {
+		path := filepath.Join(t.TempDir(), "gen.db")
+		s := openAt(t, path)
+		files.Store(s, path)
+		return s
+	}
+	reopen := func(t *testing.T, old store.Store) store.Store {
+		path, _ := files.Load(old)
+		if err := old.Close(); err != nil {
+			t.Errorf("Close before reopening: %v", err)
+		}
+		s := openAt(t, path.(string))
+		files.Store(s, path)
+		return s
+	}
+	storetest.Run(t, open, storetest.WithReopen(reopen))
 }
 
 var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
@@ -228,5 +245,93 @@ func TestPrune(t *testing.T) {
 	}
 	if used, err := s.Take(ctx, []store.Counter{live}, later); err != nil || used[0] != 4 {
 		t.Errorf("Take(live) = %v, %v; want [4]: pruning leaves open windows alone", used, err)
+	}
+}
+
+// TestMigrateFromVersion1 opens a database written before idempotency
+// keys existed: its data is kept, its version becomes the latest, and
+// idempotent starts work on it.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	old, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		migrations[0],
+		"PRAGMA user_version = 1",
+		"INSERT INTO accounts (id, credits, in_flight, created_at) VALUES ('acct-a', 100, 0, 0)",
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			old.Close()
+			t.Fatalf("build a version 1 database: %v", err)
+		}
+	}
+	old.Close()
+
+	s := openAt(t, path)
+	var v int
+	if err := s.wr.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != len(migrations) || v < 2 {
+		t.Errorf("user_version after Open = %d, want %d (at least 2)", v, len(migrations))
+	}
+	if a, err := s.Account(ctx, "acct-a"); err != nil || a.Credits != 100 {
+		t.Errorf("Account after the migration = %+v, %v; want the 100 credits written at version 1", a, err)
+	}
+	g := store.StartGuard{Idempotency: &store.IdempotencyKey{Key: "k", RequestHash: "h", ExpiresAt: t0.Add(time.Hour)}}
+	first := task.Task{ID: task.NewID(t0), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p", CreditsCost: 10, CreatedAt: t0}
+	if _, err := s.CreateTask(ctx, first, g); err != nil {
+		t.Fatalf("CreateTask with an idempotency key: %v", err)
+	}
+	dup := first
+	dup.ID = task.NewID(t0)
+	_, err = s.CreateTask(ctx, dup, g)
+	var ie *store.IdempotencyError
+	if !errors.As(err, &ie) || ie.TaskID != first.ID {
+		t.Errorf("second CreateTask under the key = %v, want *store.IdempotencyError naming %s", err, first.ID)
+	}
+}
+
+// TestPruneIdempotencyKeys checks that expired idempotency records are
+// deleted as idempotent starts go by, and live ones kept.
+func TestPruneIdempotencyKeys(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 0, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	start := func(key string, at time.Time, expires time.Duration) {
+		t.Helper()
+		tk := task.Task{ID: task.NewID(at), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p", CreatedAt: at}
+		g := store.StartGuard{Idempotency: &store.IdempotencyKey{Key: key, RequestHash: "h", ExpiresAt: at.Add(expires)}}
+		if _, err := s.CreateTask(ctx, tk, g); err != nil {
+			t.Fatalf("CreateTask(%s): %v", key, err)
+		}
+	}
+	for i := range 2 * pruneBatch {
+		start(fmt.Sprintf("old-%d", i), t0, time.Hour)
+	}
+	start("live", t0, 3*time.Hour)
+	count := func() int {
+		var n int
+		if err := s.wr.QueryRow("SELECT count(*) FROM idempotency_keys").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	later := t0.Add(2 * time.Hour)
+	for i := range 2 {
+		start(fmt.Sprintf("new-%d", i), later, time.Hour)
+		// 2*pruneBatch expired + live + the new ones, less what was pruned.
+		if got, want := count(), 2*pruneBatch+1+(i+1)-(i+1)*pruneBatch; got != want {
+			t.Errorf("after %d idempotent starts past expiry: %d records, want %d", i+1, got, want)
+		}
+	}
+	var taskID string
+	if err := s.wr.QueryRow("SELECT task_id FROM idempotency_keys WHERE key = 'live'").Scan(&taskID); err != nil {
+		t.Errorf("the live record was pruned: %v", err)
 	}
 }

@@ -13,11 +13,16 @@ import (
 )
 
 // CreateTask implements store.Store. The checks run in this order: the
-// task id is free, the Starts counter, the in-flight limit, the balance.
+// account exists, the idempotency key, the task id is free, the Starts
+// counter, the in-flight limit, the balance.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	if t.CreditsCost < 0 {
 		return 0, fmt.Errorf("%s: negative cost %d", op, t.CreditsCost)
+	}
+	idem := g.Idempotency
+	if idem != nil && (idem.Key == "" || idem.RequestHash == "") {
+		return 0, fmt.Errorf("%s: idempotency record needs a key and a request hash", op)
 	}
 	// A new task starts from nothing, whatever the caller filled in.
 	t.Status = task.Pending
@@ -40,6 +45,11 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		}
 		if err != nil {
 			return dbErr(op, err)
+		}
+		if idem != nil {
+			if err := checkIdempotency(ctx, tx, t, *idem); err != nil {
+				return err
+			}
 		}
 		var one int
 		err = tx.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE id = ?`, t.ID).Scan(&one)
@@ -78,12 +88,60 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
+		if idem != nil {
+			if err := putIdempotency(ctx, tx, t, *idem); err != nil {
+				return dbErr(op, err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
 	return balance, nil
+}
+
+// checkIdempotency returns a *store.IdempotencyError if t's account holds a
+// live record for k's key that k does not replace. It first prunes a few
+// expired records, so that the table holds about a day of starts.
+func checkIdempotency(ctx context.Context, tx *sql.Tx, t task.Task, k store.IdempotencyKey) error {
+	op := "check idempotency key of " + t.AccountID
+	_, err := tx.ExecContext(ctx,
+		`DELETE FROM idempotency_keys WHERE (account_id, key) IN
+			(SELECT account_id, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`,
+		ms(t.CreatedAt), pruneBatch)
+	if err != nil {
+		return dbErr(op, fmt.Errorf("prune expired records: %w", err))
+	}
+	var e store.IdempotencyError
+	err = tx.QueryRowContext(ctx,
+		`SELECT task_id, request_hash FROM idempotency_keys
+		WHERE account_id = ? AND key = ? AND expires_at > ?`,
+		t.AccountID, k.Key, ms(t.CreatedAt)).Scan(&e.TaskID, &e.RequestHash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return dbErr(op, err)
+	case k.Replaces != "" && e.TaskID == k.Replaces:
+		return nil
+	}
+	return &e
+}
+
+// putIdempotency writes the record of t's start under k, over an expired
+// or replaced record of the same key.
+func putIdempotency(ctx context.Context, tx *sql.Tx, t task.Task, k store.IdempotencyKey) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash,
+			task_id = excluded.task_id, expires_at = excluded.expires_at`,
+		t.AccountID, k.Key, k.RequestHash, t.ID, ms(k.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("record idempotency key: %w", err)
+	}
+	return nil
 }
 
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,

@@ -20,8 +20,13 @@ import (
 
 // Run runs the suite. open must return a fresh, empty store for each call
 // and close it when the test that asked for it ends (t.Cleanup). The suite
-// passes every time explicitly and never sleeps.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+// passes every time explicitly and never sleeps. opts add what a backend
+// can do beyond the interface (WithReopen).
+func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s store.Store)
@@ -50,6 +55,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RaceFail", testRaceFail},
 		{"RaceTake", testRaceTake},
 		{"RaceGrantsAndCharges", testRaceGrantsAndCharges},
+		{"IdempotencyReplay", testIdempotencyReplay},
+		{"IdempotencyScope", testIdempotencyScope},
+		{"IdempotencyExpiry", testIdempotencyExpiry},
+		{"IdempotencyRefusedStart", testIdempotencyRefusedStart},
+		{"IdempotencyReplaces", testIdempotencyReplaces},
+		{"RaceIdempotency", testRaceIdempotency},
+		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })

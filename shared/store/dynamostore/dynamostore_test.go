@@ -1,0 +1,378 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// One DynamoDB Local serves the whole package; each test gets tables of
+// its own.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynamolocal.StopShared()
+	os.Exit(code)
+}
+
+var tableSets atomic.Int64
+
+// open returns a store on fresh tables of the shared DynamoDB Local,
+// deleted when the test ends.
+func open(t *testing.T) *Store {
+	t.Helper()
+	client := dynamolocal.Shared(t).Client()
+	s := New(client, Config{TablePrefix: fmt.Sprintf("t%03d-", tableSets.Add(1))})
+	if err := s.CreateTables(t.Context()); err != nil {
+		t.Fatalf("CreateTables: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		tb := s.Tables()
+		for _, name := range []string{tb.Accounts, tb.Keys, tb.Counters, tb.Tasks} {
+			// Not t.Context(): it is canceled by now.
+			if _, err := client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
+				t.Errorf("DeleteTable(%s): %v", name, err)
+			}
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	// A restart is a new Store on the same tables, as the next Lambda
+	// would make.
+	reopen := func(t *testing.T, old store.Store) store.Store {
+		if err := old.Close(); err != nil {
+			t.Errorf("Close before reopening: %v", err)
+		}
+		return New(dynamolocal.Shared(t).Client(), Config{Tables: old.(*Store).Tables()})
+	}
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) }, storetest.WithReopen(reopen))
+}
+
+var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
+
+// rawCounter reads a counter item as it is in the table.
+func rawCounter(t *testing.T, s *Store, key string) item {
+	t.Helper()
+	it, err := s.getItem(t.Context(), s.t.Counters, counterKey(key))
+	if err != nil {
+		t.Fatalf("GetItem(counter %s): %v", key, err)
+	}
+	return it
+}
+
+// TestTakeAfterExpiryItemPresent checks that a window ends at its
+// ExpiresAt while its item is still in the table (DynamoDB's TTL deletes
+// it only some time later): the next Take starts a fresh window, with the
+// new ExpiresAt and TTL, whether it takes one counter or several, and so
+// does a start's Starts counter.
+func TestTakeAfterExpiryItemPresent(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	first := store.Counter{Key: "rl:minute:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	second := store.Counter{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
+	third := store.Counter{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(3 * time.Minute)}
+	day := store.Counter{Key: "rl:day:key-1", Limit: 100, ExpiresAt: t0.Add(24 * time.Hour)}
+
+	if used, err := s.Take(ctx, []store.Counter{first}, t0); err != nil || !slices.Equal(used, []int{1}) {
+		t.Fatalf("Take(first) = %v, %v; want [1]", used, err)
+	}
+	var le *store.LimitError
+	if _, err := s.Take(ctx, []store.Counter{first}, t0.Add(59*time.Second)); !errors.As(err, &le) {
+		t.Fatalf("Take(first) again within the window: %v, want a *store.LimitError", err)
+	}
+
+	steps := []struct {
+		name     string
+		counters []store.Counter
+		at       time.Time
+		want     []int
+		window   store.Counter // the window the minute counter must then hold
+	}{
+		{"one counter at ExpiresAt", []store.Counter{second}, t0.Add(time.Minute), []int{1}, second},
+		{"several counters after ExpiresAt", []store.Counter{day, third}, t0.Add(2*time.Minute + time.Second), []int{1, 1}, third},
+	}
+	for _, st := range steps {
+		old := rawCounter(t, s, first.Key)
+		if old == nil || getN(old, "count") != 1 {
+			t.Fatalf("%s: counter item before = %v, want the expired window, count 1", st.name, old)
+		}
+		before := time.Now()
+		used, err := s.Take(ctx, st.counters, st.at)
+		after := time.Now()
+		if err != nil || !slices.Equal(used, st.want) {
+			t.Fatalf("%s: Take = %v, %v; want %v", st.name, used, err, st.want)
+		}
+		now := rawCounter(t, s, first.Key)
+		if got, want := getN(now, "expiresAt"), st.window.ExpiresAt.UnixMilli(); got != want {
+			t.Errorf("%s: expiresAt = %d, want %d", st.name, got, want)
+		}
+		// What is left of the window, on the real clock, plus the grace.
+		left := st.window.ExpiresAt.Sub(st.at) + ttlGrace
+		if got := getN(now, "ttl"); got < before.Add(left).Unix() || got > after.Add(left).Unix()+1 {
+			t.Errorf("%s: ttl = %d, want %v + %v in unix seconds (%d)", st.name, got, before, left, before.Add(left).Unix())
+		}
+	}
+
+	// A start's Starts counter behaves the same.
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	starts := store.Counter{Key: "rl:starts:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	later := store.Counter{Key: starts.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
+	create := func(created time.Time, c store.Counter) error {
+		tk := task.Task{ID: task.NewID(created), AccountID: "acct-a", Type: "text-to-video", Model: "m",
+			Prompt: "p", CreditsCost: 1, CreatedAt: created}
+		_, err := s.CreateTask(ctx, tk, store.StartGuard{Starts: &c})
+		return err
+	}
+	if err := create(t0, starts); err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	if err := create(t0.Add(time.Second), starts); !errors.As(err, &le) {
+		t.Fatalf("CreateTask with the starts window full: %v, want a *store.LimitError", err)
+	}
+	if err := create(t0.Add(time.Minute), later); err != nil {
+		t.Errorf("CreateTask at the window's ExpiresAt: %v, want a fresh window", err)
+	}
+	if got := getN(rawCounter(t, s, starts.Key), "expiresAt"); got != later.ExpiresAt.UnixMilli() {
+		t.Errorf("starts counter expiresAt = %d, want the fresh window's %d", got, later.ExpiresAt.UnixMilli())
+	}
+	storetest.CheckInvariants(t, s, "acct-a")
+}
+
+// TestTakeRepeatedKey checks that a key listed twice in one Take is taken
+// twice, as two calls would.
+func TestTakeRepeatedKey(t *testing.T) {
+	s := open(t)
+	c := store.Counter{Key: "rl:minute:key-1", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
+	used, err := s.Take(t.Context(), []store.Counter{c, c}, t0)
+	if err != nil || !slices.Equal(used, []int{1, 2}) {
+		t.Fatalf("Take(c, c) = %v, %v; want [1 2]", used, err)
+	}
+	var le *store.LimitError
+	if used, err := s.Take(t.Context(), []store.Counter{c, c}, t0); !errors.As(err, &le) {
+		t.Fatalf("Take(c, c) with one unit left = %v, %v; want a *store.LimitError", used, err)
+	}
+	if used, err := s.Take(t.Context(), []store.Counter{c}, t0); err != nil || !slices.Equal(used, []int{3}) {
+		t.Errorf("Take(c) after a refused Take(c, c) = %v, %v; want [3]", used, err)
+	}
+}
+
+// TestCreateTables checks that CreateTables may run again on existing
+// tables, and what it made: TTL on the counters, the task indexes.
+func TestCreateTables(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatalf("CreateTables on existing tables: %v", err)
+	}
+	client := dynamolocal.Shared(t).Client()
+	for _, table := range []string{s.t.Counters, s.t.Accounts} {
+		ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: &table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := ttl.TimeToLiveDescription; d == nil || d.TimeToLiveStatus != types.TimeToLiveStatusEnabled ||
+			aws.ToString(d.AttributeName) != attrTTL {
+			t.Errorf("TTL of table %s = %+v, want enabled on %q", table, d, attrTTL)
+		}
+	}
+	desc, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.t.Tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	for _, g := range desc.Table.GlobalSecondaryIndexes {
+		indexes = append(indexes, aws.ToString(g.IndexName))
+	}
+	slices.Sort(indexes)
+	if want := []string{indexHistory, indexStatus, indexUnfinished}; !slices.Equal(indexes, want) {
+		t.Errorf("indexes of the tasks table = %v, want %v", indexes, want)
+	}
+}
+
+func TestConfigTables(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want Tables
+	}{
+		{Config{}, Tables{"gen-accounts", "gen-keys", "gen-counters", "gen-tasks"}},
+		{Config{TablePrefix: "prod-"}, Tables{"prod-accounts", "prod-keys", "prod-counters", "prod-tasks"}},
+		{Config{TablePrefix: "x-", Tables: Tables{Tasks: "Tasks-ABC", Keys: "Keys-DEF"}},
+			Tables{"x-accounts", "Keys-DEF", "x-counters", "Tasks-ABC"}},
+	}
+	for _, tt := range tests {
+		if got := New(nil, tt.cfg).Tables(); got != tt.want {
+			t.Errorf("New(%+v).Tables() = %+v, want %+v", tt.cfg, got, tt.want)
+		}
+	}
+}
+
+// TestUnavailable checks which failures of DynamoDB are store.ErrUnavailable
+// (the API's 503): no answer, throttling, server errors; and that a request
+// DynamoDB refuses as invalid is not.
+func TestUnavailable(t *testing.T) {
+	answer := func(status int, kind string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":"test"}`, kind)
+		}
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // nothing listens there any more
+	tests := []struct {
+		name        string
+		endpoint    func(t *testing.T) string
+		unavailable bool
+	}{
+		{"connection refused", func(*testing.T) string { return closed.URL }, true},
+		{"throughput exceeded", serve(answer(400, "ProvisionedThroughputExceededException")), true},
+		{"throttling", serve(answer(400, "ThrottlingException")), true},
+		{"request limit", serve(answer(400, "RequestLimitExceeded")), true},
+		{"internal error", serve(answer(500, "InternalServerError")), true},
+		{"service unavailable", serve(answer(503, "ServiceUnavailable")), true},
+		{"validation", serve(answer(400, "ValidationException")), false},
+		{"no such table", serve(answer(400, "ResourceNotFoundException")), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := dynamodb.New(dynamodb.Options{
+				Region:           "us-east-1",
+				BaseEndpoint:     aws.String(tt.endpoint(t)),
+				Credentials:      credentials.NewStaticCredentialsProvider("k", "s", ""),
+				RetryMaxAttempts: 1,
+			})
+			s := New(client, Config{})
+			ctx := t.Context()
+			calls := map[string]error{}
+			_, calls["Account"] = s.Account(ctx, "acct-a")
+			_, calls["Grant"] = s.Grant(ctx, "acct-a", 1, "", t0)
+			_, calls["Take"] = s.Take(ctx, []store.Counter{{Key: "k", Limit: 1, ExpiresAt: t0.Add(time.Minute)}}, t0)
+			_, calls["CreateTask"] = s.CreateTask(ctx, task.Task{ID: task.NewID(t0), AccountID: "acct-a", CreatedAt: t0}, store.StartGuard{})
+			_, _, calls["Tasks"] = s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 10})
+			for call, err := range calls {
+				if err == nil {
+					t.Errorf("%s succeeded, want an error", call)
+				} else if got := errors.Is(err, store.ErrUnavailable); got != tt.unavailable {
+					t.Errorf("%s: %v; errors.Is(err, store.ErrUnavailable) = %v, want %v", call, err, got, tt.unavailable)
+				}
+			}
+		})
+	}
+}
+
+// serve returns an endpoint answering every request with h.
+func serve(h http.Handler) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+}
+
+func TestClosedIsUnavailable(t *testing.T) {
+	s := New(nil, Config{})
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ctx := t.Context()
+	_, err := s.Account(ctx, "acct-a")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Account after Close: %v, want store.ErrUnavailable", err)
+	}
+	_, err = s.Grant(ctx, "acct-a", 1, "", t0)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Grant after Close: %v, want store.ErrUnavailable", err)
+	}
+	_, err = s.Take(ctx, nil, t0)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Take after Close: %v, want store.ErrUnavailable", err)
+	}
+}
+
+// TestTransactionCanceled runs Grant against a fake DynamoDB whose
+// transactions are canceled for the given reasons, one answer per
+// attempt: a conflict with another transaction is retried, throttling is
+// store.ErrUnavailable, anything else an error that is not.
+func TestTransactionCanceled(t *testing.T) {
+	const ok = ""
+	tests := []struct {
+		name        string
+		answers     []string // the reason of each transaction attempt; ok commits
+		wantCalls   int
+		wantErr     bool
+		unavailable bool
+	}{
+		{"conflicts then commit", []string{"TransactionConflict", "TransactionConflict", ok}, 3, false, false},
+		{"throttled", []string{"ThrottlingError"}, 1, true, true},
+		{"throughput exceeded", []string{"ProvisionedThroughputExceeded"}, 1, true, true},
+		{"invalid", []string{"ValidationError"}, 1, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int64
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				switch r.Header.Get("X-Amz-Target") {
+				case "DynamoDB_20120810.GetItem":
+					fmt.Fprint(w, `{"Item":{"acct":{"S":"acct-a"},"sk":{"S":"A"},"credits":{"N":"10"},`+
+						`"inFlight":{"N":"0"},"createdAt":{"N":"0"},"seq":{"N":"1"}}}`)
+				case "DynamoDB_20120810.TransactWriteItems":
+					n := int(calls.Add(1))
+					if n > len(tt.answers) || tt.answers[n-1] == ok {
+						fmt.Fprint(w, `{}`)
+						return
+					}
+					w.WriteHeader(400)
+					fmt.Fprintf(w, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
+						`"Message":"Transaction cancelled","CancellationReasons":[{"Code":%q},{"Code":"None"}]}`,
+						tt.answers[n-1])
+				default:
+					http.Error(w, "unexpected "+r.Header.Get("X-Amz-Target"), http.StatusNotImplemented)
+				}
+			})
+			client := dynamodb.New(dynamodb.Options{
+				Region:           "us-east-1",
+				BaseEndpoint:     aws.String(serve(h)(t)),
+				Credentials:      credentials.NewStaticCredentialsProvider("k", "s", ""),
+				RetryMaxAttempts: 1,
+			})
+			bal, err := New(client, Config{}).Grant(t.Context(), "acct-a", 1, "", t0)
+			if got := int(calls.Load()); got != tt.wantCalls {
+				t.Errorf("Grant made %d transaction calls, want %d", got, tt.wantCalls)
+			}
+			if !tt.wantErr {
+				if err != nil || bal != 11 {
+					t.Errorf("Grant = %d, %v; want 11, nil", bal, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Grant = %d, nil; want an error", bal)
+			}
+			if got := errors.Is(err, store.ErrUnavailable); got != tt.unavailable {
+				t.Errorf("Grant: %v; errors.Is(err, store.ErrUnavailable) = %v, want %v", err, got, tt.unavailable)
+			}
+		})
+	}
+}

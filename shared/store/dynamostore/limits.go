@@ -1,0 +1,249 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+// A counter item is (key) with its count, the end of its window
+// (expiresAt, unix ms) and ttl (unix seconds), for DynamoDB's TTL to
+// delete it some time after. Correctness never depends on that deletion:
+// a window whose expiresAt is at or before the time of a Take is replaced
+// by a fresh one, whether or not its item is still there.
+//
+// TTL runs on AWS's clock, while windows are in the caller's: ttl is when
+// the window has surely ended on the real clock, now plus what is left of
+// the window at the caller's time plus ttlGrace, so that no skew between
+// the clocks (nor a caller replaying old times, as tests do) makes TTL
+// delete a window still counting.
+const ttlGrace = time.Hour
+
+func counterKey(key string) item { return item{attrCounterPK: str(key)} }
+
+// window is a counter as read: its count at time at, 0 when no window is
+// open.
+type window struct {
+	exists  bool
+	count   int64
+	expires int64 // unix ms
+}
+
+func readWindow(it item) window {
+	if it == nil {
+		return window{}
+	}
+	return window{exists: true, count: getN(it, "count"), expires: getN(it, "expiresAt")}
+}
+
+// open reports whether the window is still counting at time at.
+func (w window) open(at time.Time) bool { return w.exists && w.expires > ms(at) }
+
+// ttl is the TTL, in unix seconds rounded up, of a window (or an
+// idempotency record) ending at expires, written at the caller's time at.
+func (s *Store) ttl(expires, at time.Time) int64 {
+	end := s.now().Add(max(expires.Sub(at), 0) + ttlGrace)
+	return (ms(end) + 999) / 1000
+}
+
+// increment adds one to an open window, if it is below limit.
+func (s *Store) increment(c store.Counter, at time.Time) update {
+	return update{
+		table: s.t.Counters,
+		key:   counterKey(c.Key),
+		expr:  "SET #count = #count + :one",
+		cond:  "#expiresAt > :at AND #count < :limit",
+		vals:  vals{":one": num(1), ":at": num(ms(at)), ":limit": num(c.Limit)},
+	}
+}
+
+// restart opens a fresh window at count, if none is open.
+func (s *Store) restart(c store.Counter, at time.Time, count int64) update {
+	return update{
+		table: s.t.Counters,
+		key:   counterKey(c.Key),
+		expr:  "SET #count = :count, #expiresAt = :expires, #ttl = :ttl",
+		cond:  "attribute_not_exists(#key) OR #expiresAt <= :at",
+		vals: vals{":count": num(count), ":expires": num(ms(c.ExpiresAt)),
+			":ttl": num(s.ttl(c.ExpiresAt, at)), ":at": num(ms(at))},
+	}
+}
+
+// Take implements store.Store.
+func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error) {
+	keys := make([]string, len(counters))
+	for i, c := range counters {
+		keys[i] = c.Key
+	}
+	op := "take " + strings.Join(keys, ", ")
+	switch len(counters) {
+	case 0:
+		return []int{}, s.check(op)
+	case 1:
+		n, err := s.takeOne(ctx, op, counters[0], at)
+		if err != nil {
+			return nil, err
+		}
+		return []int{n}, nil
+	}
+	return s.takeMany(ctx, op, counters, at)
+}
+
+// takeOne takes from one counter with single conditional updates, which
+// need no read and do not contend: an increment of the open window that
+// returns the new count, or when there is none a fresh window at 1.
+func (s *Store) takeOne(ctx context.Context, op string, c store.Counter, at time.Time) (int, error) {
+	var used int
+	err := s.retry(ctx, op, func() error {
+		in := s.increment(c, at).input()
+		in.ReturnValues = types.ReturnValueUpdatedNew
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+		out, err := s.db.UpdateItem(ctx, in)
+		if err == nil {
+			used = int(getN(out.Attributes, "count"))
+			return nil
+		}
+		old, ok := conditionFailed(err)
+		if !ok {
+			return dbErr(op, err)
+		}
+		if w := readWindow(old); w.open(at) {
+			if w.count >= int64(c.Limit) {
+				return &store.LimitError{Counter: c}
+			}
+			return errRetry // it was reopened in between
+		}
+		if c.Limit <= 0 {
+			return &store.LimitError{Counter: c}
+		}
+		if _, err := s.db.UpdateItem(ctx, s.restart(c, at, 1).input()); err != nil {
+			if _, ok := conditionFailed(err); ok {
+				return errRetry // someone else opened it: increment that
+			}
+			return dbErr(op, err)
+		}
+		used = 1
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return used, nil
+}
+
+// takeMany takes from several counters in one transaction. To return each
+// count exactly it reads them, decides, and writes each conditioned on
+// the count it read; a concurrent Take makes it read again.
+func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counter, at time.Time) ([]int, error) {
+	used := make([]int, len(counters))
+	err := s.retry(ctx, op, func() error {
+		read, err := s.readCounters(ctx, counters)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		// The counts as this call leaves them, and which counter (by
+		// first position) opens a fresh window; a key listed twice is
+		// taken twice, like two calls.
+		next := map[string]int64{}
+		first := map[string]store.Counter{}
+		for i, c := range counters {
+			n, seen := next[c.Key]
+			if !seen {
+				first[c.Key] = c
+				if w := read[c.Key]; w.open(at) {
+					n = w.count
+				}
+			}
+			if n >= int64(c.Limit) {
+				return &store.LimitError{Counter: c}
+			}
+			next[c.Key] = n + 1
+			used[i] = int(n + 1)
+		}
+		var items []types.TransactWriteItem
+		for key, n := range next {
+			c, w := first[key], read[key]
+			var u update
+			if w.open(at) {
+				u = update{
+					table: s.t.Counters,
+					key:   counterKey(key),
+					expr:  "SET #count = :count",
+					cond:  "#count = :was AND #expiresAt = :expires",
+					vals:  vals{":count": num(n), ":was": num(w.count), ":expires": num(w.expires)},
+				}
+			} else {
+				u = s.restart(c, at, n)
+			}
+			items = append(items, u.transactItem())
+		}
+		return retryOnCondition(s.transact(ctx, op, items))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return used, nil
+}
+
+// readCounters reads the windows of counters with one strongly consistent
+// batch read.
+func (s *Store) readCounters(ctx context.Context, counters []store.Counter) (map[string]window, error) {
+	seen := map[string]bool{}
+	var keys []item
+	for _, c := range counters {
+		if !seen[c.Key] {
+			seen[c.Key] = true
+			keys = append(keys, counterKey(c.Key))
+		}
+	}
+	got, err := s.batchGet(ctx, map[string][]item{s.t.Counters: keys})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]window, len(counters))
+	for _, it := range got[s.t.Counters] {
+		out[getS(it, attrCounterPK)] = readWindow(it)
+	}
+	return out, nil
+}
+
+// batchGet reads the items of keys, by table (at most 100 in all), with
+// strongly consistent reads, asking again for any DynamoDB left
+// unprocessed. Missing items are left out.
+func (s *Store) batchGet(ctx context.Context, keys map[string][]item) (map[string][]item, error) {
+	consistent := true
+	req := map[string]types.KeysAndAttributes{}
+	for table, k := range keys {
+		if len(k) > 0 {
+			req[table] = types.KeysAndAttributes{Keys: k, ConsistentRead: &consistent}
+		}
+	}
+	items := map[string][]item{}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt == 10 {
+			return nil, fmt.Errorf("batch read: keys still unprocessed after %d attempts: %w", attempt, errThrottled)
+		}
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+			}
+		}
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, err
+		}
+		for table, its := range out.Responses {
+			items[table] = append(items[table], its...)
+		}
+		req = out.UnprocessedKeys
+	}
+	return items, nil
+}

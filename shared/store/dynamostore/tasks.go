@@ -1,0 +1,572 @@
+package dynamostore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// A task item is (id) with the task's fields; params, inputs, videos and
+// failure are JSON text, in the encoding the API uses. Three attributes
+// place it in the indexes, all sorted by hist ("<created ms, 15
+// digits>#<id>", so that newest first is descending order):
+//   - acct: the history index, every task of an account;
+//   - acctStatus ("<acct>#<status>"): the status index;
+//   - unfinished (the account id), present only while the task is pending
+//     or processing: the sparse unfinished index.
+
+func taskKey(id string) item { return item{attrTaskPK: str(id)} }
+
+func encodeTask(t task.Task) (item, error) {
+	it := taskKey(t.ID)
+	it[attrAccount] = str(t.AccountID)
+	it["keyName"] = str(t.KeyName)
+	it["type"] = str(t.Type)
+	it["model"] = str(t.Model)
+	it["prompt"] = str(t.Prompt)
+	params, err := json.Marshal(t.Params)
+	if err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	it["params"] = str(string(params))
+	if len(t.Inputs) > 0 {
+		b, err := json.Marshal(t.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("encode inputs: %w", err)
+		}
+		it["inputs"] = str(string(b))
+	}
+	it["cost"] = num(t.CreditsCost)
+	it["refunded"] = num(t.CreditsRefunded)
+	it["createdAt"] = num(ms(t.CreatedAt))
+	putTime(it, "startedAt", t.StartedAt)
+	putTime(it, "completedAt", t.CompletedAt)
+	putTime(it, "deadline", t.Deadline)
+	it[attrHist] = str(sortable(ms(t.CreatedAt)) + "#" + t.ID)
+	for k, v := range statusAttrs(t) {
+		it[k] = v
+	}
+	return it, nil
+}
+
+// statusAttrs are the attributes that follow the status: the status, its
+// index key, and the unfinished index key while the task is not terminal.
+func statusAttrs(t task.Task) item {
+	it := item{"status": str(string(t.Status)), attrAcctStatus: str(t.AccountID + "#" + string(t.Status))}
+	if !t.Status.Terminal() {
+		it[attrUnfinished] = str(t.AccountID)
+	}
+	return it
+}
+
+func decodeTask(it item) (task.Task, error) {
+	t := task.Task{
+		ID:              getS(it, attrTaskPK),
+		AccountID:       getS(it, attrAccount),
+		KeyName:         getS(it, "keyName"),
+		Type:            getS(it, "type"),
+		Model:           getS(it, "model"),
+		Prompt:          getS(it, "prompt"),
+		CreditsCost:     int(getN(it, "cost")),
+		CreditsRefunded: int(getN(it, "refunded")),
+		Status:          task.Status(getS(it, "status")),
+		CreatedAt:       getTime(it, "createdAt"),
+		StartedAt:       getTime(it, "startedAt"),
+		CompletedAt:     getTime(it, "completedAt"),
+		Deadline:        getTime(it, "deadline"),
+	}
+	if err := json.Unmarshal([]byte(getS(it, "params")), &t.Params); err != nil {
+		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
+	}
+	if v := getS(it, "inputs"); v != "" {
+		if err := json.Unmarshal([]byte(v), &t.Inputs); err != nil {
+			return task.Task{}, fmt.Errorf("decode inputs of %s: %w", t.ID, err)
+		}
+	}
+	if v := getS(it, "videos"); v != "" {
+		if err := json.Unmarshal([]byte(v), &t.Videos); err != nil {
+			return task.Task{}, fmt.Errorf("decode videos of %s: %w", t.ID, err)
+		}
+	}
+	if v := getS(it, "failure"); v != "" {
+		t.Failure = new(task.Failure)
+		if err := json.Unmarshal([]byte(v), t.Failure); err != nil {
+			return task.Task{}, fmt.Errorf("decode failure of %s: %w", t.ID, err)
+		}
+	}
+	return t, nil
+}
+
+// CreateTask implements store.Store. The checks run in this order: the
+// account exists, the idempotency key, the task id is free, the Starts
+// counter, the in-flight limit, the balance. They are made on one batch
+// read, then the charge, the ledger entry, the task, the Starts counter
+// and the idempotency record are written in one transaction conditioned
+// on what was read; if anything changed in between, it reads again.
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
+	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
+	if t.CreditsCost < 0 {
+		return 0, fmt.Errorf("%s: negative cost %d", op, t.CreditsCost)
+	}
+	idem := g.Idempotency
+	if idem != nil && (idem.Key == "" || idem.RequestHash == "") {
+		return 0, fmt.Errorf("%s: idempotency record needs a key and a request hash", op)
+	}
+	// A new task starts from nothing, whatever the caller filled in.
+	t.Status = task.Pending
+	t.CreditsRefunded = 0
+	t.StartedAt, t.CompletedAt = time.Time{}, time.Time{}
+	t.Videos, t.Failure = nil, nil
+	taskItem, err := encodeTask(t)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	cost := int64(t.CreditsCost)
+
+	var balance int64
+	err = s.retry(ctx, op, func() error {
+		keys := map[string][]item{
+			s.t.Accounts: {accountKey(t.AccountID)},
+			s.t.Tasks:    {taskKey(t.ID)},
+		}
+		if idem != nil {
+			keys[s.t.Accounts] = append(keys[s.t.Accounts], recordKey(t.AccountID, idem.Key))
+		}
+		if g.Starts != nil {
+			keys[s.t.Counters] = []item{counterKey(g.Starts.Key)}
+		}
+		got, err := s.batchGet(ctx, keys)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		var acct, rec item
+		for _, it := range got[s.t.Accounts] {
+			if getS(it, attrSort) == accountSort {
+				acct = it
+			} else {
+				rec = it
+			}
+		}
+		if acct == nil {
+			return fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
+		}
+		a := decodeAccount(acct)
+		var record *types.TransactWriteItem
+		if idem != nil {
+			r, err := s.claimRecord(t, *idem, rec)
+			if err != nil {
+				return err
+			}
+			record = &r
+		}
+		if len(got[s.t.Tasks]) > 0 {
+			return fmt.Errorf("%s: %w", op, store.ErrExists)
+		}
+		var starts *update
+		if g.Starts != nil {
+			var w window
+			if c := got[s.t.Counters]; len(c) > 0 {
+				w = readWindow(c[0])
+			}
+			u := s.restart(*g.Starts, t.CreatedAt, 1)
+			if w.open(t.CreatedAt) {
+				if w.count >= int64(g.Starts.Limit) {
+					return &store.LimitError{Counter: *g.Starts}
+				}
+				u = s.increment(*g.Starts, t.CreatedAt)
+			} else if g.Starts.Limit <= 0 {
+				return &store.LimitError{Counter: *g.Starts}
+			}
+			starts = &u
+		}
+		if g.MaxInFlight > 0 && a.InFlight >= g.MaxInFlight {
+			return &store.InFlightLimitError{Limit: g.MaxInFlight}
+		}
+		if a.Credits < cost {
+			return &store.InsufficientCreditsError{Required: cost, Available: a.Credits}
+		}
+
+		// The sequence condition alone pins the balance; the others say
+		// the invariants in the table too.
+		m := movement{
+			a:        a,
+			entry:    &store.LedgerEntry{TaskID: t.ID, Kind: store.EntryCharge, Amount: -cost, At: t.CreatedAt, Note: t.Model},
+			inFlight: 1,
+			counts:   map[task.Status]int{"": 1, task.Pending: 1},
+			extra:    []string{"#credits >= :cost"},
+			vals:     vals{":cost": num(cost)},
+		}
+		if g.MaxInFlight > 0 {
+			m.extra = append(m.extra, "#inFlight < :max")
+			m.vals[":max"] = num(g.MaxInFlight)
+		}
+		items, after := m.items(s.t.Accounts)
+		const taskIndex = 2 // after the account update and the ledger entry
+		items = append(items, put(s.t.Tasks, taskItem, "attribute_not_exists(#id)"))
+		if starts != nil {
+			items = append(items, starts.transactItem())
+		}
+		if record != nil {
+			items = append(items, *record)
+		}
+		err = s.transact(ctx, op, items)
+		if ce, ok := err.(*conditionError); ok {
+			if ce.has(taskIndex) {
+				return fmt.Errorf("%s: %w", op, store.ErrExists)
+			}
+			return errRetry
+		}
+		if err != nil {
+			return err
+		}
+		balance = after
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return balance, nil
+}
+
+// An idempotency record is (acct, "R#<key>") in the accounts table, next
+// to the account it is scoped to, with the task it started (task), the
+// request's hash (requestHash), the end of its life (expiresAt, unix ms)
+// and a ttl for DynamoDB's TTL to delete it later (see Store.ttl). Its sort
+// key sorts after every ledger entry, so that ledger queries stop short of
+// it.
+const recordPrefix = "R#"
+
+func recordKey(accountID, key string) item {
+	return item{attrAccount: str(accountID), attrSort: str(recordPrefix + key)}
+}
+
+// claimRecord checks the idempotency record rec (nil if absent) read for
+// t's start under k: a live record naming a task other than k.Replaces is
+// a *store.IdempotencyError. Otherwise it returns the put of t's record,
+// conditioned on the record being as read, so that of two starts racing
+// for a key only one writes it.
+func (s *Store) claimRecord(t task.Task, k store.IdempotencyKey, rec item) (types.TransactWriteItem, error) {
+	cond, v := "attribute_not_exists(#sk)", vals(nil)
+	if rec != nil {
+		owner := getS(rec, "task")
+		if getN(rec, "expiresAt") > ms(t.CreatedAt) && (k.Replaces == "" || owner != k.Replaces) {
+			return types.TransactWriteItem{}, &store.IdempotencyError{TaskID: owner, RequestHash: getS(rec, "requestHash")}
+		}
+		// Expired, or the task it names is replaced: take it over.
+		cond, v = "#task = :owner", vals{":owner": str(owner)}
+	}
+	it := recordKey(t.AccountID, k.Key)
+	it["task"] = str(t.ID)
+	it["requestHash"] = str(k.RequestHash)
+	it["expiresAt"] = num(ms(k.ExpiresAt))
+	it[attrTTL] = num(s.ttl(k.ExpiresAt, t.CreatedAt))
+	p := put(s.t.Accounts, it, cond)
+	p.Put.ExpressionAttributeValues = v
+	return p, nil
+}
+
+// readTask reads task id with a strongly consistent read.
+func (s *Store) readTask(ctx context.Context, op, id string) (task.Task, error) {
+	it, err := s.getItem(ctx, s.t.Tasks, taskKey(id))
+	if err != nil {
+		return task.Task{}, dbErr(op, err)
+	}
+	if it == nil {
+		return task.Task{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+	}
+	t, err := decodeTask(it)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return t, nil
+}
+
+// Task implements store.Store.
+func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
+	op := "read task " + id
+	if err := s.check(op); err != nil {
+		return task.Task{}, err
+	}
+	return s.readTask(ctx, op, id)
+}
+
+// maxQueryLimit bounds the Limit of one query; DynamoDB also stops each
+// page at 1 MB.
+const maxQueryLimit = 1000
+
+// Tasks implements store.Store. A Limit of 0 or less means no limit.
+//
+// The total comes from the counts kept on the account item, so it costs
+// one read whatever the account holds. The page is a query of the
+// history index (or of the status index, for a status) newest first;
+// the skipped tasks are stepped over with COUNT queries, which return no
+// items but still read them: a page costs what skip+limit tasks cost to
+// read. Indexes are updated shortly after each write, so a task created
+// or moved a moment ago may be counted in the total before it shows in a
+// page.
+func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error) {
+	op := "list tasks of " + accountID
+	if err := s.check(op); err != nil {
+		return nil, 0, err
+	}
+	acct, err := s.getItem(ctx, s.t.Accounts, accountKey(accountID))
+	if err != nil {
+		return nil, 0, dbErr(op, err)
+	}
+	if acct == nil {
+		return nil, 0, nil
+	}
+	index, attr, value, count := indexHistory, attrAccount, accountID, "tasks"
+	if q.Status != "" {
+		if _, ok := task.ParseStatus(string(q.Status)); !ok {
+			return nil, 0, nil
+		}
+		index, attr, value, count = indexStatus, attrAcctStatus, accountID+"#"+string(q.Status), countAttr(q.Status)
+	}
+	total := int(getN(acct, count))
+	skip := max(q.Skip, 0)
+	if skip >= total {
+		return nil, total, nil
+	}
+
+	cond := "#" + attr + " = :v"
+	backward := false
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.t.Tasks,
+		IndexName:                 &index,
+		KeyConditionExpression:    &cond,
+		ExpressionAttributeNames:  names(&cond),
+		ExpressionAttributeValues: vals{":v": str(value)},
+		ScanIndexForward:          &backward,
+	}
+	for skip > 0 {
+		in.Select = types.SelectCount
+		in.Limit = int32Ptr(min(skip, maxQueryLimit))
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, 0, dbErr(op, err)
+		}
+		skip -= int(out.Count)
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil, total, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	in.Select = types.SelectAllProjectedAttributes
+	var tasks []task.Task
+	for q.Limit <= 0 || len(tasks) < q.Limit {
+		in.Limit = nil
+		if q.Limit > 0 {
+			in.Limit = int32Ptr(min(q.Limit-len(tasks), maxQueryLimit))
+		}
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, 0, dbErr(op, err)
+		}
+		for _, it := range out.Items {
+			t, err := decodeTask(it)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", op, err)
+			}
+			tasks = append(tasks, t)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	return tasks, total, nil
+}
+
+func int32Ptr(v int) *int32 {
+	n := int32(v)
+	return &n
+}
+
+// Unfinished implements store.Store. Tasks are listed oldest first. It
+// scans the sparse unfinished index, which holds only the tasks pending or
+// processing, so it reads nothing else.
+func (s *Store) Unfinished(ctx context.Context) ([]task.Task, error) {
+	op := "list unfinished tasks"
+	if err := s.check(op); err != nil {
+		return nil, err
+	}
+	items, err := s.scanIndex(ctx, s.t.Tasks, indexUnfinished)
+	if err != nil {
+		return nil, dbErr(op, err)
+	}
+	tasks := make([]task.Task, 0, len(items))
+	for _, it := range items {
+		t, err := decodeTask(it)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		tasks = append(tasks, t)
+	}
+	slices.SortFunc(tasks, func(a, b task.Task) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return tasks, nil
+}
+
+// transition is the task update that moves t, read in status from, to the
+// status t now has, writing the fields set: conditioned on from, so that
+// of two concurrent moves only one happens.
+func (s *Store) transition(t task.Task, from task.Status, set item) update {
+	v := vals{":from": str(string(from))}
+	var parts []string
+	add := func(name string, value types.AttributeValue) {
+		parts = append(parts, fmt.Sprintf("#%s = :%s", name, name))
+		v[":"+name] = value
+	}
+	st := statusAttrs(t)
+	for _, name := range []string{"status", attrAcctStatus} {
+		add(name, st[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		add(name, set[name])
+	}
+	expr := "SET " + strings.Join(parts, ", ")
+	if t.Status.Terminal() {
+		expr += " REMOVE #" + attrUnfinished
+	}
+	return update{table: s.t.Tasks, key: taskKey(t.ID), expr: expr, cond: "#status = :from", vals: v}
+}
+
+// StartProcessing implements store.Store.
+func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+	op := "start processing " + id
+	var t task.Task
+	err := s.retry(ctx, op, func() error {
+		var err error
+		if t, err = s.readTask(ctx, op, id); err != nil {
+			return err
+		}
+		if t.Status != task.Pending {
+			return nil
+		}
+		t.Status = task.Processing
+		t.StartedAt = fromMS(ms(at))
+		up := s.transition(t, task.Pending, item{"startedAt": num(ms(at))})
+		m := movement{a: account{Account: store.Account{ID: t.AccountID}},
+			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
+		acct, _ := m.items(s.t.Accounts)
+		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+	})
+	if err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// Complete implements store.Store. On a failed task it returns the task as
+// it is with store.ErrTerminal.
+func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+	op := "complete task " + id
+	var t task.Task
+	err := s.retry(ctx, op, func() error {
+		var err error
+		if t, err = s.readTask(ctx, op, id); err != nil {
+			return err
+		}
+		switch t.Status {
+		case task.Completed:
+			return nil
+		case task.Failed:
+			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
+		}
+		if c.Refund < 0 || c.Refund > t.CreditsCost-t.CreditsRefunded {
+			return fmt.Errorf("%s: refund %d out of range: charged %d, refunded %d",
+				op, c.Refund, t.CreditsCost, t.CreditsRefunded)
+		}
+		from := t.Status
+		t.Status = task.Completed
+		t.Videos = nil
+		if len(c.Videos) > 0 {
+			t.Videos = c.Videos
+		}
+		t.CompletedAt = fromMS(ms(at))
+		t.CreditsRefunded += c.Refund
+		return s.finish(ctx, op, t, from, c.Refund, "partial result")
+	})
+	return t, err
+}
+
+// Fail implements store.Store. On a completed task it returns the task as
+// it is with store.ErrTerminal.
+func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
+	op := "fail task " + id
+	var t task.Task
+	err := s.retry(ctx, op, func() error {
+		var err error
+		if t, err = s.readTask(ctx, op, id); err != nil {
+			return err
+		}
+		switch t.Status {
+		case task.Failed:
+			return nil
+		case task.Completed:
+			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
+		}
+		from := t.Status
+		refund := t.CreditsCost - t.CreditsRefunded
+		t.Status = task.Failed
+		t.Failure = &f
+		t.CompletedAt = fromMS(ms(at))
+		t.CreditsRefunded = t.CreditsCost
+		return s.finish(ctx, op, t, from, refund, f.Code)
+	})
+	return t, err
+}
+
+// finish writes t, which has just become terminal from status from, in
+// one transaction with the release of its in-flight slot and the refund
+// of refund credits (with a ledger entry if there are any). The condition
+// on from makes the refund happen once: of two concurrent finishes, the
+// second reads the task again and finds it terminal.
+func (s *Store) finish(ctx context.Context, op string, t task.Task, from task.Status, refund int, note string) error {
+	set := item{"completedAt": num(ms(t.CompletedAt)), "refunded": num(t.CreditsRefunded)}
+	if len(t.Videos) > 0 {
+		b, err := json.Marshal(t.Videos)
+		if err != nil {
+			return fmt.Errorf("%s: encode videos: %w", op, err)
+		}
+		set["videos"] = str(string(b))
+	}
+	if t.Failure != nil {
+		b, err := json.Marshal(t.Failure)
+		if err != nil {
+			return fmt.Errorf("%s: encode failure: %w", op, err)
+		}
+		set["failure"] = str(string(b))
+	}
+	up := s.transition(t, from, set)
+
+	m := movement{
+		a:        account{Account: store.Account{ID: t.AccountID}},
+		inFlight: -1,
+		counts:   map[task.Status]int{from: -1, t.Status: 1},
+	}
+	if refund > 0 {
+		a, err := s.readAccount(ctx, op, t.AccountID)
+		if err != nil {
+			return err
+		}
+		m.a = a
+		m.entry = &store.LedgerEntry{TaskID: t.ID, Kind: store.EntryRefund, Amount: int64(refund),
+			At: t.CompletedAt, Note: note}
+	}
+	acct, _ := m.items(s.t.Accounts)
+	return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+}
