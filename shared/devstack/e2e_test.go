@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/render/rendertest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
@@ -110,7 +111,7 @@ func (e *env) do(method, path, key, contentType string, body io.Reader) response
 		req.Header.Set("Content-Type", contentType)
 	}
 	// Every answer is checked against the OpenAPI document.
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(e.t).Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

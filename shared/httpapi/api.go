@@ -140,11 +140,17 @@ func New(cfg Config) *API {
 		a.endpoints[rt.name] = h
 		mux.Handle(rt.pattern, h)
 	}
-	mux.Handle("/", a.unrouted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
-			Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
-	})))
-	a.handler = mux
+	// The document and its page need no key (docs.go).
+	docs, err := serveDocs()
+	if err != nil {
+		panic("httpapi.New: " + err.Error()) // the embedded document is broken
+	}
+	a.endpoints[EndpointOpenAPI] = a.public(serveOpenAPI())
+	a.endpoints[EndpointDocs] = a.public(docs)
+	mux.Handle("/openapi.json", a.endpoints[EndpointOpenAPI])
+	mux.Handle("/docs", a.endpoints[EndpointDocs])
+	mux.Handle("/", a.unrouted(http.HandlerFunc(notFoundRoute)))
+	a.handler = a.canonicalPaths(mux)
 	return a
 }
 

@@ -27,11 +27,14 @@ const (
 	CodeNotFound         = "NOT_FOUND"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodeFileTooLarge     = "FILE_TOO_LARGE"
-	CodeRateLimit        = "RATE_LIMIT_EXCEEDED"
-	CodeDailyLimit       = "DAILY_LIMIT_EXCEEDED"
-	CodeConcurrencyLimit = "CONCURRENCY_LIMIT_EXCEEDED"
-	CodeInternal         = "INTERNAL_ERROR"
-	CodeUnavailable      = "SERVICE_UNAVAILABLE"
+	// CodeIdempotencyConflict: an Idempotency-Key reused with another
+	// request (409; an extension of the contract).
+	CodeIdempotencyConflict = "IDEMPOTENCY_CONFLICT"
+	CodeRateLimit           = "RATE_LIMIT_EXCEEDED"
+	CodeDailyLimit          = "DAILY_LIMIT_EXCEEDED"
+	CodeConcurrencyLimit    = "CONCURRENCY_LIMIT_EXCEEDED"
+	CodeInternal            = "INTERNAL_ERROR"
+	CodeUnavailable         = "SERVICE_UNAVAILABLE"
 )
 
 // The messages of the two 401s, which the spec fixes.

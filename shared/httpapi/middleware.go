@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -78,6 +79,46 @@ func (a *API) unrouted(h http.Handler) http.Handler {
 		defer a.finish(rec, r, time.Now(), &requestLog{})
 		h.ServeHTTP(rec, r)
 	})
+}
+
+// notFoundRoute answers a path that is no endpoint of the API.
+func notFoundRoute(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+}
+
+// canonicalPaths answers a request whose path is not in canonical form
+// (a dot segment, a repeated slash) as an unknown route. ServeMux would
+// redirect it to the cleaned path with an HTML body, and every answer of
+// the API is the contract's JSON; clients send canonical paths anyway.
+func (a *API) canonicalPaths(mux http.Handler) http.Handler {
+	notFound := a.unrouted(http.HandlerFunc(notFoundRoute))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The path as sent, not decoded: an escaped slash inside a task id
+		// (..%2f..) is part of that segment, not a dot segment, and must
+		// reach the handler to be answered TASK_NOT_FOUND like any id.
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(p) != p {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is p as ServeMux cleans it before routing: rooted, without dot
+// segments or repeated slashes, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // authenticate finds the caller's key. A value that is not shaped like a

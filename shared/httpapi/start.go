@@ -53,6 +53,10 @@ type imageInfo struct {
 }
 
 func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return badRequest("", "Content-Type must be application/json.")
@@ -69,7 +73,17 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *caller) err
 	if err != nil {
 		return err
 	}
-	return a.start(w, r, c, task.NewID(c.now), req, nil)
+	var idem *idempotency
+	if key != "" {
+		fields, err := canonicalJSON(body)
+		if err != nil {
+			return err
+		}
+		rh := newRequestHash(catalog.TextToVideo)
+		rh.fields(fields)
+		idem = &idempotency{key: key, hash: rh.sum()}
+	}
+	return a.start(w, r, c, task.NewID(c.now), req, nil, idem)
 }
 
 func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -84,6 +98,10 @@ func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *caller) 
 // blob storage as they arrive, then the form is validated. Any rejection
 // deletes what was uploaded.
 func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *caller, kind string, roles []string) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	// The id comes first so that the uploads' blob keys are known.
 	id := task.NewID(c.now)
 	up, err := a.readUpload(w, r, id, roles)
@@ -106,14 +124,32 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *caller,
 				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image).", role)}
 		}
 	}
+	var idem *idempotency
+	if key != "" {
+		// ParseForm accepted the form: each field has one value.
+		fields := make(map[string]string, len(up.fields))
+		for name, vals := range up.fields {
+			fields[name] = vals[0]
+		}
+		rh := newRequestHash(kind)
+		rh.fields(fields)
+		rh.images(up.inputs, up.digests)
+		idem = &idempotency{key: key, hash: rh.sum()}
+	}
 	handedOver = true
-	return a.start(w, r, c, id, req, up.inputs)
+	return a.start(w, r, c, id, req, up.inputs, idem)
 }
 
 // start creates the task (charging for it and checking the start limits
 // in one store transaction), starts its workflow and answers 202. It owns
 // inputs: unless the task is created, they are deleted.
-func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string, req params.Request, inputs []task.Input) error {
+//
+// With idem, a start the account already made under that key is answered
+// instead: the same request gets the first start's 202 again (the task
+// as it was created, the balance that start left), another request a 409.
+// A first start whose workflow never ran answered 503 and was refunded;
+// its retry creates a task afresh, taking the key over.
+func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string, req params.Request, inputs []task.Input, idem *idempotency) error {
 	stored := false
 	defer func() {
 		// Also on a panic: an uploaded image without a task is garbage.
@@ -136,14 +172,48 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string
 		CreatedAt:   created,
 		Deadline:    created.Add(a.cfg.GenerationTimeout),
 	}
-	balance, err := a.cfg.Store.CreateTask(r.Context(), t, ratelimit.StartGuard(c.key.ID, c.limits, c.now))
-	if err != nil {
+	g := ratelimit.StartGuard(c.key.ID, c.limits, c.now)
+	if idem != nil {
+		g.Idempotency = &store.IdempotencyKey{Key: idem.key, RequestHash: idem.hash, ExpiresAt: created.Add(idempotencyTTL)}
+	}
+	var balance int64
+	for {
+		var err error
+		balance, err = a.cfg.Store.CreateTask(r.Context(), t, g)
+		var used *store.IdempotencyError
+		if errors.As(err, &used) && idem != nil {
+			// Nothing was created: this request's uploads are deleted
+			// on return.
+			if used.RequestHash != idem.hash {
+				return idempotencyConflict(used.TaskID)
+			}
+			orig, origBalance, err := a.original(r.Context(), c, used.TaskID)
+			if err != nil {
+				return err
+			}
+			if !abandoned(orig) {
+				w.Header().Set(headerReplayed, "true")
+				a.accepted(w, orig, origBalance)
+				return nil
+			}
+			if g.Idempotency.Replaces != "" {
+				// A concurrent retry took the key over, and its start
+				// failed too.
+				return errAbandonedStart
+			}
+			g.Idempotency.Replaces = orig.ID
+			continue
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			// The key's account is gone: our inconsistency, not the
 			// client's 404.
 			return fmt.Errorf("create task %s: account %s of key %s: %v", id, c.key.AccountID, c.key.ID, err)
 		}
-		return fmt.Errorf("create task %s: %w", id, err)
+		if err != nil {
+			a.undoCreate(r.Context(), t, err)
+			return fmt.Errorf("create task %s: %w", id, err)
+		}
+		break
 	}
 	stored = true
 
@@ -152,24 +222,30 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string
 	ctx := context.WithoutCancel(r.Context())
 	if err := a.cfg.Starter.Start(ctx, t); err != nil {
 		a.abandon(ctx, t)
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			cause:   fmt.Errorf("start task %s: %w", id, err),
-			Message: "The generation could not be started; its credits were refunded. Please retry shortly."}
+		e := *errAbandonedStart
+		e.cause = fmt.Errorf("start task %s: %w", id, err)
+		return &e
 	}
+	a.accepted(w, t, balance)
+	return nil
+}
 
+// accepted writes the 202 of a start that created t and left balance: the
+// answer of the start, and of every replay of it.
+func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 	lo, hi := a.cfg.Estimate(t.Params)
 	resp := startResponse{
 		Success:           true,
 		Message:           "Video generation started.",
-		TaskID:            id,
+		TaskID:            t.ID,
 		Status:            task.Pending,
 		EstimatedWaitTime: fmt.Sprintf("%d-%d seconds", int(lo/time.Second), int((hi+time.Second-1)/time.Second)),
 		CreditsUsed:       t.CreditsCost,
 		RemainingCredits:  balance,
-		StatusURL:         statusPath(id),
-		DownloadURL:       downloadPath(id),
+		StatusURL:         statusPath(t.ID),
+		DownloadURL:       downloadPath(t.ID),
 	}
-	for _, in := range inputs {
+	for _, in := range t.Inputs {
 		info := &imageInfo{OriginalName: in.OriginalName, Size: in.Size, MimeType: in.MimeType}
 		switch in.Role {
 		case task.RoleImage:
@@ -182,7 +258,6 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string
 	}
 	w.Header().Set("Location", resp.StatusURL)
 	writeJSON(w, http.StatusAccepted, resp)
-	return nil
 }
 
 // abandon fails a task whose workflow did not start: the store refunds it

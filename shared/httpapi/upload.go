@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,9 @@ const (
 type upload struct {
 	fields map[string][]string
 	inputs []task.Input
+	// digests holds the hex SHA-256 of each image's bytes, by role, for
+	// the request hash of an Idempotency-Key.
+	digests map[string]string
 }
 
 func (u upload) input(role string) (task.Input, bool) {
@@ -56,6 +61,7 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 	mr := multipart.NewReader(body, ps["boundary"])
 
 	up.fields = map[string][]string{}
+	up.digests = map[string]string{}
 	done := false
 	defer func() {
 		// Also on a panic: nothing uploaded may outlive a refused request.
@@ -84,11 +90,12 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 			if _, dup := up.input(name); dup {
 				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
 			}
-			in, err := a.putImage(r.Context(), p, id, name)
+			in, digest, err := a.putImage(r.Context(), p, id, name)
 			if err != nil {
 				return up, err
 			}
 			up.inputs = append(up.inputs, in)
+			up.digests[name] = digest
 			continue
 		}
 		if p.FileName() != "" {
@@ -126,39 +133,42 @@ func sniff(head []byte) (mimeType, ext string) {
 
 // putImage streams one file part into blob storage through a counter that
 // stops it past MaxImageBytes, so that an oversized image is refused while
-// it arrives, never buffered whole.
-func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, error) {
+// it arrives, never buffered whole. It returns the stored input and the
+// hex SHA-256 of its bytes.
+func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, string, error) {
 	br := bufio.NewReaderSize(p, 512)
 	head, err := br.Peek(len(pngMagic))
 	if err != nil && err != io.EOF {
-		return task.Input{}, a.bodyError(err, role)
+		return task.Input{}, "", a.bodyError(err, role)
 	}
 	if len(head) == 0 {
-		return task.Input{}, &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
+		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
 			Message: fmt.Sprintf("The file field %q is empty.", role)}
 	}
 	mimeType, ext := sniff(head)
 	if mimeType == "" {
-		return task.Input{}, &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: role,
+		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: role,
 			Message: fmt.Sprintf("The file field %q must be a JPEG or PNG image.", role)}
 	}
 
 	key := "inputs/" + id + "/" + role + "." + ext
 	cr := &countingReader{r: br, max: a.cfg.MaxImageBytes}
-	_, err = a.cfg.Blobs.Put(ctx, key, cr, mimeType)
+	digest := sha256.New()
+	_, err = a.cfg.Blobs.Put(ctx, key, io.TeeReader(cr, digest), mimeType)
 	if err != nil || cr.tooLarge {
 		// Whatever part of the file was stored goes.
 		a.deleteBlob(ctx, key)
 		switch {
 		case cr.tooLarge:
-			return task.Input{}, a.fileTooLarge(role)
+			return task.Input{}, "", a.fileTooLarge(role)
 		case cr.err != nil:
-			return task.Input{}, a.bodyError(cr.err, role)
+			return task.Input{}, "", a.bodyError(cr.err, role)
 		default:
-			return task.Input{}, &blobError{fmt.Errorf("put %s: %w", key, err)}
+			return task.Input{}, "", &blobError{fmt.Errorf("put %s: %w", key, err)}
 		}
 	}
-	return task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}, nil
+	in := task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}
+	return in, hex.EncodeToString(digest.Sum(nil)), nil
 }
 
 // errTooLarge stops a Put past the image limit.

@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
 )
 
 // TestImageTooLargeIsRefusedWhileStreaming sends an image larger than
@@ -59,11 +61,16 @@ func TestImageTooLargeIsRefusedWhileStreaming(t *testing.T) {
 				t.Fatalf("read response: %v", err)
 			}
 			defer res.Body.Close()
+			raw, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatalf("read body: %v", err)
+			}
 			var body map[string]any
-			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			if err := json.Unmarshal(raw, &body); err != nil {
 				t.Fatalf("decode: %v", err)
 			}
 			conn.Close()
+			openapitest.CheckResponse(t, httptest.NewRequest(http.MethodPost, path, nil), res.StatusCode, res.Header, raw)
 			if n := <-sent; n >= int64(declared-len(head)) {
 				t.Fatalf("client sent the whole image (%d bytes); the test proves nothing", n)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
@@ -199,6 +200,10 @@ var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 // nil is filled in: a SQLite store in tb.TempDir(), Blobs, Starter and a
 // Clock at Epoch (cfg.Now, when set, replaces the Clock's use). Everything
 // is closed when the test ends.
+//
+// Every response that Server.Client() receives is checked against the
+// OpenAPI document (openapitest.Transport): one that does not match it, or
+// whose status the document does not list, fails the test.
 func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	tb.Helper()
 	env := &Env{Blobs: NewBlobs(), Starter: &Starter{}, Clock: NewClock(Epoch)}
@@ -222,6 +227,8 @@ func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	env.Store = cfg.Store
 	env.API = httpapi.New(cfg)
 	env.Server = httptest.NewServer(env.API.Handler())
+	c := env.Server.Client()
+	c.Transport = &openapitest.Transport{TB: tb, Base: c.Transport}
 	tb.Cleanup(env.Server.Close)
 	return env
 }

@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/genvideo/gen/shared/openapi"
+)
+
+// Endpoint names of the two routes that need no key, for Endpoint.
+const (
+	EndpointOpenAPI = "openapi"
+	EndpointDocs    = "docs"
+)
+
+// OpenAPI serves GET /openapi.json: the OpenAPI 3.1 document of the
+// contract. It needs no key.
+func (a *API) OpenAPI() http.Handler { return a.endpoints[EndpointOpenAPI] }
+
+// Docs serves GET /docs: a page that renders the document. It needs no
+// key.
+func (a *API) Docs() http.Handler { return a.endpoints[EndpointDocs] }
+
+// Swagger UI renders the page in a browser that can reach jsDelivr. The
+// files are pinned by version and by Subresource Integrity hashes
+// (computed from the npm package swagger-ui-dist@5.17.14), so that a
+// changed file is refused rather than run. Without the CDN the page shows
+// the plain listing it carries: nothing is vendored into the binaries.
+const (
+	swaggerUIBase   = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5.17.14/"
+	swaggerUIJSSRI  = "sha384-wmyclcVGX/WhUkdkATwhaK1X1JtiNrr2EoYJ+diV3vj4v6OC5yCeSu+yW13SYJep"
+	swaggerUICSSSRI = "sha384-wxLW6kwyHktdDGr6Pv1zgm/VGJh99lfUbzSn6HNHBENZlCN7W602k9VkGdxuFvPn"
+)
+
+// public wraps a handler of a route that needs no key: recovery, the
+// request log, and the 405 of any method but GET and HEAD.
+func (a *API) public(h http.HandlerFunc) http.Handler {
+	return a.unrouted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: "GET, HEAD",
+				Message: fmt.Sprintf("%s is not allowed on %s; use GET.", r.Method, r.URL.Path)})
+			return
+		}
+		h(w, r)
+	}))
+}
+
+// serveOpenAPI answers the document. Any origin may read it (it is public
+// and carries no credentials), so that browser tools elsewhere can load
+// it; the ETag lets them revalidate cheaply.
+func serveOpenAPI() http.HandlerFunc {
+	doc := openapi.JSON()
+	sum := sha256.Sum256(doc)
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if matchesETag(r.Header.Get("If-None-Match"), etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(doc)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(doc)
+	}
+}
+
+// matchesETag reports whether an If-None-Match value names etag.
+func matchesETag(ifNoneMatch, etag string) bool {
+	for _, t := range strings.Split(ifNoneMatch, ",") {
+		if t = strings.TrimSpace(t); t == etag || t == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// serveDocs answers the page, rendered once from the document.
+func serveDocs() (http.HandlerFunc, error) {
+	page, err := docsPage(openapi.JSON())
+	if err != nil {
+		return nil, err
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(page)))
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		w.WriteHeader(http.StatusOK)
+		w.Write(page)
+	}, nil
+}
+
+// docOperation is one line of the page's plain listing.
+type docOperation struct {
+	Method, Path, Summary string
+	Public                bool
+}
+
+// docsPage renders the page from the JSON document: a listing of every
+// operation, which Swagger UI replaces when it loads.
+func docsPage(doc []byte) ([]byte, error) {
+	var d struct {
+		Info struct {
+			Title, Version, Description string
+		}
+		Paths map[string]map[string]struct {
+			Summary  string
+			Security *[]any
+		}
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("read openapi document: %w", err)
+	}
+	var ops []docOperation
+	for path, item := range d.Paths {
+		for method, op := range item {
+			ops = append(ops, docOperation{Method: strings.ToUpper(method), Path: path, Summary: op.Summary,
+				Public: op.Security != nil && len(*op.Security) == 0})
+		}
+	}
+	// The contract's order: starts, then reads, then the public pages.
+	rank := func(o docOperation) int {
+		switch {
+		case o.Public:
+			return 2
+		case o.Method == http.MethodPost:
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(ops, func(x, y docOperation) int {
+		if c := rank(x) - rank(y); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Path, y.Path)
+	})
+	var buf bytes.Buffer
+	err := docsTemplate.Execute(&buf, map[string]any{
+		"Title": d.Info.Title, "Version": d.Info.Version, "Description": d.Info.Description, "Operations": ops,
+		"Base": swaggerUIBase, "JSSRI": swaggerUIJSSRI, "CSSSRI": swaggerUICSSSRI,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render docs page: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var docsTemplate = template.Must(template.New("docs").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} {{.Version}}</title>
+<link rel="stylesheet" href="{{.Base}}swagger-ui.css" integrity="{{.CSSSRI}}" crossorigin="anonymous">
+<style>
+body { margin: 0; font-family: system-ui, sans-serif; }
+#listing { max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }
+#listing table { border-collapse: collapse; width: 100%; }
+#listing td, #listing th { text-align: left; vertical-align: top; padding: .4rem .6rem; border-bottom: 1px solid #ddd; }
+#listing code { font-size: .95em; }
+#listing pre { white-space: pre-wrap; background: #f6f6f6; padding: 1rem; }
+</style>
+</head>
+<body>
+<div id="swagger-ui"></div>
+<main id="listing">
+<h1>{{.Title}} <small>{{.Version}}</small></h1>
+<p>The OpenAPI 3.1 document of this API is <a href="openapi.json"><code>openapi.json</code></a>.
+This page renders it with Swagger UI when your browser can load it from jsDelivr; this is the plain listing.</p>
+<table>
+<thead><tr><th>Method</th><th>Path</th><th>What it does</th></tr></thead>
+<tbody>
+{{- range .Operations}}
+<tr><td><code>{{.Method}}</code></td><td><code>{{.Path}}</code></td><td>{{.Summary}}{{if .Public}} (no key needed){{end}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+<h2>About</h2>
+<pre>{{.Description}}</pre>
+</main>
+<script src="{{.Base}}swagger-ui-bundle.js" integrity="{{.JSSRI}}" crossorigin="anonymous"></script>
+<script>
+if (window.SwaggerUIBundle) {
+  document.getElementById("listing").hidden = true;
+  window.ui = SwaggerUIBundle({ url: "openapi.json", dom_id: "#swagger-ui", deepLinking: true });
+}
+</script>
+</body>
+</html>
+`))
