@@ -1,0 +1,359 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/devstack/devstacktest"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// stack is the real local service every test and example talks to; each
+// test makes its own account.
+var stack *devstacktest.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	stack, err = devstacktest.New(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// The examples read the service's address and key from the
+	// environment, as a program would.
+	k, err := stack.NewKey(10000, store.Limits{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("GEN_BASE_URL", stack.URL)
+	os.Setenv("GEN_API_KEY", k.APIKey)
+	code := m.Run()
+	stack.Close()
+	os.Exit(code)
+}
+
+// newClient is a client of the stack with the key. Its requests and the
+// answers it gets are checked against the OpenAPI document.
+func newClient(t *testing.T, key string, opts ...client.Option) *client.Client {
+	t.Helper()
+	return clientOf(t, stack.URL, key, true, opts...)
+}
+
+// clientOf is a client of the service at base; checkRequests also checks
+// its requests against the document (not for requests that are invalid
+// on purpose).
+func clientOf(t *testing.T, base, key string, checkRequests bool, opts ...client.Option) *client.Client {
+	t.Helper()
+	hc := &http.Client{Transport: &openapitest.Transport{TB: t, CheckRequests: checkRequests}}
+	c, err := client.New(base, key, append([]client.Option{client.WithHTTPClient(hc)}, opts...)...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}
+
+func pngImage(t *testing.T, c color.RGBA) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 36))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// lite is the cheapest, quickest request: 35 credits.
+func lite(prompt string) client.Request {
+	return client.Request{Prompt: prompt, Model: client.ModelLite, DurationSeconds: 4, GenerateAudio: new(false)}
+}
+
+func TestTextToVideoWaitAndSave(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	c := newClient(t, k.APIKey)
+	ctx := context.Background()
+
+	req := lite("a paper boat on a pond")
+	req.SampleCount = 2
+	req.Seed = new(int64(42))
+	s, err := c.TextToVideo(ctx, req)
+	if err != nil {
+		t.Fatalf("TextToVideo: %v", err)
+	}
+	if s.Status != client.StatusPending || s.CreditsUsed != 70 || s.RemainingCredits != 930 {
+		t.Errorf("started = %+v, want pending, 70 credits used, 930 left", s)
+	}
+	if lo, hi, ok := s.EstimatedWait(); !ok || lo <= 0 || hi < lo {
+		t.Errorf("EstimatedWait(%q) = %v, %v, %v, want a range", s.EstimatedWaitTime, lo, hi, ok)
+	}
+
+	var polls int
+	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: 2 * time.Minute, OnPoll: func(*client.Task) { polls++ }})
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if task.Status != client.StatusCompleted || len(task.Videos) != 2 || task.CompletedAt.IsZero() || polls == 0 {
+		t.Fatalf("task = %+v after %d polls, want completed with 2 videos", task, polls)
+	}
+	if task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
+		t.Errorf("task = %+v, want seed 42, 70 credits, the lite model", task)
+	}
+
+	dir := t.TempDir()
+	paths, err := c.SaveVideos(ctx, s.TaskID, dir)
+	if err != nil {
+		t.Fatalf("SaveVideos: %v", err)
+	}
+	want := []string{filepath.Join(dir, s.TaskID+"-1.mp4"), filepath.Join(dir, s.TaskID+"-2.mp4")}
+	if !slices.Equal(paths, want) {
+		t.Errorf("SaveVideos = %v, want %v", paths, want)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 1000 || string(b[4:8]) != "ftyp" {
+			t.Errorf("%s: %d bytes (%v), want an MP4 file", p, len(b), err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("partial files left behind: %v", left)
+	}
+}
+
+func TestImageStarts(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 10000, store.Limits{})
+	c := newClient(t, k.APIKey)
+	ctx := context.Background()
+	red := pngImage(t, color.RGBA{200, 20, 20, 255})
+	path := filepath.Join(t.TempDir(), "red.png")
+	if err := os.WriteFile(path, red, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := c.ImageToVideo(ctx, lite("the red flag waves"), client.ImageFile(path))
+	if err != nil {
+		t.Fatalf("ImageToVideo: %v", err)
+	}
+	if want := (client.ImageInfo{OriginalName: "red.png", Size: int64(len(red)), MimeType: "image/png"}); s.ImageInfo == nil || *s.ImageInfo != want {
+		t.Errorf("imageInfo = %+v, want %+v", s.ImageInfo, want)
+	}
+
+	req := client.Request{Prompt: "red to blue", Model: client.ModelFast, DurationSeconds: 4, Resolution: "720p", GenerateAudio: new(false)}
+	blue := pngImage(t, color.RGBA{20, 20, 200, 255})
+	s, err = c.FirstLastFrame(ctx, req, client.ImageBytes("first.png", red), client.ImageReader("last.png", bytes.NewReader(blue)))
+	if err != nil {
+		t.Fatalf("FirstLastFrame: %v", err)
+	}
+	if s.FirstFrame == nil || s.FirstFrame.OriginalName != "first.png" || s.LastFrame == nil || s.LastFrame.Size != int64(len(blue)) {
+		t.Errorf("frames = %+v, %+v, want first.png and last.png of %d bytes", s.FirstFrame, s.LastFrame, len(blue))
+	}
+	if s.CreditsUsed != 120 {
+		t.Errorf("creditsUsed = %d, want 120 (fast, no audio)", s.CreditsUsed)
+	}
+	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: 2 * time.Minute})
+	if err != nil || task.Type != "first-last-frame" || len(task.Videos) != 1 {
+		t.Fatalf("Wait = %+v, %v, want a completed first-last-frame task with a video", task, err)
+	}
+}
+
+func TestModels(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 0, store.Limits{})
+	l, err := newClient(t, k.APIKey).Models(context.Background())
+	if err != nil {
+		t.Fatalf("Models: %v", err)
+	}
+	if len(l.Models) != 3 || l.DefaultModel != client.ModelFast {
+		t.Fatalf("models = %+v, want 3 and the fast default", l)
+	}
+	m, ok := l.Find(client.ModelLite)
+	if !ok || m.Pricing.Price(true) != 65 || m.Pricing.Price(false) != 35 || m.Supports("first-last-frame") {
+		t.Errorf("lite = %+v, want 65/35 credits and no first-last-frame", m)
+	}
+}
+
+// One variant of the models answer names the id "id" and lists a model
+// twice: the client reads both names and merges the twins. The local
+// service never answers so, hence a stand-in server here.
+func TestModelsVariant(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"success":true,"models":[
+			{"id":"gen-3.1-fast-generate-001","name":"Fast","description":"first","capabilities":["text-to-video"],"pricing":{"creditsPerVideo":190,"creditsPerVideoNoAudio":120}},
+			{"modelId":"gen-3.1-lite-generate-001","name":"Lite","description":"lite","capabilities":["text-to-video"],"pricing":{"creditsPerVideo":65,"creditsPerVideoNoAudio":35}},
+			{"id":"gen-3.1-fast-generate-001","name":"Fast","description":"second","capabilities":["image-to-video","text-to-video"],"pricing":{"creditsPerVideo":190,"creditsPerVideoNoAudio":120}}]}`)
+	}))
+	defer srv.Close()
+	c, err := client.New(srv.URL, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Models(context.Background())
+	if err != nil {
+		t.Fatalf("Models: %v", err)
+	}
+	if len(l.Models) != 2 {
+		t.Fatalf("%d models, want 2 (the twins merged): %+v", len(l.Models), l.Models)
+	}
+	fast := l.Models[0]
+	if fast.ID != client.ModelFast || fast.Description != "first" || !slices.Equal(fast.Capabilities, []string{"text-to-video", "image-to-video"}) {
+		t.Errorf("fast = %+v, want the first description and both capabilities", fast)
+	}
+	if l.Models[1].ID != client.ModelLite {
+		t.Errorf("second model = %q, want %q (read from modelId)", l.Models[1].ID, client.ModelLite)
+	}
+}
+
+func TestAllHistoryPages(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 10000, store.Limits{})
+	c := newClient(t, k.APIKey)
+	ctx := context.Background()
+	// [fail] tasks fail at once, without rendering.
+	var started []string
+	for i := range 5 {
+		s, err := c.TextToVideo(ctx, lite(fmt.Sprintf("[fail] number %d", i)))
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		started = append(started, s.TaskID)
+	}
+	slices.Reverse(started) // newest first
+
+	var got []string
+	for it, err := range c.AllHistory(ctx, client.HistoryQuery{Limit: 2}) {
+		if err != nil {
+			t.Fatalf("AllHistory: %v", err)
+		}
+		got = append(got, it.TaskID)
+	}
+	if !slices.Equal(got, started) {
+		t.Errorf("AllHistory = %v, want %v", got, started)
+	}
+
+	// Stopping early stops the paging.
+	n := 0
+	for range c.AllHistory(ctx, client.HistoryQuery{Limit: 2}) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("broke out after %d items, want 3", n)
+	}
+
+	page, err := c.History(ctx, client.HistoryQuery{Limit: 2, Skip: 4})
+	if err != nil || len(page.Items) != 1 || page.Total != 5 || page.HasMore || page.Items[0].TaskID != started[4] {
+		t.Errorf("last page = %+v, %v, want 1 of 5 items, the oldest, no more", page, err)
+	}
+	it := page.Items[0]
+	if it.APIKey != "test" || it.CreditsCost != 35 || it.Model != client.ModelLite {
+		t.Errorf("history item = %+v, want key name test, 35 credits, lite", it)
+	}
+
+	// An error ends the sequence after being yielded once.
+	var errs int
+	for _, err := range newClient(t, "gen_nope").AllHistory(ctx, client.HistoryQuery{}) {
+		if err != nil {
+			errs++
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d errors from a refused history, want 1", errs)
+	}
+}
+
+// A generation that fails comes back from Wait as a *GenerationError,
+// refunded.
+func TestWaitForAFailedTask(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 100, store.Limits{})
+	c := newClient(t, k.APIKey)
+	ctx := context.Background()
+	s, err := c.TextToVideo(ctx, lite("[policy] something forbidden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: time.Minute})
+	var ge *client.GenerationError
+	if !errors.As(err, &ge) || ge.Code != "CONTENT_POLICY_VIOLATION" || ge.TaskID != s.TaskID || ge.CreditsRefunded != 35 {
+		t.Fatalf("Wait = %v, want a *GenerationError CONTENT_POLICY_VIOLATION refunding 35", err)
+	}
+	if task == nil || task.Status != client.StatusFailed {
+		t.Errorf("task = %+v, want the failed task", task)
+	}
+	if got := stack.Balance(t, k.AccountID); got != 100 {
+		t.Errorf("balance = %d, want 100", got)
+	}
+}
+
+// A wait that runs out returns the task id and the last status, and the
+// task goes on. The service asks for 5 s between polls: a wait of 1.5 s
+// polls once, however short MinInterval is.
+func TestWaitTimesOut(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 100, store.Limits{})
+	c := newClient(t, k.APIKey)
+	ctx := context.Background()
+	s, err := c.TextToVideo(ctx, lite("[slow:60] a very slow sunrise"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polls atomic.Int32
+	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: 1500 * time.Millisecond,
+		MinInterval: 10 * time.Millisecond, OnPoll: func(*client.Task) { polls.Add(1) }})
+	var te *client.WaitTimeoutError
+	if !errors.As(err, &te) || te.TaskID != s.TaskID || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait = %v, want a *WaitTimeoutError naming %s", err, s.TaskID)
+	}
+	if task == nil || task.Status.Terminal() || te.Status != task.Status {
+		t.Errorf("task = %+v, error status %q, want the unfinished task", task, te.Status)
+	}
+	if task.RetryAfter != 5*time.Second {
+		t.Errorf("RetryAfter = %v, want the service's 5s", task.RetryAfter)
+	}
+	if n := polls.Load(); n > 1 {
+		t.Errorf("%d polls in 1.5 s, want 1: Retry-After: 5 was not honoured", n)
+	}
+	if _, err := c.Status(ctx, s.TaskID); err != nil {
+		t.Errorf("Status after the timeout: %v", err)
+	}
+}
+
+// A context that ends is not a timeout of the wait.
+func TestWaitCancelled(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 100, store.Limits{})
+	c := newClient(t, k.APIKey)
+	s, err := c.TextToVideo(context.Background(), lite("[slow:60] patience"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = c.Wait(ctx, s.TaskID, client.WaitOptions{OnPoll: func(*client.Task) { cancel() }})
+	var te *client.WaitTimeoutError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &te) {
+		t.Errorf("Wait = %v, want context.Canceled", err)
+	}
+}

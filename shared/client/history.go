@@ -1,0 +1,76 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"strconv"
+)
+
+// History returns one page of the account's tasks, newest first.
+func (c *Client) History(ctx context.Context, q HistoryQuery) (*HistoryPage, error) {
+	v := url.Values{}
+	if q.Status != "" {
+		v.Set("status", string(q.Status))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Skip != 0 {
+		v.Set("skip", strconv.Itoa(q.Skip))
+	}
+	var body struct {
+		Videos     []HistoryItem `json:"videos"`
+		Pagination struct {
+			Total   int  `json:"total"`
+			Limit   int  `json:"limit"`
+			Skip    int  `json:"skip"`
+			HasMore bool `json:"hasMore"`
+		} `json:"pagination"`
+	}
+	if _, err := c.getJSON(ctx, "/api/gen/history", v, &body); err != nil {
+		return nil, err
+	}
+	p := body.Pagination
+	return &HistoryPage{Items: body.Videos, Total: p.Total, Limit: p.Limit, Skip: p.Skip, HasMore: p.HasMore}, nil
+}
+
+// AllHistory yields every task matching q from q.Skip on, newest first,
+// fetching page after page (of q.Limit tasks, default 100). A task
+// started while it pages shifts the pages by one; a task already yielded
+// is not yielded again. An error is yielded once, and ends the sequence.
+//
+//	for item, err := range c.AllHistory(ctx, client.HistoryQuery{Status: client.StatusCompleted}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(item.TaskID)
+//	}
+func (c *Client) AllHistory(ctx context.Context, q HistoryQuery) iter.Seq2[HistoryItem, error] {
+	return func(yield func(HistoryItem, error) bool) {
+		if q.Limit == 0 {
+			q.Limit = 100
+		}
+		seen := map[string]bool{}
+		for {
+			page, err := c.History(ctx, q)
+			if err != nil {
+				yield(HistoryItem{}, err)
+				return
+			}
+			for _, it := range page.Items {
+				if seen[it.TaskID] {
+					continue
+				}
+				seen[it.TaskID] = true
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if !page.HasMore || len(page.Items) == 0 {
+				return
+			}
+			q.Skip += len(page.Items)
+		}
+	}
+}

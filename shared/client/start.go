@@ -1,0 +1,183 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Image is a file for image-to-video or first-last-frame. It is streamed
+// to the service, never read into memory whole. The service recognises
+// JPEG and PNG by their bytes and takes at most 20 MiB.
+type Image struct {
+	// Name is the file name sent (the service echoes it as
+	// imageInfo.originalName).
+	Name string
+	// Open returns the image's bytes; a retry opens it again.
+	Open func() (io.ReadCloser, error)
+
+	// once marks an image that can be read only once.
+	once bool
+}
+
+// ImageFile is the image in the file at path.
+func ImageFile(path string) Image {
+	return Image{Name: filepath.Base(path), Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+}
+
+// ImageBytes is an image held in memory.
+func ImageBytes(name string, data []byte) Image {
+	return Image{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+}
+
+// ImageReader is an image read from r, which can be read only once: a
+// start that uploads it is never retried.
+func ImageReader(name string, r io.Reader) Image {
+	return Image{Name: name, once: true, Open: func() (io.ReadCloser, error) { return io.NopCloser(r), nil }}
+}
+
+// StartOption adjusts one start call.
+type StartOption func(*call)
+
+// WithIdempotencyKey sends the start with an Idempotency-Key: the service
+// answers the same key and body within 24 hours with the first answer
+// (one task, one charge), so the start may be retried. Use a fresh key
+// (NewIdempotencyKey) for every generation.
+func WithIdempotencyKey(key string) StartOption { return func(c *call) { c.idempotencyKey = key } }
+
+// TextToVideo starts a text-to-video generation.
+func (c *Client) TextToVideo(ctx context.Context, req Request, opts ...StartOption) (*Started, error) {
+	body, err := jsonBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("gen: encode request: %w", err)
+	}
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/text-to-video", body: body}, opts)
+}
+
+// ImageToVideo starts an image-to-video generation from image.
+func (c *Client) ImageToVideo(ctx context.Context, req Request, image Image, opts ...StartOption) (*Started, error) {
+	body := multipartBody(req, []filePart{{"image", image}})
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/image-to-video", body: body}, opts, image)
+}
+
+// FirstLastFrame starts a generation that begins at first and ends at
+// last. The Quality and Fast models support it; Lite does not.
+func (c *Client) FirstLastFrame(ctx context.Context, req Request, first, last Image, opts ...StartOption) (*Started, error) {
+	body := multipartBody(req, []filePart{{"firstFrame", first}, {"lastFrame", last}})
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/first-last-frame", body: body}, opts, first, last)
+}
+
+func (c *Client) start(ctx context.Context, cl call, opts []StartOption, images ...Image) (*Started, error) {
+	for _, o := range opts {
+		o(&cl)
+	}
+	if cl.idempotencyKey == "" && c.autoKey {
+		cl.idempotencyKey = NewIdempotencyKey()
+	}
+	// Without a key a repeated start could start and charge twice.
+	cl.retry = cl.idempotencyKey != ""
+	for _, im := range images {
+		cl.retry = cl.retry && !im.once
+	}
+	_, body, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var s Started
+	if err := json.Unmarshal(body, &s); err != nil {
+		return nil, fmt.Errorf("gen: POST %s: decode answer: %w", cl.path, err)
+	}
+	s.IdempotencyKey = cl.idempotencyKey
+	return &s, nil
+}
+
+type filePart struct {
+	field string
+	image Image
+}
+
+// multipartBody is a body maker that streams the form through a pipe:
+// the text fields, then each file as it is read.
+func multipartBody(req Request, files []filePart) func() (io.ReadCloser, string, error) {
+	return func() (io.ReadCloser, string, error) {
+		// Open the files first, so that a missing file fails the call
+		// before anything is sent.
+		readers := make([]io.ReadCloser, len(files))
+		for i, f := range files {
+			if f.image.Open == nil {
+				closeAll(readers)
+				return nil, "", fmt.Errorf("gen: %s: the image has no Open function", f.field)
+			}
+			r, err := f.image.Open()
+			if err != nil {
+				closeAll(readers)
+				return nil, "", fmt.Errorf("gen: open %s %q: %w", f.field, f.image.Name, err)
+			}
+			readers[i] = r
+		}
+		pr, pw := io.Pipe()
+		w := multipart.NewWriter(pw)
+		go func() {
+			defer closeAll(readers)
+			pw.CloseWithError(writeForm(w, req, files, readers))
+		}()
+		return pr, w.FormDataContentType(), nil
+	}
+}
+
+func writeForm(w *multipart.Writer, req Request, files []filePart, readers []io.ReadCloser) error {
+	for _, f := range req.formFields() {
+		if err := w.WriteField(f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	for i, f := range files {
+		name := f.image.Name
+		if name == "" {
+			name = f.field
+		}
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, f.field, escapeQuotes(name)))
+		h.Set("Content-Type", imageType(name))
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(pw, readers[i]); err != nil {
+			return fmt.Errorf("read %s %q: %w", f.field, name, err)
+		}
+	}
+	return w.Close()
+}
+
+// imageType is the declared type of an upload, from its name. The
+// service trusts only the bytes; this is for proxies and logs.
+func imageType(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	}
+	return "application/octet-stream"
+}
+
+var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "", "\n", "")
+
+func escapeQuotes(s string) string { return quoteEscaper.Replace(s) }
+
+func closeAll(rs []io.ReadCloser) {
+	for _, r := range rs {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
