@@ -50,6 +50,9 @@ type Config struct {
 	SweepInterval time.Duration
 	// Logger receives the service's structured logs.
 	Logger *slog.Logger
+	// Hooks wrap the store, blob storage and generator (tests and the soak
+	// run only; see Hooks).
+	Hooks Hooks
 }
 
 // DataDirFromEnv is GEN_DATA_DIR, or .gen.

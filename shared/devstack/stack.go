@@ -86,23 +86,25 @@ func (s *Stack) build(cfg Config) error {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("temp dir: %w", err)
 	}
+	st := cfg.Hooks.store(s.Store)
+	blobs := cfg.Hooks.blobs(s.Blobs)
 	steps := &workflow.Steps{
-		Store: s.Store,
-		Blobs: s.Blobs,
-		Generator: workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
+		Store: st,
+		Blobs: blobs,
+		Generator: cfg.Hooks.generator(workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
 			r, err := s.Renderer.Generate(ctx, render.Job(j))
 			return workflow.Result(r), err
-		}),
+		})),
 		TempDir: tmp,
 		Logger:  s.logger,
 	}
-	s.Runner, err = workflow.NewRunner(steps, s.Store, asl.WithLogger(s.logger))
+	s.Runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
 	s.API = httpapi.New(httpapi.Config{
-		Store:             s.Store,
-		Blobs:             s.Blobs,
+		Store:             st,
+		Blobs:             blobs,
 		Starter:           s.Runner,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,

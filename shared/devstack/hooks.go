@@ -1,0 +1,50 @@
+package devstack
+
+import (
+	"context"
+	"io"
+
+	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// Blobs is blob storage as the stack uses it: what the API needs (Put,
+// Delete, SignURL) and what the workflow needs (Put, Get). Config.WrapBlobs
+// receives and returns one.
+type Blobs interface {
+	httpapi.Blobs
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+}
+
+// Hooks let a test or the soak run put decorators around the stack's
+// dependencies, for instance shared/faults' fault-injecting ones. Each is
+// optional. What a hook returns is what the API and the workflow use, the
+// sweep included; Stack.Store and Stack.Blobs stay the bare ones, for the
+// caller's own checks and set-up. The service never sets them.
+type Hooks struct {
+	WrapStore     func(store.Store) store.Store
+	WrapBlobs     func(Blobs) Blobs
+	WrapGenerator func(workflow.Generator) workflow.Generator
+}
+
+func (h Hooks) store(s store.Store) store.Store {
+	if h.WrapStore != nil {
+		return h.WrapStore(s)
+	}
+	return s
+}
+
+func (h Hooks) blobs(b Blobs) Blobs {
+	if h.WrapBlobs != nil {
+		return h.WrapBlobs(b)
+	}
+	return b
+}
+
+func (h Hooks) generator(g workflow.Generator) workflow.Generator {
+	if h.WrapGenerator != nil {
+		return h.WrapGenerator(g)
+	}
+	return g
+}

@@ -1,0 +1,61 @@
+package faults
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// BlobStore is blob storage as the service uses it: the API stores
+// uploads, deletes them and signs download links; the workflow reads the
+// inputs and stores the videos.
+type BlobStore interface {
+	Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Delete(ctx context.Context, key string) error
+	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
+}
+
+var _ BlobStore = (*Blobs)(nil)
+
+// Blobs is a BlobStore whose calls go through an Injector, named
+// "Blobs.<Method>".
+type Blobs struct {
+	b  BlobStore
+	in *Injector
+}
+
+// WrapBlobs returns b with the faults in decides.
+func WrapBlobs(b BlobStore, in *Injector) *Blobs { return &Blobs{b: b, in: in} }
+
+func (b *Blobs) call(ctx context.Context, method string, fn func() error) error {
+	return b.in.call(ctx, "Blobs."+method, plainFailure, fn)
+}
+
+// Put stores r under key. A fault before the call leaves r unread.
+func (b *Blobs) Put(ctx context.Context, key string, r io.Reader, contentType string) (n int64, err error) {
+	err = b.call(ctx, "Put", func() error { n, err = b.b.Put(ctx, key, r, contentType); return err })
+	return n, err
+}
+
+// Get opens the object under key. With a fault after the call, the
+// object's reader is closed before the error is returned.
+func (b *Blobs) Get(ctx context.Context, key string) (rc io.ReadCloser, err error) {
+	err = b.call(ctx, "Get", func() error { rc, err = b.b.Get(ctx, key); return err })
+	if err != nil && rc != nil {
+		rc.Close()
+		rc = nil
+	}
+	return rc, err
+}
+
+// Delete removes the object under key.
+func (b *Blobs) Delete(ctx context.Context, key string) error {
+	return b.call(ctx, "Delete", func() error { return b.b.Delete(ctx, key) })
+}
+
+// SignURL returns a URL serving key until expires.
+func (b *Blobs) SignURL(ctx context.Context, key string, expires time.Time) (url string, err error) {
+	err = b.call(ctx, "SignURL", func() error { url, err = b.b.SignURL(ctx, key, expires); return err })
+	return url, err
+}

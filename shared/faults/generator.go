@@ -1,0 +1,31 @@
+package faults
+
+import (
+	"context"
+
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+var _ workflow.Generator = (*Generator)(nil)
+
+// Generator is a workflow.Generator whose calls go through an Injector,
+// named "Generator.Generate". A Delay that outlasts the task's deadline
+// is a generation that times out.
+type Generator struct {
+	g  workflow.Generator
+	in *Injector
+}
+
+// WrapGenerator returns g with the faults in decides.
+func WrapGenerator(g workflow.Generator, in *Injector) *Generator {
+	return &Generator{g: g, in: in}
+}
+
+// Generate renders the job's videos.
+func (g *Generator) Generate(ctx context.Context, job workflow.Job) (res workflow.Result, err error) {
+	err = g.in.call(ctx, "Generator.Generate", plainFailure, func() error {
+		res, err = g.g.Generate(ctx, job)
+		return err
+	})
+	return res, err
+}
