@@ -1,0 +1,591 @@
+// The tests of functions/ build every function's real binary and drive it
+// the way Lambda does, through a fake Runtime API, with each function's
+// testdata/event.json: API Gateway REST proxy events (base64 multipart
+// uploads among them), state machine step events, the authorizer's
+// REQUEST event and the sweeper's scheduled event. Behind the functions
+// run DynamoDB Local, a fake S3 that verifies presigned URLs, and fakes of
+// Step Functions and Secrets Manager (see shared/awsstack/awsstacktest).
+package functions_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynamolocal.StopShared()
+	os.Exit(code)
+}
+
+// What the testdata events refer to.
+const (
+	testKey   = "gen_TestdataKeyForLocalInvokeOnly00000000001" // their X-API-Key
+	keyID     = "key_testdata0001"
+	accountID = "acct_testdata"
+	task1     = "gen_1767225600000_testdata01" // status, download and the steps
+	task2     = "gen_1767225600000_testdata02" // fail
+	credits   = 10000
+)
+
+// functionNames are the directories of functions/, one Lambda each.
+var functionNames = []string{
+	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models",
+	"mark-processing", "generate", "complete", "fail", "authorizer", "sweeper",
+}
+
+type harness struct {
+	t       *testing.T // the parent test, which the cached processes live as long as
+	env     *awsstacktest.Env
+	bins    map[string]string
+	running map[string]*awsstacktest.Function
+}
+
+// fn returns the running process of a function, starting it on first use
+// (its cold start); it serves the later subtests too.
+func (h *harness) fn(t *testing.T, name string) *awsstacktest.Function {
+	t.Helper()
+	if f, ok := h.running[name]; ok {
+		return f
+	}
+	f := h.start(h.t, name)
+	h.running[name] = f
+	return f
+}
+
+func (h *harness) start(t *testing.T, name string, extraEnv ...string) *awsstacktest.Function {
+	t.Helper()
+	bin, ok := h.bins[name]
+	if !ok {
+		t.Fatalf("no binary for function %s", name)
+	}
+	return awsstacktest.StartFunction(t, name, bin, h.env.Environ(t, extraEnv...))
+}
+
+func readEvent(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(name, "testdata", "event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// proxyEvent reads a function's API Gateway event for changes.
+func proxyEvent(t *testing.T, name string) events.APIGatewayProxyRequest {
+	t.Helper()
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(readEvent(t, name), &ev); err != nil {
+		t.Fatalf("%s/testdata/event.json: %v", name, err)
+	}
+	return ev
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// response decodes an endpoint's answer and its JSON body into body.
+func response(t *testing.T, res awsstacktest.Result, body any) events.APIGatewayProxyResponse {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("function error %s: %s", res.ErrorType, res.ErrorMessage)
+	}
+	var resp events.APIGatewayProxyResponse
+	if err := json.Unmarshal(res.Payload, &resp); err != nil {
+		t.Fatalf("response %s: %v", res.Payload, err)
+	}
+	if resp.IsBase64Encoded {
+		t.Fatalf("JSON response marked base64: %s", res.Payload)
+	}
+	if ct := strings.Join(resp.MultiValueHeaders["Content-Type"], ","); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	if body != nil {
+		if err := json.Unmarshal([]byte(resp.Body), body); err != nil {
+			t.Fatalf("body %s: %v", resp.Body, err)
+		}
+	}
+	return resp
+}
+
+func TestFunctions(t *testing.T) {
+	env := awsstacktest.Start(t)
+	h := &harness{t: t, env: env, bins: awsstacktest.Build(t, "github.com/genvideo/gen/functions/..."),
+		running: map[string]*awsstacktest.Function{}}
+	for _, name := range functionNames {
+		if _, ok := h.bins[name]; !ok {
+			t.Errorf("go build made no binary for functions/%s", name)
+		}
+	}
+	if len(h.bins) != len(functionNames) {
+		t.Errorf("built %d functions, want %d: %v", len(h.bins), len(functionNames), h.bins)
+	}
+
+	ctx := context.Background()
+	st := env.Store
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	if err := st.CreateAccount(ctx, store.Account{ID: accountID, Credits: credits, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateKey(ctx, store.Key{ID: keyID, Hash: apikey.Hash(testKey), AccountID: accountID,
+		Name: "testdata", Tier: ratelimit.Pro, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	lite := params.Parameters{SampleCount: 1, DurationSeconds: 4, AspectRatio: "16:9", Resolution: "720p",
+		PersonGeneration: "allow_adult"}
+	newTask := func(id string, created time.Time) task.Task {
+		t.Helper()
+		tk := task.Task{ID: id, AccountID: accountID, KeyName: "testdata", Type: "text-to-video",
+			Model: "gen-3.1-lite-generate-001", Prompt: "A paper boat drifting on a pond", Params: lite,
+			CreditsCost: 35, Status: task.Pending, CreatedAt: created, Deadline: created.Add(10 * time.Minute)}
+		if _, err := st.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+			t.Fatalf("create task %s: %v", id, err)
+		}
+		return tk
+	}
+	newTask(task1, now)
+
+	t.Run("models", func(t *testing.T) {
+		var body struct {
+			Success bool
+			Models  []struct{ ID string }
+		}
+		resp := response(t, h.fn(t, "models").Invoke(t, readEvent(t, "models")), &body)
+		if resp.StatusCode != http.StatusOK || !body.Success || len(body.Models) == 0 {
+			t.Errorf("models: %d %s, want 200 with the models", resp.StatusCode, resp.Body)
+		}
+	})
+
+	var started []string
+	t.Run("text-to-video", func(t *testing.T) {
+		var body struct {
+			TaskID      string
+			Status      string
+			CreditsUsed int
+		}
+		resp := response(t, h.fn(t, "text-to-video").Invoke(t, readEvent(t, "text-to-video")), &body)
+		if resp.StatusCode != http.StatusAccepted || body.Status != "pending" || body.CreditsUsed != 35 {
+			t.Fatalf("text-to-video: %d %s, want 202 pending costing 35", resp.StatusCode, resp.Body)
+		}
+		started = append(started, body.TaskID)
+		// The execution is named by the task, with the workflow's input.
+		execs := env.SFN.Executions()
+		if len(execs) != 1 || execs[0].Name != body.TaskID {
+			t.Fatalf("executions %+v, want one named %s", execs, body.TaskID)
+		}
+		var in workflow.Input
+		if err := json.Unmarshal([]byte(execs[0].Input), &in); err != nil || in.TaskID != body.TaskID ||
+			in.TimeoutSeconds < 590 || in.TimeoutSeconds > 600 {
+			t.Errorf("execution input %s, want taskId %s and about 600 seconds", execs[0].Input, body.TaskID)
+		}
+	})
+
+	t.Run("text-to-video start fails", func(t *testing.T) {
+		env.SFN.FailStarts("StateMachineDoesNotExist")
+		defer env.SFN.FailStarts("")
+		before, err := st.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error string }
+		resp := response(t, h.fn(t, "text-to-video").Invoke(t, readEvent(t, "text-to-video")), &body)
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("with StartExecution failing: %d %s, want 503", resp.StatusCode, resp.Body)
+		}
+		after, err := st.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Credits != before.Credits || after.InFlight != before.InFlight {
+			t.Errorf("account went from %d credits, %d in flight to %d, %d; want no change (refunded)",
+				before.Credits, before.InFlight, after.Credits, after.InFlight)
+		}
+	})
+
+	type imageInfo struct {
+		OriginalName string
+		Size         int64
+		MimeType     string
+	}
+	t.Run("image-to-video", func(t *testing.T) {
+		var body struct {
+			TaskID    string
+			ImageInfo imageInfo
+		}
+		ev := readEvent(t, "image-to-video")
+		resp := response(t, h.fn(t, "image-to-video").Invoke(t, ev), &body)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("image-to-video: %d %s, want 202", resp.StatusCode, resp.Body)
+		}
+		started = append(started, body.TaskID)
+		want := imageInfo{OriginalName: "harbour.png", Size: body.ImageInfo.Size, MimeType: "image/png"}
+		if body.ImageInfo != want || body.ImageInfo.Size < 100 {
+			t.Errorf("imageInfo %+v, want harbour.png, image/png", body.ImageInfo)
+		}
+		// The image went to S3 byte for byte.
+		data, ct, ok := env.S3.Object(t, awsstacktest.Bucket, "inputs/"+body.TaskID+"/image.png")
+		if !ok {
+			t.Fatalf("no image in S3 for %s: %v", body.TaskID, env.S3.Keys(t, awsstacktest.Bucket, "inputs/"))
+		}
+		if ct != "image/png" || int64(len(data)) != body.ImageInfo.Size || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+			t.Errorf("stored image: %d bytes of %s, want the %d-byte PNG", len(data), ct, body.ImageInfo.Size)
+		}
+		multipartPart(t, proxyEvent(t, "image-to-video"), data)
+	})
+
+	t.Run("image-to-video over the deployment limit", func(t *testing.T) {
+		f := h.start(t, "image-to-video", awsstack.EnvMaxImageBytes+"=256")
+		var body struct {
+			Error   string
+			Message string
+			Details struct{ MaxBytes int64 }
+		}
+		resp := response(t, f.Invoke(t, readEvent(t, "image-to-video")), &body)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || body.Details.MaxBytes != 256 {
+			t.Fatalf("oversized image: %d %s, want 413 with maxBytes 256", resp.StatusCode, resp.Body)
+		}
+		for _, want := range []string{"256 bytes", "API Gateway", "AWS Lambda", "20 MiB"} {
+			if !strings.Contains(body.Message, want) {
+				t.Errorf("413 message %q does not name %q", body.Message, want)
+			}
+		}
+	})
+
+	t.Run("first-last-frame", func(t *testing.T) {
+		var body struct {
+			TaskID                string
+			FirstFrame, LastFrame imageInfo
+		}
+		resp := response(t, h.fn(t, "first-last-frame").Invoke(t, readEvent(t, "first-last-frame")), &body)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("first-last-frame: %d %s, want 202", resp.StatusCode, resp.Body)
+		}
+		started = append(started, body.TaskID)
+		if body.FirstFrame.OriginalName != "day.png" || body.LastFrame.OriginalName != "night.png" {
+			t.Errorf("frames %+v, %+v, want day.png and night.png", body.FirstFrame, body.LastFrame)
+		}
+		keys := env.S3.Keys(t, awsstacktest.Bucket, "inputs/"+body.TaskID+"/")
+		want := []string{"inputs/" + body.TaskID + "/firstFrame.png", "inputs/" + body.TaskID + "/lastFrame.png"}
+		if !slices.Equal(keys, want) {
+			t.Errorf("inputs in S3 %v, want %v", keys, want)
+		}
+
+		// GEN_MAX_IMAGE_BYTES bounds both frames together: half each.
+		larger := max(body.FirstFrame.Size, body.LastFrame.Size)
+		total := 2 * (larger - 1)
+		f := h.start(t, "first-last-frame", awsstack.EnvMaxImageBytes+"="+strconv.FormatInt(total, 10))
+		var tooLarge struct {
+			Error   string
+			Details struct{ MaxBytes int64 }
+		}
+		resp = response(t, f.Invoke(t, readEvent(t, "first-last-frame")), &tooLarge)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || tooLarge.Details.MaxBytes != larger-1 {
+			t.Errorf("frames of %d and %d bytes with %s=%d: %d %s, want 413 with maxBytes %d",
+				body.FirstFrame.Size, body.LastFrame.Size, awsstack.EnvMaxImageBytes, total, resp.StatusCode, resp.Body, larger-1)
+		}
+	})
+
+	if n := env.Secrets.Reads(); n != 0 {
+		t.Errorf("the start endpoints read the signer secret %d times, want 0 (only signing reads it)", n)
+	}
+
+	t.Run("mark-processing", func(t *testing.T) {
+		res := h.fn(t, "mark-processing").Invoke(t, readEvent(t, "mark-processing"))
+		var out workflow.Status
+		stepResult(t, res, &out)
+		if out.TaskID != task1 || out.Status != task.Processing {
+			t.Errorf("mark-processing = %+v, want %s processing", out, task1)
+		}
+		res = h.fn(t, "mark-processing").Invoke(t, mustJSON(t, workflow.TaskRef{TaskID: "gen_1767225600000_nosuchtask"}))
+		if !res.IsError || res.ErrorType != "TaskNotFound" {
+			t.Errorf("mark-processing of an unknown task = %+v, want the error type TaskNotFound", res)
+		}
+	})
+
+	var generated workflow.Generated
+	t.Run("generate", func(t *testing.T) {
+		res := h.fn(t, "generate").Invoke(t, readEvent(t, "generate"))
+		stepResult(t, res, &generated)
+		if len(generated.Videos) != 1 || generated.Videos[0].Key != workflow.VideoKey(task1, 0) {
+			t.Fatalf("generate = %+v, want one video at %s", generated, workflow.VideoKey(task1, 0))
+		}
+		data, ct, ok := env.S3.Object(t, awsstacktest.Bucket, generated.Videos[0].Key)
+		if !ok || ct != "video/mp4" || int64(len(data)) != generated.Videos[0].Size || len(data) < 12 || string(data[4:8]) != "ftyp" {
+			t.Errorf("video in S3: %d bytes of %q (found %v), want the %d-byte MP4", len(data), ct, ok, generated.Videos[0].Size)
+		}
+		res = h.fn(t, "generate").Invoke(t, []byte(`{}`))
+		if !res.IsError || res.ErrorType != "InvalidInput" {
+			t.Errorf("generate of {} = %+v, want the error type InvalidInput", res)
+		}
+	})
+
+	t.Run("complete", func(t *testing.T) {
+		var in workflow.CompleteInput
+		if err := json.Unmarshal(readEvent(t, "complete"), &in); err != nil {
+			t.Fatal(err)
+		}
+		// The testdata event has the shape Generate answers; the test
+		// passes on what Generate really made, as the state machine does.
+		if in.TaskID != task1 || len(in.Result.Videos) != 1 || in.Result.Videos[0].Key != generated.Videos[0].Key {
+			t.Fatalf("complete/testdata/event.json %+v does not match the generate step's output %+v", in, generated)
+		}
+		in.Result = generated
+		var out workflow.Status
+		stepResult(t, h.fn(t, "complete").Invoke(t, mustJSON(t, in)), &out)
+		if out.Status != task.Completed {
+			t.Errorf("complete = %+v, want completed", out)
+		}
+	})
+
+	var completedAt time.Time
+	type video struct {
+		URL, MimeType string
+		ExpiresAt     time.Time
+	}
+	t.Run("status", func(t *testing.T) {
+		var body struct {
+			Status      string
+			CompletedAt time.Time
+			Videos      []video
+		}
+		resp := response(t, h.fn(t, "status").Invoke(t, readEvent(t, "status")), &body)
+		if resp.StatusCode != http.StatusOK || body.Status != "completed" || len(body.Videos) != 1 {
+			t.Fatalf("status: %d %s, want 200 completed with one video", resp.StatusCode, resp.Body)
+		}
+		completedAt = body.CompletedAt
+		v := body.Videos[0]
+		if want := completedAt.Add(24 * time.Hour); !v.ExpiresAt.Equal(want) {
+			t.Errorf("expiresAt %s, want completedAt + 24h = %s", v.ExpiresAt, want)
+		}
+		checkPresigned(t, env, v.URL, v.ExpiresAt, generated.Videos[0].Key)
+		if env.Secrets.Reads() != 1 {
+			t.Errorf("the signer secret was read %d times, want once", env.Secrets.Reads())
+		}
+	})
+
+	t.Run("download", func(t *testing.T) {
+		var body struct {
+			TotalVideos int
+			Videos      []video
+		}
+		resp := response(t, h.fn(t, "download").Invoke(t, readEvent(t, "download")), &body)
+		if resp.StatusCode != http.StatusOK || body.TotalVideos != 1 || len(body.Videos) != 1 {
+			t.Fatalf("download: %d %s, want 200 with one video", resp.StatusCode, resp.Body)
+		}
+		checkPresigned(t, env, body.Videos[0].URL, body.Videos[0].ExpiresAt, generated.Videos[0].Key)
+	})
+
+	t.Run("status without a key", func(t *testing.T) {
+		ev := proxyEvent(t, "status")
+		delete(ev.Headers, "X-API-Key")
+		delete(ev.MultiValueHeaders, "X-API-Key")
+		var body struct{ Error string }
+		resp := response(t, h.fn(t, "status").Invoke(t, mustJSON(t, ev)), &body)
+		if resp.StatusCode != http.StatusUnauthorized || body.Error != "UNAUTHORIZED" {
+			t.Errorf("status without X-API-Key: %d %s, want 401 UNAUTHORIZED (the handler checks the key too)", resp.StatusCode, resp.Body)
+		}
+	})
+
+	t.Run("history", func(t *testing.T) {
+		var body struct {
+			Videos []struct {
+				TaskID string
+			}
+			Pagination struct {
+				Total, Limit int
+			}
+		}
+		resp := response(t, h.fn(t, "history").Invoke(t, readEvent(t, "history")), &body)
+		// task1, the three started and the one whose start failed.
+		if resp.StatusCode != http.StatusOK || body.Pagination.Total != 5 || body.Pagination.Limit != 5 || len(body.Videos) != 5 {
+			t.Fatalf("history: %d %s, want 200 with 5 of 5 tasks", resp.StatusCode, resp.Body)
+		}
+		var ids []string
+		for _, v := range body.Videos {
+			ids = append(ids, v.TaskID)
+		}
+		for _, id := range append([]string{task1}, started...) {
+			if !slices.Contains(ids, id) {
+				t.Errorf("history %v lacks %s", ids, id)
+			}
+		}
+	})
+
+	t.Run("fail", func(t *testing.T) {
+		newTask(task2, time.Now().UTC().Truncate(time.Millisecond))
+		before, _ := st.Account(ctx, accountID)
+		var out workflow.Status
+		stepResult(t, h.fn(t, "fail").Invoke(t, readEvent(t, "fail")), &out)
+		if out.TaskID != task2 || out.Status != task.Failed {
+			t.Errorf("fail = %+v, want %s failed", out, task2)
+		}
+		tk, err := st.Task(ctx, task2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Failure == nil || tk.Failure.Code != task.FailGeneration || tk.CreditsRefunded != 35 {
+			t.Errorf("task %s: failure %+v, refunded %d; want GENERATION_FAILED, 35", task2, tk.Failure, tk.CreditsRefunded)
+		}
+		after, _ := st.Account(ctx, accountID)
+		if after.Credits != before.Credits+35 {
+			t.Errorf("credits %d after the failure, want %d", after.Credits, before.Credits+35)
+		}
+	})
+
+	t.Run("authorizer", func(t *testing.T) {
+		var out events.APIGatewayCustomAuthorizerResponse
+		stepResult(t, h.fn(t, "authorizer").Invoke(t, readEvent(t, "authorizer")), &out)
+		if out.UsageIdentifierKey != "gen-usage-"+keyID || out.PrincipalID != keyID || out.Context["accountId"] != accountID {
+			t.Errorf("authorizer = %+v, want usage key gen-usage-%s, principal %s, account %s", out, keyID, keyID, accountID)
+		}
+		if st := out.PolicyDocument.Statement; len(st) != 1 || st[0].Effect != "Allow" ||
+			!slices.Equal(st[0].Resource, []string{"arn:aws:execute-api:us-east-1:123456789012:a1b2c3d4e5/prod/*"}) {
+			t.Errorf("policy %+v, want Allow on the whole stage", out.PolicyDocument)
+		}
+
+		var ev events.APIGatewayCustomAuthorizerRequestTypeRequest
+		if err := json.Unmarshal(readEvent(t, "authorizer"), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev.Headers["X-API-Key"] = apikey.New()
+		ev.MultiValueHeaders["X-API-Key"] = []string{ev.Headers["X-API-Key"]}
+		res := h.fn(t, "authorizer").Invoke(t, mustJSON(t, ev))
+		if !res.IsError || res.ErrorMessage != "Unauthorized" {
+			t.Errorf("authorizer with an unknown key = %+v, want the error Unauthorized", res)
+		}
+	})
+
+	t.Run("sweeper", func(t *testing.T) {
+		n := time.Now().UTC().Truncate(time.Millisecond)
+		orphan := newTask("gen_1767225600000_orphan0001", n.Add(-2*time.Minute))
+		late := newTask("gen_1767225600000_timedout01", n.Add(-15*time.Minute))
+		var report struct{ Unfinished, Failed, Started, Errors int }
+		stepResult(t, h.fn(t, "sweeper").Invoke(t, readEvent(t, "sweeper")), &report)
+		// Unfinished: the three started tasks, the orphan and the late one.
+		if report.Unfinished != 5 || report.Failed != 1 || report.Started != 1 || report.Errors != 0 {
+			t.Errorf("sweep report %+v, want 5 unfinished, 1 failed, 1 started", report)
+		}
+		if !slices.ContainsFunc(env.SFN.Executions(), func(e sfnstarttest.Execution) bool { return e.Name == orphan.ID }) {
+			t.Errorf("no execution started for %s: %+v", orphan.ID, env.SFN.Executions())
+		}
+		tk, err := st.Task(ctx, late.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != task.FailTimeout {
+			t.Errorf("late task: %s %+v, want failed with TIMEOUT", tk.Status, tk.Failure)
+		}
+	})
+
+	t.Run("cold start without configuration", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, env, want string
+		}{
+			{"status", awsstack.EnvBucket + "=", awsstack.EnvBucket},
+			{"text-to-video", awsstack.EnvGenerationTimeout + "=ten minutes", awsstack.EnvGenerationTimeout},
+			{"sweeper", awsstack.EnvStateMachineARN + "=", awsstack.EnvStateMachineARN},
+			{"mark-processing", awsstack.EnvTablePrefix + "=", awsstack.EnvTablePrefix},
+			{"generate", awsstack.EnvFFmpegPath + "=/nonexistent/ffmpeg", awsstack.EnvFFmpegPath},
+		} {
+			log := h.start(t, tc.name, tc.env).Exited(t)
+			if !strings.Contains(log, tc.want) {
+				t.Errorf("%s with %s: log %q does not name %s", tc.name, tc.env, log, tc.want)
+			}
+		}
+	})
+}
+
+// stepResult decodes a step's (or the authorizer's) answer.
+func stepResult(t *testing.T, res awsstacktest.Result, out any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("function error %s: %s", res.ErrorType, res.ErrorMessage)
+	}
+	if err := json.Unmarshal(res.Payload, out); err != nil {
+		t.Fatalf("result %s: %v", res.Payload, err)
+	}
+}
+
+// checkPresigned checks a download URL: signed by the signing user (not
+// the function's role), dying at expiresAt to the second, and served by S3
+// with the video's bytes.
+func checkPresigned(t *testing.T, env *awsstacktest.Env, raw string, expiresAt time.Time, key string) {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("URL %q: %v", raw, err)
+	}
+	q := u.Query()
+	date, err := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
+	if err != nil {
+		t.Fatalf("X-Amz-Date of %s: %v", raw, err)
+	}
+	secs, _ := strconv.Atoi(q.Get("X-Amz-Expires"))
+	if end, want := date.Add(time.Duration(secs)*time.Second), expiresAt.Truncate(time.Second); !end.Equal(want) {
+		t.Errorf("X-Amz-Date + X-Amz-Expires = %s, want expiresAt %s", end, want)
+	}
+	if !strings.HasPrefix(q.Get("X-Amz-Credential"), awsstacktest.SignerKeyID+"/") || q.Get("X-Amz-Security-Token") != "" {
+		t.Errorf("URL signed with %q (token %q), want the signing user %s", q.Get("X-Amz-Credential"),
+			q.Get("X-Amz-Security-Token"), awsstacktest.SignerKeyID)
+	}
+	if !strings.HasSuffix(u.Path, "/"+awsstacktest.Bucket+"/"+key) {
+		t.Errorf("URL path %s, want the object %s", u.Path, key)
+	}
+	resp, err := http.Get(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	want, _, _ := env.S3.Object(t, awsstacktest.Bucket, key)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("GET of the download URL: %d, %d bytes; want 200 with the %d-byte video", resp.StatusCode, len(got), len(want))
+	}
+}
+
+// multipartPart checks that the event's base64 body carries the stored
+// image: the upload went through base64 decoding untouched.
+func multipartPart(t *testing.T, ev events.APIGatewayProxyRequest, stored []byte) {
+	t.Helper()
+	if !ev.IsBase64Encoded {
+		t.Fatal("image-to-video/testdata/event.json is not base64-encoded")
+	}
+	body, err := base64.StdEncoding.DecodeString(ev.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(body, stored) {
+		t.Error("the stored image is not the one in the event's multipart body")
+	}
+}

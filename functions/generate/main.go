@@ -1,0 +1,26 @@
+// Command generate is the Lambda of the generation state machine's
+// Generate state: it renders the task's videos with ffmpeg (from a layer,
+// /opt/bin/ffmpeg, or GEN_FFMPEG_PATH) and stores them in S3. It returns
+// the workflow's named errors unwrapped, so that Step Functions sees their
+// type names.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/genvideo/gen/shared/awsstack"
+)
+
+func main() {
+	stack, err := awsstack.FromEnv(context.Background())
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	steps, err := stack.GenerateSteps()
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	lambda.Start(steps.Generate)
+}

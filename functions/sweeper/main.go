@@ -1,0 +1,24 @@
+// Command sweeper runs on a schedule: it fails and refunds tasks past
+// their deadline and starts the executions of tasks that have none (see
+// shared/sweeper). The scheduled event's content is not used.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/genvideo/gen/shared/awsstack"
+)
+
+func main() {
+	stack, err := awsstack.FromEnv(context.Background())
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	sw, err := stack.Sweeper()
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	lambda.Start(sw.Sweep)
+}

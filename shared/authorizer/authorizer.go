@@ -1,0 +1,152 @@
+// Package authorizer is the API Gateway Lambda authorizer (REQUEST type,
+// identity source the X-API-Key header) of the service on AWS. It lets a
+// request through when its key is a live key of the store, and ties it to
+// the key's usage plan: API Gateway enforces the plan's rate, burst and
+// daily quota on the API key whose value is the usageIdentifierKey the
+// authorizer returns (apiKeySource AUTHORIZER). Customer keys stay
+// hash-only: the gateway's API key for a customer key holds
+// UsageIdentifierKey(key ID), never the secret.
+//
+// The gateway caches the answer per key value, so the policy allows the
+// whole API, not just the method called, and the handlers still
+// authenticate the key themselves (a key revoked within the cache's TTL).
+package authorizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// ErrUnauthorized is the error API Gateway turns into a 401 (its
+// UNAUTHORIZED gateway response): the Lambda error message must be exactly
+// "Unauthorized".
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// UsagePrefix starts the value of every gateway API key made for a
+// customer key.
+const UsagePrefix = "gen-usage-"
+
+// UsageIdentifierKey is the value of the gateway API key, attached to the
+// tier's usage plan, that stands for the customer key keyID.
+func UsageIdentifierKey(keyID string) string { return UsagePrefix + keyID }
+
+// Context keys of the authorizer's answer, which the gateway passes on to
+// the integration as requestContext.authorizer.
+const (
+	ContextAccountID = "accountId"
+	ContextKeyID     = "keyId"
+	ContextTier      = "tier"
+)
+
+// Keys finds keys by hash: store.Store.KeyByHash.
+type Keys interface {
+	KeyByHash(ctx context.Context, hash string) (store.Key, error)
+}
+
+// Authorizer answers the gateway's authorization requests.
+type Authorizer struct {
+	keys Keys
+	log  *slog.Logger
+}
+
+// New returns an authorizer looking keys up in keys. A nil logger means
+// slog.Default().
+func New(keys Keys, logger *slog.Logger) *Authorizer {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Authorizer{keys: keys, log: logger}
+}
+
+// Authorize allows a request with a live key: the policy allows every
+// method of the API's stage, the usage identifier is the key's, and the
+// context names the key and its account. A missing, malformed, unknown or
+// revoked key is ErrUnauthorized; a store failure is another error, which
+// the gateway answers with a 500.
+func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+	value, ok := header(req, "X-API-Key")
+	if !ok || !apikey.WellFormed(value) {
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	k, err := a.keys.KeyByHash(ctx, apikey.Hash(value))
+	if errors.Is(err, store.ErrNotFound) {
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	if err != nil {
+		a.log.ErrorContext(ctx, "authorizer: look up key", "error", err.Error())
+		return events.APIGatewayCustomAuthorizerResponse{}, fmt.Errorf("look up key: %w", err)
+	}
+	if k.Revoked() {
+		a.log.InfoContext(ctx, "authorizer: revoked key", "key", k.ID)
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	resource, err := apiResource(req.MethodArn)
+	if err != nil {
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: k.ID,
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{
+			Version: "2012-10-17",
+			Statement: []events.IAMPolicyStatement{{
+				Action:   []string{"execute-api:Invoke"},
+				Effect:   "Allow",
+				Resource: []string{resource},
+			}},
+		},
+		Context: map[string]any{
+			ContextAccountID: k.AccountID,
+			ContextKeyID:     k.ID,
+			ContextTier:      k.Tier,
+		},
+		UsageIdentifierKey: UsageIdentifierKey(k.ID),
+	}, nil
+}
+
+// header returns the one value of the named header, whatever its case.
+// Several values are no value: the handlers refuse them too.
+func header(req events.APIGatewayCustomAuthorizerRequestTypeRequest, name string) (string, bool) {
+	var vals []string
+	for k, vs := range req.MultiValueHeaders {
+		if strings.EqualFold(k, name) {
+			vals = append(vals, vs...)
+		}
+	}
+	if req.MultiValueHeaders == nil {
+		for k, v := range req.Headers {
+			if strings.EqualFold(k, name) {
+				vals = append(vals, v)
+			}
+		}
+	}
+	if len(vals) != 1 || vals[0] == "" {
+		return "", false
+	}
+	return vals[0], true
+}
+
+// apiResource turns the ARN of the method called,
+// arn:aws:execute-api:<region>:<account>:<api id>/<stage>/<METHOD>/<path>,
+// into the ARN of every method of the stage, since the answer is cached
+// per key and reused for the other methods.
+func apiResource(methodARN string) (string, error) {
+	parts := strings.SplitN(methodARN, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "execute-api" {
+		return "", fmt.Errorf("method ARN %q is not an execute-api ARN", methodARN)
+	}
+	apiID, rest, ok := strings.Cut(parts[5], "/")
+	stage, _, _ := strings.Cut(rest, "/")
+	if !ok || apiID == "" || stage == "" {
+		return "", fmt.Errorf("method ARN %q names no API and stage", methodARN)
+	}
+	parts[5] = apiID + "/" + stage + "/*"
+	return strings.Join(parts, ":"), nil
+}

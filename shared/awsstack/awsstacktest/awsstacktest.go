@@ -1,0 +1,184 @@
+// Package awsstacktest runs the Lambdas of functions/ the way AWS does, on
+// one machine and without an account: each function is its real binary,
+// fed events through a fake Lambda Runtime API (StartFunction), with the
+// SDK pointed by AWS_ENDPOINT_URL_<SERVICE> at DynamoDB Local (the store's
+// real engine, from dynamolocal), a fake S3 that checks presigned URLs
+// (s3blobtest), a fake Step Functions (sfnstarttest) and the fake Secrets
+// Manager of this package holding the URL signer's keys.
+//
+// Tests that use it call dynamolocal.StopShared from TestMain.
+package awsstacktest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/blob/s3blob/s3blobtest"
+	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
+	"github.com/genvideo/gen/shared/store/dynamostore"
+	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+)
+
+// The fixed names of the environment.
+const (
+	Region          = "us-east-1"
+	Bucket          = "gen-test-media"
+	SignerSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-url-signer-AbCdEf"
+	// RoleKeyID is the access key of the functions' "role": the S3 fake
+	// does not honour URLs it presigns.
+	RoleKeyID = "ASIAFUNCTIONROLE0001"
+	// SignerKeyID is the signing user's access key, held by the secret.
+	SignerKeyID     = "AKIAURLSIGNER0000001"
+	signerSecretKey = "url-signer-secret-access-key"
+)
+
+// Env is a running set of backing services and the environment that
+// points a function at them.
+type Env struct {
+	Dynamo      *dynamolocal.Server
+	Store       *dynamostore.Store
+	TablePrefix string
+	S3          *s3blobtest.Server
+	SFN         *sfnstarttest.Server
+	Secrets     *Secrets
+}
+
+// Start starts the services: DynamoDB Local (shared by the test binary)
+// with fresh tables under a prefix of their own, and the fakes, all
+// stopped when the test ends.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	db := dynamolocal.Shared(t)
+	e := &Env{Dynamo: db, TablePrefix: "fn-" + randomHex(4) + "-"}
+	e.Store = dynamostore.New(db.Client(), dynamostore.Config{TablePrefix: e.TablePrefix})
+	if err := e.Store.CreateTables(context.Background()); err != nil {
+		t.Fatalf("create tables: %v", err)
+	}
+	e.S3 = s3blobtest.NewServer(t, Bucket)
+	e.S3.AddSigner(SignerKeyID, signerSecretKey)
+	e.SFN = sfnstarttest.NewServer(t)
+	e.Secrets = NewSecrets(t)
+	secret, _ := json.Marshal(awsstack.SignerSecret{AccessKeyID: SignerKeyID, SecretAccessKey: signerSecretKey})
+	e.Secrets.Put(SignerSecretARN, string(secret))
+	return e
+}
+
+// Environ is the environment of a function: the variables template.yaml
+// sets, the SDK's endpoints and static credentials, and extra ("NAME=value",
+// overriding). Nothing of the test's own environment leaks in but PATH.
+func (e *Env) Environ(t testing.TB, extra ...string) []string {
+	t.Helper()
+	tmp := t.TempDir()
+	vars := map[string]string{
+		"PATH":                             os.Getenv("PATH"),
+		"HOME":                             tmp,
+		"TMPDIR":                           tmp,
+		"AWS_REGION":                       Region,
+		"AWS_ACCESS_KEY_ID":                RoleKeyID,
+		"AWS_SECRET_ACCESS_KEY":            "function-role-secret",
+		"AWS_SESSION_TOKEN":                "function-role-session-token",
+		"AWS_CONFIG_FILE":                  tmp + "/no-aws-config",
+		"AWS_SHARED_CREDENTIALS_FILE":      tmp + "/no-aws-credentials",
+		"AWS_EC2_METADATA_DISABLED":        "true",
+		"AWS_ENDPOINT_URL_DYNAMODB":        e.Dynamo.Endpoint,
+		"AWS_ENDPOINT_URL_S3":              e.S3.URL,
+		"AWS_ENDPOINT_URL_SFN":             e.SFN.URL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": e.Secrets.URL,
+		awsstack.EnvTablePrefix:            e.TablePrefix,
+		awsstack.EnvBucket:                 Bucket,
+		awsstack.EnvStateMachineARN:        sfnstarttest.StateMachineARN,
+		awsstack.EnvSignerSecretARN:        SignerSecretARN,
+		awsstack.EnvLogLevel:               "INFO",
+	}
+	for _, kv := range extra {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			t.Fatalf("environment entry %q is not NAME=value", kv)
+		}
+		if v == "" {
+			delete(vars, k)
+			continue
+		}
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// Secrets is a fake of the Secrets Manager JSON API serving
+// GetSecretValue.
+type Secrets struct {
+	// URL is the endpoint, http://127.0.0.1:<port>.
+	URL string
+
+	mu      sync.Mutex
+	secrets map[string]string
+	reads   int
+}
+
+// NewSecrets starts the fake; it stops when the test ends.
+func NewSecrets(t testing.TB) *Secrets {
+	t.Helper()
+	s := &Secrets{secrets: map[string]string{}}
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// Put stores a secret's string under its ARN.
+func (s *Secrets) Put(arn, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secrets[arn] = value
+}
+
+// Reads counts the GetSecretValue calls served.
+func (s *Secrets) Reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
+func (s *Secrets) serve(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".GetSecretValue") {
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]string{"__type": "InvalidRequestException", "message": "the fake serves GetSecretValue only"})
+		return
+	}
+	var in struct{ SecretId string }
+	json.NewDecoder(r.Body).Decode(&in)
+	s.mu.Lock()
+	v, ok := s.secrets[in.SecretId]
+	s.reads++
+	s.mu.Unlock()
+	if !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]string{"__type": "ResourceNotFoundException",
+			"message": "Secrets Manager can't find the specified secret."})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{
+		"ARN": in.SecretId, "Name": "gen-url-signer", "SecretString": v,
+		"VersionId": "00000000-0000-4000-8000-000000000001", "VersionStages": []string{"AWSCURRENT"},
+	})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,193 @@
+// Package sweeper makes sure no task waits forever on AWS, where each task
+// is driven by a Step Functions execution that may never have started (the
+// start Lambda died between the charge and StartExecution) or may have
+// ended without finishing the task (aborted by an operator, or its failure
+// step itself failed). Run on a schedule, a sweep looks at every task still
+// pending or processing:
+//
+//   - past its deadline (plus a grace period that lets the execution record
+//     the timeout itself), it is failed with TIMEOUT and refunded, through
+//     the workflow's own Fail step;
+//   - older than a minute with no execution running for it, an execution is
+//     started for it: named by the task id if there is none, else the next
+//     of <id>-redrive-2, <id>-redrive-3, ... (a name is never reused), up
+//     to MaxRedrives; after that the deadline fails it.
+//
+// Everything a sweep does is idempotent, so sweeps may overlap.
+package sweeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// Defaults of Config.
+const (
+	DefaultStartAfter  = time.Minute
+	DefaultGrace       = time.Minute
+	DefaultMaxRedrives = 3
+)
+
+// Tasks lists the tasks not yet finished: store.Store.Unfinished.
+type Tasks interface {
+	Unfinished(ctx context.Context) ([]task.Task, error)
+}
+
+// Failer fails a task and refunds it: workflow.Steps.Fail.
+type Failer interface {
+	Fail(ctx context.Context, in workflow.FailInput) (workflow.Status, error)
+}
+
+// Executions starts and looks up executions by name: sfnstart.Starter.
+type Executions interface {
+	Execution(ctx context.Context, name string) (exists, running bool, err error)
+	StartNamed(ctx context.Context, name string, t task.Task) error
+}
+
+// Config is what a Sweeper is built from. Tasks, Failer and Executions
+// are required.
+type Config struct {
+	Tasks      Tasks
+	Failer     Failer
+	Executions Executions
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// StartAfter is how old a task must be before a missing execution is
+	// started for it: a younger one may be in the middle of its start.
+	StartAfter time.Duration
+	// Grace is how long past its deadline a task is left to its execution
+	// before the sweep fails it.
+	Grace time.Duration
+	// MaxRedrives bounds the executions started for one task after its
+	// first.
+	MaxRedrives int
+	Logger      *slog.Logger
+}
+
+// Sweeper sweeps. Build it with New.
+type Sweeper struct{ cfg Config }
+
+// Report says what a sweep did.
+type Report struct {
+	Unfinished int `json:"unfinished"` // tasks pending or processing
+	Failed     int `json:"failed"`     // failed with TIMEOUT and refunded
+	Started    int `json:"started"`    // executions started
+	Errors     int `json:"errors"`     // tasks the sweep could not handle
+}
+
+// New returns a sweeper, filling in Config's defaults. A Config without
+// Tasks, Failer or Executions is a wiring bug: New panics naming it.
+func New(cfg Config) *Sweeper {
+	switch {
+	case cfg.Tasks == nil:
+		panic("sweeper.New: Config.Tasks is nil")
+	case cfg.Failer == nil:
+		panic("sweeper.New: Config.Failer is nil")
+	case cfg.Executions == nil:
+		panic("sweeper.New: Config.Executions is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.StartAfter <= 0 {
+		cfg.StartAfter = DefaultStartAfter
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.MaxRedrives <= 0 {
+		cfg.MaxRedrives = DefaultMaxRedrives
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Sweeper{cfg: cfg}
+}
+
+// ExecutionName is the name of the n-th execution of a task: the task id
+// for the first (n = 1), <id>-redrive-<n> after it.
+func ExecutionName(taskID string, n int) string {
+	if n <= 1 {
+		return taskID
+	}
+	return fmt.Sprintf("%s-redrive-%d", taskID, n)
+}
+
+// deadlineCause is what the failure of a task the sweep timed out records
+// as its cause (for the logs; the task shows the TIMEOUT message).
+const deadlineCause = "the sweeper found the task unfinished past its deadline"
+
+// Sweep handles every unfinished task once. It goes on past a task it
+// cannot handle and returns, with the report, the errors joined.
+func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
+	tasks, err := s.cfg.Tasks.Unfinished(ctx)
+	if err != nil {
+		return Report{}, fmt.Errorf("sweep: list unfinished tasks: %w", err)
+	}
+	r := Report{Unfinished: len(tasks)}
+	var errs []error
+	now := s.cfg.Now()
+	for _, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if err := s.sweepTask(ctx, t, now, &r); err != nil {
+			r.Errors++
+			errs = append(errs, err)
+		}
+	}
+	log := s.cfg.Logger
+	if len(errs) > 0 || r.Failed > 0 || r.Started > 0 {
+		log.InfoContext(ctx, "sweep", "unfinished", r.Unfinished, "failed", r.Failed, "started", r.Started, "errors", r.Errors)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return r, fmt.Errorf("sweep: %w", err)
+	}
+	return r, nil
+}
+
+func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, r *Report) error {
+	if !t.Deadline.IsZero() && now.After(t.Deadline.Add(s.cfg.Grace)) {
+		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
+			Error: workflow.CaughtError{Error: "DeadlineExceeded", Cause: deadlineCause}})
+		if err != nil {
+			return fmt.Errorf("fail task %s past its deadline: %w", t.ID, err)
+		}
+		if st.Status == task.Failed {
+			r.Failed++
+		}
+		return nil
+	}
+	if now.Sub(t.CreatedAt) < s.cfg.StartAfter {
+		return nil
+	}
+	for n := 1; n <= 1+s.cfg.MaxRedrives; n++ {
+		name := ExecutionName(t.ID, n)
+		exists, running, err := s.cfg.Executions.Execution(ctx, name)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		if running {
+			return nil
+		}
+		if exists {
+			continue // ended without finishing the task: try the next name
+		}
+		if err := s.cfg.Executions.StartNamed(ctx, name, t); err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		r.Started++
+		s.cfg.Logger.WarnContext(ctx, "sweep: started a missing execution", "task", t.ID, "execution", name, "status", t.Status)
+		return nil
+	}
+	s.cfg.Logger.WarnContext(ctx, "sweep: task out of redrives; its deadline will fail it",
+		"task", t.ID, "redrives", s.cfg.MaxRedrives, "deadline", t.Deadline)
+	return nil
+}
