@@ -34,3 +34,32 @@ race: ## go test with the race detector
 
 genctl: ## operator CLI, e.g. make genctl ARGS="keys list"
 	$(GO) run ./infra/genctl $(ARGS)
+
+# Not part of `make test`: it runs for minutes. See infra/docs/reliability.md.
+.PHONY: soak
+soak: tools ## 200 clients for 60 s against the local stack with faults on, then the ledger check (ARGS="-clients 300 -duration 2m")
+	$(GO) run ./infra/soak $(ARGS)
+
+# ---- AWS Lambda (functions/<name>/main.go, one function each) ----
+
+FUNCTIONS      := $(notdir $(patsubst %/main.go,%,$(wildcard functions/*/main.go)))
+LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
+
+.PHONY: build FORCE
+build: $(FUNCTIONS:%=bin/%/bootstrap) ## cross-compile every Lambda to bin/<name>/bootstrap (linux/arm64, provided.al2023)
+
+bin/%/bootstrap: FORCE
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_GOFLAGS) -o $@ ./functions/$*
+
+FORCE:
+
+# make invoke-<name>: sam build and sam local invoke of functions/<name> with
+# functions/<name>/testdata/event.json, e.g. make invoke-status. Its logical id
+# in template.yaml is the PascalCase of <name> + Function (StatusFunction).
+# SAM_ARGS passes more flags, e.g. SAM_ARGS="--env-vars env.json".
+invoke-%:
+	@command -v sam >/dev/null 2>&1 || { echo "invoke-$*: needs the AWS SAM CLI (sam) and Docker, which are not installed here"; exit 1; }
+	@test -f functions/$*/testdata/event.json || { echo "invoke-$*: no functions/$*/testdata/event.json; functions: $(FUNCTIONS)"; exit 1; }
+	@id=$$(echo '$*' | awk -F- '{for (i = 1; i <= NF; i++) printf "%s", toupper(substr($$i, 1, 1)) substr($$i, 2)}')Function; \
+	echo "sam build $$id && sam local invoke $$id -e functions/$*/testdata/event.json $(SAM_ARGS)"; \
+	sam build $$id && sam local invoke $$id -e functions/$*/testdata/event.json $(SAM_ARGS)

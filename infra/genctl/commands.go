@@ -4,47 +4,62 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/store"
 )
 
-type options struct {
-	dataDir string
-}
-
 func newRoot() *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
-		Use:           "genctl",
-		Short:         "Operate the gen video service: accounts, API keys, credits",
+		Use:   "genctl",
+		Short: "Operate the gen video service: accounts, API keys, credits",
+		Long: "Operate the gen video service: accounts, API keys, credits.\n" +
+			"Locally it works on the data directory of `make run`. With --aws (or GEN_BACKEND=aws) it works\n" +
+			"on a deployed stack: the DynamoDB tables of --table-prefix, and API Gateway's usage plans,\n" +
+			"to which every new key is attached by tier (infra/docs/deploy.md).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("aws") {
+				return nil
+			}
+			aws, err := backendFromEnv()
+			opts.aws.enabled = aws
+			return err
+		},
 	}
-	root.PersistentFlags().StringVar(&opts.dataDir, "data-dir", devstack.DataDirFromEnv(),
+	f := root.PersistentFlags()
+	f.StringVar(&opts.dataDir, "data-dir", devstack.DataDirFromEnv(),
 		"data directory of the local service (env GEN_DATA_DIR)")
+	f.BoolVar(&opts.aws.enabled, "aws", false, "work on the AWS deployment instead of the local service (env "+envBackend+"=aws)")
+	f.StringVar(&opts.aws.region, "region", "", "AWS region of the stack (default: the AWS configuration's, e.g. AWS_REGION)")
+	f.StringVar(&opts.aws.tablePrefix, "table-prefix", os.Getenv(awsstack.EnvTablePrefix),
+		"with --aws: prefix of the stack's DynamoDB tables, its output TablePrefix (env "+awsstack.EnvTablePrefix+")")
+	f.StringVar(&opts.aws.planStandard, "usage-plan-standard", os.Getenv(envPlanStandard),
+		"with --aws: usage plan of Standard keys, the stack output StandardUsagePlanId (env "+envPlanStandard+")")
+	f.StringVar(&opts.aws.planPro, "usage-plan-pro", os.Getenv(envPlanPro),
+		"with --aws: usage plan of Pro keys, the stack output ProUsagePlanId (env "+envPlanPro+")")
 
 	keys := &cobra.Command{Use: "keys", Short: "Create, list and revoke API keys"}
-	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts))
+	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts), keysWire(opts))
 	credits := &cobra.Command{Use: "credits", Short: "Grant and show credits"}
 	credits.AddCommand(creditsGrant(opts), creditsShow(opts))
 	root.AddCommand(keys, credits)
 	return root
 }
 
-// withAdmin opens the store for one command and closes it after.
-func withAdmin(opts *options, fn func(a *admin.Admin) error) error {
-	s, err := devstack.OpenStore(opts.dataDir)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return fn(admin.New(s))
+// withAdmin opens the backend for one command that needs only the store.
+func withAdmin(cmd *cobra.Command, opts *options, fn func(a *admin.Admin) error) error {
+	return withBackend(cmd.Context(), opts, func(b *backend) error { return fn(b.admin) })
 }
 
 func keysCreate(opts *options) *cobra.Command {
@@ -58,24 +73,55 @@ func keysCreate(opts *options) *cobra.Command {
 			"Enterprise keys take --rpm, --rpd, --starts-per-minute and --max-in-flight (default: Pro's figures).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withAdmin(opts, func(a *admin.Admin) error {
-				k, err := a.CreateKey(cmd.Context(), req)
+			return withBackend(cmd.Context(), opts, func(b *backend) error {
+				if b.plans != nil {
+					if err := b.plans.check(req.Tier); err != nil {
+						return err
+					}
+				}
+				k, err := b.admin.CreateKey(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
+				// On AWS the key is useless until its gateway key is in its
+				// tier's usage plan. If that fails the key is printed all
+				// the same (it is the only copy) with how to finish.
+				var wired *wiredKey
+				var wireErr error
+				if b.plans != nil {
+					w, err := b.plans.wire(cmd.Context(), storeKey(k))
+					if err == nil {
+						wired = &w
+					}
+					wireErr = err
+				}
 				out := cmd.OutOrStdout()
 				if asJSON {
-					return writeJSON(out, map[string]any{
+					m := map[string]any{
 						"apiKey": k.APIKey, "accountId": k.AccountID, "name": k.Name,
 						"tier": k.Tier, "credits": k.Credits, "keyId": k.KeyID,
-					})
+					}
+					if wired != nil {
+						m["usagePlan"] = wired
+					}
+					if err := writeJSON(out, m); err != nil {
+						return err
+					}
+				} else {
+					fmt.Fprintf(out, "API key:  %s\n", k.APIKey)
+					fmt.Fprintf(out, "key id:   %s\naccount:  %s\nname:     %s\ntier:     %s\ncredits:  %d\n",
+						k.KeyID, k.AccountID, k.Name, k.Tier, k.Credits)
+					fmt.Fprintf(out, "limits:   %d req/min, %d req/day, %d starts/min, %d in flight\n",
+						k.Limits.RequestsPerMinute, k.Limits.RequestsPerDay, k.Limits.StartsPerMinute, k.Limits.MaxInFlight)
+					if wired != nil {
+						fmt.Fprintf(out, "usage plan: %s (gateway key %s)\n", wired.UsagePlanID, wired.GatewayKeyID)
+					}
+					fmt.Fprintln(out, "The key is shown only now: store it safely.")
 				}
-				fmt.Fprintf(out, "API key:  %s\n", k.APIKey)
-				fmt.Fprintf(out, "key id:   %s\naccount:  %s\nname:     %s\ntier:     %s\ncredits:  %d\n",
-					k.KeyID, k.AccountID, k.Name, k.Tier, k.Credits)
-				fmt.Fprintf(out, "limits:   %d req/min, %d req/day, %d starts/min, %d in flight\n",
-					k.Limits.RequestsPerMinute, k.Limits.RequestsPerDay, k.Limits.StartsPerMinute, k.Limits.MaxInFlight)
-				fmt.Fprintln(out, "The key is shown only now: store it safely.")
+				if wireErr != nil {
+					return fmt.Errorf("the key was created but is not yet wired to its usage plan, so API Gateway refuses it: %w\n"+
+						"finish with: genctl --aws keys wire %s", wireErr, k.KeyID)
+				}
 				return nil
 			})
 		},
@@ -102,7 +148,7 @@ func keysList(opts *options) *cobra.Command {
 		Short: "List API keys (never the keys themselves: only their ids and names)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withAdmin(opts, func(a *admin.Admin) error {
+			return withAdmin(cmd, opts, func(a *admin.Admin) error {
 				keys, err := a.Keys(cmd.Context(), account)
 				if err != nil {
 					return err
@@ -153,17 +199,71 @@ func keysRevoke(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke KEY_ID",
 		Short: "Revoke an API key; it is rejected from the next request on",
-		Args:  cobra.ExactArgs(1),
+		Long: "Revoke an API key; it is rejected from the next request on.\n" +
+			"With --aws its usage-plan key is disabled too, so that API Gateway refuses it at once,\n" +
+			"before the authorizer's cached answer for it expires. Revoking again is harmless.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAdmin(opts, func(a *admin.Admin) error {
-				if err := a.Revoke(cmd.Context(), args[0]); err != nil {
+			return withBackend(cmd.Context(), opts, func(b *backend) error {
+				if err := b.admin.Revoke(cmd.Context(), args[0]); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "revoked %s\n", args[0])
+				if b.plans == nil {
+					return nil
+				}
+				found, err := b.plans.disable(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("the key is revoked, but its usage-plan key is not disabled: %w\n"+
+						"run the revocation again to retry", err)
+				}
+				if found {
+					fmt.Fprintln(out, "disabled its usage-plan key")
+				} else {
+					fmt.Fprintln(out, "it had no usage-plan key")
+				}
 				return nil
 			})
 		},
 	}
+}
+
+func keysWire(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "wire KEY_ID",
+		Short: "With --aws: attach an existing key to its tier's usage plan (again)",
+		Long: "With --aws: make sure the key has an enabled usage-plan key in its tier's usage plan.\n" +
+			"keys create does this; wire finishes a creation whose wiring failed, and is harmless on a\n" +
+			"key already wired.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBackend(cmd.Context(), opts, func(b *backend) error {
+				if b.plans == nil {
+					return fmt.Errorf("keys wire works on AWS only: add --aws")
+				}
+				keys, err := b.admin.Keys(cmd.Context(), "")
+				if err != nil {
+					return err
+				}
+				i := slices.IndexFunc(keys, func(k store.Key) bool { return k.ID == args[0] })
+				if i < 0 {
+					return fmt.Errorf("no key %s", args[0])
+				}
+				w, err := b.plans.wire(cmd.Context(), keys[i])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "key %s: usage plan %s (gateway key %s)\n", args[0], w.UsagePlanID, w.GatewayKeyID)
+				return nil
+			})
+		},
+	}
+}
+
+// storeKey is the stored form of a key just created, for the wiring.
+func storeKey(k admin.CreatedKey) store.Key {
+	return store.Key{ID: k.KeyID, AccountID: k.AccountID, Name: k.Name, Tier: k.Tier, Limits: k.Limits}
 }
 
 func creditsGrant(opts *options) *cobra.Command {
@@ -174,7 +274,7 @@ func creditsGrant(opts *options) *cobra.Command {
 		Short: "Add credits to an account",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withAdmin(opts, func(a *admin.Admin) error {
+			return withAdmin(cmd, opts, func(a *admin.Admin) error {
 				bal, err := a.Grant(cmd.Context(), account, amount, note)
 				if err != nil {
 					return err
@@ -200,7 +300,7 @@ func creditsShow(opts *options) *cobra.Command {
 		Short: "Show an account's balance and ledger",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withAdmin(opts, func(a *admin.Admin) error {
+			return withAdmin(cmd, opts, func(a *admin.Admin) error {
 				st, err := a.Show(cmd.Context(), account)
 				if err != nil {
 					return err

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/apigateway"
+	"github.com/aws/aws-sdk-go-v2/service/apigateway/types"
+
+	"github.com/genvideo/gen/shared/authorizer"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// On AWS a customer key reaches its usage plan through the authorizer,
+// which answers usageIdentifierKey = authorizer.UsageIdentifierKey(key
+// ID). API Gateway meters the gateway API key whose value that is: the
+// gateway keys below hold "gen-usage-<key id>", never the customer's
+// secret, which stays hash-only.
+
+// gatewayAPI is the part of the API Gateway client the wiring calls.
+type gatewayAPI interface {
+	GetApiKeys(context.Context, *apigateway.GetApiKeysInput, ...func(*apigateway.Options)) (*apigateway.GetApiKeysOutput, error)
+	CreateApiKey(context.Context, *apigateway.CreateApiKeyInput, ...func(*apigateway.Options)) (*apigateway.CreateApiKeyOutput, error)
+	UpdateApiKey(context.Context, *apigateway.UpdateApiKeyInput, ...func(*apigateway.Options)) (*apigateway.UpdateApiKeyOutput, error)
+	GetUsagePlan(context.Context, *apigateway.GetUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlanOutput, error)
+	GetUsagePlans(context.Context, *apigateway.GetUsagePlansInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlansOutput, error)
+	CreateUsagePlan(context.Context, *apigateway.CreateUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanOutput, error)
+	CreateUsagePlanKey(context.Context, *apigateway.CreateUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanKeyOutput, error)
+	GetUsagePlanKey(context.Context, *apigateway.GetUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlanKeyOutput, error)
+}
+
+// Environment variables naming the stack's usage plans (its outputs
+// StandardUsagePlanId and ProUsagePlanId).
+const (
+	envPlanStandard = "GEN_USAGE_PLAN_STANDARD"
+	envPlanPro      = "GEN_USAGE_PLAN_PRO"
+)
+
+// usagePlans wires customer keys to the usage plans of their tiers.
+type usagePlans struct {
+	api      gatewayAPI
+	standard string // usage plan ids
+	pro      string
+}
+
+// wiredKey says where a customer key was wired.
+type wiredKey struct {
+	GatewayKeyID string `json:"gatewayKeyId"`
+	UsagePlanID  string `json:"usagePlanId"`
+}
+
+// enterpriseBurstFactor: Set B's bursts are ten times the tiers' rates
+// per second (Standard 1/s and 10, Pro 5/s and 50); an enterprise plan
+// keeps that ratio.
+const enterpriseBurstFactor = 10
+
+// wire makes sure the key has an enabled gateway key attached to its
+// tier's usage plan; an enterprise key gets a plan of its own with its
+// figures. Every step looks before it creates, so wire may be run again
+// after a failure, or on a key already wired.
+func (u *usagePlans) wire(ctx context.Context, k store.Key) (wiredKey, error) {
+	if k.Revoked() {
+		return wiredKey{}, fmt.Errorf("key %s is revoked: a revoked key is not wired", k.ID)
+	}
+	planID, err := u.planFor(ctx, k)
+	if err != nil {
+		return wiredKey{}, err
+	}
+	gk, err := u.gatewayKey(ctx, k.ID)
+	if err != nil {
+		return wiredKey{}, err
+	}
+	name := authorizer.UsageIdentifierKey(k.ID)
+	if gk == nil {
+		out, err := u.api.CreateApiKey(ctx, &apigateway.CreateApiKeyInput{
+			Name:        aws.String(name),
+			Value:       aws.String(name),
+			Enabled:     true,
+			CustomerId:  aws.String(k.AccountID),
+			Description: aws.String(fmt.Sprintf("usage-plan key of gen key %s (%q, %s)", k.ID, k.Name, k.Tier)),
+		})
+		if err != nil {
+			return wiredKey{}, fmt.Errorf("create gateway key %s: %w", name, err)
+		}
+		gk = &types.ApiKey{Id: out.Id, Name: out.Name, Enabled: out.Enabled}
+	} else if !gk.Enabled {
+		if err := u.setEnabled(ctx, *gk.Id, true); err != nil {
+			return wiredKey{}, err
+		}
+	}
+	_, err = u.api.CreateUsagePlanKey(ctx, &apigateway.CreateUsagePlanKeyInput{
+		UsagePlanId: aws.String(planID), KeyId: gk.Id, KeyType: aws.String("API_KEY"),
+	})
+	var conflict *types.ConflictException
+	if errors.As(err, &conflict) {
+		// Already in this plan (a second run), or in another plan of the
+		// same stage, which API Gateway refuses alike.
+		_, err = u.api.GetUsagePlanKey(ctx, &apigateway.GetUsagePlanKeyInput{UsagePlanId: aws.String(planID), KeyId: gk.Id})
+		var notFound *types.NotFoundException
+		if errors.As(err, &notFound) {
+			return wiredKey{}, fmt.Errorf("gateway key %s is in another usage plan than %s, its tier's (%s): "+
+				"remove it from that plan first", name, planID, k.Tier)
+		}
+	}
+	if err != nil {
+		return wiredKey{}, fmt.Errorf("add gateway key %s to usage plan %s: %w", name, planID, err)
+	}
+	return wiredKey{GatewayKeyID: *gk.Id, UsagePlanID: planID}, nil
+}
+
+// disable turns off the gateway key of a revoked customer key, so that
+// API Gateway refuses it at once, before the authorizer's cached answer
+// expires. found is false when the key has no gateway key.
+func (u *usagePlans) disable(ctx context.Context, keyID string) (found bool, err error) {
+	gk, err := u.gatewayKey(ctx, keyID)
+	if err != nil || gk == nil {
+		return false, err
+	}
+	if !gk.Enabled {
+		return true, nil
+	}
+	return true, u.setEnabled(ctx, *gk.Id, false)
+}
+
+func (u *usagePlans) setEnabled(ctx context.Context, id string, enabled bool) error {
+	_, err := u.api.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
+		ApiKey: aws.String(id),
+		PatchOperations: []types.PatchOperation{{
+			Op: types.OpReplace, Path: aws.String("/enabled"), Value: aws.String(strconv.FormatBool(enabled)),
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("set gateway key %s enabled=%v: %w", id, enabled, err)
+	}
+	return nil
+}
+
+// gatewayKey finds the gateway key of a customer key by its name, or nil.
+func (u *usagePlans) gatewayKey(ctx context.Context, keyID string) (*types.ApiKey, error) {
+	name := authorizer.UsageIdentifierKey(keyID)
+	p := apigateway.NewGetApiKeysPaginator(u.api, &apigateway.GetApiKeysInput{NameQuery: aws.String(name), Limit: aws.Int32(500)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("look up gateway key %s: %w", name, err)
+		}
+		// The name query matches prefixes: gen-usage-key_1 finds key_10.
+		for _, k := range page.Items {
+			if aws.ToString(k.Name) == name {
+				return &k, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// check fails when a key of the tier could not be wired for want of a
+// plan id, so that keys create refuses before it creates anything.
+func (u *usagePlans) check(tier string) error {
+	switch tier {
+	case ratelimit.Pro:
+		if u.pro == "" {
+			return missingPlan("pro", envPlanPro, "ProUsagePlanId")
+		}
+	case ratelimit.Standard, ratelimit.Enterprise, "":
+		// An enterprise plan copies the Standard plan's stages.
+		if u.standard == "" {
+			return missingPlan("standard", envPlanStandard, "StandardUsagePlanId")
+		}
+	}
+	return nil
+}
+
+// planFor returns the usage plan of the key's tier.
+func (u *usagePlans) planFor(ctx context.Context, k store.Key) (string, error) {
+	switch k.Tier {
+	case ratelimit.Standard, "":
+		if u.standard == "" {
+			return "", missingPlan("standard", envPlanStandard, "StandardUsagePlanId")
+		}
+		return u.standard, nil
+	case ratelimit.Pro:
+		if u.pro == "" {
+			return "", missingPlan("pro", envPlanPro, "ProUsagePlanId")
+		}
+		return u.pro, nil
+	case ratelimit.Enterprise:
+		return u.enterprisePlan(ctx, k)
+	}
+	return "", fmt.Errorf("key %s has unknown tier %q", k.ID, k.Tier)
+}
+
+func missingPlan(tier, env, output string) error {
+	return fmt.Errorf("no usage plan for %s keys: set --usage-plan-%s or %s to the stack output %s", tier, tier, env, output)
+}
+
+// enterprisePlan finds or creates the key's own usage plan, on the API
+// stages of the Standard plan, with the key's figures.
+func (u *usagePlans) enterprisePlan(ctx context.Context, k store.Key) (string, error) {
+	name := "gen-enterprise-" + k.ID
+	p := apigateway.NewGetUsagePlansPaginator(u.api, &apigateway.GetUsagePlansInput{Limit: aws.Int32(500)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return "", fmt.Errorf("list usage plans: %w", err)
+		}
+		for _, plan := range page.Items {
+			if aws.ToString(plan.Name) == name {
+				return aws.ToString(plan.Id), nil
+			}
+		}
+	}
+	if u.standard == "" {
+		return "", fmt.Errorf("an enterprise plan is made on the API stages of the Standard plan: %w",
+			missingPlan("standard", envPlanStandard, "StandardUsagePlanId"))
+	}
+	std, err := u.api.GetUsagePlan(ctx, &apigateway.GetUsagePlanInput{UsagePlanId: aws.String(u.standard)})
+	if err != nil {
+		return "", fmt.Errorf("read the Standard usage plan %s: %w", u.standard, err)
+	}
+	limits, err := ratelimit.ForKey(k)
+	if err != nil {
+		return "", err
+	}
+	rate := float64(limits.RequestsPerMinute) / 60
+	out, err := u.api.CreateUsagePlan(ctx, &apigateway.CreateUsagePlanInput{
+		Name:        aws.String(name),
+		Description: aws.String(fmt.Sprintf("Enterprise key %s: %d requests a minute, %d a day.", k.ID, limits.RequestsPerMinute, limits.RequestsPerDay)),
+		ApiStages:   slices.Clone(std.ApiStages),
+		Throttle: &types.ThrottleSettings{
+			RateLimit:  rate,
+			BurstLimit: int32(max(1, math.Ceil(rate*enterpriseBurstFactor))),
+		},
+		Quota: &types.QuotaSettings{Limit: int32(limits.RequestsPerDay), Period: types.QuotaPeriodTypeDay},
+	})
+	if err != nil {
+		return "", fmt.Errorf("create usage plan %s: %w", name, err)
+	}
+	return aws.ToString(out.Id), nil
+}
