@@ -480,9 +480,16 @@ func TestFunctions(t *testing.T) {
 		}
 		ev.Headers["X-API-Key"] = apikey.New()
 		ev.MultiValueHeaders["X-API-Key"] = []string{ev.Headers["X-API-Key"]}
+		var denied events.APIGatewayCustomAuthorizerResponse
+		stepResult(t, h.fn(t, "authorizer").Invoke(t, mustJSON(t, ev)), &denied)
+		if st := denied.PolicyDocument.Statement; len(st) != 1 || st[0].Effect != "Deny" || denied.UsageIdentifierKey != "" {
+			t.Errorf("authorizer with an unknown key = %+v, want a Deny policy (ACCESS_DENIED: Invalid API key)", denied)
+		}
+		delete(ev.Headers, "X-API-Key")
+		delete(ev.MultiValueHeaders, "X-API-Key")
 		res := h.fn(t, "authorizer").Invoke(t, mustJSON(t, ev))
 		if !res.IsError || res.ErrorMessage != "Unauthorized" {
-			t.Errorf("authorizer with an unknown key = %+v, want the error Unauthorized", res)
+			t.Errorf("authorizer with no key = %+v, want the error Unauthorized", res)
 		}
 	})
 

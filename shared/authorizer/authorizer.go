@@ -68,17 +68,33 @@ func New(keys Keys, logger *slog.Logger) *Authorizer {
 
 // Authorize allows a request with a live key: the policy allows every
 // method of the API's stage, the usage identifier is the key's, and the
-// context names the key and its account. A missing, malformed, unknown or
-// revoked key is ErrUnauthorized; a store failure is another error, which
-// the gateway answers with a 500.
+// context names the key and its account.
+//
+// The two refusals reach the client as the contract's two 401 messages: a
+// missing key is ErrUnauthorized (the gateway's UNAUTHORIZED response, "API
+// key missing or invalid"), while a key that is present but malformed,
+// unknown or revoked gets a Deny policy (its ACCESS_DENIED response,
+// "Invalid API key"). A store failure is another error, which the gateway
+// answers with a 500.
+//
+// Answers are cached per key value, so on AWS a revoked key may pass the
+// gateway until the cache expires; the handlers authenticate every request
+// themselves, which is what rejects it at once.
 func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 	value, ok := header(req, "X-API-Key")
-	if !ok || !apikey.WellFormed(value) {
+	if !ok {
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	resource, err := apiResource(req.MethodArn)
+	if err != nil {
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+	if !apikey.WellFormed(value) {
+		return deny(resource), nil
 	}
 	k, err := a.keys.KeyByHash(ctx, apikey.Hash(value))
 	if errors.Is(err, store.ErrNotFound) {
-		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+		return deny(resource), nil
 	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "authorizer: look up key", "error", err.Error())
@@ -86,11 +102,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomA
 	}
 	if k.Revoked() {
 		a.log.InfoContext(ctx, "authorizer: revoked key", "key", k.ID)
-		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
-	}
-	resource, err := apiResource(req.MethodArn)
-	if err != nil {
-		return events.APIGatewayCustomAuthorizerResponse{}, err
+		return deny(resource), nil
 	}
 	return events.APIGatewayCustomAuthorizerResponse{
 		PrincipalID: k.ID,
@@ -109,6 +121,21 @@ func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomA
 		},
 		UsageIdentifierKey: UsageIdentifierKey(k.ID),
 	}, nil
+}
+
+// deny refuses a key that was sent but is not a live key.
+func deny(resource string) events.APIGatewayCustomAuthorizerResponse {
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: "invalid-key",
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{
+			Version: "2012-10-17",
+			Statement: []events.IAMPolicyStatement{{
+				Action:   []string{"execute-api:Invoke"},
+				Effect:   "Deny",
+				Resource: []string{resource},
+			}},
+		},
+	}
 }
 
 // header returns the one value of the named header, whatever its case.

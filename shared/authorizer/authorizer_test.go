@@ -55,24 +55,35 @@ func TestAuthorize(t *testing.T) {
 	a := authorizer.New(ks, nil)
 	ctx := context.Background()
 
+	// A missing key is the gateway's UNAUTHORIZED ("API key missing or
+	// invalid"); a key sent but not live is a Deny, its ACCESS_DENIED
+	// ("Invalid API key").
 	for _, tc := range []struct {
 		name    string
 		headers map[string][]string
+		deny    bool
 	}{
-		{"no key", map[string][]string{"Accept": {"*/*"}}},
-		{"empty key", map[string][]string{"X-API-Key": {""}}},
-		{"malformed key", map[string][]string{"X-API-Key": {"gen_short"}}},
-		{"unknown key", map[string][]string{"X-API-Key": {unknown}}},
-		{"revoked key", map[string][]string{"X-API-Key": {revoked}}},
-		{"two keys", map[string][]string{"X-API-Key": {live, live}}},
+		{"no key", map[string][]string{"Accept": {"*/*"}}, false},
+		{"empty key", map[string][]string{"X-API-Key": {""}}, false},
+		{"two keys", map[string][]string{"X-API-Key": {live, live}}, false},
+		{"malformed key", map[string][]string{"X-API-Key": {"gen_short"}}, true},
+		{"unknown key", map[string][]string{"X-API-Key": {unknown}}, true},
+		{"revoked key", map[string][]string{"X-API-Key": {revoked}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := a.Authorize(ctx, request(tc.headers))
-			if err != authorizer.ErrUnauthorized {
-				t.Errorf("Authorize = %+v, %v; want ErrUnauthorized", resp, err)
+			if !tc.deny {
+				if err != authorizer.ErrUnauthorized {
+					t.Errorf("Authorize = %+v, %v; want ErrUnauthorized", resp, err)
+				}
+				if err != nil && err.Error() != "Unauthorized" {
+					t.Errorf("error message %q, want exactly Unauthorized (API Gateway matches it)", err.Error())
+				}
+				return
 			}
-			if err != nil && err.Error() != "Unauthorized" {
-				t.Errorf("error message %q, want exactly Unauthorized (API Gateway matches it)", err.Error())
+			st := resp.PolicyDocument.Statement
+			if err != nil || len(st) != 1 || st[0].Effect != "Deny" || resp.UsageIdentifierKey != "" || resp.Context != nil {
+				t.Errorf("Authorize = %+v, %v; want a Deny policy with no usage key or context", resp, err)
 			}
 		})
 	}
