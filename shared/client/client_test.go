@@ -133,6 +133,16 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 		if err != nil || len(b) < 1000 || string(b[4:8]) != "ftyp" {
 			t.Errorf("%s: %d bytes (%v), want an MP4 file", p, len(b), err)
 		}
+		// Readable like any file the user makes, as the umask allows, not
+		// private like a temp file: the mode of a 0644 file made here.
+		ref := filepath.Join(t.TempDir(), "ref")
+		if err := os.WriteFile(ref, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := os.Stat(ref)
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want.Mode().Perm() {
+			t.Errorf("%s: mode %v (%v), want %v like any file the user makes", p, fi.Mode(), err, want.Mode())
+		}
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 		t.Errorf("partial files left behind: %v", left)

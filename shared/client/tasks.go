@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +105,14 @@ func (c *Client) SaveVideos(ctx context.Context, taskID, dir string) ([]string, 
 }
 
 func (c *Client) saveVideo(ctx context.Context, v Video, path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.part")
+	// Not os.CreateTemp: its files are private (0600), and a saved video
+	// should be readable like any file the user makes, as the umask allows.
+	var buf [6]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return fmt.Errorf("gen: %w", err)
+	}
+	part := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+hex.EncodeToString(buf[:])+".part")
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
