@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
 
+	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
@@ -264,7 +265,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	blobs := workflowtest.NewBlobs()
+	blobs := memblob.New()
 	gen := &workflowtest.Generator{Outcome: outcome}
 	steps := &workflow.Steps{Store: st, Blobs: blobs, Generator: gen, TempDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -417,8 +418,8 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 			t.Errorf("task is %s with %d videos, want completed with 2", tk.Status, len(tk.Videos))
 		}
 		for i, v := range tk.Videos {
-			obj, found := blobs.Object(v.Key)
-			if !found || !bytes.Equal(obj.Data, workflowtest.VideoContent(ok.ID, i)) || v.Key != workflow.VideoKey(ok.ID, i) {
+			data, _, found := blobs.Object(v.Key)
+			if !found || !bytes.Equal(data, workflowtest.VideoContent(ok.ID, i)) || v.Key != workflow.VideoKey(ok.ID, i) {
 				t.Errorf("video %d: key %s, stored %v", i, v.Key, found)
 			}
 		}

@@ -111,7 +111,7 @@ func TestImageBytesDecideTheType(t *testing.T) {
 			if info["mimeType"] != tt.mime || info["originalName"] != path.Base(tt.filename) {
 				t.Errorf("imageInfo = %v, want %s named %q", info, tt.mime, path.Base(tt.filename))
 			}
-			if _, ct, ok := e.Blobs.Get(key); !ok || ct != tt.mime {
+			if _, ct, ok := e.Blobs.Object(key); !ok || ct != tt.mime {
 				t.Errorf("blob %s: present %v, type %q; want it stored as %s", key, ok, ct, tt.mime)
 			}
 		})

@@ -146,7 +146,7 @@ func TestImageToVideo(t *testing.T) {
 		t.Errorf("imageInfo = %v, want cat photo.png, %d bytes, image/png", info, len(pngData))
 	}
 	key := "inputs/" + id + "/image.png"
-	data, ct, ok := e.Blobs.Get(key)
+	data, ct, ok := e.Blobs.Object(key)
 	if !ok || !bytes.Equal(data, pngData) || ct != "image/png" {
 		t.Errorf("blob %s: present %v, %d bytes, type %q; want the uploaded PNG", key, ok, len(data), ct)
 	}
@@ -184,7 +184,7 @@ func TestFirstLastFrame(t *testing.T) {
 		if info["originalName"] != w.name || num(t, info, "size") != int64(w.size) || info["mimeType"] != w.mime {
 			t.Errorf("%s = %v, want %s, %d bytes, %s", w.field, info, w.name, w.size, w.mime)
 		}
-		if _, _, ok := e.Blobs.Get(w.key); !ok {
+		if _, _, ok := e.Blobs.Object(w.key); !ok {
 			t.Errorf("blob %s missing", w.key)
 		}
 	}

@@ -2,7 +2,6 @@ package workflow_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -22,15 +21,6 @@ import (
 // shared/faults decorators between the steps and their dependencies. In
 // the synctest bubble the definition's retry intervals pass at once.
 
-// blobStore gives the in-memory blobs the two methods the workflow never
-// calls, so that faults.WrapBlobs takes them.
-type blobStore struct{ *workflowtest.Blobs }
-
-func (blobStore) Delete(context.Context, string) error { return errors.New("not used by the workflow") }
-func (blobStore) SignURL(context.Context, string, time.Time) (string, error) {
-	return "", errors.New("not used by the workflow")
-}
-
 // faultEnv is an env whose steps reach the store, the blobs and the
 // generator through one injector. The env's own runner is the process
 // that comes after a crash: it has no faults.
@@ -46,7 +36,7 @@ func newFaultEnv(t *testing.T, outcome workflowtest.Outcome) *faultEnv {
 	inj := faults.NewInjector()
 	steps := *e.steps
 	steps.Store = faults.WrapStore(e.store, inj)
-	steps.Blobs = faults.WrapBlobs(blobStore{e.blobs}, inj)
+	steps.Blobs = faults.WrapBlobs(e.blobs, inj)
 	steps.Generator = faults.WrapGenerator(e.gen, inj)
 	return &faultEnv{env: e, inj: inj, faulty: e.newRunner(&steps)}
 }

@@ -67,10 +67,10 @@ func TestWithRenderer(t *testing.T) {
 					t.Fatalf("%d videos, want %d", len(got.Videos), tt.wantVideos)
 				}
 				for _, v := range got.Videos {
-					o, ok := e.blobs.Object(v.Key)
+					data, _, ok := e.blobs.Object(v.Key)
 					// An MP4 file opens with an ftyp box.
-					if !ok || len(o.Data) < 12 || string(o.Data[4:8]) != "ftyp" || int64(len(o.Data)) != v.Size {
-						t.Errorf("video %s is not the stored MP4 (present %v, %d bytes, size %d)", v.Key, ok, len(o.Data), v.Size)
+					if !ok || len(data) < 12 || string(data[4:8]) != "ftyp" || int64(len(data)) != v.Size {
+						t.Errorf("video %s is not the stored MP4 (present %v, %d bytes, size %d)", v.Key, ok, len(data), v.Size)
 					}
 				}
 				if want := tk.CreditsCost - 35*tt.wantVideos; got.CreditsRefunded != want {

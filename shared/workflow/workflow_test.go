@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/asl"
+	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
@@ -45,7 +46,7 @@ var idTime = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 type env struct {
 	t      *testing.T
 	store  *sqlitestore.Store
-	blobs  *workflowtest.Blobs
+	blobs  *memblob.Store
 	gen    *workflowtest.Generator
 	steps  *workflow.Steps
 	runner *workflow.Runner
@@ -68,7 +69,7 @@ func newEnv(t *testing.T, outcome workflowtest.Outcome) *env {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, store: st, blobs: workflowtest.NewBlobs(), gen: &workflowtest.Generator{Outcome: outcome}, work: work}
+	e := &env{t: t, store: st, blobs: memblob.New(), gen: &workflowtest.Generator{Outcome: outcome}, work: work}
 	e.steps = &workflow.Steps{Store: st, Blobs: e.blobs, Generator: e.gen, TempDir: work,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	e.runner = e.newRunner(e.steps)
@@ -165,9 +166,9 @@ func (e *env) checkVideos(tk task.Task, want int) {
 		if v.Key != workflow.VideoKey(tk.ID, i) || v.MimeType != "video/mp4" || v.Size != int64(len(content)) {
 			e.t.Errorf("video %d = %+v, want key %s, video/mp4, %d bytes", i, v, workflow.VideoKey(tk.ID, i), len(content))
 		}
-		o, ok := e.blobs.Object(v.Key)
-		if !ok || !bytes.Equal(o.Data, content) || o.ContentType != "video/mp4" {
-			e.t.Errorf("blob %s = %q (%s), present %v; want the generated video", v.Key, o.Data, o.ContentType, ok)
+		data, ct, ok := e.blobs.Object(v.Key)
+		if !ok || !bytes.Equal(data, content) || ct != "video/mp4" {
+			e.t.Errorf("blob %s = %q (%s), present %v; want the generated video", v.Key, data, ct, ok)
 		}
 	}
 }

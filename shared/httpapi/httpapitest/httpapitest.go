@@ -1,17 +1,12 @@
 // Package httpapitest holds test doubles and a ready test server for the
-// HTTP API: an in-memory blob store, a recording workflow starter, a
-// settable clock, and Start, which serves an httpapi.API backed by a real
-// SQLite store in a temporary directory.
+// HTTP API: a recording workflow starter, a settable clock, and Start,
+// which serves an httpapi.API backed by a real SQLite store in a
+// temporary directory and an in-memory blob store (shared/blob/memblob).
 package httpapitest
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -19,6 +14,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
@@ -26,105 +22,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-var (
-	_ httpapi.Blobs   = (*Blobs)(nil)
-	_ httpapi.Starter = (*Starter)(nil)
-)
-
-// ErrNoBlob is what Blobs.Delete returns for a key it does not hold.
-var ErrNoBlob = errors.New("no such blob")
-
-// Blobs is an in-memory httpapi.Blobs. SetPutErr and SetSignErr make its
-// calls fail as an unreachable storage would.
-type Blobs struct {
-	mu      sync.Mutex
-	objects map[string]blob
-	putErr  error
-	signErr error
-}
-
-type blob struct {
-	data        []byte
-	contentType string
-}
-
-// NewBlobs returns an empty Blobs.
-func NewBlobs() *Blobs { return &Blobs{objects: map[string]blob{}} }
-
-// Put stores what r yields. When r fails it keeps what it had read, as a
-// naive backend would, so that tests see whether the caller deletes it.
-func (b *Blobs) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
-	b.mu.Lock()
-	putErr := b.putErr
-	b.mu.Unlock()
-	if putErr != nil {
-		return 0, putErr
-	}
-	var buf bytes.Buffer
-	_, err := io.Copy(&buf, r)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.objects[key] = blob{data: buf.Bytes(), contentType: contentType}
-	if err != nil {
-		return int64(buf.Len()), fmt.Errorf("put %s: %w", key, err)
-	}
-	return int64(buf.Len()), nil
-}
-
-// Delete removes key.
-func (b *Blobs) Delete(ctx context.Context, key string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.objects[key]; !ok {
-		return fmt.Errorf("delete %s: %w", key, ErrNoBlob)
-	}
-	delete(b.objects, key)
-	return nil
-}
-
-// SignURL returns https://storage.test/<key>?expires=<unix seconds>.
-func (b *Blobs) SignURL(ctx context.Context, key string, expires time.Time) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.signErr != nil {
-		return "", b.signErr
-	}
-	return "https://storage.test/" + key + "?expires=" + url.QueryEscape(fmt.Sprint(expires.Unix())), nil
-}
-
-// SetPutErr makes every later Put fail with err (nil: succeed).
-func (b *Blobs) SetPutErr(err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.putErr = err
-}
-
-// SetSignErr makes every later SignURL fail with err (nil: succeed).
-func (b *Blobs) SetSignErr(err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.signErr = err
-}
-
-// Keys lists the stored keys, sorted.
-func (b *Blobs) Keys() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	keys := make([]string, 0, len(b.objects))
-	for k := range b.objects {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// Get returns the bytes and content type stored under key.
-func (b *Blobs) Get(key string) (data []byte, contentType string, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	o, ok := b.objects[key]
-	return o.data, o.contentType, ok
-}
+var _ httpapi.Starter = (*Starter)(nil)
 
 // Starter is an httpapi.Starter that records the tasks it is asked to
 // start; SetErr makes it fail.
@@ -187,7 +85,7 @@ type Env struct {
 	API     *httpapi.API
 	Server  *httptest.Server
 	Store   store.Store
-	Blobs   *Blobs
+	Blobs   *memblob.Store
 	Starter *Starter
 	Clock   *Clock
 }
@@ -197,16 +95,16 @@ type Env struct {
 var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 // Start serves an httpapi.API built from cfg. Every dependency cfg leaves
-// nil is filled in: a SQLite store in tb.TempDir(), Blobs, Starter and a
-// Clock at Epoch (cfg.Now, when set, replaces the Clock's use). Everything
-// is closed when the test ends.
+// nil is filled in: a SQLite store in tb.TempDir(), a memblob.Store, a
+// Starter and a Clock at Epoch (cfg.Now, when set, replaces the Clock's
+// use). Everything is closed when the test ends.
 //
 // Every response that Server.Client() receives is checked against the
 // OpenAPI document (openapitest.Transport): one that does not match it, or
 // whose status the document does not list, fails the test.
 func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	tb.Helper()
-	env := &Env{Blobs: NewBlobs(), Starter: &Starter{}, Clock: NewClock(Epoch)}
+	env := &Env{Blobs: memblob.New(), Starter: &Starter{}, Clock: NewClock(Epoch)}
 	if cfg.Store == nil {
 		st, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "gen.db"))
 		if err != nil {

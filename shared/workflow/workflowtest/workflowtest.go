@@ -1,96 +1,18 @@
-// Package workflowtest provides in-memory doubles of the workflow's
-// boundaries: blob storage and the video generator.
+// Package workflowtest provides an in-memory double of the workflow's
+// video generator. (Its blob storage double is shared/blob/memblob.)
 package workflowtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-var (
-	_ workflow.Blobs     = (*Blobs)(nil)
-	_ workflow.Generator = (*Generator)(nil)
-)
-
-// Object is a stored blob.
-type Object struct {
-	Data        []byte
-	ContentType string
-}
-
-// Blobs is an in-memory workflow.Blobs.
-type Blobs struct {
-	mu      sync.Mutex
-	objects map[string]Object
-	puts    int
-}
-
-// NewBlobs returns an empty store.
-func NewBlobs() *Blobs { return &Blobs{objects: map[string]Object{}} }
-
-// Put stores a copy of r's bytes under key.
-func (b *Blobs) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return 0, fmt.Errorf("put %s: %w", key, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("put %s: %w", key, err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.objects[key] = Object{Data: data, ContentType: contentType}
-	b.puts++
-	return int64(len(data)), nil
-}
-
-// Get returns the object under key; a missing one is an error wrapping
-// fs.ErrNotExist.
-func (b *Blobs) Get(ctx context.Context, key string) (io.ReadCloser, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	o, ok := b.objects[key]
-	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, fs.ErrNotExist)
-	}
-	return io.NopCloser(bytes.NewReader(o.Data)), nil
-}
-
-// Object returns the object under key.
-func (b *Blobs) Object(key string) (Object, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	o, ok := b.objects[key]
-	return o, ok
-}
-
-// Keys lists the stored keys, sorted.
-func (b *Blobs) Keys() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	keys := make([]string, 0, len(b.objects))
-	for k := range b.objects {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// Puts counts the Put calls so far.
-func (b *Blobs) Puts() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.puts
-}
+var _ workflow.Generator = (*Generator)(nil)
 
 // Outcome decides one Generate call: how many videos to write, or the
 // error to return instead. attempt counts the calls for the job's task,
