@@ -1,10 +1,11 @@
 // The tests of functions/ build every function's real binary and drive it
 // the way Lambda does, through a fake Runtime API, with each function's
 // testdata/event.json: API Gateway REST proxy events (base64 multipart
-// uploads among them), state machine step events, the authorizer's
-// REQUEST event and the sweeper's scheduled event. Behind the functions
-// run DynamoDB Local, a fake S3 that verifies presigned URLs, and fakes of
-// Step Functions and Secrets Manager (see shared/awsstack/awsstacktest).
+// uploads among them, and the docs function's public GET), state machine
+// step events, the authorizer's REQUEST event and the sweeper's scheduled
+// event. Behind the functions run DynamoDB Local, a fake S3 that verifies
+// presigned URLs, and fakes of Step Functions and Secrets Manager (see
+// shared/awsstack/awsstacktest).
 package functions_test
 
 import (
@@ -13,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,6 +30,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
+	"github.com/genvideo/gen/shared/openapi"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
@@ -55,7 +58,7 @@ const (
 
 // functionNames are the directories of functions/, one Lambda each.
 var functionNames = []string{
-	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models",
+	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
 	"mark-processing", "generate", "complete", "fail", "authorizer", "sweeper",
 }
 
@@ -184,6 +187,41 @@ func TestFunctions(t *testing.T) {
 		resp := response(t, h.fn(t, "models").Invoke(t, readEvent(t, "models")), &body)
 		if resp.StatusCode != http.StatusOK || !body.Success || len(body.Models) == 0 {
 			t.Errorf("models: %d %s, want 200 with the models", resp.StatusCode, resp.Body)
+		}
+	})
+
+	t.Run("docs", func(t *testing.T) {
+		// Without any of the variables the other functions need: the
+		// documents are compiled in.
+		f := h.start(t, "docs", awsstack.EnvTablePrefix+"=", awsstack.EnvBucket+"=",
+			awsstack.EnvStateMachineARN+"=", awsstack.EnvSignerSecretARN+"=")
+		var doc struct {
+			OpenAPI string
+			Paths   map[string]json.RawMessage
+		}
+		resp := response(t, f.Invoke(t, readEvent(t, "docs")), &doc)
+		if resp.StatusCode != http.StatusOK || resp.Body != string(openapi.JSON()) {
+			t.Fatalf("GET /openapi.json: %d with %d bytes, want 200 with the %d-byte document", resp.StatusCode, len(resp.Body), len(openapi.JSON()))
+		}
+		if !strings.HasPrefix(doc.OpenAPI, "3.1.") || doc.Paths["/api/gen/text-to-video"] == nil {
+			t.Errorf("document: openapi %q with paths %v, want 3.1.x with the contract's paths", doc.OpenAPI, slices.Collect(maps.Keys(doc.Paths)))
+		}
+
+		ev := proxyEvent(t, "docs")
+		ev.Path, ev.Resource, ev.RequestContext.ResourcePath = "/docs", "/docs", "/docs"
+		var page events.APIGatewayProxyResponse
+		stepResult(t, f.Invoke(t, mustJSON(t, ev)), &page)
+		if ct := strings.Join(page.MultiValueHeaders["Content-Type"], ","); page.StatusCode != http.StatusOK ||
+			!strings.HasPrefix(ct, "text/html") || page.IsBase64Encoded || !strings.Contains(page.Body, `href="openapi.json"`) {
+			t.Errorf("GET /docs: %d %q (base64 %v), want 200 with the HTML page linking openapi.json", page.StatusCode, ct, page.IsBase64Encoded)
+		}
+
+		ev.HTTPMethod = http.MethodPost
+		var body struct{ Error string }
+		resp = response(t, f.Invoke(t, mustJSON(t, ev)), &body)
+		if allow := strings.Join(resp.MultiValueHeaders["Allow"], ","); resp.StatusCode != http.StatusMethodNotAllowed ||
+			body.Error != "METHOD_NOT_ALLOWED" || allow != "GET, HEAD" {
+			t.Errorf("POST /docs: %d %s with Allow %q, want 405 METHOD_NOT_ALLOWED with Allow GET, HEAD", resp.StatusCode, resp.Body, allow)
 		}
 	})
 

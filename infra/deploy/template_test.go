@@ -682,6 +682,7 @@ var (
 		"DownloadFunction":       endpointEnv,
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
+		"DocsFunction":           {}, // the documents are compiled in (awsstack.Docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
 		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile},
@@ -840,6 +841,7 @@ var (
 		"DownloadFunction":       readerPolicies,
 		"HistoryFunction":        {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy AccountsTable", "DynamoDBReadPolicy KeysTable", "DynamoDBReadPolicy TasksTable"},
 		"ModelsFunction":         {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy KeysTable"},
+		"DocsFunction":           {},
 		"AuthorizerFunction":     {"DynamoDBReadPolicy KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
 		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/videos/*"},

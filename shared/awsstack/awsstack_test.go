@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/openapi"
 )
 
 func lookup(vars map[string]string) func(string) (string, bool) {
@@ -198,5 +201,40 @@ func TestLoggerAddsRequestID(t *testing.T) {
 	}
 	if _, ok := second["requestId"]; ok {
 		t.Errorf("line %s has a requestId outside an invocation", lines[1])
+	}
+}
+
+// The docs handler needs none of the variables the other functions need,
+// and logs at the level LOG_LEVEL sets.
+func TestDocs(t *testing.T) {
+	var buf bytes.Buffer
+	h, _, err := docs(lookup(nil), &buf)
+	if err != nil {
+		t.Fatalf("docs without any variable: %v", err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), openapi.JSON()) {
+		t.Errorf("GET /openapi.json = %d with %d bytes, want 200 with the document", rec.Code, rec.Body.Len())
+	}
+	var line struct {
+		Message, Path string
+		Status        int
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line.Message != "request" || line.Path != "/openapi.json" || line.Status != 200 {
+		t.Errorf("log %q, want one JSON request line for GET /openapi.json 200 (%v)", buf.String(), err)
+	}
+
+	buf.Reset()
+	h, _, err = docs(lookup(map[string]string{EnvLogLevel: "WARN"}), &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/docs", nil))
+	if buf.Len() != 0 {
+		t.Errorf("at WARN the request was logged: %s", buf.String())
+	}
+	if _, _, err := docs(lookup(map[string]string{EnvLogLevel: "LOUD"}), &buf); err == nil || !strings.Contains(err.Error(), EnvLogLevel) {
+		t.Errorf("docs with %s=LOUD = %v, want an error naming it", EnvLogLevel, err)
 	}
 }

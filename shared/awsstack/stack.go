@@ -5,7 +5,8 @@
 // the DynamoDB store, S3 blobs and the Step Functions starter. Each
 // functions/<name>/main.go calls FromEnv and one builder at cold start, so
 // that clients are made once per container, then hands the result to
-// lambda.Start.
+// lambda.Start. The docs function calls Docs instead: it serves documents
+// compiled into it and needs no AWS client at all.
 //
 // The SDK finds its credentials and region the usual way (the Lambda
 // role), and honours AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>
@@ -16,6 +17,7 @@ package awsstack
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -202,6 +204,31 @@ func (s *Stack) Sweeper() (*sweeper.Sweeper, error) {
 		Executions: starter,
 		Logger:     s.Logger,
 	}), nil
+}
+
+// Docs returns the handler of the docs function: GET /openapi.json and
+// GET /docs (httpapi.PublicDocs). The documents are compiled in, so it
+// needs no table, bucket, state machine or secret and loads no AWS
+// configuration; it uses LOG_LEVEL only (the environment is still parsed
+// whole, so a malformed value fails the cold start as in every function).
+// Like FromEnv, it makes its JSON logger the default one.
+func Docs() (http.Handler, error) {
+	h, logger, err := docs(os.LookupEnv, os.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	slog.SetDefault(logger)
+	return h, nil
+}
+
+// docs is Docs on an environment and a log destination.
+func docs(lookup func(string) (string, bool), w io.Writer) (http.Handler, *slog.Logger, error) {
+	env, err := ParseEnv(lookup)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := NewLogger(w, env.LogLevel)
+	return httpapi.PublicDocs(logger), logger, nil
 }
 
 // Exit reports an error of a cold start and ends the process: Lambda

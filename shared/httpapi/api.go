@@ -3,7 +3,8 @@
 // authentication, rate limits and the contract's error bodies. It is plain
 // net/http: the local server mounts Handler, and a per-endpoint AWS Lambda
 // serves one of the per-endpoint handlers (TextToVideo, Status, ...), which
-// carry the same authentication, limits and error handling.
+// carry the same authentication, limits and error handling. PublicDocs
+// serves the two public documents alone, for a Lambda that has no store.
 package httpapi
 
 import (
@@ -141,16 +142,12 @@ func New(cfg Config) *API {
 		mux.Handle(rt.pattern, h)
 	}
 	// The document and its page need no key (docs.go).
-	docs, err := serveDocs()
-	if err != nil {
-		panic("httpapi.New: " + err.Error()) // the embedded document is broken
+	for _, rt := range docsRoutes(a.log) {
+		a.endpoints[rt.name] = rt.handler
+		mux.Handle(rt.path, rt.handler)
 	}
-	a.endpoints[EndpointOpenAPI] = a.public(serveOpenAPI())
-	a.endpoints[EndpointDocs] = a.public(docs)
-	mux.Handle("/openapi.json", a.endpoints[EndpointOpenAPI])
-	mux.Handle("/docs", a.endpoints[EndpointDocs])
-	mux.Handle("/", a.unrouted(http.HandlerFunc(notFoundRoute)))
-	a.handler = a.canonicalPaths(mux)
+	mux.Handle("/", unrouted(a.log, http.HandlerFunc(notFoundRoute)))
+	a.handler = canonicalPaths(a.log, mux)
 	return a
 }
 

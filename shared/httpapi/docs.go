@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -40,10 +41,49 @@ const (
 	swaggerUICSSSRI = "sha384-wxLW6kwyHktdDGr6Pv1zgm/VGJh99lfUbzSn6HNHBENZlCN7W602k9VkGdxuFvPn"
 )
 
+// PublicDocs serves the two routes that need no key, GET /openapi.json
+// and GET /docs, without the rest of the API: it needs no store, blob
+// storage or starter, so that a process serving only the documents (the
+// docs Lambda) has none of them. They are the same handlers as the API's
+// (OpenAPI, Docs), with the same recovery, request log and 405 of another
+// method; any other path is a 404 NOT_FOUND. A nil logger means
+// slog.Default().
+func PublicDocs(logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	mux := http.NewServeMux()
+	for _, rt := range docsRoutes(logger) {
+		mux.Handle(rt.path, rt.handler)
+	}
+	mux.Handle("/", unrouted(logger, http.HandlerFunc(notFoundRoute)))
+	return canonicalPaths(logger, mux)
+}
+
+// docsRoute is one of the public routes: its endpoint name, its path and
+// its handler.
+type docsRoute struct {
+	name, path string
+	handler    http.Handler
+}
+
+// docsRoutes builds the public routes, logging to log. It is their one
+// definition, which New and PublicDocs both mount.
+func docsRoutes(log *slog.Logger) []docsRoute {
+	page, err := serveDocs()
+	if err != nil {
+		panic("httpapi: " + err.Error()) // the embedded document is broken
+	}
+	return []docsRoute{
+		{EndpointOpenAPI, "/openapi.json", public(log, serveOpenAPI())},
+		{EndpointDocs, "/docs", public(log, page)},
+	}
+}
+
 // public wraps a handler of a route that needs no key: recovery, the
 // request log, and the 405 of any method but GET and HEAD.
-func (a *API) public(h http.HandlerFunc) http.Handler {
-	return a.unrouted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func public(log *slog.Logger, h http.HandlerFunc) http.Handler {
+	return unrouted(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: "GET, HEAD",
 				Message: fmt.Sprintf("%s is not allowed on %s; use GET.", r.Method, r.URL.Path)})

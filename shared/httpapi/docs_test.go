@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/openapi"
 )
 
@@ -137,6 +140,89 @@ func TestDocsHead(t *testing.T) {
 		if r.status != 200 || len(r.raw) != 0 || r.header.Get("Content-Length") == "" {
 			t.Errorf("HEAD %s = %d with %d bytes and Content-Length %q, want 200, no body, a length",
 				path, r.status, len(r.raw), r.header.Get("Content-Length"))
+		}
+	}
+}
+
+// PublicDocs serves the documents without a store, blobs or starter, with
+// the API's own handlers: the same bytes and headers, the same 405 and
+// 404 bodies, a request log line for each request.
+func TestPublicDocs(t *testing.T) {
+	logs := &syncBuffer{}
+	srv := httptest.NewServer(httpapi.PublicDocs(slog.New(slog.NewJSONHandler(logs, nil))))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, nil)
+
+	type answer struct {
+		status int
+		header http.Header
+		body   []byte
+	}
+	send := func(base, method, path string) answer {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return answer{res.StatusCode, res.Header, body}
+	}
+	for _, path := range []string{"/openapi.json", "/docs"} {
+		got, want := send(srv.URL, http.MethodGet, path), send(e.Server.URL, http.MethodGet, path)
+		if got.status != http.StatusOK || !bytes.Equal(got.body, want.body) {
+			t.Errorf("GET %s = %d with %d bytes, want 200 with the API's %d bytes", path, got.status, len(got.body), len(want.body))
+		}
+		for _, h := range []string{"Content-Type", "Content-Length", "ETag", "Cache-Control", "Access-Control-Allow-Origin",
+			"X-Content-Type-Options", "Referrer-Policy"} {
+			if got.header.Get(h) != want.header.Get(h) {
+				t.Errorf("GET %s: %s = %q, want the API's %q", path, h, got.header.Get(h), want.header.Get(h))
+			}
+		}
+	}
+	if got := send(srv.URL, http.MethodGet, "/openapi.json"); !bytes.Equal(got.body, openapi.JSON()) {
+		t.Error("GET /openapi.json is not openapi.JSON()")
+	}
+
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{http.MethodPost, "/docs", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
+		{http.MethodDelete, "/openapi.json", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
+		{http.MethodGet, "/api/gen/models", 404, "NOT_FOUND", ""},
+		{http.MethodGet, "/./docs", 404, "NOT_FOUND", ""},
+	} {
+		got, want := send(srv.URL, c.method, c.path), send(e.Server.URL, c.method, c.path)
+		var body struct{ Error string }
+		json.Unmarshal(got.body, &body)
+		if got.status != c.status || body.Error != c.code || got.header.Get("Allow") != c.allow {
+			t.Errorf("%s %s = %d %s with Allow %q, want %d %s with Allow %q", c.method, c.path, got.status, got.body,
+				got.header.Get("Allow"), c.status, c.code, c.allow)
+		}
+		// The API without a key answers the same (models: 401, since it
+		// has the route).
+		if c.path != "/api/gen/models" && (want.status != got.status || !bytes.Equal(want.body, got.body)) {
+			t.Errorf("%s %s = %d %s, the API answers %d %s", c.method, c.path, got.status, got.body, want.status, want.body)
+		}
+	}
+
+	lines := logs.lines("request")
+	wantLines := []struct {
+		method, path string
+		status       float64
+	}{
+		{"GET", "/openapi.json", 200}, {"GET", "/docs", 200}, {"GET", "/openapi.json", 200},
+		{"POST", "/docs", 405}, {"DELETE", "/openapi.json", 405}, {"GET", "/api/gen/models", 404}, {"GET", "/./docs", 404},
+	}
+	if len(lines) != len(wantLines) {
+		t.Fatalf("%d request log lines, want %d:\n%s", len(lines), len(wantLines), logs)
+	}
+	for i, w := range wantLines {
+		if l := lines[i]; l["method"] != w.method || l["path"] != w.path || l["status"] != w.status {
+			t.Errorf("log line %d = %v, want %s %s %v", i, l, w.method, w.path, w.status)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func (a *API) endpoint(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w}
 		var rl requestLog
-		defer a.finish(rec, r, time.Now(), &rl)
+		defer finish(a.log, rec, r, time.Now(), &rl)
 
 		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
 			WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
@@ -71,12 +71,12 @@ func (a *API) endpoint(rt route) http.Handler {
 	})
 }
 
-// unrouted wraps a handler that needs no key (the 404 of an unknown route)
-// with recovery and the request log.
-func (a *API) unrouted(h http.Handler) http.Handler {
+// unrouted wraps a handler that needs no key (the 404 of an unknown route,
+// the public documents) with recovery and the request log.
+func unrouted(log *slog.Logger, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w}
-		defer a.finish(rec, r, time.Now(), &requestLog{})
+		defer finish(log, rec, r, time.Now(), &requestLog{})
 		h.ServeHTTP(rec, r)
 	})
 }
@@ -91,8 +91,8 @@ func notFoundRoute(w http.ResponseWriter, r *http.Request) {
 // (a dot segment, a repeated slash) as an unknown route. ServeMux would
 // redirect it to the cleaned path with an HTML body, and every answer of
 // the API is the contract's JSON; clients send canonical paths anyway.
-func (a *API) canonicalPaths(mux http.Handler) http.Handler {
-	notFound := a.unrouted(http.HandlerFunc(notFoundRoute))
+func canonicalPaths(log *slog.Logger, mux http.Handler) http.Handler {
+	notFound := unrouted(log, http.HandlerFunc(notFoundRoute))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The path as sent, not decoded: an escaped slash inside a task id
 		// (..%2f..) is part of that segment, not a dot segment, and must
@@ -194,12 +194,12 @@ func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time) {
 }
 
 // finish recovers a panic into a 500 and writes the request log line.
-func (a *API) finish(w *recorder, r *http.Request, start time.Time, rl *requestLog) {
+func finish(log *slog.Logger, w *recorder, r *http.Request, start time.Time, rl *requestLog) {
 	if p := recover(); p != nil {
 		if p == http.ErrAbortHandler {
 			panic(p)
 		}
-		a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+		log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 		if !w.wrote {
@@ -210,7 +210,7 @@ func (a *API) finish(w *recorder, r *http.Request, start time.Time, rl *requestL
 	if !w.wrote {
 		status = http.StatusOK
 	}
-	a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.Int("status", status),
