@@ -17,18 +17,11 @@ import (
 // counter, the in-flight limit, the balance.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
-	if t.CreditsCost < 0 {
-		return 0, fmt.Errorf("%s: negative cost %d", op, t.CreditsCost)
+	t, err := store.PrepareTask(t, g)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	idem := g.Idempotency
-	if idem != nil && (idem.Key == "" || idem.RequestHash == "") {
-		return 0, fmt.Errorf("%s: idempotency record needs a key and a request hash", op)
-	}
-	// A new task starts from nothing, whatever the caller filled in.
-	t.Status = task.Pending
-	t.CreditsRefunded = 0
-	t.StartedAt, t.CompletedAt = time.Time{}, time.Time{}
-	t.Videos, t.Failure = nil, nil
 	row, err := encodeTask(t)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
