@@ -1,26 +1,15 @@
 // Command image-to-video is the Lambda of POST /api/gen/image-to-video: starts a generation from an uploaded image (a base64-encoded multipart body).
 // API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter.
+// the aws-lambda-go-api-proxy adapter (awsstack.MustProxy).
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/httpapi"
 )
 
 func main() {
-	stack, err := awsstack.FromEnv(context.Background())
-	if err != nil {
-		awsstack.Exit(err)
-	}
-	h, err := stack.Endpoint(httpapi.EndpointImageToVideo)
-	if err != nil {
-		awsstack.Exit(err)
-	}
-	lambda.Start(httpadapter.New(h).ProxyWithContext)
+	lambda.Start(awsstack.MustProxy(httpapi.EndpointImageToVideo))
 }
