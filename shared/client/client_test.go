@@ -319,8 +319,8 @@ func TestWaitForAFailedTask(t *testing.T) {
 }
 
 // A wait that runs out returns the task id and the last status, and the
-// task goes on. The service asks for 5 s between polls: a wait of 1.5 s
-// polls once, however short MinInterval is.
+// task goes on. The service says how long to wait between polls: a wait of
+// 1.5 s polls no more often than that, however short MinInterval is.
 func TestWaitTimesOut(t *testing.T) {
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
@@ -340,11 +340,13 @@ func TestWaitTimesOut(t *testing.T) {
 	if task == nil || task.Status.Terminal() || te.Status != task.Status {
 		t.Errorf("task = %+v, error status %q, want the unfinished task", task, te.Status)
 	}
-	if task.RetryAfter != 5*time.Second {
-		t.Errorf("RetryAfter = %v, want the service's 5s", task.RetryAfter)
+	if task.RetryAfter < time.Second {
+		t.Fatalf("RetryAfter = %v, want the service's hint (at least 1 s)", task.RetryAfter)
 	}
-	if n := polls.Load(); n > 1 {
-		t.Errorf("%d polls in 1.5 s, want 1: Retry-After: 5 was not honoured", n)
+	// MinInterval alone would allow ~150 polls; the hint allows one per
+	// RetryAfter.
+	if n, most := polls.Load(), 1+int32(1500*time.Millisecond/task.RetryAfter); n > most {
+		t.Errorf("%d polls in 1.5 s, want at most %d: Retry-After: %v was not honoured", n, most, task.RetryAfter)
 	}
 	if _, err := c.Status(ctx, s.TaskID); err != nil {
 		t.Errorf("Status after the timeout: %v", err)

@@ -76,10 +76,24 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *caller) error {
 		}
 	}
 	if !t.Status.Terminal() {
-		w.Header().Set("Retry-After", seconds(a.cfg.RetryAfter))
+		w.Header().Set("Retry-After", seconds(a.pollHint(t)))
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// pollHint is the Retry-After of an unfinished task: RetryAfter, or the
+// least time the generation is expected to take when that is shorter, so
+// that a client is not told to wait 5 s for a video made in 2; never
+// under a second.
+func (a *API) pollHint(t task.Task) time.Duration {
+	hint := a.cfg.RetryAfter
+	if a.cfg.Estimate != nil {
+		if lo, _ := a.cfg.Estimate(t.Params); lo < hint {
+			hint = lo
+		}
+	}
+	return max(hint, time.Second)
 }
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, c *caller) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -58,6 +59,31 @@ func tasksInEveryState(t *testing.T, e *env, key string) map[string]string {
 		t.Fatalf("fail: %v", err)
 	}
 	return ids
+}
+
+// The polling hint is RetryAfter, or the generation's shortest expected
+// time when that is shorter, and at least a second.
+func TestStatusRetryAfterFollowsTheEstimate(t *testing.T) {
+	tests := []struct {
+		lo   time.Duration
+		want string
+	}{
+		{2 * time.Second, "2"},
+		{30 * time.Second, "5"},
+		{100 * time.Millisecond, "1"},
+	}
+	for _, tt := range tests {
+		e := newEnv(t, func(c *httpapi.Config) {
+			c.RetryAfter = 5 * time.Second
+			c.Estimate = func(params.Parameters) (time.Duration, time.Duration) { return tt.lo, 2 * tt.lo }
+		})
+		c := e.caller(10000)
+		id := tasksInEveryState(t, e, c.Key)["pending"]
+		r := e.get("/api/gen/status/"+id, c.Key)
+		if got := r.header.Get("Retry-After"); got != tt.want {
+			t.Errorf("estimate %v: Retry-After = %q, want %q", tt.lo, got, tt.want)
+		}
+	}
 }
 
 func TestStatus(t *testing.T) {
