@@ -261,12 +261,31 @@ func equalBooks(a, b books) bool {
 // lost on the way back (an outage after the write). The client is told
 // 503, so nothing may stay charged: once the dust settles the task, if
 // the store has it, is failed and refunded.
+//
+// The refund itself may meet the same outage: refused twice, it is tried
+// again until it lands, since a task left charged and pending would be run
+// by the next sweep.
 func TestLostReplyChargesNothing(t *testing.T) {
-	for _, rq := range []request{startText("a lost reply"), startImage()} {
+	cases := []struct {
+		rq             request
+		refusedRefunds int
+	}{
+		{startText("a lost reply"), 0},
+		{startImage(), 0},
+		{startText("a lost reply, a flaky refund"), 2},
+	}
+	for _, tc := range cases {
+		rq := tc.rq
 		t.Run(rq.name, func(t *testing.T) {
 			f := startFaultStack(t, "")
 			k := f.key(10000, store.Limits{})
 			f.inj.Set("Store.CreateTask", faults.Nth(1, faults.Fault{Err: faults.Unavailable(), After: true}))
+			f.inj.Set("Store.Fail", func(_ string, i int) faults.Fault {
+				if i <= tc.refusedRefunds {
+					return faults.Fault{Err: faults.Unavailable()}
+				}
+				return faults.Fault{}
+			})
 			r := rq.send(f.env, k.APIKey)
 			f.settle()
 			if r.status != http.StatusServiceUnavailable {

@@ -261,12 +261,11 @@ func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 }
 
 // abandon fails a task whose workflow did not start: the store refunds it
-// in the same write, and its inputs are deleted. If even that fails, the
-// task's deadline fails and refunds it later. The caller logs why the
-// start failed.
+// in the same write (tried again briefly, refundUnstarted), and its inputs
+// are deleted. The caller logs why the start failed.
 func (a *API) abandon(ctx context.Context, t task.Task) {
-	if _, err := a.cfg.Store.Fail(ctx, t.ID, startFailure, a.cfg.Now()); err != nil {
-		a.log.LogAttrs(ctx, slog.LevelError, "fail unstarted task; its deadline will",
+	if err := a.refundUnstarted(ctx, t); err != nil {
+		a.log.LogAttrs(ctx, slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it",
 			slog.String("task", t.ID), slog.String("error", err.Error()))
 	}
 	a.deleteInputs(ctx, t.Inputs)
