@@ -253,8 +253,8 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 		ExpressionAttributeValues: vals{":acct": str(accountID), ":end": str(ledgerEnd)},
 		ConsistentRead:            &consistent,
 	}
-	for {
-		out, err := s.db.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, dbErr(op, err)
 		}
@@ -266,10 +266,6 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 				entries = append(entries, decodeEntry(it))
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 	if !found {
 		return nil, fmt.Errorf("%s: %w", op, store.ErrNotFound)

@@ -179,32 +179,26 @@ func (s *Store) queryAll(ctx context.Context, table, index, attr, value string) 
 		ExpressionAttributeValues: vals{":v": str(value)},
 	}
 	var items []item
-	for {
-		out, err := s.db.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, out.Items...)
-		if len(out.LastEvaluatedKey) == 0 {
-			return items, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return items, nil
 }
 
 // scanIndex reads every item of a (sparse) index.
 func (s *Store) scanIndex(ctx context.Context, table, index string) ([]item, error) {
 	in := &dynamodb.ScanInput{TableName: &table, IndexName: &index}
 	var items []item
-	for {
-		out, err := s.db.Scan(ctx, in)
+	for pages := dynamodb.NewScanPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, out.Items...)
-		if len(out.LastEvaluatedKey) == 0 {
-			return items, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return items, nil
 }
