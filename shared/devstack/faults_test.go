@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
@@ -35,13 +36,13 @@ import (
 type faultStack struct {
 	*env
 	inj  *faults.Injector
-	logs *syncBuffer
+	logs *logtest.Buffer
 }
 
 func startFaultStack(t *testing.T, dataDir string) *faultStack {
 	t.Helper()
 	inj := faults.NewInjector()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	gen := &workflowtest.Generator{Outcome: func(_ context.Context, job workflow.Job, _ int) (int, error) {
 		if strings.Contains(job.Prompt, "[fail]") {
 			return 0, faults.Broken()
@@ -59,24 +60,6 @@ func startFaultStack(t *testing.T, dataDir string) *faultStack {
 		}
 	})
 	return &faultStack{env: e, inj: inj, logs: logs}
-}
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // request is one call of the contract, made with a key.

@@ -13,11 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -25,24 +25,6 @@ import (
 // key leaves behind, and what a signed link reaches. The HTTP-level
 // properties (foreign tasks, revocation, per-key limits) are tested in
 // shared/httpapi/security_test.go.
-
-// secLog is the stack's log sink, shared by its goroutines.
-type secLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *secLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *secLog) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.buf.Bytes())
-}
 
 // secNearMiss is key with its last character changed: well formed, and
 // what a client's typo of a real key looks like.
@@ -92,7 +74,7 @@ func secScanFiles(t *testing.T, dir string, needles ...string) (found []string, 
 // for the API key and its secret part. Neither may appear; the key's
 // hash must, in the database, so the scan is known to read the store.
 func TestKeysNeverLoggedOrStoredInClear(t *testing.T) {
-	logs := &secLog{}
+	logs := &logtest.Buffer{}
 	dir := t.TempDir()
 	e := startEnv(t, dir, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

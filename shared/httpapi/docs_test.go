@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/openapi"
 )
 
@@ -148,7 +149,7 @@ func TestDocsHead(t *testing.T) {
 // the API's own handlers: the same bytes and headers, the same 405 and
 // 404 bodies, a request log line for each request.
 func TestPublicDocs(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	srv := httptest.NewServer(httpapi.PublicDocs(slog.New(slog.NewJSONHandler(logs, nil))))
 	t.Cleanup(srv.Close)
 	e := newEnv(t, nil)
@@ -209,7 +210,7 @@ func TestPublicDocs(t *testing.T) {
 		}
 	}
 
-	lines := logs.lines("request")
+	lines := logLines(logs, "request")
 	wantLines := []struct {
 		method, path string
 		status       float64

@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -76,7 +77,7 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 		MaxImageBytes: fuzzImageLimit,
 	}
 	huge := store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 30}
-	fe := &fuzzEnv{base: &env{Env: httpapitest.Start(f, cfg), faults: fs, logs: &syncBuffer{}}}
+	fe := &fuzzEnv{base: &env{Env: httpapitest.Start(f, cfg), faults: fs, logs: &logtest.Buffer{}}}
 	fe.caller = httpapitest.NewCaller(f, st, 1<<40, ratelimit.Enterprise, huge)
 	fe.other = httpapitest.NewCaller(f, st, 1<<40, ratelimit.Enterprise, huge)
 	fe.otherTasks = []string{fe.addTask(f, fe.other, task.Pending), fe.addTask(f, fe.other, task.Failed)}

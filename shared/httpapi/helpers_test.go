@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -29,7 +30,7 @@ type env struct {
 	*httpapitest.Env
 	t      *testing.T
 	faults *faultStore
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 // roomy are limits no test reaches unless it means to.
@@ -45,7 +46,7 @@ func newEnv(t *testing.T, edit func(*httpapi.Config)) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	fs := &faultStore{Store: st, faults: map[string]func() error{}}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := httpapi.Config{
 		Store:  fs,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -352,26 +353,9 @@ func (f *faultStore) Tasks(ctx context.Context, accountID string, q store.TaskQu
 	return f.Store.Tasks(ctx, accountID, q)
 }
 
-// syncBuffer is a log sink the server's goroutines share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // lines returns the log records whose msg is msg.
-func (b *syncBuffer) lines(msg string) []map[string]any {
+// logLines returns the JSON log records in b whose msg is msg.
+func logLines(b *logtest.Buffer, msg string) []map[string]any {
 	var out []map[string]any
 	for _, l := range strings.Split(b.String(), "\n") {
 		var m map[string]any

@@ -168,7 +168,7 @@ func TestRequestLog(t *testing.T) {
 	e.get("/api/gen/history", c.Key)
 	e.do("GET", "/nowhere", c.Key, "", nil)
 
-	lines := e.logs.lines("request")
+	lines := logLines(e.logs, "request")
 	want := []struct {
 		path, account, key string
 		status             float64

@@ -1,7 +1,6 @@
 package awsstacktest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/genvideo/gen/shared/logtest"
 )
 
 // invokeTimeout bounds one invocation in a test, so that a function that
@@ -40,7 +41,7 @@ type Function struct {
 	name   string
 	cmd    *exec.Cmd
 	exited chan struct{}
-	log    *lockedBuffer
+	log    *logtest.Buffer
 
 	events  chan invocation
 	mu      sync.Mutex
@@ -61,7 +62,7 @@ func StartFunction(t testing.TB, name, binary string, env []string) *Function {
 	f := &Function{
 		name:    name,
 		exited:  make(chan struct{}),
-		log:     &lockedBuffer{},
+		log:     &logtest.Buffer{},
 		events:  make(chan invocation),
 		waiting: map[string]chan Result{},
 	}
@@ -192,24 +193,6 @@ func (f *Function) respond(isError bool) http.HandlerFunc {
 		w.WriteHeader(http.StatusAccepted)
 		done <- res
 	}
-}
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Build compiles the main packages matching pattern (an import path, such
