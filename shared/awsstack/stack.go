@@ -179,10 +179,7 @@ func (s *Stack) GenerateSteps() (*workflow.Steps, error) {
 	}
 	steps := s.Steps()
 	steps.Blobs = blobs
-	steps.Generator = workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
-		res, err := r.Generate(ctx, render.Job(j))
-		return workflow.Result(res), err
-	})
+	steps.Generator = r
 	return steps, nil
 }
 

@@ -89,14 +89,11 @@ func (s *Stack) build(cfg Config) error {
 	st := cfg.Hooks.store(s.Store)
 	blobs := cfg.Hooks.blobs(s.Blobs)
 	steps := &workflow.Steps{
-		Store: st,
-		Blobs: blobs,
-		Generator: cfg.Hooks.generator(workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
-			r, err := s.Renderer.Generate(ctx, render.Job(j))
-			return workflow.Result(r), err
-		})),
-		TempDir: tmp,
-		Logger:  s.logger,
+		Store:     st,
+		Blobs:     blobs,
+		Generator: cfg.Hooks.generator(s.Renderer),
+		TempDir:   tmp,
+		Logger:    s.logger,
 	}
 	s.Runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
 	if err != nil {

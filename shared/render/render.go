@@ -44,6 +44,7 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultFontFile is the caption font used when Config.FontFile is empty.
@@ -70,22 +71,12 @@ type Config struct {
 	Rand *rand.Rand
 }
 
-// Job is one generation to render. The workflow converts its own job type
-// to this one (render cannot import the workflow package).
-type Job struct {
-	TaskID, Type, Prompt string
-	Params               params.Parameters
-	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
-	// task.RoleLastFrame) to the local path of the uploaded image.
-	Images map[string]string
-	// OutDir is where the videos are written; it is created if missing.
-	OutDir string
-}
+// Job is one generation to render: the workflow's job type, so that a
+// *Renderer is a workflow.Generator as it is.
+type Job = workflow.Job
 
 // Result lists the rendered videos, one path per sample, in sample order.
-type Result struct {
-	Paths []string
-}
+type Result = workflow.Result
 
 // Renderer renders videos with ffmpeg. It is safe for concurrent use.
 type Renderer struct {

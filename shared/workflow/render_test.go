@@ -8,7 +8,6 @@ import (
 
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // TestWithRenderer runs the workflow with the real ffmpeg generator. It
@@ -40,10 +39,7 @@ func TestWithRenderer(t *testing.T) {
 				}
 				e := newEnv(t, nil)
 				steps := *e.steps
-				steps.Generator = workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
-					res, err := r.Generate(ctx, render.Job(j))
-					return workflow.Result(res), err
-				})
+				steps.Generator = r
 				runner := e.newRunner(&steps)
 				tk := e.newTask(tt.prompt, tt.samples, func(tk *task.Task) {
 					// Small and short: the test is about the workflow.

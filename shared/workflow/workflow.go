@@ -39,9 +39,6 @@ type Blobs interface {
 }
 
 // Job is one generation for a Generator.
-//
-// Its fields are those of render.Job, in the same order, so that an
-// adapter converts one to the other with render.Job(job).
 type Job struct {
 	TaskID, Type, Prompt string
 	Params               params.Parameters
@@ -65,18 +62,6 @@ type Result struct {
 type Generator interface {
 	Generate(ctx context.Context, job Job) (Result, error)
 }
-
-// GeneratorFunc adapts a function to Generator, for instance to call a
-// generator whose Job type has the same fields:
-//
-//	workflow.GeneratorFunc(func(ctx context.Context, j workflow.Job) (workflow.Result, error) {
-//		r, err := renderer.Generate(ctx, render.Job(j))
-//		return workflow.Result(r), err
-//	})
-type GeneratorFunc func(ctx context.Context, job Job) (Result, error)
-
-// Generate calls f.
-func (f GeneratorFunc) Generate(ctx context.Context, job Job) (Result, error) { return f(ctx, job) }
 
 // Steps are the workflow's step handlers.
 type Steps struct {
