@@ -1,7 +1,8 @@
 // Package httpapi serves the public HTTP contract of the service: the
-// three start endpoints, status, download, history and models, with
-// authentication, rate limits and the contract's error bodies. It is plain
-// net/http: the local server mounts Handler, and a per-endpoint AWS Lambda
+// three start endpoints, status, download, history and models. It maps
+// each request to a use case of shared/service (which authenticates,
+// counts, charges and reads) and each outcome to the contract's body, in
+// one error table (errors.go). It is plain net/http: the local server mounts Handler, and a per-endpoint AWS Lambda
 // serves one of the per-endpoint handlers (TextToVideo, Status, ...), which
 // carry the same authentication, limits and error handling. PublicDocs
 // serves the two public documents alone, for a Lambda that has no store.
@@ -15,8 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/service"
 )
 
 // Blobs stores uploaded images and signs download URLs of generated videos.
@@ -29,25 +29,15 @@ type Blobs interface {
 	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
 }
 
-// Starter starts the workflow execution that generates a freshly created
-// task (locally an ASL runner, on AWS a Step Functions execution).
-type Starter interface {
-	Start(ctx context.Context, t task.Task) error
-}
-
 // Defaults of Config.
-const (
-	DefaultGenerationTimeout = 10 * time.Minute
-	DefaultMaxImageBytes     = 20 * 1024 * 1024
-	DefaultRetryAfter        = 5 * time.Second
-)
+const DefaultMaxImageBytes = 20 * 1024 * 1024
 
 // Config is what an API is built from. Store, Blobs and Starter are
 // required; every other field has a default.
 type Config struct {
-	Store   store.Store
+	Store   service.Store
 	Blobs   Blobs
-	Starter Starter
+	Starter service.Workflows
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -67,6 +57,7 @@ type Config struct {
 // API serves the contract. Build it with New.
 type API struct {
 	cfg       Config
+	svc       *service.Service
 	log       *slog.Logger
 	endpoints map[string]http.Handler
 	handler   http.Handler
@@ -103,25 +94,23 @@ func New(cfg Config) *API {
 	case cfg.Starter == nil:
 		panic("httpapi.New: Config.Starter is nil")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.GenerationTimeout <= 0 {
-		cfg.GenerationTimeout = DefaultGenerationTimeout
 	}
 	if cfg.MaxImageBytes <= 0 {
 		cfg.MaxImageBytes = DefaultMaxImageBytes
 	}
-	if cfg.Estimate == nil {
-		cfg.Estimate = defaultEstimate
-	}
-	if cfg.RetryAfter <= 0 {
-		cfg.RetryAfter = DefaultRetryAfter
-	}
-	a := &API{cfg: cfg, log: cfg.Logger, endpoints: map[string]http.Handler{}}
+	svc := service.New(service.Config{
+		Store:             cfg.Store,
+		Blobs:             cfg.Blobs,
+		Workflows:         cfg.Starter,
+		Now:               cfg.Now,
+		Logger:            cfg.Logger,
+		GenerationTimeout: cfg.GenerationTimeout,
+		Estimate:          cfg.Estimate,
+		RetryAfter:        cfg.RetryAfter,
+	})
+	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
 	routes := []route{
 		{EndpointTextToVideo, http.MethodPost, "/api/gen/text-to-video", a.textToVideo},
@@ -185,9 +174,3 @@ func (a *API) History() http.Handler { return a.endpoints[EndpointHistory] }
 
 // Models serves GET /api/gen/models.
 func (a *API) Models() http.Handler { return a.endpoints[EndpointModels] }
-
-// defaultEstimate is the wait a start response announces when Config names
-// no estimator: generous bounds for one to two 8-second videos.
-func defaultEstimate(p params.Parameters) (min, max time.Duration) {
-	return 60 * time.Second, 180 * time.Second
-}

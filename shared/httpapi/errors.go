@@ -9,7 +9,9 @@ import (
 
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
 )
 
 // Error codes of the contract (contract decisions, "Error bodies"; the
@@ -154,22 +156,21 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	writeJSON(w, e.Status, b)
 }
 
-// blobError marks a failure of blob storage: a dependency outage, 503.
-type blobError struct{ err error }
-
-func (e *blobError) Error() string { return "blob storage: " + e.err.Error() }
-func (e *blobError) Unwrap() error { return e.err }
-
-// toError is the one table from errors to responses. now dates the retry
-// hints of 429s.
+// toError is the one table from errors to responses: each kind of error
+// the service (and the validator and store beneath it) returns has its
+// row; anything else is a 500 whose cause is logged, never sent. now dates
+// the retry hints of 429s.
 func toError(err error, now time.Time) *Error {
 	var (
-		apiErr    *Error
-		paramErr  *params.Error
-		credits   *store.InsufficientCreditsError
-		inFlight  *store.InFlightLimitError
-		limit     *store.LimitError
-		blobFault *blobError
+		apiErr     *Error
+		paramErr   *params.Error
+		credits    *store.InsufficientCreditsError
+		inFlight   *store.InFlightLimitError
+		limit      *store.LimitError
+		conflict   *service.IdempotencyConflictError
+		notStarted *service.NotStartedError
+		notReady   *service.NotReadyError
+		blobFault  *service.BlobError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -177,6 +178,27 @@ func toError(err error, now time.Time) *Error {
 	case errors.As(err, &paramErr):
 		return &Error{Status: http.StatusBadRequest, Code: paramErr.Code, Message: paramErr.Message,
 			Field: paramErr.Field, Value: paramErr.Value}
+	case errors.Is(err, service.ErrKeyMissing):
+		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
+	case errors.Is(err, service.ErrKeyInvalid):
+		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyInvalid}
+	case errors.Is(err, service.ErrTaskNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeTaskNotFound, Message: "Task not found."}
+	case errors.As(err, &notReady):
+		msg := fmt.Sprintf("The task is %s; its videos can be downloaded once its status is completed.", notReady.Status)
+		if notReady.Status == task.Failed {
+			msg = "The task failed; it has no videos to download."
+		}
+		return &Error{Status: http.StatusBadRequest, Code: CodeVideoNotReady, Message: msg,
+			Details: map[string]any{"status": notReady.Status}}
+	case errors.As(err, &conflict):
+		return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict, Field: headerIdempotencyKey,
+			Message: "This Idempotency-Key was used with a different request in the last 24 hours; " +
+				"send the same request to get its answer again, or use a new key for a new request.",
+			Details: map[string]any{"taskId": conflict.TaskID}}
+	case errors.As(err, &notStarted):
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
+			Message: "The generation could not be started; its credits were refunded. Please retry shortly."}
 	case errors.As(err, &credits):
 		return &Error{Status: http.StatusPaymentRequired, Code: CodeInsufficient,
 			Message:  fmt.Sprintf("This generation costs %d credits; the balance is %d.", credits.Required, credits.Available),
@@ -200,8 +222,6 @@ func toError(err error, now time.Time) *Error {
 			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Limit of %d requests per minute exceeded.", c.Limit)}
 		}
-	case errors.Is(err, store.ErrNotFound):
-		return errTaskNotFound
 	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
 			Message: "The service is temporarily unavailable; nothing was charged. Please retry shortly."}
@@ -209,8 +229,6 @@ func toError(err error, now time.Time) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, cause: err,
 		Message: "An internal error occurred. Please retry; if it persists, contact support."}
 }
-
-var errTaskNotFound = &Error{Status: http.StatusNotFound, Code: CodeTaskNotFound, Message: "Task not found."}
 
 // badRequest is a VALIDATION_ERROR naming field (which may be empty).
 func badRequest(field, format string, args ...any) *Error {

@@ -109,7 +109,7 @@ func TestStarterFails(t *testing.T) {
 		}
 		id := strings.Split(s.Tasks[0], ":")[0]
 		tk := e.task(id)
-		want := task.Failure{Code: "INTERNAL_ERROR", Message: "the generation could not be started"}
+		want := task.Failure{Code: "INTERNAL_ERROR", Message: "the generation could not be started", NotStarted: true}
 		if tk.Status != task.Failed || tk.Failure == nil || *tk.Failure != want || tk.CreditsRefunded != 190 {
 			t.Errorf("task = %s, failure %+v, refunded %d; want failed, %+v, 190", tk.Status, tk.Failure, tk.CreditsRefunded, want)
 		}

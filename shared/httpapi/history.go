@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -33,23 +34,23 @@ type pagination struct {
 // historyItem is one task of the history. APIKey is the name label of the
 // key that started it, never the key.
 type historyItem struct {
-	TaskID          string        `json:"taskId"`
-	Type            string        `json:"type"`
-	Model           string        `json:"model"`
-	Prompt          string        `json:"prompt"`
-	Status          task.Status   `json:"status"`
-	CreditsCost     int           `json:"creditsCost"`
-	CreatedAt       string        `json:"createdAt"`
-	CompletedAt     string        `json:"completedAt,omitempty"`
-	ProcessingTime  *int          `json:"processingTime,omitempty"`
-	VideoCount      int           `json:"videoCount"`
-	APIKey          string        `json:"apiKey"`
-	HasImage        bool          `json:"hasImage"`
-	Error           *task.Failure `json:"error,omitempty"`
-	CreditsRefunded *int          `json:"creditsRefunded,omitempty"`
+	TaskID          string      `json:"taskId"`
+	Type            string      `json:"type"`
+	Model           string      `json:"model"`
+	Prompt          string      `json:"prompt"`
+	Status          task.Status `json:"status"`
+	CreditsCost     int         `json:"creditsCost"`
+	CreatedAt       string      `json:"createdAt"`
+	CompletedAt     string      `json:"completedAt,omitempty"`
+	ProcessingTime  *int        `json:"processingTime,omitempty"`
+	VideoCount      int         `json:"videoCount"`
+	APIKey          string      `json:"apiKey"`
+	HasImage        bool        `json:"hasImage"`
+	Error           *failure    `json:"error,omitempty"`
+	CreditsRefunded *int        `json:"creditsRefunded,omitempty"`
 }
 
-func (a *API) history(w http.ResponseWriter, r *http.Request, c *caller) error {
+func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	q := r.URL.Query()
 	limit, err := intParam(q, "limit", defaultHistoryLimit, 1, maxHistoryLimit)
 	if err != nil {
@@ -69,9 +70,9 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *caller) error {
 		status = s
 	}
 
-	tasks, total, err := a.cfg.Store.Tasks(r.Context(), c.key.AccountID, store.TaskQuery{Status: status, Skip: skip, Limit: limit})
+	tasks, total, err := a.svc.History(r.Context(), *c, store.TaskQuery{Status: status, Skip: skip, Limit: limit})
 	if err != nil {
-		return fmt.Errorf("history of account %s: %w", c.key.AccountID, err)
+		return err
 	}
 	resp := historyResponse{
 		Success:    true,

@@ -2,25 +2,21 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
 // Idempotency-Key (contract decisions, "Extensions"): a start sent again
-// with the same key and the same request within idempotencyTTL answers
+// with the same key and the same request within service.IdempotencyTTL answers
 // what the first one answered, without a second task or charge; the same
 // key with another request is a 409. Keys belong to the account, not to
 // the API key, so two keys of one account share them.
@@ -28,15 +24,8 @@ const (
 	headerIdempotencyKey = "Idempotency-Key"
 	// headerReplayed marks an answer that replays an earlier start.
 	headerReplayed    = "Idempotent-Replayed"
-	idempotencyTTL    = 24 * time.Hour
 	maxIdempotencyKey = 255
 )
-
-// idempotency is a start's key and the hash of its request.
-type idempotency struct {
-	key  string
-	hash string
-}
 
 // idempotencyKey returns the request's Idempotency-Key, or "" when it has
 // none. A key is 1 to 255 printable ASCII characters (space to tilde), sent
@@ -151,51 +140,4 @@ func canonicalJSON(body []byte) (map[string]string, error) {
 		out[name] = string(b)
 	}
 	return out, nil
-}
-
-// errAbandonedStart is the 503 of a start whose workflow could not be
-// started (its task failed and was refunded at once).
-var errAbandonedStart = &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-	Message: "The generation could not be started; its credits were refunded. Please retry shortly."}
-
-// abandoned reports whether t is a task whose workflow never started: the
-// start that created it answered 503, so a retry under its key starts
-// afresh instead of replaying that 503.
-func abandoned(t task.Task) bool {
-	return t.Status == task.Failed && t.Failure != nil && *t.Failure == startFailure
-}
-
-// original returns the task an idempotency record names and the balance
-// its start left, from its charge in the ledger: what the start answered.
-func (a *API) original(ctx context.Context, c *caller, id string) (task.Task, int64, error) {
-	t, err := a.cfg.Store.Task(ctx, id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			// The record and its task are written together: our bug.
-			return task.Task{}, 0, fmt.Errorf("task %s of an idempotency record: %v", id, err)
-		}
-		return task.Task{}, 0, fmt.Errorf("task %s of an idempotency record: %w", id, err)
-	}
-	if t.AccountID != c.key.AccountID {
-		return task.Task{}, 0, fmt.Errorf("idempotency record of account %s names task %s of account %s",
-			c.key.AccountID, id, t.AccountID)
-	}
-	entries, err := a.cfg.Store.Ledger(ctx, t.AccountID)
-	if err != nil {
-		return task.Task{}, 0, fmt.Errorf("ledger of %s for the replay of %s: %w", t.AccountID, id, err)
-	}
-	for _, e := range entries {
-		if e.TaskID == id && e.Kind == store.EntryCharge {
-			return t, e.Balance, nil
-		}
-	}
-	return task.Task{}, 0, fmt.Errorf("task %s has no charge in the ledger of %s", id, t.AccountID)
-}
-
-// idempotencyConflict is the 409 of a key reused with another request.
-func idempotencyConflict(taskID string) *Error {
-	return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict, Field: headerIdempotencyKey,
-		Message: "This Idempotency-Key was used with a different request in the last 24 hours; " +
-			"send the same request to get its answer again, or use a new key for a new request.",
-		Details: map[string]any{"taskId": taskID}}
 }

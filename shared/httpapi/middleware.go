@@ -10,8 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/genvideo/gen/shared/apikey"
-	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -21,14 +20,7 @@ const headerAPIKey = "X-API-Key"
 // handlerFunc serves an authenticated request that passed the rate limit.
 // It returns an error only before it has written anything; the error is
 // answered through toError.
-type handlerFunc func(w http.ResponseWriter, r *http.Request, c *caller) error
-
-// caller is who made a request, and when.
-type caller struct {
-	key    store.Key
-	limits store.Limits
-	now    time.Time // the request's one clock reading
-}
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *service.Caller) error
 
 // requestLog is what the request log line says beyond method and path.
 type requestLog struct {
@@ -54,18 +46,18 @@ func (a *API) endpoint(rt route) http.Handler {
 				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)})
 			return
 		}
-		now := a.cfg.Now()
+		now := a.svc.Now()
 		c, err := a.authenticate(r, now)
 		if err != nil {
 			a.fail(rec, r, err, now)
 			return
 		}
-		rl.accountID, rl.keyID = c.key.AccountID, c.key.ID
-		if err := a.takeRequest(rec, r, c); err != nil {
+		rl.accountID, rl.keyID = c.Key.AccountID, c.Key.ID
+		if err := a.countRequest(rec, r, c); err != nil {
 			a.fail(rec, r, err, now)
 			return
 		}
-		if err := rt.serve(rec, r, c); err != nil {
+		if err := rt.serve(rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 		}
 	})
@@ -121,60 +113,32 @@ func cleanPath(p string) string {
 	return np
 }
 
-// authenticate finds the caller's key. A value that is not shaped like a
-// key is refused without a store look-up; an unknown or revoked key is
-// refused alike, so that a response never tells which.
-func (a *API) authenticate(r *http.Request, now time.Time) (*caller, error) {
+// authenticate finds the caller by the X-API-Key header. No header, or
+// an empty one, is a missing key; two of them an invalid one.
+func (a *API) authenticate(r *http.Request, now time.Time) (service.Caller, error) {
 	vals := r.Header.Values(headerAPIKey)
-	if len(vals) == 0 || (len(vals) == 1 && vals[0] == "") {
-		return nil, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
+	switch {
+	case len(vals) == 0:
+		return service.Caller{}, service.ErrKeyMissing
+	case len(vals) > 1:
+		return service.Caller{}, service.ErrKeyInvalid
 	}
-	invalid := &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyInvalid}
-	if len(vals) > 1 || !apikey.WellFormed(vals[0]) {
-		return nil, invalid
-	}
-	k, err := a.cfg.Store.KeyByHash(r.Context(), apikey.Hash(vals[0]))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalid
-	}
-	if err != nil {
-		return nil, fmt.Errorf("look up key: %w", err)
-	}
-	if k.Revoked() {
-		return nil, invalid
-	}
-	limits, err := ratelimit.ForKey(k)
-	if err != nil {
-		return nil, err
-	}
-	return &caller{key: k, limits: limits, now: now}, nil
+	return a.svc.Authenticate(r.Context(), vals[0], now)
 }
 
-// takeRequest counts the request in the key's minute and day windows, in
-// one Take, and sets the X-RateLimit-* headers of the minute window, which
-// every response after authentication carries.
-func (a *API) takeRequest(w http.ResponseWriter, r *http.Request, c *caller) error {
-	counters := ratelimit.RequestCounters(c.key.ID, c.limits, c.now)
-	minute := counters[0]
-	used, err := a.cfg.Store.Take(r.Context(), counters, c.now)
-	remaining := 0
-	var limitErr *store.LimitError
-	switch {
-	case err == nil && len(used) == len(counters):
-		remaining = max(minute.Limit-used[0], 0)
-	case errors.As(err, &limitErr):
-		// Nothing was taken, and no request is accepted before the
-		// exhausted window (minute or day) ends: 0 left. The body and the
-		// retry headers name the exhausted window.
-	case err == nil:
-		return fmt.Errorf("take request counters: store returned %d counts for %d counters", len(used), len(counters))
-	default:
-		return fmt.Errorf("take request counters: %w", err)
+// countRequest counts the request in the key's windows and sets the
+// X-RateLimit-* headers of the minute window, which every response after
+// authentication carries, a 429 included.
+func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c service.Caller) error {
+	q, err := a.svc.CountRequest(r.Context(), c)
+	var limit *store.LimitError
+	if err != nil && !errors.As(err, &limit) {
+		return err
 	}
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(minute.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(minute.ExpiresAt.Unix(), 10))
+	h.Set("X-RateLimit-Limit", strconv.Itoa(q.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(q.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(q.Reset.Unix(), 10))
 	return err
 }
 

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/service"
 )
 
 type modelsResponse struct {
@@ -25,9 +25,10 @@ type pricing struct {
 	CreditsPerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
 }
 
-func (a *API) models(w http.ResponseWriter, r *http.Request, c *caller) error {
-	resp := modelsResponse{Success: true, DefaultModel: catalog.DefaultModel}
-	for _, m := range catalog.All() {
+func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	all, def := a.svc.Models()
+	resp := modelsResponse{Success: true, DefaultModel: def}
+	for _, m := range all {
 		resp.Models = append(resp.Models, model{
 			ModelID:      m.ID,
 			Name:         m.Name,

@@ -1,19 +1,16 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/ratelimit"
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -21,9 +18,6 @@ import (
 // 2,000-character prompt and a 1,000-character negative prompt, up to 4
 // bytes each) is far below it.
 const maxJSONBody = 64 << 10
-
-// startFailure is what a task records when its workflow could not start.
-var startFailure = task.Failure{Code: task.FailInternal, Message: "the generation could not be started"}
 
 // startResponse is the 202 of every start endpoint. image-to-video adds
 // imageInfo; first-last-frame adds firstFrame and lastFrame, each of
@@ -52,7 +46,7 @@ type imageInfo struct {
 	MimeType     string `json:"mimeType"`
 }
 
-func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *caller) error {
+func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return err
@@ -73,7 +67,7 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *caller) err
 	if err != nil {
 		return err
 	}
-	var idem *idempotency
+	var idem *service.Idempotency
 	if key != "" {
 		fields, err := canonicalJSON(body)
 		if err != nil {
@@ -81,29 +75,29 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *caller) err
 		}
 		rh := newRequestHash(catalog.TextToVideo)
 		rh.fields(fields)
-		idem = &idempotency{key: key, hash: rh.sum()}
+		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
-	return a.start(w, r, c, task.NewID(c.now), req, nil, idem)
+	return a.start(w, r, c, task.NewID(c.Now), req, nil, idem)
 }
 
-func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *caller) error {
+func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	return a.startFromImages(w, r, c, catalog.ImageToVideo, []string{task.RoleImage})
 }
 
-func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *caller) error {
+func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	return a.startFromImages(w, r, c, catalog.FirstLastFrame, []string{task.RoleFirstFrame, task.RoleLastFrame})
 }
 
 // startFromImages serves a multipart start: the images are streamed into
 // blob storage as they arrive, then the form is validated. Any rejection
 // deletes what was uploaded.
-func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *caller, kind string, roles []string) error {
+func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string, roles []string) error {
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return err
 	}
 	// The id comes first so that the uploads' blob keys are known.
-	id := task.NewID(c.now)
+	id := task.NewID(c.Now)
 	up, err := a.readUpload(w, r, id, roles)
 	if err != nil {
 		return err
@@ -124,7 +118,7 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *caller,
 				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image).", role)}
 		}
 	}
-	var idem *idempotency
+	var idem *service.Idempotency
 	if key != "" {
 		// ParseForm accepted the form: each field has one value.
 		fields := make(map[string]string, len(up.fields))
@@ -134,106 +128,30 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *caller,
 		rh := newRequestHash(kind)
 		rh.fields(fields)
 		rh.images(up.inputs, up.digests)
-		idem = &idempotency{key: key, hash: rh.sum()}
+		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
 	handedOver = true
 	return a.start(w, r, c, id, req, up.inputs, idem)
 }
 
-// start creates the task (charging for it and checking the start limits
-// in one store transaction), starts its workflow and answers 202. It owns
-// inputs: unless the task is created, they are deleted.
-//
-// With idem, a start the account already made under that key is answered
-// instead: the same request gets the first start's 202 again (the task
-// as it was created, the balance that start left), another request a 409.
-// A first start whose workflow never ran answered 503 and was refunded;
-// its retry creates a task afresh, taking the key over.
-func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string, req params.Request, inputs []task.Input, idem *idempotency) error {
-	stored := false
-	defer func() {
-		// Also on a panic: an uploaded image without a task is garbage.
-		if !stored {
-			a.deleteInputs(r.Context(), inputs)
-		}
-	}()
-	created := c.now.UTC().Truncate(time.Millisecond)
-	t := task.Task{
-		ID:          id,
-		AccountID:   c.key.AccountID,
-		KeyName:     c.key.Name,
-		Type:        req.Type,
-		Model:       req.Model,
-		Prompt:      req.Prompt,
-		Params:      req.Params,
-		Inputs:      inputs,
-		CreditsCost: req.Cost(),
-		Status:      task.Pending,
-		CreatedAt:   created,
-		Deadline:    created.Add(a.cfg.GenerationTimeout),
+// start hands a validated start to the service and answers its 202. It
+// owns inputs: the service deletes them unless the task is created.
+func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, id string, req params.Request, inputs []task.Input, idem *service.Idempotency) error {
+	st, err := a.svc.Start(r.Context(), *c, service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem})
+	if err != nil {
+		return err
 	}
-	g := ratelimit.StartGuard(c.key.ID, c.limits, c.now)
-	if idem != nil {
-		g.Idempotency = &store.IdempotencyKey{Key: idem.key, RequestHash: idem.hash, ExpiresAt: created.Add(idempotencyTTL)}
+	if st.Replayed {
+		w.Header().Set(headerReplayed, "true")
 	}
-	var balance int64
-	for {
-		var err error
-		balance, err = a.cfg.Store.CreateTask(r.Context(), t, g)
-		var used *store.IdempotencyError
-		if errors.As(err, &used) && idem != nil {
-			// Nothing was created: this request's uploads are deleted
-			// on return.
-			if used.RequestHash != idem.hash {
-				return idempotencyConflict(used.TaskID)
-			}
-			orig, origBalance, err := a.original(r.Context(), c, used.TaskID)
-			if err != nil {
-				return err
-			}
-			if !abandoned(orig) {
-				w.Header().Set(headerReplayed, "true")
-				a.accepted(w, orig, origBalance)
-				return nil
-			}
-			if g.Idempotency.Replaces != "" {
-				// A concurrent retry took the key over, and its start
-				// failed too.
-				return errAbandonedStart
-			}
-			g.Idempotency.Replaces = orig.ID
-			continue
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			// The key's account is gone: our inconsistency, not the
-			// client's 404.
-			return fmt.Errorf("create task %s: account %s of key %s: %v", id, c.key.AccountID, c.key.ID, err)
-		}
-		if err != nil {
-			a.undoCreate(r.Context(), t, err)
-			return fmt.Errorf("create task %s: %w", id, err)
-		}
-		break
-	}
-	stored = true
-
-	// The task is charged: from here on it must be started or refunded,
-	// even if the client goes away.
-	ctx := context.WithoutCancel(r.Context())
-	if err := a.cfg.Starter.Start(ctx, t); err != nil {
-		a.abandon(ctx, t)
-		e := *errAbandonedStart
-		e.cause = fmt.Errorf("start task %s: %w", id, err)
-		return &e
-	}
-	a.accepted(w, t, balance)
+	a.accepted(w, st.Task, st.Balance)
 	return nil
 }
 
 // accepted writes the 202 of a start that created t and left balance: the
 // answer of the start, and of every replay of it.
 func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
-	lo, hi := a.cfg.Estimate(t.Params)
+	lo, hi := a.svc.Estimate(t.Params)
 	resp := startResponse{
 		Success:           true,
 		Message:           "Video generation started.",
@@ -258,17 +176,6 @@ func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 	}
 	w.Header().Set("Location", resp.StatusURL)
 	writeJSON(w, http.StatusAccepted, resp)
-}
-
-// abandon fails a task whose workflow did not start: the store refunds it
-// in the same write (tried again briefly, refundUnstarted), and its inputs
-// are deleted. The caller logs why the start failed.
-func (a *API) abandon(ctx context.Context, t task.Task) {
-	if err := a.refundUnstarted(ctx, t); err != nil {
-		a.log.LogAttrs(ctx, slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it",
-			slog.String("task", t.ID), slog.String("error", err.Error()))
-	}
-	a.deleteInputs(ctx, t.Inputs)
 }
 
 func statusPath(id string) string   { return "/api/gen/status/" + id }

@@ -2,19 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"path"
-	"time"
 
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
-
-// urlLifetime is how long a download URL works after its task completed.
-// URLs are always signed to expire at completedAt + urlLifetime, so that a
-// download after expiry answers the same (dead) expiresAt.
-const urlLifetime = 24 * time.Hour
 
 // statusResponse is a task as the status endpoint shows it.
 type statusResponse struct {
@@ -30,11 +24,17 @@ type statusResponse struct {
 	CompletedAt    string            `json:"completedAt,omitempty"`
 	ProcessingTime *int              `json:"processingTime,omitempty"`
 	Videos         []video           `json:"videos,omitzero"`
-	Error          *task.Failure     `json:"error,omitempty"`
+	Error          *failure          `json:"error,omitempty"`
 	// CreditsRefunded is set for a failed task, and for a completed one
 	// that refunded the samples it could not produce.
 	CreditsRefunded *int   `json:"creditsRefunded,omitempty"`
 	DownloadURL     string `json:"downloadUrl"`
+}
+
+// failure is why a task failed, as a client sees it.
+type failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // video is one signed download of a completed task.
@@ -52,8 +52,8 @@ type downloadResponse struct {
 	TotalVideos int     `json:"totalVideos"`
 }
 
-func (a *API) status(w http.ResponseWriter, r *http.Request, c *caller) error {
-	t, err := a.ownTask(r, c)
+func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	t, err := a.svc.Task(r.Context(), *c, taskID(r))
 	if err != nil {
 		return err
 	}
@@ -71,45 +71,23 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *caller) error {
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
 	if t.Status == task.Completed {
-		if resp.Videos, err = a.signVideos(r.Context(), t); err != nil {
+		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
 			return err
 		}
 	}
 	if !t.Status.Terminal() {
-		w.Header().Set("Retry-After", seconds(a.pollHint(t)))
+		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
-// pollHint is the Retry-After of an unfinished task: RetryAfter, or the
-// least time the generation is expected to take when that is shorter, so
-// that a client is not told to wait 5 s for a video made in 2; never
-// under a second.
-func (a *API) pollHint(t task.Task) time.Duration {
-	hint := a.cfg.RetryAfter
-	if a.cfg.Estimate != nil {
-		if lo, _ := a.cfg.Estimate(t.Params); lo < hint {
-			hint = lo
-		}
-	}
-	return max(hint, time.Second)
-}
-
-func (a *API) download(w http.ResponseWriter, r *http.Request, c *caller) error {
-	t, err := a.ownTask(r, c)
+func (a *API) download(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	t, err := a.svc.Task(r.Context(), *c, taskID(r))
 	if err != nil {
 		return err
 	}
-	if t.Status != task.Completed {
-		msg := fmt.Sprintf("The task is %s; its videos can be downloaded once its status is completed.", t.Status)
-		if t.Status == task.Failed {
-			msg = "The task failed; it has no videos to download."
-		}
-		return &Error{Status: http.StatusBadRequest, Code: CodeVideoNotReady, Message: msg,
-			Details: map[string]any{"status": t.Status}}
-	}
-	videos, err := a.signVideos(r.Context(), t)
+	videos, err := a.videos(r.Context(), t)
 	if err != nil {
 		return err
 	}
@@ -117,43 +95,24 @@ func (a *API) download(w http.ResponseWriter, r *http.Request, c *caller) error 
 	return nil
 }
 
-// ownTask returns the task the path names if it belongs to the caller's
-// account. A malformed id, an unknown one and another account's are the
-// same 404; a malformed one costs no look-up.
-func (a *API) ownTask(r *http.Request, c *caller) (task.Task, error) {
-	id := r.PathValue("taskId")
-	if id == "" {
-		// Served outside the router (one endpoint per Lambda).
-		id = path.Base(r.URL.Path)
+// taskID is the task id the path names.
+func taskID(r *http.Request) string {
+	if id := r.PathValue("taskId"); id != "" {
+		return id
 	}
-	if !task.ValidID(id) {
-		return task.Task{}, errTaskNotFound
-	}
-	t, err := a.cfg.Store.Task(r.Context(), id)
-	if err != nil {
-		return task.Task{}, fmt.Errorf("task %s: %w", id, err)
-	}
-	if t.AccountID != c.key.AccountID {
-		return task.Task{}, errTaskNotFound
-	}
-	return t, nil
+	// Served outside the router (one endpoint per Lambda).
+	return path.Base(r.URL.Path)
 }
 
-// signVideos signs the videos of a completed task, each to expire 24 hours
-// after completion.
-func (a *API) signVideos(ctx context.Context, t task.Task) ([]video, error) {
-	expires := t.CompletedAt.Add(urlLifetime)
-	out := make([]video, 0, len(t.Videos))
-	for _, v := range t.Videos {
-		url, err := a.cfg.Blobs.SignURL(ctx, v.Key, expires)
-		if err != nil {
-			return nil, &blobError{fmt.Errorf("sign %s of task %s: %w", v.Key, t.ID, err)}
-		}
-		mimeType := v.MimeType
-		if mimeType == "" {
-			mimeType = "video/mp4"
-		}
-		out = append(out, video{URL: url, MimeType: mimeType, ExpiresAt: formatTime(expires)})
+// videos signs the download links of a completed task.
+func (a *API) videos(ctx context.Context, t task.Task) ([]video, error) {
+	signed, err := a.svc.Videos(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]video, 0, len(signed))
+	for _, v := range signed {
+		out = append(out, video{URL: v.URL, MimeType: v.MimeType, ExpiresAt: formatTime(v.ExpiresAt)})
 	}
 	return out, nil
 }
@@ -161,7 +120,7 @@ func (a *API) signVideos(ctx context.Context, t task.Task) ([]video, error) {
 // outcome is what a finished task adds to its status and history entry:
 // completedAt (completed or failed), processingTime (completed), error and
 // creditsRefunded (failed, or a partial completion's refund).
-func outcome(t task.Task) (completedAt string, processingTime *int, failure *task.Failure, refunded *int) {
+func outcome(t task.Task) (completedAt string, processingTime *int, fail *failure, refunded *int) {
 	if !t.Status.Terminal() {
 		return "", nil, nil, nil
 	}
@@ -177,11 +136,11 @@ func outcome(t task.Task) (completedAt string, processingTime *int, failure *tas
 			refunded = &n
 		}
 	case task.Failed:
-		failure = t.Failure
-		if failure == nil {
-			failure = &task.Failure{Code: task.FailInternal, Message: "the generation failed"}
+		fail = &failure{Code: task.FailInternal, Message: "the generation failed"}
+		if t.Failure != nil {
+			fail = &failure{Code: t.Failure.Code, Message: t.Failure.Message}
 		}
 		refunded = &n
 	}
-	return completedAt, processingTime, failure, refunded
+	return completedAt, processingTime, fail, refunded
 }

@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"strings"
 
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -164,7 +164,7 @@ func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) 
 		case cr.err != nil:
 			return task.Input{}, "", a.bodyError(cr.err, role)
 		default:
-			return task.Input{}, "", &blobError{fmt.Errorf("put %s: %w", key, err)}
+			return task.Input{}, "", &service.BlobError{Err: fmt.Errorf("put %s: %w", key, err)}
 		}
 	}
 	in := task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}
@@ -238,12 +238,7 @@ func (a *API) deleteInputs(ctx context.Context, inputs []task.Input) {
 	}
 }
 
-func (a *API) deleteBlob(ctx context.Context, key string) {
-	ctx = context.WithoutCancel(ctx)
-	if err := a.cfg.Blobs.Delete(ctx, key); err != nil {
-		a.log.LogAttrs(ctx, slog.LevelWarn, "delete uploaded image", slog.String("key", key), slog.String("error", err.Error()))
-	}
-}
+func (a *API) deleteBlob(ctx context.Context, key string) { a.svc.DeleteBlob(ctx, key) }
 
 func isOneOf(s string, list []string) bool {
 	for _, v := range list {

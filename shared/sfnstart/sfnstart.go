@@ -1,7 +1,7 @@
 // Package sfnstart starts the generation workflow on AWS: a Step Functions
 // execution of the generation state machine per task, named by the task
 // id so that starting a task twice starts one execution. It is the
-// httpapi.Starter of the Lambdas, and what the sweeper re-drives tasks
+// service.Workflows of the Lambdas, and what the sweeper re-drives tasks
 // with.
 package sfnstart
 

@@ -11,6 +11,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/sfnstart"
 	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store"
@@ -18,7 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-var _ httpapi.Starter = (*sfnstart.Starter)(nil)
+var _ service.Workflows = (*sfnstart.Starter)(nil)
 
 var created = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 

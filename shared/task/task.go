@@ -49,10 +49,16 @@ const (
 	FailInternal      = "INTERNAL_ERROR"
 )
 
-// Failure says why a task failed.
+// Failure says why a task failed: Code and Message are what the client
+// is shown.
 type Failure struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// NotStarted marks a task whose workflow never started: the start
+	// that created it answered 503, saying nothing was charged, and a
+	// retry under its Idempotency-Key starts afresh. Stored with the
+	// failure, never shown.
+	NotStarted bool `json:"notStarted,omitempty"`
 }
 
 // Input roles: the multipart field each uploaded image came from.
@@ -102,6 +108,12 @@ type Task struct {
 
 	Videos  []Video
 	Failure *Failure
+}
+
+// NotStarted reports whether t failed because its workflow never started
+// (Failure.NotStarted).
+func (t Task) NotStarted() bool {
+	return t.Status == Failed && t.Failure != nil && t.Failure.NotStarted
 }
 
 // HasImage reports whether the task was started from uploaded images.

@@ -17,14 +17,15 @@ import (
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 )
 
-var _ httpapi.Starter = (*Starter)(nil)
+var _ service.Workflows = (*Starter)(nil)
 
-// Starter is an httpapi.Starter that records the tasks it is asked to
+// Starter is a service.Workflows that records the tasks it is asked to
 // start; SetErr makes it fail.
 type Starter struct {
 	mu      sync.Mutex
@@ -113,6 +114,9 @@ func Start(tb testing.TB, cfg httpapi.Config) *Env {
 		tb.Cleanup(func() { st.Close() })
 		cfg.Store = st
 	}
+	if full, ok := cfg.Store.(store.Store); ok {
+		env.Store = full
+	}
 	if cfg.Blobs == nil {
 		cfg.Blobs = env.Blobs
 	}
@@ -122,7 +126,6 @@ func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	if cfg.Now == nil {
 		cfg.Now = env.Clock.Now
 	}
-	env.Store = cfg.Store
 	env.API = httpapi.New(cfg)
 	env.Server = httptest.NewServer(env.API.Handler())
 	c := env.Server.Client()

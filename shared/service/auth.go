@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// Caller is who made a request, and when: one clock reading per request.
+type Caller struct {
+	Key    store.Key
+	Limits store.Limits
+	Now    time.Time
+}
+
+// Authenticate finds the caller of a request that sent key at now. An
+// empty key is ErrKeyMissing; a value not shaped like a key is refused
+// without a store look-up; an unknown or revoked key is ErrKeyInvalid
+// like a malformed one.
+func (s *Service) Authenticate(ctx context.Context, key string, now time.Time) (Caller, error) {
+	if key == "" {
+		return Caller{}, ErrKeyMissing
+	}
+	if !apikey.WellFormed(key) {
+		return Caller{}, ErrKeyInvalid
+	}
+	k, err := s.cfg.Store.KeyByHash(ctx, apikey.Hash(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return Caller{}, ErrKeyInvalid
+	}
+	if err != nil {
+		return Caller{}, fmt.Errorf("look up key: %w", err)
+	}
+	if k.Revoked() {
+		return Caller{}, ErrKeyInvalid
+	}
+	limits, err := ratelimit.ForKey(k)
+	if err != nil {
+		return Caller{}, err
+	}
+	return Caller{Key: k, Limits: limits, Now: now}, nil
+}
+
+// Quota is the caller's per-minute request window after a request: what
+// the X-RateLimit-* headers of every authenticated response describe.
+type Quota struct {
+	Limit     int
+	Remaining int
+	Reset     time.Time
+}
+
+// CountRequest counts the request in the key's minute and day windows, in
+// one store.Take: both or neither. It returns the minute window as the
+// request left it. When a window is exhausted nothing is taken, the error
+// is the store's *store.LimitError naming it, and Remaining is 0: no
+// request is accepted before that window ends.
+func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
+	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
+	minute := counters[0]
+	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt}
+	used, err := s.cfg.Store.Take(ctx, counters, c.Now)
+	var limit *store.LimitError
+	switch {
+	case errors.As(err, &limit):
+		return q, err
+	case err != nil:
+		return q, fmt.Errorf("take request counters: %w", err)
+	case len(used) != len(counters):
+		return q, fmt.Errorf("take request counters: store returned %d counts for %d counters", len(used), len(counters))
+	}
+	q.Remaining = max(minute.Limit-used[0], 0)
+	return q, nil
+}

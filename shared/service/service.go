@@ -1,0 +1,128 @@
+// Package service holds the use cases of the public API, the same on both
+// stacks: authenticate a caller and count its request, start a generation
+// (charge and create it in one store transaction, replay or refuse an
+// Idempotency-Key, take over a start that never ran, compensate a start
+// the workflow did not take), read a task and its download links, list
+// the history and the models. It knows nothing of HTTP: shared/httpapi
+// maps requests to these calls and their errors (errors.go) to the
+// contract's bodies, and each stack hands it its store, blob storage and
+// workflow.
+package service
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Store is the part of store.Store the use cases need.
+type Store interface {
+	KeyByHash(ctx context.Context, hash string) (store.Key, error)
+	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+	CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error)
+	Task(ctx context.Context, id string) (task.Task, error)
+	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
+	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
+	Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error)
+}
+
+// Blobs is the part of blob storage the use cases need: uploads a refused
+// start leaves behind are deleted, and videos are served by signed URLs.
+type Blobs interface {
+	Delete(ctx context.Context, key string) error
+	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
+}
+
+// Workflows starts the workflow execution that generates a freshly
+// created task: Step Functions on AWS, the ASL interpreter locally.
+type Workflows interface {
+	Start(ctx context.Context, t task.Task) error
+}
+
+// Defaults of Config.
+const (
+	DefaultGenerationTimeout = 10 * time.Minute
+	DefaultRetryAfter        = 5 * time.Second
+)
+
+// Config is what a Service is built from. Store, Blobs and Workflows are
+// required; every other field has a default.
+type Config struct {
+	Store     Store
+	Blobs     Blobs
+	Workflows Workflows
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger // default slog.Default()
+	// GenerationTimeout sets a task's deadline: createdAt + this.
+	GenerationTimeout time.Duration
+	// Estimate gives the range a generation is expected to take, for the
+	// start's estimatedWaitTime and the polling hint.
+	Estimate func(params.Parameters) (min, max time.Duration)
+	// RetryAfter is the longest polling hint of an unfinished task.
+	RetryAfter time.Duration
+}
+
+// Service serves the use cases. Build it with New.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New builds a Service, filling in Config's defaults. A Config without
+// Store, Blobs or Workflows is a wiring bug: New panics naming it.
+func New(cfg Config) *Service {
+	switch {
+	case cfg.Store == nil:
+		panic("service.New: Config.Store is nil")
+	case cfg.Blobs == nil:
+		panic("service.New: Config.Blobs is nil")
+	case cfg.Workflows == nil:
+		panic("service.New: Config.Workflows is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.GenerationTimeout <= 0 {
+		cfg.GenerationTimeout = DefaultGenerationTimeout
+	}
+	if cfg.Estimate == nil {
+		cfg.Estimate = defaultEstimate
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
+	return &Service{cfg: cfg, log: cfg.Logger}
+}
+
+// Now reads the service's clock: a request takes one reading and uses it
+// throughout (Caller.Now).
+func (s *Service) Now() time.Time { return s.cfg.Now() }
+
+// Estimate is the range a generation of p is expected to take.
+func (s *Service) Estimate(p params.Parameters) (min, max time.Duration) { return s.cfg.Estimate(p) }
+
+// PollHint is the Retry-After of an unfinished task: RetryAfter, or the
+// least time the generation is expected to take when that is shorter, so
+// that a client is not told to wait 5 s for a video made in 2; never
+// under a second.
+func (s *Service) PollHint(t task.Task) time.Duration {
+	hint := s.cfg.RetryAfter
+	if lo, _ := s.cfg.Estimate(t.Params); lo < hint {
+		hint = lo
+	}
+	return max(hint, time.Second)
+}
+
+// defaultEstimate is the wait announced when Config names no estimator:
+// generous bounds for one to two 8-second videos.
+func defaultEstimate(params.Parameters) (min, max time.Duration) {
+	return 60 * time.Second, 180 * time.Second
+}

@@ -1,0 +1,251 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// IdempotencyTTL is how long an Idempotency-Key names its start (contract
+// decisions, "Extensions"): within it the same request is answered as the
+// first start was, another request is a conflict.
+const IdempotencyTTL = 24 * time.Hour
+
+// StartRequest is a validated start.
+type StartRequest struct {
+	// TaskID is the new task's id (task.NewID), chosen by the caller
+	// because the inputs' blob keys are made from it.
+	TaskID  string
+	Request params.Request
+	// Inputs are the uploaded images, already in blob storage. Start owns
+	// them: unless they become the new task's, it deletes them.
+	Inputs []task.Input
+	// Idempotency, when set, makes the start happen at most once per key
+	// of the caller's account.
+	Idempotency *Idempotency
+}
+
+// Idempotency is a start's Idempotency-Key and the hash of its request,
+// which tells the same request from another one under the key.
+type Idempotency struct {
+	Key         string
+	RequestHash string
+}
+
+// Started is what a start answers: the task as it was created and the
+// balance its charge left, then or, for a replay, when it first ran.
+type Started struct {
+	Task     task.Task
+	Balance  int64
+	Replayed bool
+}
+
+// notStarted is the failure a task records when its workflow could not
+// be started: the client was answered 503 and told nothing was charged.
+var notStarted = task.Failure{Code: task.FailInternal, Message: "the generation could not be started", NotStarted: true}
+
+// Start creates the task, charging for it and checking the start limits
+// in one store transaction, and hands it to the workflow.
+//
+// With req.Idempotency, a start the account already made under that key
+// is answered instead: the same request gets the first start's task and
+// balance again (Replayed), another request an
+// *IdempotencyConflictError. A first start whose workflow never ran was
+// refunded and answered *NotStartedError; a retry under its key creates a
+// task afresh, taking the key over.
+//
+// A store failure after which the task may exist (a lost reply) and a
+// workflow that will not start are compensated: the task is failed and
+// refunded before the error returns, so that "nothing was charged" holds.
+func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Started, error) {
+	created := false
+	defer func() {
+		// Also on a panic: an uploaded image without a task is garbage.
+		if !created {
+			s.deleteInputs(ctx, req.Inputs)
+		}
+	}()
+	at := c.Now.UTC().Truncate(time.Millisecond)
+	t := task.Task{
+		ID:          req.TaskID,
+		AccountID:   c.Key.AccountID,
+		KeyName:     c.Key.Name,
+		Type:        req.Request.Type,
+		Model:       req.Request.Model,
+		Prompt:      req.Request.Prompt,
+		Params:      req.Request.Params,
+		Inputs:      req.Inputs,
+		CreditsCost: req.Request.Cost(),
+		Status:      task.Pending,
+		CreatedAt:   at,
+		Deadline:    at.Add(s.cfg.GenerationTimeout),
+	}
+	g := ratelimit.StartGuard(c.Key.ID, c.Limits, c.Now)
+	if idem := req.Idempotency; idem != nil {
+		g.Idempotency = &store.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}
+	}
+	var balance int64
+	for {
+		var err error
+		balance, err = s.cfg.Store.CreateTask(ctx, t, g)
+		var used *store.IdempotencyError
+		if errors.As(err, &used) && g.Idempotency != nil {
+			if used.RequestHash != g.Idempotency.RequestHash {
+				return Started{}, &IdempotencyConflictError{TaskID: used.TaskID}
+			}
+			orig, err := s.original(ctx, c, used)
+			if err != nil {
+				return Started{}, err
+			}
+			if !orig.Task.NotStarted() {
+				return orig, nil
+			}
+			if g.Idempotency.Replaces != "" {
+				// A concurrent retry took the key over, and its start
+				// failed too.
+				return Started{}, &NotStartedError{TaskID: orig.Task.ID}
+			}
+			g.Idempotency.Replaces = orig.Task.ID
+			continue
+		}
+		if err != nil {
+			s.undoCreate(ctx, t, err)
+			return Started{}, fmt.Errorf("create task %s: %w", t.ID, err)
+		}
+		break
+	}
+	created = true
+
+	// The task is charged: from here on it must be started or refunded,
+	// even if the client goes away.
+	ctx = context.WithoutCancel(ctx)
+	if err := s.cfg.Workflows.Start(ctx, t); err != nil {
+		s.abandon(ctx, t)
+		return Started{}, &NotStartedError{TaskID: t.ID, Err: fmt.Errorf("start workflow: %w", err)}
+	}
+	return Started{Task: t, Balance: balance}, nil
+}
+
+// original is the start an idempotency record names, as it answered: the
+// task and the balance its charge left.
+func (s *Service) original(ctx context.Context, c Caller, used *store.IdempotencyError) (Started, error) {
+	t, err := s.cfg.Store.Task(ctx, used.TaskID)
+	if err != nil {
+		// The record and its task are written together: a missing task
+		// is our bug, not the client's 404.
+		return Started{}, fmt.Errorf("task %s of an idempotency record: %w", used.TaskID, err)
+	}
+	if t.AccountID != c.Key.AccountID {
+		return Started{}, fmt.Errorf("idempotency record of account %s names task %s of account %s",
+			c.Key.AccountID, t.ID, t.AccountID)
+	}
+	entries, err := s.cfg.Store.Ledger(ctx, t.AccountID)
+	if err != nil {
+		return Started{}, fmt.Errorf("ledger of %s for the replay of %s: %w", t.AccountID, t.ID, err)
+	}
+	for _, e := range entries {
+		if e.TaskID == t.ID && e.Kind == store.EntryCharge {
+			return Started{Task: t, Balance: e.Balance, Replayed: true}, nil
+		}
+	}
+	return Started{}, fmt.Errorf("task %s has no charge in the ledger of %s", t.ID, t.AccountID)
+}
+
+// undoCreate is called when the store's CreateTask for t failed with err.
+// Unless err is a refusal (which changed nothing), the store may have
+// written the task before failing, its reply lost in an outage; the
+// client is about to be told that nothing was charged, so t is failed
+// and refunded, as a start whose workflow never ran. A task that was
+// never written is store.ErrNotFound: nothing to undo.
+func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) {
+	if refused(err) {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	switch ferr := s.refundUnstarted(ctx, t); {
+	case ferr == nil:
+		s.log.LogAttrs(ctx, slog.LevelWarn, "failed and refunded a task whose creation reported an error",
+			slog.String("task", t.ID), slog.String("error", err.Error()))
+	case errors.Is(ferr, store.ErrNotFound):
+	default:
+		s.log.LogAttrs(ctx, slog.LevelError, "cannot tell whether a task whose creation reported an error exists; if it does, it stays charged",
+			slog.String("task", t.ID), slog.String("error", ferr.Error()))
+	}
+}
+
+// refused reports whether err is CreateTask refusing the start, which
+// changes nothing.
+func refused(err error) bool {
+	var (
+		credits  *store.InsufficientCreditsError
+		inFlight *store.InFlightLimitError
+		limit    *store.LimitError
+		used     *store.IdempotencyError
+	)
+	return errors.As(err, &credits) || errors.As(err, &inFlight) || errors.As(err, &limit) ||
+		errors.As(err, &used) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
+}
+
+// abandon fails a task whose workflow did not start: the store refunds it
+// in the same write (tried again briefly, refundUnstarted), and its inputs
+// are deleted.
+func (s *Service) abandon(ctx context.Context, t task.Task) {
+	if err := s.refundUnstarted(ctx, t); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it",
+			slog.String("task", t.ID), slog.String("error", err.Error()))
+	}
+	s.deleteInputs(ctx, t.Inputs)
+}
+
+// refundRetries are the pauses before each attempt of refundUnstarted.
+var refundRetries = []time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+
+// refundUnstarted fails and refunds t, a task the client is about to be
+// told was not started. A task left charged and pending here would be run
+// by the next sweep, making "nothing was charged" untrue; so the write is
+// tried again a few times within about a second, which rides out a brief
+// outage or a lost reply (Fail is idempotent). store.ErrNotFound means the
+// task was never written.
+func (s *Service) refundUnstarted(ctx context.Context, t task.Task) error {
+	var err error
+	for _, pause := range refundRetries {
+		if pause > 0 {
+			timer := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return errors.Join(err, ctx.Err())
+			case <-timer.C:
+			}
+		}
+		_, err = s.cfg.Store.Fail(ctx, t.ID, notStarted, s.cfg.Now())
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return err
+}
+
+// deleteInputs removes uploaded images that no task owns. It runs even
+// when the client has gone away.
+func (s *Service) deleteInputs(ctx context.Context, inputs []task.Input) {
+	ctx = context.WithoutCancel(ctx)
+	for _, in := range inputs {
+		s.DeleteBlob(ctx, in.Key)
+	}
+}
+
+// DeleteBlob removes an uploaded image a refused request left behind; a
+// failure is logged, not returned, since the request is refused anyway.
+func (s *Service) DeleteBlob(ctx context.Context, key string) {
+	if err := s.cfg.Blobs.Delete(context.WithoutCancel(ctx), key); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "delete uploaded image", slog.String("key", key), slog.String("error", err.Error()))
+	}
+}
