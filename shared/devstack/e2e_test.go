@@ -468,7 +468,7 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 				t.Errorf("balance after failure = %d, want 1000 (refunded)", got)
 			}
 			// Re-driving the finished task must not refund it again.
-			if err := e.stack.Runner.Recover(context.Background()); err != nil {
+			if _, err := e.stack.Sweeper.Recover(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			e.stack.Runner.Wait()

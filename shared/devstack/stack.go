@@ -16,6 +16,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -25,7 +26,10 @@ type Stack struct {
 	Blobs    *fsblob.Store
 	Renderer *render.Renderer
 	Runner   *workflow.Runner
-	API      *httpapi.API
+	// Sweeper re-drives tasks whose execution is gone and times out those
+	// past their deadline: the same sweeper as on AWS, over Runner.
+	Sweeper *sweeper.Sweeper
+	API     *httpapi.API
 
 	handler http.Handler
 	logger  *slog.Logger
@@ -33,8 +37,10 @@ type Stack struct {
 	swept   sync.WaitGroup
 }
 
-// New builds the stack on cfg.DataDir and re-drives every task a previous
-// run left pending or processing, so that none waits forever.
+// New builds the stack on cfg.DataDir and recovers every task a previous
+// run left pending or processing (Sweeper.Recover), so that none waits
+// forever; then it sweeps every cfg.SweepInterval, as AWS does on a
+// schedule.
 func New(ctx context.Context, cfg Config) (*Stack, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -62,7 +68,7 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 		st.Close()
 		return nil, err
 	}
-	if err := s.Runner.Recover(ctx); err != nil {
+	if _, err := s.Sweeper.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
 	}
@@ -95,10 +101,11 @@ func (s *Stack) build(cfg Config) error {
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.Runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
+	s.Runner, err = workflow.NewRunner(steps, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
+	s.Sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.Runner, Logger: s.logger})
 	s.API = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
@@ -114,9 +121,8 @@ func (s *Stack) build(cfg Config) error {
 	return nil
 }
 
-// sweep re-drives unfinished tasks now and then. Starting an execution
-// that is running is a no-op, so this only revives tasks whose execution
-// was lost; one past its deadline is failed with TIMEOUT and refunded.
+// sweep runs the sweeper now and then: it revives tasks whose execution
+// was lost, and fails one past its deadline with TIMEOUT, refunded.
 func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 	defer s.swept.Done()
 	t := time.NewTicker(every)
@@ -126,7 +132,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.Runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			if _, err := s.Sweeper.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
 		}

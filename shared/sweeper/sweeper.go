@@ -1,8 +1,9 @@
-// Package sweeper makes sure no task waits forever on AWS, where each task
-// is driven by a Step Functions execution that may never have started (the
-// start Lambda died between the charge and StartExecution) or may have
-// ended without finishing the task (aborted by an operator, or its failure
-// step itself failed). Run on a schedule, a sweep looks at every task still
+// Package sweeper makes sure no task waits forever, on both stacks. Each
+// task is driven by a workflow execution (Step Functions on AWS, the ASL
+// interpreter locally) that may never have started (the process died
+// between the charge and the start) or may have ended without finishing
+// the task (aborted by an operator or a restart, or its failure step
+// itself failed). Run on a schedule, a sweep looks at every task still
 // pending or processing:
 //
 //   - past its deadline (plus a grace period that lets the execution record
@@ -126,6 +127,20 @@ const deadlineCause = "the sweeper found the task unfinished past its deadline"
 // Sweep handles every unfinished task once. It goes on past a task it
 // cannot handle and returns, with the report, the errors joined.
 func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
+	return s.sweep(ctx, s.cfg.StartAfter)
+}
+
+// Recover is the sweep of a process that has just started, before it
+// serves: no start of its own can be under way, so the start delay, which
+// protects a start in progress, has nothing to protect, and every
+// unfinished task whose execution is gone is re-driven at once. The local
+// stack recovers so at every start; Step Functions outlives the Lambdas,
+// so AWS only sweeps.
+func (s *Sweeper) Recover(ctx context.Context) (Report, error) {
+	return s.sweep(ctx, 0)
+}
+
+func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, error) {
 	tasks, err := s.cfg.Tasks.Unfinished(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("sweep: list unfinished tasks: %w", err)
@@ -138,7 +153,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 			errs = append(errs, err)
 			break
 		}
-		if err := s.sweepTask(ctx, t, now, &r); err != nil {
+		if err := s.sweepTask(ctx, t, now, startAfter, &r); err != nil {
 			r.Errors++
 			errs = append(errs, err)
 		}
@@ -153,7 +168,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
-func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, r *Report) error {
+func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration, r *Report) error {
 	if !t.Deadline.IsZero() && now.After(t.Deadline.Add(s.cfg.Grace)) {
 		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
 			Error: workflow.CaughtError{Error: "DeadlineExceeded", Cause: deadlineCause}})
@@ -165,7 +180,7 @@ func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, r *
 		}
 		return nil
 	}
-	if now.Sub(t.CreatedAt) < s.cfg.StartAfter {
+	if now.Sub(t.CreatedAt) < startAfter {
 		return nil
 	}
 	for n := 1; n <= 1+s.cfg.MaxRedrives; n++ {

@@ -259,3 +259,29 @@ func TestExecutionName(t *testing.T) {
 		}
 	}
 }
+
+// Recover, the sweep of a process that has just started, re-drives even
+// a task younger than the start delay: no start of the new process can be
+// under way. Sweep leaves that task to its start.
+func TestRecoverIgnoresTheStartDelay(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		sweep func(*sweeper.Sweeper, context.Context) (sweeper.Report, error)
+		want  []string
+	}{
+		{"sweep", (*sweeper.Sweeper).Sweep, nil},
+		{"recover", (*sweeper.Sweeper).Recover, []string{"gen_1772366400000_youngxxxxx"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.task(t, "youngxxxxx", 10*time.Second)
+			r, err := tt.sweep(f.sweep, context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.started(); !slices.Equal(got, tt.want) || r.Started != len(tt.want) {
+				t.Errorf("started %v (report %+v), want %v", got, r, tt.want)
+			}
+		})
+	}
+}

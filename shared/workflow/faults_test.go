@@ -58,9 +58,7 @@ func (e *faultEnv) imageTask(prompt string) task.Task {
 // no faults and waits for them.
 func (e *faultEnv) recover() {
 	e.t.Helper()
-	if err := e.runner.Recover(context.Background()); err != nil {
-		e.t.Fatalf("Recover: %v", err)
-	}
+	e.recoverTasks(e.runner, e.steps)
 	e.runner.Wait()
 	if left, err := e.store.Unfinished(context.Background()); err != nil || len(left) != 0 {
 		e.t.Fatalf("after Recover %d tasks are unfinished (%v), want none", len(left), err)

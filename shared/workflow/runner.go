@@ -2,8 +2,9 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"time"
 
 	"github.com/genvideo/gen/shared/asl"
@@ -41,23 +42,28 @@ func NewInput(t task.Task, now time.Time) Input {
 	return Input{TaskID: t.ID, TimeoutSeconds: max(1, secs)}
 }
 
-// TaskLister lists the tasks not yet finished, for Recover.
-type TaskLister interface {
-	Unfinished(ctx context.Context) ([]task.Task, error)
-}
-
 // Runner executes statemachine/generation.asl.json locally, its Task
-// states calling Steps in this process.
+// states calling Steps in this process. It is the local stack's
+// executions, as Step Functions is AWS's: the API starts one per task,
+// and the sweeper (shared/sweeper) looks them up by name and re-drives
+// the tasks whose execution is gone, on both stacks alike.
 type Runner struct {
 	steps *Steps
-	tasks TaskLister
 	exec  *asl.Executor
+
+	mu sync.Mutex
+	// started maps the name of each execution this process started, for
+	// a task not known to be finished, to the task's id: an execution that ended
+	// without finishing its task still exists, as in Step Functions, so
+	// that the sweeper moves on to the next name. A task's names are
+	// forgotten once a Complete or Fail step finishes it, which bounds
+	// the map by the tasks in flight.
+	started map[string]string
 }
 
 // NewRunner parses the embedded definition and wires its resources to
-// steps. tasks (usually the same store as steps.Store) serves Recover.
-// opts configure the interpreter (asl.WithLogger, asl.WithClock).
-func NewRunner(steps *Steps, tasks TaskLister, opts ...asl.Option) (*Runner, error) {
+// steps. opts configure the interpreter (asl.WithLogger, asl.WithClock).
+func NewRunner(steps *Steps, opts ...asl.Option) (*Runner, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
 		"GenerateFunctionArn":       resourceGenerate,
@@ -67,16 +73,31 @@ func NewRunner(steps *Steps, tasks TaskLister, opts ...asl.Option) (*Runner, err
 	if err != nil {
 		return nil, fmt.Errorf("generation workflow: %w", err)
 	}
-	exec, err := asl.NewExecutor(sm, map[string]asl.TaskFunc{
+	r := &Runner{steps: steps, started: map[string]string{}}
+	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
 		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
 		resourceGenerate:       asl.Handler(steps.Generate),
-		resourceComplete:       asl.Handler(steps.Complete),
-		resourceFail:           asl.Handler(steps.Fail),
+		resourceComplete:       asl.Handler(finished(r, steps.Complete)),
+		resourceFail:           asl.Handler(finished(r, steps.Fail)),
 	}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("generation workflow: %w", err)
 	}
-	return &Runner{steps: steps, tasks: tasks, exec: exec}, nil
+	return r, nil
+}
+
+// finished wraps a step that ends a task, to forget the task's execution
+// names once the task is terminal.
+func finished[In any](r *Runner, step func(context.Context, In) (Status, error)) func(context.Context, In) (Status, error) {
+	return func(ctx context.Context, in In) (Status, error) {
+		st, err := step(ctx, in)
+		if err == nil && st.Status.Terminal() {
+			r.mu.Lock()
+			maps.DeleteFunc(r.started, func(_, id string) bool { return id == st.TaskID })
+			r.mu.Unlock()
+		}
+		return st, err
+	}
 }
 
 // Start starts the workflow for t in the background, in an execution named
@@ -84,10 +105,30 @@ func NewRunner(steps *Steps, tasks TaskLister, opts ...asl.Option) (*Runner, err
 // execution outlives ctx: it runs until the task is finished or the
 // runner is closed.
 func (r *Runner) Start(ctx context.Context, t task.Task) error {
-	if err := r.exec.Start(ctx, t.ID, NewInput(t, r.steps.now())); err != nil {
-		return fmt.Errorf("start workflow for %s: %w", t.ID, err)
+	return r.StartNamed(ctx, t.ID, t)
+}
+
+// StartNamed starts the workflow for t in an execution of the given name,
+// as Start does; the sweeper names the executions after a task's first.
+func (r *Runner) StartNamed(ctx context.Context, name string, t task.Task) error {
+	r.mu.Lock()
+	r.started[name] = t.ID
+	r.mu.Unlock()
+	if err := r.exec.Start(ctx, name, NewInput(t, r.steps.now())); err != nil {
+		return fmt.Errorf("start workflow %s for %s: %w", name, t.ID, err)
 	}
 	return nil
+}
+
+// Execution reports whether an execution of that name was started by
+// this process, and whether it is still running. A process knows nothing
+// of the executions of the one before it: after a restart every task is
+// re-driven under its first name.
+func (r *Runner) Execution(ctx context.Context, name string) (exists, running bool, err error) {
+	r.mu.Lock()
+	_, exists = r.started[name]
+	r.mu.Unlock()
+	return exists, exists && r.exec.Running(name), nil
 }
 
 // Run runs the workflow for t and waits for its end.
@@ -97,29 +138,6 @@ func (r *Runner) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
 		return exec, fmt.Errorf("workflow for %s: %w", t.ID, err)
 	}
 	return exec, nil
-}
-
-// Recover starts the workflow again for every task still pending or
-// processing, for instance after a restart interrupted them. The steps are
-// idempotent, so each task ends completed, or failed and refunded once.
-func (r *Runner) Recover(ctx context.Context) error {
-	tasks, err := r.tasks.Unfinished(ctx)
-	if err != nil {
-		return fmt.Errorf("recover workflows: %w", err)
-	}
-	var errs []error
-	for _, t := range tasks {
-		if err := r.Start(ctx, t); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(tasks) > 0 {
-		r.steps.logger().Info("recovering unfinished tasks", "tasks", len(tasks), "failedToStart", len(errs))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("recover workflows: %w", err)
-	}
-	return nil
 }
 
 // Running reports whether the workflow of the task is running here.

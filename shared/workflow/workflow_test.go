@@ -22,6 +22,7 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 	"github.com/genvideo/gen/shared/workflow/workflowtest"
@@ -77,12 +78,22 @@ func newEnv(t *testing.T, outcome workflowtest.Outcome) *env {
 }
 
 func (e *env) newRunner(steps *workflow.Steps) *workflow.Runner {
-	r, err := workflow.NewRunner(steps, e.store)
+	r, err := workflow.NewRunner(steps)
 	if err != nil {
 		e.t.Fatalf("NewRunner: %v", err)
 	}
 	e.t.Cleanup(r.Close)
 	return r
+}
+
+// recoverTasks is what a process does as it starts: the sweeper re-drives
+// every unfinished task over r, as the local stack's start-up does.
+func (e *env) recoverTasks(r *workflow.Runner, steps *workflow.Steps) {
+	e.t.Helper()
+	sw := sweeper.New(sweeper.Config{Tasks: e.store, Failer: steps, Executions: r, Logger: steps.Logger})
+	if _, err := sw.Recover(context.Background()); err != nil {
+		e.t.Fatalf("Recover: %v", err)
+	}
 }
 
 // newTask creates and charges a text-to-video task, as a start call does.
@@ -525,9 +536,7 @@ func TestRecover(t *testing.T) {
 		steps := *e.steps
 		steps.Generator = gen
 		r := e.newRunner(&steps)
-		if err := r.Recover(ctx); err != nil {
-			t.Fatalf("Recover: %v", err)
-		}
+		e.recoverTasks(r, &steps)
 		r.Wait()
 
 		left, err := e.store.Unfinished(ctx)
