@@ -1,0 +1,220 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/blob/memblob"
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/task"
+)
+
+var epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+
+// workflows fails every start while err is set.
+type workflows struct {
+	err     error
+	started []string
+}
+
+func (w *workflows) Start(_ context.Context, t task.Task) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.started = append(w.started, t.ID)
+	return nil
+}
+
+type fixture struct {
+	st     *sqlitestore.Store
+	inj    *faults.Injector
+	flows  *workflows
+	svc    *service.Service
+	caller service.Caller
+	key    string
+}
+
+// newFixture serves a real SQLite store, behind an injector that lets
+// every call through until a test sets a rule, to an account holding
+// 1,000 credits with one Standard key.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	if err := st.CreateAccount(ctx, store.Account{ID: "acct_a", Credits: 1000, CreatedAt: epoch}); err != nil {
+		t.Fatal(err)
+	}
+	key := apikey.New()
+	k := store.Key{ID: "key_a", Hash: apikey.Hash(key), AccountID: "acct_a", Name: "a", Tier: ratelimit.Standard, CreatedAt: epoch}
+	if err := st.CreateKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{st: st, inj: faults.NewInjector(), flows: &workflows{}, key: key}
+	f.svc = service.New(service.Config{
+		Store: faults.WrapStore(st, f.inj), Blobs: memblob.New(), Workflows: f.flows,
+		Now: func() time.Time { return epoch }, Logger: slog.New(slog.DiscardHandler),
+	})
+	f.caller, err = f.svc.Authenticate(ctx, key, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) start(t *testing.T, idem *service.Idempotency) (service.Started, error) {
+	t.Helper()
+	req, err := params.ParseJSON(catalog.TextToVideo, []byte(`{"prompt":"a paper boat","sampleCount":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.svc.Start(context.Background(), f.caller, service.StartRequest{TaskID: task.NewID(epoch), Request: req, Idempotency: idem})
+}
+
+func (f *fixture) balance(t *testing.T) int64 {
+	t.Helper()
+	a, err := f.st.Account(context.Background(), "acct_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Credits
+}
+
+// Authenticate tells a missing key from an invalid one, and an invalid
+// one (malformed, unknown, revoked) from nothing else.
+func TestAuthenticate(t *testing.T) {
+	f := newFixture(t)
+	other := apikey.New()
+	tests := []struct {
+		name string
+		key  string
+		want error
+	}{
+		{"missing", "", service.ErrKeyMissing},
+		{"malformed", "not-a-key", service.ErrKeyInvalid},
+		{"unknown", other, service.ErrKeyInvalid},
+		{"valid", f.key, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := f.svc.Authenticate(context.Background(), tt.key, epoch)
+			if !errors.Is(err, tt.want) || (err == nil && c.Key.AccountID != "acct_a") {
+				t.Errorf("Authenticate = %+v, %v; want %v", c.Key, err, tt.want)
+			}
+		})
+	}
+	if err := f.st.RevokeKey(context.Background(), "key_a", epoch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Authenticate(context.Background(), f.key, epoch); !errors.Is(err, service.ErrKeyInvalid) {
+		t.Errorf("revoked key: %v, want ErrKeyInvalid", err)
+	}
+}
+
+// Only a task the caller cannot see is ErrTaskNotFound; a store that
+// fails is not, and keeps its cause.
+func TestTaskErrorsKeepTheirKind(t *testing.T) {
+	f := newFixture(t)
+	started, err := f.start(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := f.caller
+	foreign.Key.AccountID = "acct_b"
+	tests := []struct {
+		name   string
+		caller service.Caller
+		id     string
+		outage bool
+		want   error
+	}{
+		{"own task", f.caller, started.Task.ID, false, nil},
+		{"malformed id", f.caller, "gen_1", false, service.ErrTaskNotFound},
+		{"unknown id", f.caller, task.NewID(epoch), false, service.ErrTaskNotFound},
+		{"another account's", foreign, started.Task.ID, false, service.ErrTaskNotFound},
+		{"store down", f.caller, started.Task.ID, true, store.ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.inj.Reset()
+			if tt.outage {
+				f.inj.Set("Store.Task", faults.Always(faults.Fault{Err: faults.Unavailable()}))
+			}
+			got, err := f.svc.Task(context.Background(), tt.caller, tt.id)
+			if !errors.Is(err, tt.want) || (err == nil && got.ID != tt.id) {
+				t.Errorf("Task = %s, %v; want %v", got.ID, err, tt.want)
+			}
+			if tt.outage && errors.Is(err, service.ErrTaskNotFound) {
+				t.Errorf("an outage is reported as a missing task: %v", err)
+			}
+		})
+	}
+}
+
+// A start the workflow would not take is refunded and marked NotStarted;
+// its retry under the same key starts afresh, and a second retry replays
+// that second start with the balance it left.
+func TestStartNotStartedThenRetried(t *testing.T) {
+	f := newFixture(t)
+	idem := &service.Idempotency{Key: "k1", RequestHash: "h1"}
+	f.flows.err = errors.New("state machine unreachable")
+	_, err := f.start(t, idem)
+	var ns *service.NotStartedError
+	if !errors.As(err, &ns) {
+		t.Fatalf("start with the workflow down = %v, want *NotStartedError", err)
+	}
+	first, err := f.st.Task(context.Background(), ns.TaskID)
+	if err != nil || !first.NotStarted() || first.CreditsRefunded != first.CreditsCost {
+		t.Fatalf("task of the failed start = %+v, %v; want failed, NotStarted, refunded", first, err)
+	}
+	if got := f.balance(t); got != 1000 {
+		t.Fatalf("balance after the failed start = %d, want 1000", got)
+	}
+
+	f.flows.err = nil
+	retry, err := f.start(t, idem)
+	if err != nil || retry.Replayed || retry.Task.ID == first.ID {
+		t.Fatalf("retry = %+v, %v; want a new task", retry, err)
+	}
+	again, err := f.start(t, idem)
+	if err != nil || !again.Replayed || again.Task.ID != retry.Task.ID || again.Balance != retry.Balance {
+		t.Fatalf("replay = %+v, %v; want %s replayed with balance %d", again, err, retry.Task.ID, retry.Balance)
+	}
+	if _, err := f.start(t, &service.Idempotency{Key: "k1", RequestHash: "another"}); !errors.As(err, new(*service.IdempotencyConflictError)) {
+		t.Errorf("another request under the key = %v, want *IdempotencyConflictError", err)
+	}
+	if got := f.balance(t); got != 1000-int64(retry.Task.CreditsCost) {
+		t.Errorf("balance = %d, want one charge", got)
+	}
+}
+
+// A CreateTask whose reply is lost after it wrote the task is undone: the
+// client is told nothing was charged, and nothing is.
+func TestStartCompensatesALostReply(t *testing.T) {
+	f := newFixture(t)
+	f.inj.Set("Store.CreateTask", faults.Always(faults.Fault{Err: faults.Unavailable(), After: true}))
+	_, err := f.start(t, nil)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("start = %v, want store.ErrUnavailable", err)
+	}
+	if got := f.balance(t); got != 1000 {
+		t.Errorf("balance = %d, want 1000: the task written before the lost reply is refunded", got)
+	}
+	if len(f.flows.started) != 0 {
+		t.Errorf("workflows started: %v, want none", f.flows.started)
+	}
+}
