@@ -607,16 +607,38 @@ func TestBucket(t *testing.T) {
 }
 
 // envNames parses shared/awsstack for the Env* constants: the
-// environment variables the Lambdas read.
+// environment variables the Lambdas read. Those the local service reads
+// too are settings.<Name> there, resolved through shared/settings.
 func envNames(t *testing.T) map[string]string {
 	t.Helper()
-	fset := token.NewFileSet()
+	shared := map[string]string{}
+	for name, v := range stringConsts(t, filepath.Join(root, "shared", "settings"), nil) {
+		shared["settings."+name] = v
+	}
+	names := map[string]string{}
 	dir := filepath.Join(root, "shared", "awsstack")
+	for name, v := range stringConsts(t, dir, shared) {
+		if strings.HasPrefix(name, "Env") {
+			names[v] = name
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no Env* constants in %s", dir)
+	}
+	return names
+}
+
+// stringConsts parses the package in dir for its string constants, by
+// name: those written as a literal, and those written as a selector
+// (pkg.Name) that refs maps to a value.
+func stringConsts(t *testing.T, dir string, refs map[string]string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatalf("read %s: %v", dir, err)
 	}
-	names := map[string]string{}
+	consts := map[string]string{}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 			continue
@@ -633,21 +655,26 @@ func envNames(t *testing.T) map[string]string {
 			for _, s := range gd.Specs {
 				vs := s.(*ast.ValueSpec)
 				for i, n := range vs.Names {
-					if !strings.HasPrefix(n.Name, "Env") || i >= len(vs.Values) {
+					if i >= len(vs.Values) {
 						continue
 					}
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						names[v] = n.Name
+					switch v := vs.Values[i].(type) {
+					case *ast.BasicLit:
+						if v.Kind == token.STRING {
+							consts[n.Name], _ = strconv.Unquote(v.Value)
+						}
+					case *ast.SelectorExpr:
+						if pkg, ok := v.X.(*ast.Ident); ok {
+							if value, ok := refs[pkg.Name+"."+v.Sel.Name]; ok {
+								consts[n.Name] = value
+							}
+						}
 					}
 				}
 			}
 		}
 	}
-	if len(names) == 0 {
-		t.Fatalf("no Env* constants in %s", dir)
-	}
-	return names
+	return consts
 }
 
 // functionEnv is a function's environment with default parameters:

@@ -19,7 +19,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen-local:", err)
 		os.Exit(2)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: devstack.LogLevelFromEnv()}))
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := devstack.Serve(ctx, cfg, os.Stdout); err != nil {

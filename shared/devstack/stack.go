@@ -49,7 +49,8 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
-	renderer, err := render.New(render.Config{MaxConcurrent: cfg.RenderConcurrency, FailureRate: cfg.FaultRate})
+	renderer, err := render.New(render.Config{FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile,
+		MaxConcurrent: cfg.RenderConcurrency, FailureRate: cfg.FaultRate})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -37,7 +38,7 @@ type Starter interface {
 
 // Defaults of Config.
 const (
-	DefaultGenerationTimeout = 10 * time.Minute
+	DefaultGenerationTimeout = settings.DefaultGenerationTimeout
 	DefaultMaxImageBytes     = 20 * 1024 * 1024
 	DefaultRetryAfter        = 5 * time.Second
 )
