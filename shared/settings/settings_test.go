@@ -18,6 +18,8 @@ func lookup(vars map[string]string) func(string) (string, bool) {
 	}
 }
 
+func isOK(s string) bool { return s == "ok" }
+
 // Each reader: its value, its default when unset or empty, and a
 // rejection naming the variable and the value when malformed.
 func TestReaders(t *testing.T) {
@@ -31,8 +33,8 @@ func TestReaders(t *testing.T) {
 	}{
 		{"String", "  a b  ", func(r *settings.Reader) any { return r.String(name, "d") }, "a b", false},
 		{"String unset", "", func(r *settings.Reader) any { return r.String(name, "d") }, "d", false},
-		{"Check", "ok", func(r *settings.Reader) any { return r.Check(name, func(s string) bool { return s == "ok" }, "want ok") }, "ok", false},
-		{"Check bad", "ko", func(r *settings.Reader) any { return r.Check(name, func(s string) bool { return s == "ok" }, "want ok") }, "ko", true},
+		{"Check", "ok", func(r *settings.Reader) any { return r.Check(name, isOK, "want ok") }, "ok", false},
+		{"Check bad", "ko", func(r *settings.Reader) any { return r.Check(name, isOK, "want ok") }, "ko", true},
 		{"Duration", "90s", func(r *settings.Reader) any { return r.Duration(name, time.Minute, time.Hour) }, 90 * time.Second, false},
 		{"Duration unset", "", func(r *settings.Reader) any { return r.Duration(name, time.Minute, time.Hour) }, time.Minute, false},
 		{"Duration at the bound", "1h", func(r *settings.Reader) any { return r.Duration(name, time.Minute, time.Hour) }, time.Hour, false},
