@@ -15,8 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/workflow"
 )
 
 // The variables only the local service reads, besides those of
@@ -27,7 +30,12 @@ const (
 	EnvPublicURL         = "GEN_PUBLIC_URL"
 	EnvSweepInterval     = "GEN_SWEEP_INTERVAL"
 	EnvRenderConcurrency = "GEN_RENDER_CONCURRENCY"
-	EnvFaultRate         = "GEN_FAULT_RATE"
+	// EnvFaultInjection turns fault injection on: on or off (also
+	// true/false, 1/0), default off. See Config.FaultInjection.
+	EnvFaultInjection = "GEN_FAULT_INJECTION"
+	// EnvFaultRate is the share of generations made to fail, 0..1; above
+	// 0 it needs EnvFaultInjection on.
+	EnvFaultRate = "GEN_FAULT_RATE"
 )
 
 // Defaults of the local service.
@@ -52,8 +60,14 @@ type Config struct {
 	// PublicURL is the base of signed download links (GEN_PUBLIC_URL,
 	// default http://Addr).
 	PublicURL string
+	// FaultInjection makes the generator obey the fault directives of
+	// prompts ("[fail]", "[slow:30]": see faults.Directives) and fail
+	// FaultRate of the generations (GEN_FAULT_INJECTION). It is off by
+	// default, so that a customer's prompt is only ever a prompt; tests
+	// and the walk-through's failure step turn it on.
+	FaultInjection bool
 	// FaultRate is the share of generations made to fail, 0..1
-	// (GEN_FAULT_RATE).
+	// (GEN_FAULT_RATE). Above 0 it needs FaultInjection.
 	FaultRate float64
 	// GenerationTimeout is each task's deadline after its creation
 	// (GEN_GENERATION_TIMEOUT, a Go duration such as 10m).
@@ -108,10 +122,28 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Reject(EnvAddr, cfg.Addr, "want host:port, such as "+DefaultAddr)
 	}
+	cfg.FaultInjection = r.Switch(EnvFaultInjection, false)
+	if cfg.FaultRate > 0 && !cfg.FaultInjection {
+		// An operator must not believe faults run when they do not.
+		r.Reject(EnvFaultRate, r.String(EnvFaultRate, ""),
+			"takes effect only with fault injection on: set "+EnvFaultInjection+"=on as well, or unset "+EnvFaultRate)
+	}
 	if err := r.Err(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// generator is the renderer as the workflow gets it: with shared/faults'
+// directives around it when fault injection is on.
+func (c Config) generator(r *render.Renderer) (workflow.Generator, error) {
+	if !c.FaultInjection {
+		if c.FaultRate != 0 {
+			return nil, fmt.Errorf("a fault rate of %g needs fault injection on (Config.FaultInjection, %s=on)", c.FaultRate, EnvFaultInjection)
+		}
+		return r, nil
+	}
+	return faults.WrapDirectives(r, faults.DirectiveConfig{FailureRate: c.FaultRate})
 }
 
 // isBaseURL reports whether s is an absolute http(s) URL.

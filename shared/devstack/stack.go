@@ -50,7 +50,7 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
 	renderer, err := render.New(render.Config{FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile,
-		MaxConcurrent: cfg.RenderConcurrency, FailureRate: cfg.FaultRate})
+		MaxConcurrent: cfg.RenderConcurrency})
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,10 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 }
 
 func (s *Stack) build(cfg Config) error {
+	gen, err := cfg.generator(s.Renderer)
+	if err != nil {
+		return err
+	}
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -92,7 +96,7 @@ func (s *Stack) build(cfg Config) error {
 	steps := &workflow.Steps{
 		Store:     st,
 		Blobs:     blobs,
-		Generator: cfg.Hooks.generator(s.Renderer),
+		Generator: cfg.Hooks.generator(gen),
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
