@@ -1140,3 +1140,43 @@ func TestCfnLint(t *testing.T) {
 		t.Errorf("cfn-lint template.yaml: %v\n%s", err, out)
 	}
 }
+
+// Fault injection is never available on AWS: no function gets a
+// GEN_FAULT_* variable, and no function's program contains the fault
+// decorators of shared/faults, whatever its environment says.
+func TestNoFaultInjectionOnAWS(t *testing.T) {
+	tp := loadTemplate(t)
+	fns := tp.ofType("AWS::Serverless::Function")
+	if len(fns) == 0 {
+		t.Fatal("no functions in template.yaml")
+	}
+	for _, id := range fns {
+		for k := range functionEnv(t, tp, id) {
+			if strings.HasPrefix(k, "GEN_FAULT_") {
+				t.Errorf("%s sets %s: fault injection must never run on AWS", id, k)
+			}
+		}
+	}
+
+	const faultsPkg = "github.com/genvideo/gen/shared/faults"
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}`, "./functions/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./functions/...: %v", err)
+	}
+	mains := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		mains++
+		if slices.Contains(fields[1:], faultsPkg) {
+			t.Errorf("%s imports %s", fields[0], faultsPkg)
+		}
+	}
+	if mains < len(fns) {
+		t.Errorf("go list found %d function programs, want one per function of the template (%d)", mains, len(fns))
+	}
+}
