@@ -14,16 +14,10 @@ import (
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 )
-
-func lookup(vars map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		v, ok := vars[name]
-		return v, ok
-	}
-}
 
 // server is gen-local running in this process, as `make run` starts it.
 type server struct {
@@ -48,7 +42,7 @@ func start(t *testing.T, vars map[string]string) *server {
 	logs := &logtest.Buffer{}
 	exited := make(chan int, 1)
 	go func() {
-		code := run(ctx, lookup(vars), printed, logs)
+		code := run(ctx, settings.Vars(vars).Lookup, printed, logs)
 		printed.Close()
 		exited <- code
 	}()
@@ -166,10 +160,10 @@ func frameSize(t *testing.T, p client.Parameters) (w, h int) {
 // and every bad value named; a fault rate without fault injection is one.
 func TestConfigurationErrors(t *testing.T) {
 	var out, logs strings.Builder
-	code := run(context.Background(), lookup(map[string]string{
+	code := run(context.Background(), settings.Vars{
 		"GEN_ADDR": "127.0.0.1:0", "GEN_DATA_DIR": t.TempDir(),
 		"GEN_FAULT_RATE": "0.3", "GEN_LOG_LEVEL": "LOUD",
-	}), &out, &logs)
+	}.Lookup, &out, &logs)
 	if code != 2 {
 		t.Errorf("exit status %d, want 2", code)
 	}

@@ -7,14 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func lookup(vars map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		v, ok := vars[name]
-		return v, ok
-	}
-}
+	"github.com/genvideo/gen/shared/settings"
+)
 
 // (Malformed values are tested with the AWS stack's, in shared/settings.)
 func TestParseConfig(t *testing.T) {
@@ -37,7 +32,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseConfig(lookup(tt.vars))
+			got, err := ParseConfig(settings.Vars(tt.vars).Lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +64,7 @@ func TestParseConfigFaultInjection(t *testing.T) {
 		{map[string]string{"GEN_FAULT_INJECTION": "sometimes"}, false, 0, []string{`GEN_FAULT_INJECTION="sometimes"`, "on or off"}},
 	}
 	for _, tt := range tests {
-		cfg, err := ParseConfig(lookup(tt.vars))
+		cfg, err := ParseConfig(settings.Vars(tt.vars).Lookup)
 		if tt.errNaming != nil {
 			if err == nil {
 				t.Errorf("ParseConfig(%v) succeeded, want an error", tt.vars)

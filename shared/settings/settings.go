@@ -71,6 +71,16 @@ func NewReader(lookup func(string) (string, bool)) *Reader {
 	return &Reader{lookup: lookup}
 }
 
+// Vars is an environment held in a map; its Lookup serves NewReader where
+// the variables do not come from the process (a test, a template).
+type Vars map[string]string
+
+// Lookup is the value of the variable name, and whether it is set.
+func (v Vars) Lookup(name string) (string, bool) {
+	value, ok := v[name]
+	return value, ok
+}
+
 // Shared reads the variables both stacks share.
 func (r *Reader) Shared() Shared {
 	return Shared{

@@ -11,13 +11,6 @@ import (
 	"github.com/genvideo/gen/shared/settings"
 )
 
-func lookup(vars map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		v, ok := vars[name]
-		return v, ok
-	}
-}
-
 func isOK(s string) bool { return s == "ok" }
 
 // Each reader: its value, its default when unset or empty, and a
@@ -65,7 +58,7 @@ func TestReaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.reader, func(t *testing.T) {
-			r := settings.NewReader(lookup(map[string]string{name: tt.value}))
+			r := settings.NewReader(settings.Vars{name: tt.value}.Lookup)
 			if got := tt.read(r); got != tt.want {
 				t.Errorf("%s(%q) = %v, want %v", tt.reader, tt.value, got, tt.want)
 			}
@@ -117,7 +110,7 @@ func TestBothStacks(t *testing.T) {
 			}
 		}
 		t.Run(p.stack+" reports every bad value at once", func(t *testing.T) {
-			err := p.parse(lookup(bad))
+			err := p.parse(settings.Vars(bad).Lookup)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -129,37 +122,37 @@ func TestBothStacks(t *testing.T) {
 		})
 		for name, value := range bad {
 			t.Run(p.stack+" "+name, func(t *testing.T) {
-				err := p.parse(lookup(map[string]string{name: value}))
+				err := p.parse(settings.Vars{name: value}.Lookup)
 				if err == nil || !strings.Contains(err.Error(), name+"=") || strings.Count(err.Error(), "=") != 1 {
 					t.Errorf("%s=%q alone: error %v, want one naming it alone", name, value, err)
 				}
 			})
 		}
 		t.Run(p.stack+" accepts an empty environment", func(t *testing.T) {
-			if err := p.parse(lookup(nil)); err != nil {
+			if err := p.parse(settings.Vars(nil).Lookup); err != nil {
 				t.Errorf("no variable set: %v", err)
 			}
 		})
 	}
 
 	// The shared variables: the same default and the same rejection.
-	cfg, err := devstack.ParseConfig(lookup(nil))
+	cfg, err := devstack.ParseConfig(settings.Vars(nil).Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := awsstack.ParseEnv(lookup(nil))
+	env, err := awsstack.ParseEnv(settings.Vars(nil).Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := settings.NewReader(lookup(nil)).Shared()
+	want := settings.NewReader(settings.Vars(nil).Lookup).Shared()
 	local := settings.Shared{GenerationTimeout: cfg.GenerationTimeout, LogLevel: cfg.LogLevel, FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile}
 	aws := settings.Shared{GenerationTimeout: env.GenerationTimeout, LogLevel: env.LogLevel, FFmpegPath: env.FFmpegPath, FontFile: env.FontFile}
 	if local != want || aws != want {
 		t.Errorf("defaults: local %+v, aws %+v, want both %+v", local, aws, want)
 	}
 	for name, value := range sharedBad {
-		_, lerr := devstack.ParseConfig(lookup(map[string]string{name: value}))
-		_, aerr := awsstack.ParseEnv(lookup(map[string]string{name: value}))
+		_, lerr := devstack.ParseConfig(settings.Vars{name: value}.Lookup)
+		_, aerr := awsstack.ParseEnv(settings.Vars{name: value}.Lookup)
 		if lerr == nil || aerr == nil || lerr.Error() != aerr.Error() {
 			t.Errorf("%s=%q: local says %v, aws says %v; want the same error", name, value, lerr, aerr)
 		}
