@@ -607,16 +607,38 @@ func TestBucket(t *testing.T) {
 }
 
 // envNames parses shared/awsstack for the Env* constants: the
-// environment variables the Lambdas read.
+// environment variables the Lambdas read. Those the local service reads
+// too are settings.<Name> there, resolved through shared/settings.
 func envNames(t *testing.T) map[string]string {
 	t.Helper()
-	fset := token.NewFileSet()
+	shared := map[string]string{}
+	for name, v := range stringConsts(t, filepath.Join(root, "shared", "settings"), nil) {
+		shared["settings."+name] = v
+	}
+	names := map[string]string{}
 	dir := filepath.Join(root, "shared", "awsstack")
+	for name, v := range stringConsts(t, dir, shared) {
+		if strings.HasPrefix(name, "Env") {
+			names[v] = name
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no Env* constants in %s", dir)
+	}
+	return names
+}
+
+// stringConsts parses the package in dir for its string constants, by
+// name: those written as a literal, and those written as a selector
+// (pkg.Name) that refs maps to a value.
+func stringConsts(t *testing.T, dir string, refs map[string]string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatalf("read %s: %v", dir, err)
 	}
-	names := map[string]string{}
+	consts := map[string]string{}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 			continue
@@ -633,21 +655,26 @@ func envNames(t *testing.T) map[string]string {
 			for _, s := range gd.Specs {
 				vs := s.(*ast.ValueSpec)
 				for i, n := range vs.Names {
-					if !strings.HasPrefix(n.Name, "Env") || i >= len(vs.Values) {
+					if i >= len(vs.Values) {
 						continue
 					}
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						names[v] = n.Name
+					switch v := vs.Values[i].(type) {
+					case *ast.BasicLit:
+						if v.Kind == token.STRING {
+							consts[n.Name], _ = strconv.Unquote(v.Value)
+						}
+					case *ast.SelectorExpr:
+						if pkg, ok := v.X.(*ast.Ident); ok {
+							if value, ok := refs[pkg.Name+"."+v.Sel.Name]; ok {
+								consts[n.Name] = value
+							}
+						}
 					}
 				}
 			}
 		}
 	}
-	if len(names) == 0 {
-		t.Fatalf("no Env* constants in %s", dir)
-	}
-	return names
+	return consts
 }
 
 // functionEnv is a function's environment with default parameters:
@@ -1111,5 +1138,45 @@ func TestCfnLint(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), lint, "--", filepath.Join(root, "template.yaml")).CombinedOutput()
 	if err != nil {
 		t.Errorf("cfn-lint template.yaml: %v\n%s", err, out)
+	}
+}
+
+// Fault injection is never available on AWS: no function gets a
+// GEN_FAULT_* variable, and no function's program contains the fault
+// decorators of shared/faults, whatever its environment says.
+func TestNoFaultInjectionOnAWS(t *testing.T) {
+	tp := loadTemplate(t)
+	fns := tp.ofType("AWS::Serverless::Function")
+	if len(fns) == 0 {
+		t.Fatal("no functions in template.yaml")
+	}
+	for _, id := range fns {
+		for k := range functionEnv(t, tp, id) {
+			if strings.HasPrefix(k, "GEN_FAULT_") {
+				t.Errorf("%s sets %s: fault injection must never run on AWS", id, k)
+			}
+		}
+	}
+
+	const faultsPkg = "github.com/genvideo/gen/shared/faults"
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}`, "./functions/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./functions/...: %v", err)
+	}
+	mains := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		mains++
+		if slices.Contains(fields[1:], faultsPkg) {
+			t.Errorf("%s imports %s", fields[0], faultsPkg)
+		}
+	}
+	if mains < len(fns) {
+		t.Errorf("go list found %d function programs, want one per function of the template (%d)", mains, len(fns))
 	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,16 +15,24 @@ import (
 )
 
 func main() {
-	cfg, err := devstack.ConfigFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen-local:", err)
-		os.Exit(2)
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: devstack.LogLevelFromEnv()}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := devstack.Serve(ctx, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "gen-local:", err)
-		os.Exit(1)
+	code := run(ctx, os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run serves until ctx ends, configured through lookup, and returns the
+// exit status: 2 for a bad configuration, 1 when the service failed.
+func run(ctx context.Context, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
+	cfg, err := devstack.ParseConfig(lookup)
+	if err != nil {
+		fmt.Fprintln(stderr, "gen-local:", err)
+		return 2
 	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if err := devstack.Serve(ctx, cfg, stdout); err != nil {
+		fmt.Fprintln(stderr, "gen-local:", err)
+		return 1
+	}
+	return 0
 }

@@ -27,7 +27,8 @@ var stack *devstacktest.Env
 
 func TestMain(m *testing.M) {
 	var err error
-	if stack, err = devstacktest.New(nil); err != nil {
+	// Some tests fail or stall generations with prompt directives.
+	if stack, err = devstacktest.New(devstacktest.FaultInjection); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

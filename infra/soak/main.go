@@ -5,12 +5,13 @@
 // the exit status is 1 on FAIL). `make soak` runs it.
 //
 // By default it starts the local stack in this process on a temporary
-// data directory, with the renderer's failure rate (GEN_FAULT_RATE) and
-// shared/faults decorators around the store, blob storage and generator.
-// With GEN_BASE_URL (a loopback address only) it drives a server started
+// data directory, with fault injection on (the prompt directives, and
+// GEN_FAULT_RATE of the generations failed at random) and shared/faults
+// decorators around the store, blob storage and generator. With
+// GEN_BASE_URL (a loopback address only) it drives a server started
 // elsewhere, e.g. by `make run`, whose data directory (GEN_DATA_DIR) it
 // opens to create its key and to check the ledger; the faults are then
-// whatever that server was started with.
+// whatever that server was started with (none unless GEN_FAULT_INJECTION=on).
 package main
 
 import (

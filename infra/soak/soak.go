@@ -43,7 +43,9 @@ type config struct {
 	think    time.Duration
 	seed     uint64
 
-	// faultRate is the renderer's share of failed generations.
+	// faultRate is the share of generations failed at random by the
+	// prompt directives' decorator (the in-process stack turns fault
+	// injection on, so that the clients' [transient] and [filter] work).
 	faultRate float64
 	// depFaultRate is the share of store, blob and generator calls the
 	// faults decorators break.
@@ -162,6 +164,7 @@ func start(ctx context.Context, cfg config, out io.Writer) (*target, error) {
 	stack, err := devstack.New(ctx, devstack.Config{
 		Addr:              ln.Addr().String(),
 		DataDir:           dir,
+		FaultInjection:    true,
 		FaultRate:         cfg.faultRate,
 		RenderConcurrency: cfg.renderConcurrency,
 		SweepInterval:     5 * time.Second,

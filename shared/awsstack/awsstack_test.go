@@ -205,7 +205,7 @@ func TestLoggerAddsRequestID(t *testing.T) {
 }
 
 // The docs handler needs none of the variables the other functions need,
-// and logs at the level LOG_LEVEL sets.
+// and logs at the level GEN_LOG_LEVEL sets.
 func TestDocs(t *testing.T) {
 	var buf bytes.Buffer
 	h, _, err := docs(lookup(nil), &buf)

@@ -1,16 +1,17 @@
 package awsstack
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/genvideo/gen/shared/settings"
 )
 
 // The environment variables the Lambdas read. The template (template.yaml)
-// sets them; this is their one definition.
+// sets them. Those the local service reads too are defined by package
+// settings, with their defaults, and named here again for the Lambdas.
 const (
 	// EnvTablePrefix prefixes the four DynamoDB table names (accounts,
 	// keys, counters, tasks), as dynamostore.Config.TablePrefix: with
@@ -32,8 +33,9 @@ const (
 	// and download ever read the secret (on their first signature).
 	EnvSignerSecretARN = "GEN_SIGNER_SECRET_ARN"
 	// EnvGenerationTimeout is a task's deadline after its creation, a Go
-	// duration (default 10m).
-	EnvGenerationTimeout = "GEN_GENERATION_TIMEOUT"
+	// duration (default settings.DefaultGenerationTimeout). The endpoints
+	// need it.
+	EnvGenerationTimeout = settings.GenerationTimeout
 	// EnvMaxImageBytes bounds the images of one request together, in
 	// bytes (default DefaultMaxImageBytes): image-to-video's image, or
 	// first-last-frame's two frames at half of it each. A request through
@@ -42,32 +44,23 @@ const (
 	EnvMaxImageBytes = "GEN_MAX_IMAGE_BYTES"
 	// EnvFFmpegPath is the ffmpeg binary of the generate step (default
 	// "ffmpeg" on PATH; on Lambda a layer puts it in /opt/bin).
-	EnvFFmpegPath = "GEN_FFMPEG_PATH"
+	EnvFFmpegPath = settings.FFmpegPath
 	// EnvFontFile is the TrueType font of the captions the generate step
 	// draws (default render.DefaultFontFile, which a Lambda image does not
 	// have: the ffmpeg layer should bring one, e.g. /opt/fonts/DejaVuSans.ttf).
-	EnvFontFile = "GEN_FONT_FILE"
+	EnvFontFile = settings.FontFile
 	// EnvLogLevel is the level of the JSON logs: DEBUG, INFO, WARN or
 	// ERROR (default INFO).
-	EnvLogLevel = "LOG_LEVEL"
+	EnvLogLevel = settings.LogLevel
 )
 
-// Defaults of the optional variables.
-const (
-	DefaultGenerationTimeout = 10 * time.Minute
-	// DefaultMaxImageBytes is 4 MiB. API Gateway REST caps a request at
-	// 10 MB and Lambda an invocation payload at 6 MB; a binary body
-	// reaches Lambda base64-encoded (4/3 larger) inside a JSON event, so
-	// about 4.4 MiB of multipart body is the most that passes. 4 MiB of
-	// images leaves room for the form's other fields and its framing.
-	DefaultMaxImageBytes = 4 << 20
-	DefaultFFmpegPath    = "ffmpeg"
-	DefaultLogLevel      = slog.LevelInfo
-)
-
-// maxGenerationTimeout is the longest deadline a Step Functions task
-// timeout and a Lambda (15 minutes per attempt, retried) sensibly allow.
-const maxGenerationTimeout = 24 * time.Hour
+// DefaultMaxImageBytes is 4 MiB. API Gateway REST caps a request at 10 MB
+// and Lambda an invocation payload at 6 MB; a binary body reaches Lambda
+// base64-encoded (4/3 larger) inside a JSON event, so about 4.4 MiB of
+// multipart body is the most that passes. 4 MiB of images leaves room for
+// the form's other fields and its framing. (The defaults of the variables
+// the local service reads too are in package settings.)
+const DefaultMaxImageBytes = 4 << 20
 
 // Env is the parsed environment of a Lambda. ParseEnv fills it; the parts
 // of Stack that need a variable check that it was set.
@@ -88,67 +81,31 @@ type Env struct {
 // all of them are reported at once. Variables that are not set keep their
 // defaults ("" for the names and ARNs: Stack checks those it needs).
 func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
+	r := settings.NewReader(lookup)
+	shared := r.Shared()
 	e := Env{
-		GenerationTimeout: DefaultGenerationTimeout,
-		MaxImageBytes:     DefaultMaxImageBytes,
-		FFmpegPath:        DefaultFFmpegPath,
-		LogLevel:          DefaultLogLevel,
+		TablePrefix: r.Check(EnvTablePrefix, isName, "want a DynamoDB table-name prefix ([A-Za-z0-9_.-])"),
+		Bucket:      r.Check(EnvBucket, isName, "want a bucket name, not a URL or ARN"),
+		StateMachineARN: r.Check(EnvStateMachineARN, isStateMachineARN,
+			"want arn:<partition>:states:<region>:<account>:stateMachine:<name>"),
+		SignerSecretARN:   r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
+		GenerationTimeout: shared.GenerationTimeout,
+		MaxImageBytes:     r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
+		FFmpegPath:        shared.FFmpegPath,
+		FontFile:          shared.FontFile,
+		LogLevel:          shared.LogLevel,
 	}
-	get := func(name string) string {
-		v, _ := lookup(name)
-		return strings.TrimSpace(v)
-	}
-	var errs []error
-	bad := func(name, value, want string) {
-		errs = append(errs, fmt.Errorf("%s=%q: %s", name, value, want))
-	}
-
-	e.TablePrefix = get(EnvTablePrefix)
-	if strings.ContainsAny(e.TablePrefix, " /:") {
-		bad(EnvTablePrefix, e.TablePrefix, "want a DynamoDB table-name prefix ([A-Za-z0-9_.-])")
-	}
-	e.Bucket = get(EnvBucket)
-	if strings.ContainsAny(e.Bucket, " /:") {
-		bad(EnvBucket, e.Bucket, "want a bucket name, not a URL or ARN")
-	}
-	e.StateMachineARN = get(EnvStateMachineARN)
-	if v := e.StateMachineARN; v != "" && !isStateMachineARN(v) {
-		bad(EnvStateMachineARN, v, "want arn:<partition>:states:<region>:<account>:stateMachine:<name>")
-	}
-	e.SignerSecretARN = get(EnvSignerSecretARN)
-	if v := e.SignerSecretARN; v != "" && !strings.HasPrefix(v, "arn:") {
-		bad(EnvSignerSecretARN, v, "want the ARN of a Secrets Manager secret")
-	}
-	if v := get(EnvGenerationTimeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > maxGenerationTimeout {
-			bad(EnvGenerationTimeout, v, "want a positive Go duration up to 24h, such as 10m")
-		} else {
-			e.GenerationTimeout = d
-		}
-	}
-	if v := get(EnvMaxImageBytes); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			bad(EnvMaxImageBytes, v, "want a positive number of bytes, such as 4194304")
-		} else {
-			e.MaxImageBytes = n
-		}
-	}
-	if v := get(EnvFFmpegPath); v != "" {
-		e.FFmpegPath = v
-	}
-	e.FontFile = get(EnvFontFile)
-	if v := get(EnvLogLevel); v != "" {
-		if err := e.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			bad(EnvLogLevel, v, "want DEBUG, INFO, WARN or ERROR")
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Env{}, fmt.Errorf("environment: %w", err)
+	if err := r.Err(); err != nil {
+		return Env{}, err
 	}
 	return e, nil
 }
+
+// isName reports whether s can be a table-name prefix or a bucket name
+// rather than, by mistake, a URL or an ARN.
+func isName(s string) bool { return !strings.ContainsAny(s, " /:") }
+
+func isARN(s string) bool { return strings.HasPrefix(s, "arn:") }
 
 // require fails naming every variable of names that is not set, and what
 // needs it.

@@ -8,22 +8,46 @@ package devstack
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// The variables only the local service reads, besides those of
+// settings.Shared.
+const (
+	EnvAddr              = "GEN_ADDR"
+	EnvDataDir           = "GEN_DATA_DIR"
+	EnvPublicURL         = "GEN_PUBLIC_URL"
+	EnvSweepInterval     = "GEN_SWEEP_INTERVAL"
+	EnvRenderConcurrency = "GEN_RENDER_CONCURRENCY"
+	// EnvFaultInjection turns fault injection on: on or off (also
+	// true/false, 1/0), default off. See Config.FaultInjection.
+	EnvFaultInjection = "GEN_FAULT_INJECTION"
+	// EnvFaultRate is the share of generations made to fail, 0..1; above
+	// 0 it needs EnvFaultInjection on.
+	EnvFaultRate = "GEN_FAULT_RATE"
 )
 
 // Defaults of the local service.
 const (
-	DefaultAddr              = "127.0.0.1:8080"
-	DefaultDataDir           = ".gen"
-	DefaultGenerationTimeout = 10 * time.Minute
+	DefaultAddr    = "127.0.0.1:8080"
+	DefaultDataDir = ".gen"
+	// DefaultGenerationTimeout is settings' default, named here for New.
+	DefaultGenerationTimeout = settings.DefaultGenerationTimeout
 	DefaultSweepInterval     = 30 * time.Second
-	DevCredits               = 10000
+	// maxSweepInterval keeps a typo from leaving lost tasks alone for days.
+	maxSweepInterval = 24 * time.Hour
+	DevCredits       = 10000
 )
 
 // Config of the local stack. ConfigFromEnv reads it from GEN_* variables.
@@ -36,8 +60,14 @@ type Config struct {
 	// PublicURL is the base of signed download links (GEN_PUBLIC_URL,
 	// default http://Addr).
 	PublicURL string
+	// FaultInjection makes the generator obey the fault directives of
+	// prompts ("[fail]", "[slow:30]": see faults.Directives) and fail
+	// FaultRate of the generations (GEN_FAULT_INJECTION). It is off by
+	// default, so that a customer's prompt is only ever a prompt; tests
+	// and the walk-through's failure step turn it on.
+	FaultInjection bool
 	// FaultRate is the share of generations made to fail, 0..1
-	// (GEN_FAULT_RATE).
+	// (GEN_FAULT_RATE). Above 0 it needs FaultInjection.
 	FaultRate float64
 	// GenerationTimeout is each task's deadline after its creation
 	// (GEN_GENERATION_TIMEOUT, a Go duration such as 10m).
@@ -48,6 +78,13 @@ type Config struct {
 	// SweepInterval is how often unfinished tasks are re-driven
 	// (GEN_SWEEP_INTERVAL).
 	SweepInterval time.Duration
+	// FFmpegPath and FontFile are the generator's ffmpeg binary and
+	// caption font (GEN_FFMPEG_PATH, GEN_FONT_FILE); empty means ffmpeg on
+	// PATH and render.DefaultFontFile.
+	FFmpegPath, FontFile string
+	// LogLevel is the level of the logs gen-local writes (GEN_LOG_LEVEL);
+	// New logs to Logger whatever its level.
+	LogLevel slog.Level
 	// Logger receives the service's structured logs.
 	Logger *slog.Logger
 	// Hooks wrap the store, blob storage and generator (tests and the soak
@@ -57,49 +94,62 @@ type Config struct {
 
 // DataDirFromEnv is GEN_DATA_DIR, or .gen.
 func DataDirFromEnv() string {
-	if d := os.Getenv("GEN_DATA_DIR"); d != "" {
-		return d
-	}
-	return DefaultDataDir
+	return settings.NewReader(os.LookupEnv).String(EnvDataDir, DefaultDataDir)
 }
 
-// ConfigFromEnv reads the configuration from the environment. A value that
-// does not parse is an error naming the variable, not a silent default.
-func ConfigFromEnv() (Config, error) {
+// ConfigFromEnv reads the configuration from the environment; see
+// ParseConfig.
+func ConfigFromEnv() (Config, error) { return ParseConfig(os.LookupEnv) }
+
+// ParseConfig reads the configuration through lookup. A value that does
+// not parse is an error naming the variable, not a silent default, and
+// every such value is reported at once.
+func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
+	r := settings.NewReader(lookup)
+	shared := r.Shared()
 	cfg := Config{
-		Addr:              envOr("GEN_ADDR", DefaultAddr),
-		DataDir:           DataDirFromEnv(),
-		PublicURL:         os.Getenv("GEN_PUBLIC_URL"),
-		GenerationTimeout: DefaultGenerationTimeout,
-		SweepInterval:     DefaultSweepInterval,
+		Addr:              r.String(EnvAddr, DefaultAddr),
+		DataDir:           r.String(EnvDataDir, DefaultDataDir),
+		PublicURL:         r.Check(EnvPublicURL, isBaseURL, "want an http:// or https:// URL such as http://127.0.0.1:8080"),
+		FaultRate:         r.Float(EnvFaultRate, 0, 0, 1),
+		GenerationTimeout: shared.GenerationTimeout,
+		RenderConcurrency: int(r.PositiveInt(EnvRenderConcurrency, 0)),
+		SweepInterval:     r.Duration(EnvSweepInterval, DefaultSweepInterval, maxSweepInterval),
+		FFmpegPath:        shared.FFmpegPath,
+		FontFile:          shared.FontFile,
+		LogLevel:          shared.LogLevel,
 	}
-	if v := os.Getenv("GEN_FAULT_RATE"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
-			return Config{}, fmt.Errorf("GEN_FAULT_RATE=%q: want a number from 0 to 1", v)
-		}
-		cfg.FaultRate = f
+	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+		r.Reject(EnvAddr, cfg.Addr, "want host:port, such as "+DefaultAddr)
 	}
-	for name, dst := range map[string]*time.Duration{
-		"GEN_GENERATION_TIMEOUT": &cfg.GenerationTimeout,
-		"GEN_SWEEP_INTERVAL":     &cfg.SweepInterval,
-	} {
-		if v := os.Getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return Config{}, fmt.Errorf("%s=%q: want a positive duration such as 10m", name, v)
-			}
-			*dst = d
-		}
+	cfg.FaultInjection = r.Switch(EnvFaultInjection, false)
+	if cfg.FaultRate > 0 && !cfg.FaultInjection {
+		// An operator must not believe faults run when they do not.
+		r.Reject(EnvFaultRate, r.String(EnvFaultRate, ""),
+			"takes effect only with fault injection on: set "+EnvFaultInjection+"=on as well, or unset "+EnvFaultRate)
 	}
-	if v := os.Getenv("GEN_RENDER_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return Config{}, fmt.Errorf("GEN_RENDER_CONCURRENCY=%q: want a positive integer", v)
-		}
-		cfg.RenderConcurrency = n
+	if err := r.Err(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// generator is the renderer as the workflow gets it: with shared/faults'
+// directives around it when fault injection is on.
+func (c Config) generator(r *render.Renderer) (workflow.Generator, error) {
+	if !c.FaultInjection {
+		if c.FaultRate != 0 {
+			return nil, fmt.Errorf("a fault rate of %g needs fault injection on (Config.FaultInjection, %s=on)", c.FaultRate, EnvFaultInjection)
+		}
+		return r, nil
+	}
+	return faults.WrapDirectives(r, faults.DirectiveConfig{FailureRate: c.FaultRate})
+}
+
+// isBaseURL reports whether s is an absolute http(s) URL.
+func isBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func (c Config) publicURL() string {
@@ -107,13 +157,6 @@ func (c Config) publicURL() string {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
 	return "http://" + c.Addr
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // StorePath is the SQLite database inside a data directory.
@@ -129,13 +172,4 @@ func OpenStore(dataDir string) (*sqlitestore.Store, error) {
 		return nil, fmt.Errorf("open store in %s: %w", dataDir, err)
 	}
 	return s, nil
-}
-
-// LogLevelFromEnv is GEN_LOG_LEVEL (debug, info, warn, error), default info.
-func LogLevelFromEnv() slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(os.Getenv("GEN_LOG_LEVEL"))); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }

@@ -445,7 +445,7 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startEnv(t, "", func(c *Config) { c.FaultRate = tt.rate })
+			e := startEnv(t, "", func(c *Config) { c.FaultInjection, c.FaultRate = true, tt.rate })
 			k := e.key(1000, store.Limits{})
 			r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"`+tt.prompt+`","durationSeconds":4}`)
 			if r.status != http.StatusAccepted {
@@ -495,7 +495,9 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 // next start drives every one of them to an end.
 func TestRestartLeavesNoTaskStuck(t *testing.T) {
 	dir := t.TempDir()
-	e := startEnv(t, dir, nil)
+	// [slow:2] keeps the generations under way when the server stops.
+	faultInjection := func(c *Config) { c.FaultInjection = true }
+	e := startEnv(t, dir, faultInjection)
 	k := e.key(10000, store.Limits{})
 	var ids []string
 	for i := 0; i < 3; i++ {
@@ -532,7 +534,7 @@ func TestRestartLeavesNoTaskStuck(t *testing.T) {
 		t.Fatalf("after the stop %d tasks are unfinished, want the 3 interrupted ones", len(unfinished))
 	}
 
-	e2 := startEnv(t, dir, nil)
+	e2 := startEnv(t, dir, faultInjection)
 	for _, id := range ids {
 		if done := e2.wait(k.APIKey, id); done.body["status"] != "completed" {
 			t.Errorf("task %s after restart: %s", id, done.raw)

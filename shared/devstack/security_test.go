@@ -78,6 +78,7 @@ func TestKeysNeverLoggedOrStoredInClear(t *testing.T) {
 	dir := t.TempDir()
 	e := startEnv(t, dir, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.FaultInjection = true // one generation fails with [fail]
 	})
 	k := e.key(100000, store.Limits{})
 	nearMiss := secNearMiss(k.APIKey)

@@ -55,7 +55,8 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
-	renderer, err := render.New(render.Config{MaxConcurrent: cfg.RenderConcurrency, FailureRate: cfg.FaultRate})
+	renderer, err := render.New(render.Config{FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile,
+		MaxConcurrent: cfg.RenderConcurrency})
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,10 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 }
 
 func (s *Stack) build(cfg Config) error {
+	gen, err := cfg.generator(s.Renderer)
+	if err != nil {
+		return err
+	}
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -97,7 +102,7 @@ func (s *Stack) build(cfg Config) error {
 	steps := &workflow.Steps{
 		Store:     st,
 		Blobs:     blobs,
-		Generator: cfg.Hooks.generator(s.Renderer),
+		Generator: cfg.Hooks.generator(gen),
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}

@@ -4,10 +4,16 @@
 // Injector, call by call, what happens to the call: nothing, an error, a
 // delay, a panic, an error after the call took effect (a reply lost on
 // the way back), or a hang that stands for the process dying there.
-//
-// The fault-injection tests and the soak run use it; the service itself
-// never does. Calls are named "<Component>.<Method>": "Store.CreateTask",
+// Calls are named "<Component>.<Method>": "Store.CreateTask",
 // "Blobs.Put", "Generator.Generate".
+//
+// WrapDirectives is the other kind: the generator fails, refuses, stalls
+// or drops a sample when the prompt says so ("[fail]", "[slow:30]"), and
+// fails a share of generations at random.
+//
+// The fault-injection tests and the soak run use the decorators. The
+// local service wraps its generator with WrapDirectives only when told to
+// (GEN_FAULT_INJECTION=on); the AWS stack never imports this package.
 package faults
 
 import (
@@ -51,13 +57,13 @@ func Broken() error {
 
 // Transient is a generator failure worth retrying (it has Transient() true).
 func Transient() error {
-	return &generatorError{msg: "temporary generator failure", transient: true}
+	return &generatorError{msg: "temporary generator failure: " + Detail, transient: true}
 }
 
 // Refused is the generator's content-policy refusal (FailureCode
 // CONTENT_POLICY_VIOLATION).
 func Refused() error {
-	return &generatorError{msg: "refused by the content policy", code: task.FailContentPolicy}
+	return &generatorError{msg: "refused by the content policy: " + Detail, code: task.FailContentPolicy}
 }
 
 // generatorError is classified the way the workflow classifies the
@@ -66,12 +72,24 @@ type generatorError struct {
 	msg       string
 	transient bool
 	code      string
+	// cause, when not nil, is wrapped too (a context's error).
+	cause error
 }
 
 func (e *generatorError) Error() string {
-	return fmt.Sprintf("%s: %s: %s", ErrInjected, e.msg, Detail)
+	if e.cause != nil {
+		return fmt.Sprintf("%s: %s: %s", ErrInjected, e.msg, e.cause)
+	}
+	return fmt.Sprintf("%s: %s", ErrInjected, e.msg)
 }
-func (e *generatorError) Unwrap() error       { return ErrInjected }
+
+func (e *generatorError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrInjected, e.cause}
+	}
+	return []error{ErrInjected}
+}
+
 func (e *generatorError) Transient() bool     { return e.transient }
 func (e *generatorError) FailureCode() string { return e.code }
 

@@ -11,29 +11,15 @@
 // transition picked by the hash. The audio is a seeded chord over pink
 // noise. The same prompt, seed and parameters give the same frames.
 //
-// # Faults
-//
-// For trials of the failure paths the generator can fail on purpose.
-// Config.FailureRate (0..1; the service reads it from GEN_FAULT_RATE) makes
-// that share of generations fail with a GenerationError, drawn from
-// Config.Rand. Directives in a prompt, matched without regard to case and
-// always active, give deterministic faults:
-//
-//	[fail]       GenerationError (GENERATION_FAILED)
-//	[policy]     ContentPolicyError (CONTENT_POLICY_VIOLATION)
-//	[transient]  TransientError on the first attempt of the task id, then success
-//	[filter]     the last sample is dropped: fewer videos than sampleCount,
-//	             but never none (a single sample is kept)
-//	[slow:N]     wait N seconds (at most an hour) before rendering, honouring ctx
-//
-// [slow:N] is applied first, so it combines with the others.
+// It renders what it is asked, whatever the prompt says: fault-injection
+// directives such as "[fail]" are shared/faults' (WrapDirectives), which a
+// stack puts around the renderer only when asked to.
 package render
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,12 +49,6 @@ type Config struct {
 	// MaxConcurrent bounds the ffmpeg processes running at once across all
 	// jobs; 0 means runtime.NumCPU().
 	MaxConcurrent int
-	// FailureRate is the share (0..1) of generations that fail with a
-	// GenerationError, for fault-injection trials.
-	FailureRate float64
-	// Rand draws the injected failures; nil means a randomly seeded source.
-	// Tests pass a seeded one to get a reproducible sequence.
-	Rand *rand.Rand
 }
 
 // Job is one generation to render: the workflow's job type, so that a
@@ -83,10 +63,6 @@ type Renderer struct {
 	cfg    Config
 	ffmpeg string
 	sem    chan struct{}
-
-	mu            sync.Mutex // guards rand and transientSeen
-	rand          *rand.Rand
-	transientSeen map[string]bool
 }
 
 // New checks that ffmpeg (with libx264 and the filters used) and the
@@ -115,20 +91,7 @@ func New(cfg Config) (*Renderer, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = runtime.NumCPU()
 	}
-	if cfg.FailureRate < 0 || cfg.FailureRate > 1 {
-		return nil, fmt.Errorf("failure rate %g is outside 0..1", cfg.FailureRate)
-	}
-	rnd := cfg.Rand
-	if rnd == nil {
-		rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
-	return &Renderer{
-		cfg:           cfg,
-		ffmpeg:        path,
-		sem:           make(chan struct{}, cfg.MaxConcurrent),
-		rand:          rnd,
-		transientSeen: map[string]bool{},
-	}, nil
+	return &Renderer{cfg: cfg, ffmpeg: path, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
 // checkFFmpeg makes sure the binary has what the renderer uses, so that a
@@ -153,10 +116,6 @@ func checkFFmpeg(path string) error {
 // wraps ctx.Err(), so a caller tells its own deadline from a retryable
 // failure with errors.Is. A failed job leaves no video behind.
 func (r *Renderer) Generate(ctx context.Context, job Job) (Result, error) {
-	d := parseDirectives(job.Prompt)
-	if err := r.injectFaults(ctx, job, d); err != nil {
-		return Result{}, err
-	}
 	p := job.Params
 	w, h, err := frameSize(p.AspectRatio, p.Resolution)
 	if err != nil {
@@ -211,9 +170,6 @@ func (r *Renderer) Generate(ctx context.Context, job Job) (Result, error) {
 	}
 
 	n := p.SampleCount
-	if d.filter && n > 1 {
-		n-- // the "filtered" sample is never rendered
-	}
 	spec := frameSpec{w: w, h: h, duration: p.DurationSeconds, fontSize: fontSize,
 		audio: p.GenerateAudio, captioned: text != ""}
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
@@ -351,6 +352,27 @@ func TestHostilePrompts(t *testing.T) {
 				t.Errorf("got %d frames, want %d", n, FPS)
 			}
 		})
+	}
+}
+
+// Fault-injection directives are shared/faults' business: to the renderer
+// they are words of the caption.
+func TestDirectivesAreWords(t *testing.T) {
+	t.Parallel()
+	r := newRenderer(t, Config{})
+	p := defaultParams()
+	p.SampleCount = 2
+	p.DurationSeconds = 1
+	// Bounded, so that an obeyed [slow:3600] fails rather than hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	prompt := "[fail] [policy] [transient] [filter] [slow:3600] a kite"
+	res, err := r.Generate(ctx, Job{TaskID: "t", Type: catalog.TextToVideo, Prompt: prompt, Params: p, OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("Generate(%q): %v", prompt, err)
+	}
+	if len(res.Paths) != 2 {
+		t.Errorf("Generate(%q) gave %d videos, want 2", prompt, len(res.Paths))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -45,7 +46,7 @@ type Workflows interface {
 
 // Defaults of Config.
 const (
-	DefaultGenerationTimeout = 10 * time.Minute
+	DefaultGenerationTimeout = settings.DefaultGenerationTimeout
 	DefaultRetryAfter        = 5 * time.Second
 )
 

@@ -6,14 +6,17 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/task"
 )
 
-// TestWithRenderer runs the workflow with the real ffmpeg generator. It
-// proves that render's errors are classified through the interfaces this
-// package declares (Transient, FailureCode) and that workflow.Job converts
-// to render.Job: if either drifts, this test fails or stops compiling.
+// TestWithRenderer runs the workflow with the real ffmpeg generator, with
+// the prompt directives of shared/faults around it as the local service
+// has them when fault injection is on. It proves that their errors are
+// classified through the interfaces this package declares (Transient,
+// FailureCode) and that workflow.Job converts to render.Job: if either
+// drifts, this test fails or stops compiling.
 func TestWithRenderer(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg is not installed")
@@ -37,9 +40,13 @@ func TestWithRenderer(t *testing.T) {
 				if err != nil {
 					t.Fatalf("render.New: %v", err)
 				}
+				gen, err := faults.WrapDirectives(r, faults.DirectiveConfig{})
+				if err != nil {
+					t.Fatal(err)
+				}
 				e := newEnv(t, nil)
 				steps := *e.steps
-				steps.Generator = r
+				steps.Generator = gen
 				runner := e.newRunner(&steps)
 				tk := e.newTask(tt.prompt, tt.samples, func(tk *task.Task) {
 					// Small and short: the test is about the workflow.

@@ -34,6 +34,12 @@ type Env struct {
 // Roomy are request limits that no test reaches unless it means to.
 var Roomy = store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
 
+// FaultInjection is an edit for Start and New that turns fault injection
+// on: the prompt directives ("[fail]", "[slow:60]", ...) of
+// faults.Directives work. It is off by default, as in the service, so a
+// test whose prompts rely on them says so.
+func FaultInjection(c *devstack.Config) { c.FaultInjection = true }
+
 // Start runs the stack on a fresh temporary directory; edit, when not
 // nil, adjusts its Config. The stack stops when the test ends.
 func Start(tb testing.TB, edit func(*devstack.Config)) *Env {

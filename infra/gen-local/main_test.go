@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/storetest"
+)
+
+// server is gen-local running in this process, as `make run` starts it.
+type server struct {
+	url, key, account string
+	logs              *logtest.Buffer
+	// stop ends the server and returns its exit status.
+	stop func() int
+}
+
+// banner is what Serve prints once it listens.
+var (
+	runningRE = regexp.MustCompile(`gen is running on (http://\S+)`)
+	keyRE     = regexp.MustCompile(`dev API key: (\S+)\s+\[\w+ \(account (\S+), \d+ credits\)`)
+)
+
+// start runs gen-local with the environment vars on a real TCP port, and
+// reads its address and dev key from what it prints.
+func start(t *testing.T, vars map[string]string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, printed := io.Pipe()
+	logs := &logtest.Buffer{}
+	exited := make(chan int, 1)
+	go func() {
+		code := run(ctx, settings.Vars(vars).Lookup, printed, logs)
+		printed.Close()
+		exited <- code
+	}()
+	s := &server{logs: logs, stop: sync.OnceValue(func() int { cancel(); return <-exited })}
+	t.Cleanup(func() { s.stop() })
+
+	lines := bufio.NewScanner(out)
+	for s.key == "" && lines.Scan() {
+		if m := runningRE.FindStringSubmatch(lines.Text()); m != nil {
+			s.url = m[1]
+		}
+		if m := keyRE.FindStringSubmatch(lines.Text()); m != nil {
+			s.key, s.account = m[1], m[2]
+		}
+	}
+	if s.url == "" || s.key == "" {
+		t.Fatalf("gen-local did not print its address and dev key (exit %d); its log:\n%s", s.stop(), logs)
+	}
+	go io.Copy(io.Discard, out)
+	return s
+}
+
+// With the configuration `make run` gives it (the Makefile sets GEN_ADDR
+// and GEN_DATA_DIR, nothing else), the service has no fault injection: a
+// prompt that asks for a fault is only a prompt, and its generation
+// completes with its videos, charged and not refunded.
+func TestFaultDirectivesAreWordsByDefault(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, map[string]string{"GEN_ADDR": "127.0.0.1:0", "GEN_DATA_DIR": dir})
+	c, err := client.New(s.url, s.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	prompts := []struct {
+		prompt  string
+		samples int
+	}{
+		{"[fail] a storm at sea", 1},
+		{"[slow:3600] a slow sunrise", 1},
+		{"[policy] something forbidden", 1},
+		{"[transient] [filter] two kites", 2},
+	}
+	charged := 0
+	for _, p := range prompts {
+		started, err := c.TextToVideo(ctx, client.Request{Prompt: p.prompt, Model: client.ModelLite,
+			DurationSeconds: 4, SampleCount: p.samples})
+		if err != nil {
+			t.Fatalf("start %q: %v", p.prompt, err)
+		}
+		charged += started.CreditsUsed
+		// Bounded, so that an obeyed [slow:3600] fails the test rather
+		// than hangs it.
+		tk, err := c.Wait(ctx, started.TaskID, client.WaitOptions{Timeout: 3 * time.Minute, MaxInterval: time.Second})
+		if err != nil {
+			t.Fatalf("%q: %v", p.prompt, err)
+		}
+		if tk.Status != client.StatusCompleted || len(tk.Videos) != p.samples || tk.CreditsRefunded != 0 || tk.Error != nil {
+			t.Errorf("%q: status %s, %d videos, %d credits refunded, error %+v; want completed with %d videos and no refund",
+				p.prompt, tk.Status, len(tk.Videos), tk.CreditsRefunded, tk.Error, p.samples)
+		}
+		paths, err := c.SaveVideos(ctx, started.TaskID, t.TempDir())
+		if err != nil {
+			t.Fatalf("%q: save videos: %v", p.prompt, err)
+		}
+		w, h := frameSize(t, tk.Parameters)
+		for _, path := range paths {
+			rendertest.Check(t, path, rendertest.Want{Width: w, Height: h, Seconds: 4, Audio: tk.Parameters.GenerateAudio})
+		}
+	}
+	if code := s.stop(); code != 0 {
+		t.Errorf("gen-local exited with %d, want 0; its log:\n%s", code, s.logs)
+	}
+
+	// The ledger: every generation charged, none refunded.
+	st, err := devstack.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acct, err := st.Account(ctx, s.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(devstack.DevCredits - charged); acct.Credits != want {
+		t.Errorf("balance = %d, want %d (%d charged, nothing refunded)", acct.Credits, want, charged)
+	}
+	entries, err := st.Ledger(ctx, s.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Kind == store.EntryRefund {
+			t.Errorf("ledger entry %+v: a refund, want none", e)
+		}
+	}
+	storetest.CheckInvariants(t, st, s.account)
+}
+
+// frameSize is the size of the videos of a task with parameters p.
+func frameSize(t *testing.T, p client.Parameters) (w, h int) {
+	t.Helper()
+	sizes := map[string][2]int{"720p": {1280, 720}, "1080p": {1920, 1080}}
+	wh, ok := sizes[p.Resolution]
+	if !ok {
+		t.Fatalf("resolution %q", p.Resolution)
+	}
+	if p.AspectRatio == "9:16" {
+		return wh[1], wh[0]
+	}
+	return wh[0], wh[1]
+}
+
+// A configuration error stops gen-local before it listens, with status 2
+// and every bad value named; a fault rate without fault injection is one.
+func TestConfigurationErrors(t *testing.T) {
+	var out, logs strings.Builder
+	code := run(context.Background(), settings.Vars{
+		"GEN_ADDR": "127.0.0.1:0", "GEN_DATA_DIR": t.TempDir(),
+		"GEN_FAULT_RATE": "0.3", "GEN_LOG_LEVEL": "LOUD",
+	}.Lookup, &out, &logs)
+	if code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	for _, want := range []string{`GEN_FAULT_RATE="0.3"`, "GEN_FAULT_INJECTION=on", `GEN_LOG_LEVEL="LOUD"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("stderr %q does not name %s", logs.String(), want)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout %q, want nothing: the service must not start", out.String())
+	}
+}
