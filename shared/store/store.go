@@ -126,10 +126,17 @@ type LedgerEntry struct {
 // Counter is one fixed rate-limit window: at most Limit units under Key
 // until ExpiresAt, after which the window (and its count) is gone.
 type Counter struct {
-	Key       string
+	Key string
+	// Kind says which budget the counter counts. The store does not keep
+	// it: it only hands it back, with the rest of the counter, in a
+	// *LimitError, so that the caller can say which limit was reached.
+	Kind      CounterKind
 	Limit     int
 	ExpiresAt time.Time
 }
+
+// CounterKind names a budget; ratelimit defines the values.
+type CounterKind string
 
 // StartGuard holds the limits checked in the same transaction that charges
 // for a task, so that a start rejected by any of them changes nothing.

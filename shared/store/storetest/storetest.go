@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Take", testTake},
 		{"TakeAllOrNothing", testTakeAllOrNothing},
 		{"TakeWindowExpiry", testTakeWindowExpiry},
+		{"LimitErrorCounter", testLimitErrorCounter},
 		{"CreateTask", testCreateTask},
 		{"CreateTaskUnknownAccount", testCreateTaskUnknownAccount},
 		{"CreateTaskInsufficientCredits", testCreateTaskInsufficientCredits},
