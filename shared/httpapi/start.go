@@ -172,7 +172,7 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *caller, id string
 		CreatedAt:   created,
 		Deadline:    created.Add(a.cfg.GenerationTimeout),
 	}
-	g := ratelimit.StartGuard(c.key.ID, c.limits, c.now)
+	g := ratelimit.StartLimits(c.key.ID, c.limits, c.now)
 	if idem != nil {
 		g.Idempotency = &store.IdempotencyKey{Key: idem.key, RequestHash: idem.hash, ExpiresAt: created.Add(idempotencyTTL)}
 	}

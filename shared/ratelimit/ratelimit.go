@@ -138,11 +138,11 @@ func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter
 	}
 }
 
-// StartGuard returns the guard CreateTask checks in the transaction that
+// StartLimits returns the guard CreateTask checks in the transaction that
 // charges for a start: the key's starts-per-minute window and the
 // account's in-flight limit. A start rejected for any reason (credits
 // included) takes nothing from either.
-func StartGuard(keyID string, l store.Limits, at time.Time) store.StartGuard {
+func StartLimits(keyID string, l store.Limits, at time.Time) store.StartGuard {
 	s, e := MinuteWindow(at)
 	c := counter(Starts, keyID, l.StartsPerMinute, s, e)
 	return store.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}

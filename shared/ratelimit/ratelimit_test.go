@@ -88,9 +88,9 @@ func TestRequestCounters(t *testing.T) {
 	}
 }
 
-func TestStartGuard(t *testing.T) {
+func TestStartLimits(t *testing.T) {
 	at := time.Date(2025, 3, 9, 12, 0, 59, 0, time.UTC)
-	g := StartGuard("key_abc", ProLimits, at)
+	g := StartLimits("key_abc", ProLimits, at)
 	if g.MaxInFlight != 25 {
 		t.Errorf("MaxInFlight = %d, want 25", g.MaxInFlight)
 	}
@@ -117,7 +117,7 @@ func TestCounterKeys(t *testing.T) {
 	}{
 		{"minute", rc[0], "rl:m:key_abc:1741521600"},
 		{"day", rc[1], "rl:d:key_abc:1741478400"},
-		{"starts", *StartGuard("key_abc", StandardLimits, at).Starts, "rl:s:key_abc:1741521600"},
+		{"starts", *StartLimits("key_abc", StandardLimits, at).Starts, "rl:s:key_abc:1741521600"},
 	}
 	for _, tt := range tests {
 		if tt.c.Key != tt.want {
