@@ -66,6 +66,10 @@ func (e *LimitError) Error() string {
 type IdempotencyError struct {
 	TaskID      string
 	RequestHash string
+	// Balance is the account's balance right after TaskID's start
+	// charged it, which that start answered: kept on the record so that
+	// a replay answers the same without reading the ledger.
+	Balance int64
 }
 
 func (e *IdempotencyError) Error() string {
