@@ -260,20 +260,3 @@ type Store interface {
 
 	Close() error
 }
-
-// PrepareTask is what every backend's CreateTask does first: it refuses
-// arguments no caller may send and resets what a new task starts without,
-// whatever the caller filled in.
-func PrepareTask(t task.Task, g StartGuard) (task.Task, error) {
-	if t.CreditsCost < 0 {
-		return task.Task{}, fmt.Errorf("negative cost %d", t.CreditsCost)
-	}
-	if idem := g.Idempotency; idem != nil && (idem.Key == "" || idem.RequestHash == "") {
-		return task.Task{}, errors.New("idempotency record needs a key and a request hash")
-	}
-	t.Status = task.Pending
-	t.CreditsRefunded = 0
-	t.StartedAt, t.CompletedAt = time.Time{}, time.Time{}
-	t.Videos, t.Failure = nil, nil
-	return t, nil
-}
