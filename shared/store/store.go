@@ -228,10 +228,11 @@ type Store interface {
 	// record for g.Idempotency.Key (one whose ExpiresAt is after
 	// t.CreatedAt, naming a task other than g.Idempotency.Replaces),
 	// CreateTask changes nothing and returns *IdempotencyError with that
-	// record's TaskID and RequestHash. Otherwise the record for t is
-	// written with the task, replacing an expired (or replaced) one. A
-	// start refused for any reason writes no record. However many
-	// CreateTask calls race with one key, at most one creates a task.
+	// record's TaskID, RequestHash and Balance. Otherwise the record for
+	// t, with the balance after its charge, is written with the task,
+	// replacing an expired (or replaced) one. A start refused for any
+	// reason writes no record. However many CreateTask calls race with
+	// one key, at most one creates a task.
 	CreateTask(ctx context.Context, t task.Task, g StartGuard) (int64, error)
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.

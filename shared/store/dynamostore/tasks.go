@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -166,7 +167,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		}
 		start, err := lifecycle.Create(t, g, found)
 		if err != nil {
-			return err
+			return s.legacyBalance(ctx, op, rec, err)
 		}
 
 		// The sequence condition alone pins the balance; the others say
@@ -217,10 +218,10 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 
 // An idempotency record is (acct, "R#<key>") in the accounts table, next
 // to the account it is scoped to, with the task it started (task), the
-// request's hash (requestHash), the end of its life (expiresAt, unix ms)
-// and a ttl for DynamoDB's TTL to delete it later (see Store.ttl). Its sort
-// key sorts after every ledger entry, so that ledger queries stop short of
-// it.
+// request's hash (requestHash), the balance the start left (balance), the
+// end of its life (expiresAt, unix ms) and a ttl for DynamoDB's TTL to
+// delete it later (see Store.ttl). Its sort key sorts after every ledger
+// entry, so that ledger queries stop short of it.
 const recordPrefix = "R#"
 
 func recordKey(accountID, key string) item {
@@ -233,7 +234,42 @@ func decodeRecord(rec item) lifecycle.Record {
 		TaskID:      getS(rec, "task"),
 		RequestHash: getS(rec, "requestHash"),
 		ExpiresAt:   getTime(rec, "expiresAt"),
+		Balance:     getN(rec, "balance"),
 	}
+}
+
+// legacyBalance fills in the Balance of an *store.IdempotencyError made
+// from rec, a record written before records kept the balance: its
+// start's charge in the ledger holds the same figure. Such records are
+// gone a day after the records began to keep it; this is their bridge.
+func (s *Store) legacyBalance(ctx context.Context, op string, rec item, err error) error {
+	var ie *store.IdempotencyError
+	if _, ok := rec["balance"]; ok || !errors.As(err, &ie) {
+		return err
+	}
+	cond := "#acct = :acct AND #sk < :end"
+	filter := "#task = :task AND #kind = :kind"
+	consistent := true
+	in := &dynamodb.QueryInput{
+		TableName:                &s.t.Accounts,
+		KeyConditionExpression:   &cond,
+		FilterExpression:         &filter,
+		ExpressionAttributeNames: names(&cond, &filter),
+		ExpressionAttributeValues: vals{":acct": str(getS(rec, attrAccount)), ":end": str(ledgerEnd),
+			":task": str(ie.TaskID), ":kind": str(store.EntryCharge)},
+		ConsistentRead: &consistent,
+	}
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return dbErr(op, fmt.Errorf("find the charge of %s: %w", ie.TaskID, err))
+		}
+		if len(out.Items) > 0 {
+			ie.Balance = getN(out.Items[0], "balance")
+			return ie
+		}
+	}
+	return fmt.Errorf("%s: task %s of an idempotency record has no charge", op, ie.TaskID)
 }
 
 // putRecord is the put of r, the record of the account's key written by
@@ -248,6 +284,7 @@ func (s *Store) putRecord(t task.Task, key string, r lifecycle.Record, old item)
 	it := recordKey(t.AccountID, key)
 	it["task"] = str(r.TaskID)
 	it["requestHash"] = str(r.RequestHash)
+	it["balance"] = num(r.Balance)
 	it["expiresAt"] = num(ms(r.ExpiresAt))
 	it[attrTTL] = num(s.ttl(r.ExpiresAt, t.CreatedAt))
 	p := put(s.t.Accounts, it, cond)

@@ -94,9 +94,9 @@ func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard)
 		var r lifecycle.Record
 		var expires int64
 		err = tx.QueryRowContext(ctx,
-			`SELECT task_id, request_hash, expires_at FROM idempotency_keys
+			`SELECT task_id, request_hash, expires_at, balance FROM idempotency_keys
 			WHERE account_id = ? AND key = ?`,
-			t.AccountID, k.Key).Scan(&r.TaskID, &r.RequestHash, &expires)
+			t.AccountID, k.Key).Scan(&r.TaskID, &r.RequestHash, &expires, &r.Balance)
 		switch {
 		case err == nil:
 			r.ExpiresAt = fromMS(expires)
@@ -125,11 +125,11 @@ func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard)
 // an expired or replaced record of the same key.
 func putRecord(ctx context.Context, tx *sql.Tx, accountID, key string, r lifecycle.Record) error {
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at)
-		VALUES (?, ?, ?, ?, ?)
+		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at, balance)
+		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash,
-			task_id = excluded.task_id, expires_at = excluded.expires_at`,
-		accountID, key, r.RequestHash, r.TaskID, ms(r.ExpiresAt))
+			task_id = excluded.task_id, expires_at = excluded.expires_at, balance = excluded.balance`,
+		accountID, key, r.RequestHash, r.TaskID, ms(r.ExpiresAt), r.Balance)
 	if err != nil {
 		return fmt.Errorf("record idempotency key: %w", err)
 	}
