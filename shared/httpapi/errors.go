@@ -211,7 +211,7 @@ func toError(err error, now time.Time) *Error {
 	case errors.As(err, &limit):
 		c := limit.Counter
 		rl := &RateLimit{Limit: c.Limit, Reset: c.ExpiresAt, RetryAfter: ratelimit.RetryAfter(c.ExpiresAt, now)}
-		switch kind, _ := ratelimit.KindOf(c); kind {
+		switch c.Kind {
 		case ratelimit.Day:
 			return &Error{Status: http.StatusTooManyRequests, Code: CodeDailyLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Daily limit of %d requests exceeded; it resets at 00:00 UTC.", c.Limit)}

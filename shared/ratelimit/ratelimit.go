@@ -89,8 +89,10 @@ func fill(v *int, def int) {
 	}
 }
 
-// Kind says which window a counter counts.
-type Kind string
+// Kind says which window a counter counts. Every counter made here
+// carries it, and the store hands it back in a *store.LimitError, so that
+// the API can say which limit was reached.
+type Kind = store.CounterKind
 
 // The three windows.
 const (
@@ -114,10 +116,12 @@ func DayWindow(at time.Time) (start, end time.Time) {
 
 // counter names a window of one key: "rl:<kind>:<keyID>:<window start, unix
 // seconds>". A new window is a new counter, so counts never need resetting;
-// the store drops a counter at its ExpiresAt, the window's end.
+// the store drops a counter at its ExpiresAt, the window's end. The format
+// is that of counters already stored: it must not change.
 func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Counter {
 	return store.Counter{
 		Key:       "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start.Unix(), 10),
+		Kind:      kind,
 		Limit:     limit,
 		ExpiresAt: end,
 	}
@@ -134,28 +138,14 @@ func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter
 	}
 }
 
-// StartGuard returns the guard CreateTask checks in the transaction that
+// StartLimits returns the guard CreateTask checks in the transaction that
 // charges for a start: the key's starts-per-minute window and the
 // account's in-flight limit. A start rejected for any reason (credits
 // included) takes nothing from either.
-func StartGuard(keyID string, l store.Limits, at time.Time) store.StartGuard {
+func StartLimits(keyID string, l store.Limits, at time.Time) store.StartGuard {
 	s, e := MinuteWindow(at)
 	c := counter(Starts, keyID, l.StartsPerMinute, s, e)
 	return store.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}
-}
-
-// KindOf returns the window a counter made by this package counts, and
-// false for a counter it did not make.
-func KindOf(c store.Counter) (Kind, bool) {
-	parts := strings.SplitN(c.Key, ":", 3)
-	if len(parts) != 3 || parts[0] != "rl" {
-		return "", false
-	}
-	switch k := Kind(parts[1]); k {
-	case Minute, Day, Starts:
-		return k, true
-	}
-	return "", false
 }
 
 // RetryAfter is the whole seconds from now until reset, rounded up and at

@@ -64,11 +64,11 @@ func TestRequestCounters(t *testing.T) {
 	if min.Limit != 60 || day.Limit != 1000 {
 		t.Errorf("limits = %d, %d, want 60, 1000", min.Limit, day.Limit)
 	}
-	if k, _ := KindOf(min); k != Minute {
-		t.Errorf("KindOf(minute counter) = %q, want %q", k, Minute)
+	if min.Kind != Minute {
+		t.Errorf("minute counter's Kind = %q, want %q", min.Kind, Minute)
 	}
-	if k, _ := KindOf(day); k != Day {
-		t.Errorf("KindOf(day counter) = %q, want %q", k, Day)
+	if day.Kind != Day {
+		t.Errorf("day counter's Kind = %q, want %q", day.Kind, Day)
 	}
 
 	// The same window gives the same key; the next window another one; and
@@ -88,27 +88,40 @@ func TestRequestCounters(t *testing.T) {
 	}
 }
 
-func TestStartGuard(t *testing.T) {
+func TestStartLimits(t *testing.T) {
 	at := time.Date(2025, 3, 9, 12, 0, 59, 0, time.UTC)
-	g := StartGuard("key_abc", ProLimits, at)
+	g := StartLimits("key_abc", ProLimits, at)
 	if g.MaxInFlight != 25 {
 		t.Errorf("MaxInFlight = %d, want 25", g.MaxInFlight)
 	}
 	if g.Starts == nil || g.Starts.Limit != 50 || !g.Starts.ExpiresAt.Equal(at.Add(time.Second)) {
 		t.Fatalf("Starts = %+v, want limit 50 expiring %v", g.Starts, at.Add(time.Second))
 	}
-	if k, _ := KindOf(*g.Starts); k != Starts {
-		t.Errorf("KindOf(starts counter) = %q, want %q", k, Starts)
+	if g.Starts.Kind != Starts {
+		t.Errorf("starts counter's Kind = %q, want %q", g.Starts.Kind, Starts)
 	}
 	if g.Starts.Key == RequestCounters("key_abc", ProLimits, at)[0].Key {
 		t.Error("the starts counter shares the request counter's key")
 	}
 }
 
-func TestKindOfForeign(t *testing.T) {
-	for _, key := range []string{"", "rl", "rl:x:key:1", "other:m:key:1"} {
-		if k, ok := KindOf(store.Counter{Key: key}); ok {
-			t.Errorf("KindOf(%q) = %q, true; want false", key, k)
+// TestCounterKeys pins the keys of the counters: they name windows
+// already stored, so a new format would restart every open window.
+func TestCounterKeys(t *testing.T) {
+	at := time.Date(2025, 3, 9, 12, 0, 59, 0, time.UTC)
+	rc := RequestCounters("key_abc", StandardLimits, at)
+	tests := []struct {
+		name string
+		c    store.Counter
+		want string
+	}{
+		{"minute", rc[0], "rl:m:key_abc:1741521600"},
+		{"day", rc[1], "rl:d:key_abc:1741478400"},
+		{"starts", *StartLimits("key_abc", StandardLimits, at).Starts, "rl:s:key_abc:1741521600"},
+	}
+	for _, tt := range tests {
+		if tt.c.Key != tt.want {
+			t.Errorf("%s counter key = %q, want %q", tt.name, tt.c.Key, tt.want)
 		}
 	}
 }

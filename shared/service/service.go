@@ -28,7 +28,6 @@ type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
-	Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error)
 }
 
 // Blobs is the part of blob storage the use cases need: uploads a refused

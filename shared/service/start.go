@@ -87,7 +87,7 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 		CreatedAt:   at,
 		Deadline:    at.Add(s.cfg.GenerationTimeout),
 	}
-	g := ratelimit.StartGuard(c.Key.ID, c.Limits, c.Now)
+	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
 	if idem := req.Idempotency; idem != nil {
 		g.Idempotency = &store.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}
 	}
@@ -146,16 +146,7 @@ func (s *Service) original(ctx context.Context, c Caller, used *store.Idempotenc
 		return Started{}, fmt.Errorf("idempotency record of account %s names task %s of account %s",
 			c.Key.AccountID, t.ID, t.AccountID)
 	}
-	entries, err := s.cfg.Store.Ledger(ctx, t.AccountID)
-	if err != nil {
-		return Started{}, fmt.Errorf("ledger of %s for the replay of %s: %w", t.AccountID, t.ID, err)
-	}
-	for _, e := range entries {
-		if e.TaskID == t.ID && e.Kind == store.EntryCharge {
-			return Started{Task: t, Balance: e.Balance, Replayed: true}, nil
-		}
-	}
-	return Started{}, fmt.Errorf("task %s has no charge in the ledger of %s", t.ID, t.AccountID)
+	return Started{Task: t, Balance: used.Balance, Replayed: true}, nil
 }
 
 // undoCreate is called when the store's CreateTask for t failed with err.

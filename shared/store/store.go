@@ -66,6 +66,10 @@ func (e *LimitError) Error() string {
 type IdempotencyError struct {
 	TaskID      string
 	RequestHash string
+	// Balance is the account's balance right after TaskID's start
+	// charged it, which that start answered: kept on the record so that
+	// a replay answers the same without reading the ledger.
+	Balance int64
 }
 
 func (e *IdempotencyError) Error() string {
@@ -126,10 +130,17 @@ type LedgerEntry struct {
 // Counter is one fixed rate-limit window: at most Limit units under Key
 // until ExpiresAt, after which the window (and its count) is gone.
 type Counter struct {
-	Key       string
+	Key string
+	// Kind says which budget the counter counts. The store does not keep
+	// it: it only hands it back, with the rest of the counter, in a
+	// *LimitError, so that the caller can say which limit was reached.
+	Kind      CounterKind
 	Limit     int
 	ExpiresAt time.Time
 }
+
+// CounterKind names a budget; ratelimit defines the values.
+type CounterKind string
 
 // StartGuard holds the limits checked in the same transaction that charges
 // for a task, so that a start rejected by any of them changes nothing.
@@ -217,10 +228,11 @@ type Store interface {
 	// record for g.Idempotency.Key (one whose ExpiresAt is after
 	// t.CreatedAt, naming a task other than g.Idempotency.Replaces),
 	// CreateTask changes nothing and returns *IdempotencyError with that
-	// record's TaskID and RequestHash. Otherwise the record for t is
-	// written with the task, replacing an expired (or replaced) one. A
-	// start refused for any reason writes no record. However many
-	// CreateTask calls race with one key, at most one creates a task.
+	// record's TaskID, RequestHash and Balance. Otherwise the record for
+	// t, with the balance after its charge, is written with the task,
+	// replacing an expired (or replaced) one. A start refused for any
+	// reason writes no record. However many CreateTask calls race with
+	// one key, at most one creates a task.
 	CreateTask(ctx context.Context, t task.Task, g StartGuard) (int64, error)
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.
@@ -248,21 +260,4 @@ type Store interface {
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 
 	Close() error
-}
-
-// PrepareTask is what every backend's CreateTask does first: it refuses
-// arguments no caller may send and resets what a new task starts without,
-// whatever the caller filled in.
-func PrepareTask(t task.Task, g StartGuard) (task.Task, error) {
-	if t.CreditsCost < 0 {
-		return task.Task{}, fmt.Errorf("negative cost %d", t.CreditsCost)
-	}
-	if idem := g.Idempotency; idem != nil && (idem.Key == "" || idem.RequestHash == "") {
-		return task.Task{}, errors.New("idempotency record needs a key and a request hash")
-	}
-	t.Status = task.Pending
-	t.CreditsRefunded = 0
-	t.StartedAt, t.CompletedAt = time.Time{}, time.Time{}
-	t.Videos, t.Failure = nil, nil
-	return t, nil
 }

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -169,7 +170,7 @@ func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, 
 }
 
 func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration, r *Report) error {
-	if !t.Deadline.IsZero() && now.After(t.Deadline.Add(s.cfg.Grace)) {
+	if lifecycle.PastGrace(t, now, s.cfg.Grace) {
 		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
 			Error: workflow.CaughtError{Error: "DeadlineExceeded", Cause: deadlineCause}})
 		if err != nil {

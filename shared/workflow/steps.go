@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -37,7 +36,7 @@ func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (Status, error) 
 		return Status{TaskID: t.ID, Status: t.Status}, nil
 	}
 	now := s.now()
-	if pastDeadline(t, now) {
+	if lifecycle.PastDeadline(t, now) {
 		return Status{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
 	t, err = s.Store.StartProcessing(ctx, t.ID, now)
@@ -69,7 +68,7 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		return generated(t, t.Videos), nil
 	}
 	now := s.now()
-	if pastDeadline(t, now) {
+	if lifecycle.PastDeadline(t, now) {
 		return Generated{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
 	// The generator stops at the deadline even when the caller (a Lambda
@@ -186,15 +185,11 @@ func generated(t task.Task, videos []task.Video) Generated {
 	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos))}
 }
 
-func pastDeadline(t task.Task, now time.Time) bool {
-	return !t.Deadline.IsZero() && now.After(t.Deadline)
-}
-
 // Complete records the videos and moves the task to completed, refunding
-// the price of every sample that was not produced. The refund is computed
-// here from the task, not taken from the input. On a task already
-// finished it changes nothing and answers its status (a failed task stays
-// failed: its credits were refunded in full).
+// the price of every sample that was not produced. The refund is
+// lifecycle.PartialRefund's, computed from the task, not taken from the
+// input. On a task already finished it changes nothing and answers its
+// status (a failed task stays failed: its credits were refunded in full).
 func (s *Steps) Complete(ctx context.Context, in CompleteInput) (Status, error) {
 	if in.TaskID == "" {
 		return Status{}, &InvalidInput{Step: "Complete", Reason: "taskId is empty"}
@@ -210,15 +205,10 @@ func (s *Steps) Complete(ctx context.Context, in CompleteInput) (Status, error) 
 	if len(videos) == 0 {
 		return Status{}, &GenerationFailed{TaskID: t.ID, Err: errors.New("no video to complete the task with")}
 	}
-	if len(videos) > t.Params.SampleCount {
-		return Status{}, &InvalidInput{Step: "Complete", Reason: fmt.Sprintf("%d videos for %d samples", len(videos), t.Params.SampleCount)}
+	refund, err := lifecycle.PartialRefund(t, len(videos))
+	if err != nil {
+		return Status{}, &InvalidInput{Step: "Complete", Reason: err.Error()}
 	}
-	model, ok := catalog.Lookup(t.Model)
-	if !ok {
-		return Status{}, &InvalidInput{Step: "Complete", Reason: fmt.Sprintf("task %s has unknown model %q", t.ID, t.Model)}
-	}
-	missing := t.Params.SampleCount - len(videos)
-	refund := missing * model.Price(t.Params.GenerateAudio)
 
 	done, err := s.Store.Complete(ctx, t.ID, store.Completion{Videos: videos, Refund: refund}, s.now())
 	if errors.Is(err, store.ErrTerminal) {

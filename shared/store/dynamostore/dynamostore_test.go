@@ -177,6 +177,20 @@ func TestTakeRepeatedKey(t *testing.T) {
 	}
 }
 
+// TestLegacyRecord checks that an idempotency record written before
+// records kept the balance, which has no balance attribute, answers a
+// replay with the balance its start's charge left.
+func TestLegacyRecord(t *testing.T) {
+	storetest.CheckLegacyRecord(t, open(t), func(t *testing.T, st store.Store) store.Store {
+		s := st.(*Store)
+		u := update{table: s.t.Accounts, key: recordKey("acct-a", "k"), expr: "REMOVE #balance"}
+		if _, err := s.db.UpdateItem(t.Context(), u.input()); err != nil {
+			t.Fatalf("remove the record's balance: %v", err)
+		}
+		return s
+	})
+}
+
 // TestCreateTables checks that CreateTables may run again on existing
 // tables, and what it made: TTL on the counters, the task indexes.
 func TestCreateTables(t *testing.T) {

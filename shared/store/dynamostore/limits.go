@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -27,23 +28,14 @@ const ttlGrace = time.Hour
 
 func counterKey(key string) item { return item{attrCounterPK: str(key)} }
 
-// window is a counter as read: its count at time at, 0 when no window is
-// open.
-type window struct {
-	exists  bool
-	count   int64
-	expires int64 // unix ms
-}
-
-func readWindow(it item) window {
+// readWindow is the window of the counter item it as read: the zero
+// lifecycle.Window when there is none.
+func readWindow(it item) lifecycle.Window {
 	if it == nil {
-		return window{}
+		return lifecycle.Window{}
 	}
-	return window{exists: true, count: getN(it, "count"), expires: getN(it, "expiresAt")}
+	return lifecycle.Window{Count: int(getN(it, "count")), Ends: getTime(it, "expiresAt")}
 }
-
-// open reports whether the window is still counting at time at.
-func (w window) open(at time.Time) bool { return w.exists && w.expires > ms(at) }
 
 // ttl is the TTL, in unix seconds rounded up, of a window (or an
 // idempotency record) ending at expires, written at the caller's time at.
@@ -64,7 +56,7 @@ func (s *Store) increment(c store.Counter, at time.Time) update {
 }
 
 // restart opens a fresh window at count, if none is open.
-func (s *Store) restart(c store.Counter, at time.Time, count int64) update {
+func (s *Store) restart(c store.Counter, at time.Time, count int) update {
 	return update{
 		table: s.t.Counters,
 		key:   counterKey(c.Key),
@@ -113,22 +105,22 @@ func (s *Store) takeOne(ctx context.Context, op string, c store.Counter, at time
 		if !ok {
 			return dbErr(op, err)
 		}
-		if w := readWindow(old); w.open(at) {
-			if w.count >= int64(c.Limit) {
-				return &store.LimitError{Counter: c}
-			}
+		// The increment found no open window below the limit: decide on
+		// the window it found.
+		tk, err := lifecycle.Take(c, readWindow(old), at)
+		if err != nil {
+			return err
+		}
+		if !tk.Fresh {
 			return errRetry // it was reopened in between
 		}
-		if c.Limit <= 0 {
-			return &store.LimitError{Counter: c}
-		}
-		if _, err := s.db.UpdateItem(ctx, s.restart(c, at, 1).input()); err != nil {
+		if _, err := s.db.UpdateItem(ctx, s.restart(c, at, tk.Window.Count).input()); err != nil {
 			if _, ok := conditionFailed(err); ok {
 				return errRetry // someone else opened it: increment that
 			}
 			return dbErr(op, err)
 		}
-		used = 1
+		used = tk.Window.Count
 		return nil
 	})
 	if err != nil {
@@ -139,7 +131,7 @@ func (s *Store) takeOne(ctx context.Context, op string, c store.Counter, at time
 
 // takeMany takes from several counters in one transaction. To return each
 // count exactly it reads them, decides, and writes each conditioned on
-// the count it read; a concurrent Take makes it read again.
+// the window it read; a concurrent Take makes it read again.
 func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counter, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	err := s.retry(ctx, op, func() error {
@@ -147,39 +139,37 @@ func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counte
 		if err != nil {
 			return dbErr(op, err)
 		}
-		// The counts as this call leaves them, and which counter (by
-		// first position) opens a fresh window; a key listed twice is
-		// taken twice, like two calls.
-		next := map[string]int64{}
+		// The windows as this call leaves them, and which counter (by
+		// first position) decides how each is written; a key listed
+		// twice is taken twice, like two calls.
+		next := map[string]lifecycle.Window{}
 		first := map[string]store.Counter{}
 		for i, c := range counters {
-			n, seen := next[c.Key]
+			w, seen := next[c.Key]
 			if !seen {
-				first[c.Key] = c
-				if w := read[c.Key]; w.open(at) {
-					n = w.count
-				}
+				first[c.Key], w = c, read[c.Key]
 			}
-			if n >= int64(c.Limit) {
-				return &store.LimitError{Counter: c}
+			tk, err := lifecycle.Take(c, w, at)
+			if err != nil {
+				return err
 			}
-			next[c.Key] = n + 1
-			used[i] = int(n + 1)
+			next[c.Key] = tk.Window
+			used[i] = tk.Window.Count
 		}
 		var items []types.TransactWriteItem
 		for key, n := range next {
 			c, w := first[key], read[key]
 			var u update
-			if w.open(at) {
+			if w.Open(at) {
 				u = update{
 					table: s.t.Counters,
 					key:   counterKey(key),
 					expr:  "SET #count = :count",
 					cond:  "#count = :was AND #expiresAt = :expires",
-					vals:  vals{":count": num(n), ":was": num(w.count), ":expires": num(w.expires)},
+					vals:  vals{":count": num(n.Count), ":was": num(w.Count), ":expires": num(ms(w.Ends))},
 				}
 			} else {
-				u = s.restart(c, at, n)
+				u = s.restart(c, at, n.Count)
 			}
 			items = append(items, u.transactItem())
 		}
@@ -193,7 +183,7 @@ func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counte
 
 // readCounters reads the windows of counters with one strongly consistent
 // batch read.
-func (s *Store) readCounters(ctx context.Context, counters []store.Counter) (map[string]window, error) {
+func (s *Store) readCounters(ctx context.Context, counters []store.Counter) (map[string]lifecycle.Window, error) {
 	seen := map[string]bool{}
 	var keys []item
 	for _, c := range counters {
@@ -206,7 +196,7 @@ func (s *Store) readCounters(ctx context.Context, counters []store.Counter) (map
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]window, len(counters))
+	out := make(map[string]lifecycle.Window, len(counters))
 	for _, it := range got[s.t.Counters] {
 		out[getS(it, attrCounterPK)] = readWindow(it)
 	}

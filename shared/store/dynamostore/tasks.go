@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -108,15 +110,14 @@ func decodeTask(it item) (task.Task, error) {
 	return t, nil
 }
 
-// CreateTask implements store.Store. The checks run in this order: the
-// account exists, the idempotency key, the task id is free, the Starts
-// counter, the in-flight limit, the balance. They are made on one batch
-// read, then the charge, the ledger entry, the task, the Starts counter
-// and the idempotency record are written in one transaction conditioned
-// on what was read; if anything changed in between, it reads again.
+// CreateTask implements store.Store. What lifecycle.Create decides on is
+// read with one batch read; what it returns (the charge, the ledger
+// entry, the task, the Starts counter and the idempotency record) is
+// written in one transaction conditioned on what was read; if anything
+// changed in between, it reads again.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
-	t, err := store.PrepareTask(t, g)
+	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -151,50 +152,29 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 				rec = it
 			}
 		}
-		if acct == nil {
-			return fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
+		var a account
+		found := lifecycle.Found{TaskExists: len(got[s.t.Tasks]) > 0}
+		if acct != nil {
+			a = decodeAccount(acct)
+			found.Account = &a.Account
 		}
-		a := decodeAccount(acct)
-		var record *types.TransactWriteItem
-		if idem != nil {
-			r, err := s.claimRecord(t, *idem, rec)
-			if err != nil {
-				return err
-			}
-			record = &r
+		if rec != nil {
+			r := decodeRecord(rec)
+			found.Record = &r
 		}
-		if len(got[s.t.Tasks]) > 0 {
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+		if c := got[s.t.Counters]; len(c) > 0 {
+			found.Starts = readWindow(c[0])
 		}
-		var starts *update
-		if g.Starts != nil {
-			var w window
-			if c := got[s.t.Counters]; len(c) > 0 {
-				w = readWindow(c[0])
-			}
-			u := s.restart(*g.Starts, t.CreatedAt, 1)
-			if w.open(t.CreatedAt) {
-				if w.count >= int64(g.Starts.Limit) {
-					return &store.LimitError{Counter: *g.Starts}
-				}
-				u = s.increment(*g.Starts, t.CreatedAt)
-			} else if g.Starts.Limit <= 0 {
-				return &store.LimitError{Counter: *g.Starts}
-			}
-			starts = &u
-		}
-		if g.MaxInFlight > 0 && a.InFlight >= g.MaxInFlight {
-			return &store.InFlightLimitError{Limit: g.MaxInFlight}
-		}
-		if a.Credits < cost {
-			return &store.InsufficientCreditsError{Required: cost, Available: a.Credits}
+		start, err := lifecycle.Create(t, g, found)
+		if err != nil {
+			return s.legacyBalance(ctx, op, rec, err)
 		}
 
 		// The sequence condition alone pins the balance; the others say
 		// the invariants in the table too.
 		m := movement{
 			a:        a,
-			entry:    &store.LedgerEntry{TaskID: t.ID, Kind: store.EntryCharge, Amount: -cost, At: t.CreatedAt, Note: t.Model},
+			entry:    &start.Charge,
 			inFlight: 1,
 			counts:   map[task.Status]int{"": 1, task.Pending: 1},
 			extra:    []string{"#credits >= :cost"},
@@ -207,11 +187,15 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		items, after := m.items(s.t.Accounts)
 		const taskIndex = 2 // after the account update and the ledger entry
 		items = append(items, put(s.t.Tasks, taskItem, "attribute_not_exists(#id)"))
-		if starts != nil {
-			items = append(items, starts.transactItem())
+		if tk := start.Starts; tk != nil {
+			u := s.increment(*g.Starts, t.CreatedAt)
+			if tk.Fresh {
+				u = s.restart(*g.Starts, t.CreatedAt, tk.Window.Count)
+			}
+			items = append(items, u.transactItem())
 		}
-		if record != nil {
-			items = append(items, *record)
+		if start.Record != nil {
+			items = append(items, s.putRecord(t, idem.Key, *start.Record, rec))
 		}
 		err = s.transact(ctx, op, items)
 		if ce, ok := err.(*conditionError); ok {
@@ -234,39 +218,78 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 
 // An idempotency record is (acct, "R#<key>") in the accounts table, next
 // to the account it is scoped to, with the task it started (task), the
-// request's hash (requestHash), the end of its life (expiresAt, unix ms)
-// and a ttl for DynamoDB's TTL to delete it later (see Store.ttl). Its sort
-// key sorts after every ledger entry, so that ledger queries stop short of
-// it.
+// request's hash (requestHash), the balance the start left (balance), the
+// end of its life (expiresAt, unix ms) and a ttl for DynamoDB's TTL to
+// delete it later (see Store.ttl). Its sort key sorts after every ledger
+// entry, so that ledger queries stop short of it.
 const recordPrefix = "R#"
 
 func recordKey(accountID, key string) item {
 	return item{attrAccount: str(accountID), attrSort: str(recordPrefix + key)}
 }
 
-// claimRecord checks the idempotency record rec (nil if absent) read for
-// t's start under k: a live record naming a task other than k.Replaces is
-// a *store.IdempotencyError. Otherwise it returns the put of t's record,
-// conditioned on the record being as read, so that of two starts racing
-// for a key only one writes it.
-func (s *Store) claimRecord(t task.Task, k store.IdempotencyKey, rec item) (types.TransactWriteItem, error) {
-	cond, v := "attribute_not_exists(#sk)", vals(nil)
-	if rec != nil {
-		owner := getS(rec, "task")
-		if getN(rec, "expiresAt") > ms(t.CreatedAt) && (k.Replaces == "" || owner != k.Replaces) {
-			return types.TransactWriteItem{}, &store.IdempotencyError{TaskID: owner, RequestHash: getS(rec, "requestHash")}
-		}
-		// Expired, or the task it names is replaced: take it over.
-		cond, v = "#task = :owner", vals{":owner": str(owner)}
+// decodeRecord decodes the idempotency record rec.
+func decodeRecord(rec item) lifecycle.Record {
+	return lifecycle.Record{
+		TaskID:      getS(rec, "task"),
+		RequestHash: getS(rec, "requestHash"),
+		ExpiresAt:   getTime(rec, "expiresAt"),
+		Balance:     getN(rec, "balance"),
 	}
-	it := recordKey(t.AccountID, k.Key)
-	it["task"] = str(t.ID)
-	it["requestHash"] = str(k.RequestHash)
-	it["expiresAt"] = num(ms(k.ExpiresAt))
-	it[attrTTL] = num(s.ttl(k.ExpiresAt, t.CreatedAt))
+}
+
+// legacyBalance fills in the Balance of an *store.IdempotencyError made
+// from rec, a record written before records kept the balance: its
+// start's charge in the ledger holds the same figure. Such records are
+// gone a day after the records began to keep it; this is their bridge.
+func (s *Store) legacyBalance(ctx context.Context, op string, rec item, err error) error {
+	var ie *store.IdempotencyError
+	if _, ok := rec["balance"]; ok || !errors.As(err, &ie) {
+		return err
+	}
+	cond := "#acct = :acct AND #sk < :end"
+	filter := "#task = :task AND #kind = :kind"
+	consistent := true
+	in := &dynamodb.QueryInput{
+		TableName:                &s.t.Accounts,
+		KeyConditionExpression:   &cond,
+		FilterExpression:         &filter,
+		ExpressionAttributeNames: names(&cond, &filter),
+		ExpressionAttributeValues: vals{":acct": str(getS(rec, attrAccount)), ":end": str(ledgerEnd),
+			":task": str(ie.TaskID), ":kind": str(store.EntryCharge)},
+		ConsistentRead: &consistent,
+	}
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return dbErr(op, fmt.Errorf("find the charge of %s: %w", ie.TaskID, err))
+		}
+		if len(out.Items) > 0 {
+			ie.Balance = getN(out.Items[0], "balance")
+			return ie
+		}
+	}
+	return fmt.Errorf("%s: task %s of an idempotency record has no charge", op, ie.TaskID)
+}
+
+// putRecord is the put of r, the record of the account's key written by
+// t's start, conditioned on the record being as read (old, nil if none),
+// so that of two starts racing for a key only one writes it.
+func (s *Store) putRecord(t task.Task, key string, r lifecycle.Record, old item) types.TransactWriteItem {
+	cond, v := "attribute_not_exists(#sk)", vals(nil)
+	if old != nil {
+		// Expired, or the task it names is replaced: take it over.
+		cond, v = "#task = :owner", vals{":owner": str(getS(old, "task"))}
+	}
+	it := recordKey(t.AccountID, key)
+	it["task"] = str(r.TaskID)
+	it["requestHash"] = str(r.RequestHash)
+	it["balance"] = num(r.Balance)
+	it["expiresAt"] = num(ms(r.ExpiresAt))
+	it[attrTTL] = num(s.ttl(r.ExpiresAt, t.CreatedAt))
 	p := put(s.t.Accounts, it, cond)
 	p.Put.ExpressionAttributeValues = v
-	return p, nil
+	return p
 }
 
 // readTask reads task id with a strongly consistent read.
@@ -446,12 +469,12 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		if t, err = s.readTask(ctx, op, id); err != nil {
 			return err
 		}
-		if t.Status != task.Pending {
+		tr := lifecycle.MarkProcessing(t, fromMS(ms(at)))
+		if !tr.Changed {
 			return nil
 		}
-		t.Status = task.Processing
-		t.StartedAt = fromMS(ms(at))
-		up := s.transition(t, task.Pending, item{"startedAt": num(ms(at))})
+		t = tr.Task
+		up := s.transition(t, task.Pending, item{"startedAt": num(ms(t.StartedAt))})
 		m := movement{a: account{Account: store.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
 		acct, _ := m.items(s.t.Accounts)
@@ -463,103 +486,70 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 	return t, nil
 }
 
-// Complete implements store.Store. On a failed task it returns the task as
-// it is with store.ErrTerminal.
-func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
-	op := "complete task " + id
+// finish moves task id to the terminal state that move (lifecycle.Complete
+// or lifecycle.Fail, given arg) decides at at: it writes the task in one
+// transaction with the release of its in-flight slot and the refund move
+// says (with its ledger entry). The task's update is
+// conditioned on the status it was read in, which makes the refund happen
+// once: of two concurrent finishes, the second reads the task again and
+// finds it terminal. It returns the task as it is after, or as it was
+// read when move refuses.
+func finish[A any](ctx context.Context, s *Store, op, id string,
+	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
 	var t task.Task
 	err := s.retry(ctx, op, func() error {
 		var err error
 		if t, err = s.readTask(ctx, op, id); err != nil {
 			return err
 		}
-		switch t.Status {
-		case task.Completed:
-			return nil
-		case task.Failed:
-			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
-		}
-		if c.Refund < 0 || c.Refund > t.CreditsCost-t.CreditsRefunded {
-			return fmt.Errorf("%s: refund %d out of range: charged %d, refunded %d",
-				op, c.Refund, t.CreditsCost, t.CreditsRefunded)
+		tr, err := move(t, arg, fromMS(ms(at)))
+		if err != nil || !tr.Changed {
+			return err
 		}
 		from := t.Status
-		t.Status = task.Completed
-		t.Videos = nil
-		if len(c.Videos) > 0 {
-			t.Videos = c.Videos
+		t = tr.Task
+		set := item{"completedAt": num(ms(t.CompletedAt)), "refunded": num(t.CreditsRefunded)}
+		if len(t.Videos) > 0 {
+			b, err := json.Marshal(t.Videos)
+			if err != nil {
+				return fmt.Errorf("%s: encode videos: %w", op, err)
+			}
+			set["videos"] = str(string(b))
 		}
-		t.CompletedAt = fromMS(ms(at))
-		t.CreditsRefunded += c.Refund
-		return s.finish(ctx, op, t, from, c.Refund, "partial result")
+		if t.Failure != nil {
+			b, err := json.Marshal(t.Failure)
+			if err != nil {
+				return fmt.Errorf("%s: encode failure: %w", op, err)
+			}
+			set["failure"] = str(string(b))
+		}
+		up := s.transition(t, from, set)
+
+		m := movement{
+			a:        account{Account: store.Account{ID: t.AccountID}},
+			inFlight: -1,
+			counts:   map[task.Status]int{from: -1, t.Status: 1},
+			entry:    tr.Refund,
+		}
+		if tr.Refund != nil {
+			if m.a, err = s.readAccount(ctx, op, t.AccountID); err != nil {
+				return err
+			}
+		}
+		acct, _ := m.items(s.t.Accounts)
+		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
 	})
 	return t, err
+}
+
+// Complete implements store.Store. On a failed task it returns the task as
+// it is with store.ErrTerminal.
+func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
-	op := "fail task " + id
-	var t task.Task
-	err := s.retry(ctx, op, func() error {
-		var err error
-		if t, err = s.readTask(ctx, op, id); err != nil {
-			return err
-		}
-		switch t.Status {
-		case task.Failed:
-			return nil
-		case task.Completed:
-			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
-		}
-		from := t.Status
-		refund := t.CreditsCost - t.CreditsRefunded
-		t.Status = task.Failed
-		t.Failure = &f
-		t.CompletedAt = fromMS(ms(at))
-		t.CreditsRefunded = t.CreditsCost
-		return s.finish(ctx, op, t, from, refund, f.Code)
-	})
-	return t, err
-}
-
-// finish writes t, which has just become terminal from status from, in
-// one transaction with the release of its in-flight slot and the refund
-// of refund credits (with a ledger entry if there are any). The condition
-// on from makes the refund happen once: of two concurrent finishes, the
-// second reads the task again and finds it terminal.
-func (s *Store) finish(ctx context.Context, op string, t task.Task, from task.Status, refund int, note string) error {
-	set := item{"completedAt": num(ms(t.CompletedAt)), "refunded": num(t.CreditsRefunded)}
-	if len(t.Videos) > 0 {
-		b, err := json.Marshal(t.Videos)
-		if err != nil {
-			return fmt.Errorf("%s: encode videos: %w", op, err)
-		}
-		set["videos"] = str(string(b))
-	}
-	if t.Failure != nil {
-		b, err := json.Marshal(t.Failure)
-		if err != nil {
-			return fmt.Errorf("%s: encode failure: %w", op, err)
-		}
-		set["failure"] = str(string(b))
-	}
-	up := s.transition(t, from, set)
-
-	m := movement{
-		a:        account{Account: store.Account{ID: t.AccountID}},
-		inFlight: -1,
-		counts:   map[task.Status]int{from: -1, t.Status: 1},
-	}
-	if refund > 0 {
-		a, err := s.readAccount(ctx, op, t.AccountID)
-		if err != nil {
-			return err
-		}
-		m.a = a
-		m.entry = &store.LedgerEntry{TaskID: t.ID, Kind: store.EntryRefund, Amount: int64(refund),
-			At: t.CompletedAt, Note: note}
-	}
-	acct, _ := m.items(s.t.Accounts)
-	return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }

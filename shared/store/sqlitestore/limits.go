@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -59,41 +60,52 @@ func prune(ctx context.Context, tx *sql.Tx, at time.Time) error {
 	return nil
 }
 
-// counted is counter key's count at time at: 0 when no window is open.
-func counted(ctx context.Context, tx *sql.Tx, key string, at time.Time) (int, error) {
-	var n int
+// readWindow reads counter key's window as stored, open or not: the
+// zero lifecycle.Window when there is none.
+func readWindow(ctx context.Context, tx *sql.Tx, key string) (lifecycle.Window, error) {
+	var count int
+	var expires int64
 	err := tx.QueryRowContext(ctx,
-		`SELECT count FROM counters WHERE key = ? AND expires_at > ?`, key, ms(at)).Scan(&n)
+		`SELECT count, expires_at FROM counters WHERE key = ?`, key).Scan(&count, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return lifecycle.Window{}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read counter %s: %w", key, err)
+		return lifecycle.Window{}, fmt.Errorf("read counter %s: %w", key, err)
 	}
-	return n, nil
+	return lifecycle.Window{Count: count, Ends: fromMS(expires)}, nil
 }
 
-// take consumes one unit of c at time at and returns its new count, or a
-// *store.LimitError if it is exhausted. A window that has ended is
-// replaced by a fresh one ending at c.ExpiresAt, never added to.
+// putWindow writes the window a take of counter key leaves.
+func putWindow(ctx context.Context, tx *sql.Tx, key string, tk lifecycle.Taken) error {
+	var err error
+	if tk.Fresh {
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO counters (key, count, expires_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET count = excluded.count, expires_at = excluded.expires_at`,
+			key, tk.Window.Count, ms(tk.Window.Ends))
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE counters SET count = ? WHERE key = ?`, tk.Window.Count, key)
+	}
+	if err != nil {
+		return fmt.Errorf("write counter %s: %w", key, err)
+	}
+	return nil
+}
+
+// take consumes one unit of c at time at, as lifecycle.Take decides, and
+// returns its new count, or a *store.LimitError if it is exhausted.
 func take(ctx context.Context, tx *sql.Tx, c store.Counter, at time.Time) (int, error) {
-	n, err := counted(ctx, tx, c.Key, at)
+	w, err := readWindow(ctx, tx, c.Key)
 	if err != nil {
 		return 0, dbErr("take "+c.Key, err)
 	}
-	if n >= c.Limit {
-		return 0, &store.LimitError{Counter: c}
-	}
-	if n == 0 {
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO counters (key, count, expires_at) VALUES (?, 1, ?)
-			ON CONFLICT (key) DO UPDATE SET count = 1, expires_at = excluded.expires_at`,
-			c.Key, ms(c.ExpiresAt))
-	} else {
-		_, err = tx.ExecContext(ctx, `UPDATE counters SET count = count + 1 WHERE key = ?`, c.Key)
-	}
+	tk, err := lifecycle.Take(c, w, at)
 	if err != nil {
-		return 0, dbErr("take "+c.Key, fmt.Errorf("write counter: %w", err))
+		return 0, err
 	}
-	return n + 1, nil
+	if err := putWindow(ctx, tx, c.Key, tk); err != nil {
+		return 0, dbErr("take "+c.Key, err)
+	}
+	return tk.Window.Count, nil
 }

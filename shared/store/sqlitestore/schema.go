@@ -102,6 +102,14 @@ CREATE TABLE idempotency_keys (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 `,
+	// 3: the balance a start left, kept on its idempotency record so that
+	// a replay answers it without reading the ledger. Records written
+	// before take it from their task's charge, which holds the same.
+	`
+ALTER TABLE idempotency_keys ADD COLUMN balance INTEGER NOT NULL DEFAULT 0;
+UPDATE idempotency_keys SET balance = coalesce((SELECT ledger.balance FROM ledger
+	WHERE ledger.task_id = idempotency_keys.task_id AND ledger.kind = 'charge'), 0);
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

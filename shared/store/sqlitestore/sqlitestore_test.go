@@ -295,6 +295,25 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 }
 
+// TestMigrateFromVersion2 opens a database whose idempotency records were
+// written before they kept the balance: each takes it from its task's
+// charge, so that a replay answers what the start answered.
+func TestMigrateFromVersion2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	storetest.CheckLegacyRecord(t, openAt(t, path), func(t *testing.T, s store.Store) store.Store {
+		// Back to version 2: the records as they were, without the balance.
+		for _, stmt := range []string{"ALTER TABLE idempotency_keys DROP COLUMN balance", "PRAGMA user_version = 2"} {
+			if _, err := s.(*Store).wr.Exec(stmt); err != nil {
+				t.Fatalf("make a version 2 database: %s: %v", stmt, err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return openAt(t, path)
+	})
+}
+
 // TestPruneIdempotencyKeys checks that expired idempotency records are
 // deleted as idempotent starts go by, and live ones kept.
 func TestPruneIdempotencyKeys(t *testing.T) {

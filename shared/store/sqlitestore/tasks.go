@@ -8,72 +8,46 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
-// CreateTask implements store.Store. The checks run in this order: the
-// account exists, the idempotency key, the task id is free, the Starts
-// counter, the in-flight limit, the balance.
+// CreateTask implements store.Store: it reads what lifecycle.Create
+// decides on and writes what it returns, in one transaction.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
-	t, err := store.PrepareTask(t, g)
+	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	idem := g.Idempotency
 	row, err := encodeTask(t)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	cost := int64(t.CreditsCost)
 
 	var balance int64
 	err = s.write(ctx, op, func(tx *sql.Tx) error {
-		var inFlight int
-		err := tx.QueryRowContext(ctx,
-			`SELECT credits, in_flight FROM accounts WHERE id = ?`, t.AccountID).Scan(&balance, &inFlight)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
-		}
+		found, err := findStart(ctx, tx, t, g)
 		if err != nil {
 			return dbErr(op, err)
 		}
-		if idem != nil {
-			if err := checkIdempotency(ctx, tx, t, *idem); err != nil {
-				return err
-			}
-		}
-		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE id = ?`, t.ID).Scan(&one)
-		if err == nil {
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return dbErr(op, err)
-		}
-		// Taken first, undone with everything else if a check below fails.
-		if g.Starts != nil {
-			if _, err := take(ctx, tx, *g.Starts, t.CreatedAt); err != nil {
-				return err
-			}
-		}
-		if g.MaxInFlight > 0 && inFlight >= g.MaxInFlight {
-			return &store.InFlightLimitError{Limit: g.MaxInFlight}
-		}
-		if balance < cost {
-			return &store.InsufficientCreditsError{Required: cost, Available: balance}
+		start, err := lifecycle.Create(t, g, found)
+		if err != nil {
+			return err
 		}
 
-		err = tx.QueryRowContext(ctx,
-			`UPDATE accounts SET credits = credits - ?, in_flight = in_flight + 1
-			WHERE id = ? RETURNING credits`, cost, t.AccountID).Scan(&balance)
+		if start.Starts != nil {
+			if err := putWindow(ctx, tx, g.Starts.Key, *start.Starts); err != nil {
+				return dbErr(op, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE accounts SET credits = ?, in_flight = ? WHERE id = ?`,
+			start.Account.Credits, start.Account.InFlight, t.AccountID)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("charge: %w", err))
 		}
-		e := store.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: store.EntryCharge,
-			Amount: -cost, Balance: balance, At: t.CreatedAt, Note: t.Model}
-		if err := addEntry(ctx, tx, e); err != nil {
+		if err := addEntry(ctx, tx, start.Charge); err != nil {
 			return dbErr(op, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
@@ -81,11 +55,12 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
-		if idem != nil {
-			if err := putIdempotency(ctx, tx, t, *idem); err != nil {
+		if start.Record != nil {
+			if err := putRecord(ctx, tx, t.AccountID, g.Idempotency.Key, *start.Record); err != nil {
 				return dbErr(op, err)
 			}
 		}
+		balance = start.Account.Credits
 		return nil
 	})
 	if err != nil {
@@ -94,43 +69,67 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 	return balance, nil
 }
 
-// checkIdempotency returns a *store.IdempotencyError if t's account holds a
-// live record for k's key that k does not replace. It first prunes a few
+// findStart reads, inside tx, what lifecycle.Create decides the start of
+// t under g on. Before it reads the idempotency record it prunes a few
 // expired records, so that the table holds about a day of starts.
-func checkIdempotency(ctx context.Context, tx *sql.Tx, t task.Task, k store.IdempotencyKey) error {
-	op := "check idempotency key of " + t.AccountID
-	_, err := tx.ExecContext(ctx,
-		`DELETE FROM idempotency_keys WHERE (account_id, key) IN
-			(SELECT account_id, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`,
-		ms(t.CreatedAt), pruneBatch)
-	if err != nil {
-		return dbErr(op, fmt.Errorf("prune expired records: %w", err))
-	}
-	var e store.IdempotencyError
-	err = tx.QueryRowContext(ctx,
-		`SELECT task_id, request_hash FROM idempotency_keys
-		WHERE account_id = ? AND key = ? AND expires_at > ?`,
-		t.AccountID, k.Key, ms(t.CreatedAt)).Scan(&e.TaskID, &e.RequestHash)
+func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
+	var f lifecycle.Found
+	var a store.Account
+	err := tx.QueryRowContext(ctx,
+		`SELECT id, credits, in_flight FROM accounts WHERE id = ?`, t.AccountID).Scan(&a.ID, &a.Credits, &a.InFlight)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return dbErr(op, err)
-	case k.Replaces != "" && e.TaskID == k.Replaces:
-		return nil
+	case err == nil:
+		f.Account = &a
+	case !errors.Is(err, sql.ErrNoRows):
+		return f, fmt.Errorf("read account: %w", err)
 	}
-	return &e
+	if k := g.Idempotency; k != nil {
+		_, err := tx.ExecContext(ctx,
+			`DELETE FROM idempotency_keys WHERE (account_id, key) IN
+				(SELECT account_id, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`,
+			ms(t.CreatedAt), pruneBatch)
+		if err != nil {
+			return f, fmt.Errorf("prune expired idempotency records: %w", err)
+		}
+		var r lifecycle.Record
+		var expires int64
+		err = tx.QueryRowContext(ctx,
+			`SELECT task_id, request_hash, expires_at, balance FROM idempotency_keys
+			WHERE account_id = ? AND key = ?`,
+			t.AccountID, k.Key).Scan(&r.TaskID, &r.RequestHash, &expires, &r.Balance)
+		switch {
+		case err == nil:
+			r.ExpiresAt = fromMS(expires)
+			f.Record = &r
+		case !errors.Is(err, sql.ErrNoRows):
+			return f, fmt.Errorf("read idempotency record: %w", err)
+		}
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE id = ?`, t.ID).Scan(&one)
+	switch {
+	case err == nil:
+		f.TaskExists = true
+	case !errors.Is(err, sql.ErrNoRows):
+		return f, fmt.Errorf("read task: %w", err)
+	}
+	if g.Starts != nil {
+		if f.Starts, err = readWindow(ctx, tx, g.Starts.Key); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
 }
 
-// putIdempotency writes the record of t's start under k, over an expired
-// or replaced record of the same key.
-func putIdempotency(ctx context.Context, tx *sql.Tx, t task.Task, k store.IdempotencyKey) error {
+// putRecord writes the idempotency record r of the account's key, over
+// an expired or replaced record of the same key.
+func putRecord(ctx context.Context, tx *sql.Tx, accountID, key string, r lifecycle.Record) error {
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at)
-		VALUES (?, ?, ?, ?, ?)
+		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at, balance)
+		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash,
-			task_id = excluded.task_id, expires_at = excluded.expires_at`,
-		t.AccountID, k.Key, k.RequestHash, t.ID, ms(k.ExpiresAt))
+			task_id = excluded.task_id, expires_at = excluded.expires_at, balance = excluded.balance`,
+		accountID, key, r.RequestHash, r.TaskID, ms(r.ExpiresAt), r.Balance)
 	if err != nil {
 		return fmt.Errorf("record idempotency key: %w", err)
 	}
@@ -321,13 +320,13 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
 		}
-		if t.Status != task.Pending {
+		tr := lifecycle.MarkProcessing(t, fromMS(ms(at)))
+		if !tr.Changed {
 			return nil
 		}
-		t.Status = task.Processing
-		t.StartedAt = fromMS(ms(at))
+		t = tr.Task
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET status = ?, started_at = ? WHERE id = ?`,
-			string(t.Status), ms(at), id)
+			string(t.Status), ms(t.StartedAt), id)
 		if err != nil {
 			return dbErr(op, err)
 		}
@@ -339,95 +338,70 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 	return t, nil
 }
 
-// Complete implements store.Store. On a failed task it returns the task as
-// it is with store.ErrTerminal.
-func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+// finish moves task id to the terminal state that move (lifecycle.Complete
+// or lifecycle.Fail, given arg) decides at at, in one transaction: it
+// writes the task, releases its in-flight slot and refunds what move
+// says, with its ledger entry. It returns the task as it is after, or as
+// it was read when move refuses.
+func finish[A any](ctx context.Context, s *Store, op, id string,
+	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
 	var t task.Task
-	op := "complete task " + id
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
 		var err error
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
 		}
-		switch t.Status {
-		case task.Completed:
+		tr, err := move(t, arg, fromMS(ms(at)))
+		if err != nil || !tr.Changed {
+			return err
+		}
+		t = tr.Task
+		videos, err := jsonOrNull(t.Videos, len(t.Videos) == 0)
+		if err != nil {
+			return fmt.Errorf("%s: encode videos: %w", op, err)
+		}
+		failure, err := jsonOrNull(t.Failure, t.Failure == nil)
+		if err != nil {
+			return fmt.Errorf("%s: encode failure: %w", op, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tasks SET status = ?, credits_refunded = ?,
+			completed_at = ?, videos = ?, failure = ? WHERE id = ?`,
+			string(t.Status), t.CreditsRefunded, ms(t.CompletedAt), videos, failure, t.ID)
+		if err != nil {
+			return dbErr(op, fmt.Errorf("update task: %w", err))
+		}
+		var refund int64
+		if tr.Refund != nil {
+			refund = tr.Refund.Amount
+		}
+		var balance int64
+		err = tx.QueryRowContext(ctx,
+			`UPDATE accounts SET in_flight = in_flight - 1, credits = credits + ?
+			WHERE id = ? RETURNING credits`, refund, t.AccountID).Scan(&balance)
+		if err != nil {
+			return dbErr(op, fmt.Errorf("release and refund: %w", err))
+		}
+		if tr.Refund == nil {
 			return nil
-		case task.Failed:
-			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
 		}
-		if c.Refund < 0 || c.Refund > t.CreditsCost-t.CreditsRefunded {
-			return fmt.Errorf("%s: refund %d out of range: charged %d, refunded %d",
-				op, c.Refund, t.CreditsCost, t.CreditsRefunded)
+		e := *tr.Refund
+		e.Balance = balance
+		if err := addEntry(ctx, tx, e); err != nil {
+			return dbErr(op, err)
 		}
-		t.Status = task.Completed
-		t.Videos = nil
-		if len(c.Videos) > 0 {
-			t.Videos = c.Videos
-		}
-		t.CompletedAt = fromMS(ms(at))
-		t.CreditsRefunded += c.Refund
-		return finish(ctx, tx, op, t, c.Refund, "partial result")
+		return nil
 	})
 	return t, err
+}
+
+// Complete implements store.Store. On a failed task it returns the task as
+// it is with store.ErrTerminal.
+func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
-	var t task.Task
-	op := "fail task " + id
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		var err error
-		if t, err = loadTask(ctx, tx, op, id); err != nil {
-			return err
-		}
-		switch t.Status {
-		case task.Failed:
-			return nil
-		case task.Completed:
-			return fmt.Errorf("%s: %w", op, store.ErrTerminal)
-		}
-		refund := t.CreditsCost - t.CreditsRefunded
-		t.Status = task.Failed
-		t.Failure = &f
-		t.CompletedAt = fromMS(ms(at))
-		t.CreditsRefunded = t.CreditsCost
-		return finish(ctx, tx, op, t, refund, f.Code)
-	})
-	return t, err
-}
-
-// finish writes t, which has just become terminal, releases its in-flight
-// slot and refunds refund credits, with a ledger entry if there are any.
-func finish(ctx context.Context, tx *sql.Tx, op string, t task.Task, refund int, note string) error {
-	videos, err := jsonOrNull(t.Videos, len(t.Videos) == 0)
-	if err != nil {
-		return fmt.Errorf("%s: encode videos: %w", op, err)
-	}
-	failure, err := jsonOrNull(t.Failure, t.Failure == nil)
-	if err != nil {
-		return fmt.Errorf("%s: encode failure: %w", op, err)
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE tasks SET status = ?, credits_refunded = ?,
-		completed_at = ?, videos = ?, failure = ? WHERE id = ?`,
-		string(t.Status), t.CreditsRefunded, ms(t.CompletedAt), videos, failure, t.ID)
-	if err != nil {
-		return dbErr(op, fmt.Errorf("update task: %w", err))
-	}
-	var balance int64
-	err = tx.QueryRowContext(ctx,
-		`UPDATE accounts SET in_flight = in_flight - 1, credits = credits + ?
-		WHERE id = ? RETURNING credits`, refund, t.AccountID).Scan(&balance)
-	if err != nil {
-		return dbErr(op, fmt.Errorf("release and refund: %w", err))
-	}
-	if refund == 0 {
-		return nil
-	}
-	e := store.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: store.EntryRefund,
-		Amount: int64(refund), Balance: balance, At: t.CompletedAt, Note: note}
-	if err := addEntry(ctx, tx, e); err != nil {
-		return dbErr(op, err)
-	}
-	return nil
+	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }

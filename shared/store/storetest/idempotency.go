@@ -20,8 +20,8 @@ func idem(key, hash string, created time.Time) *store.IdempotencyKey {
 }
 
 // wantIdempotencyError fails the test unless err is an *IdempotencyError
-// naming taskID and hash.
-func wantIdempotencyError(t *testing.T, what string, err error, taskID, hash string) {
+// naming taskID and hash, and returns it.
+func wantIdempotencyError(t *testing.T, what string, err error, taskID, hash string) *store.IdempotencyError {
 	t.Helper()
 	var ie *store.IdempotencyError
 	if !errors.As(err, &ie) {
@@ -30,6 +30,16 @@ func wantIdempotencyError(t *testing.T, what string, err error, taskID, hash str
 	if ie.TaskID != taskID || ie.RequestHash != hash {
 		t.Errorf("%s: IdempotencyError{TaskID: %q, RequestHash: %q}, want {%q, %q}",
 			what, ie.TaskID, ie.RequestHash, taskID, hash)
+	}
+	return ie
+}
+
+// wantReplayBalance fails the test unless err is the *IdempotencyError
+// of a record of hash "h" naming taskID, with the given balance.
+func wantReplayBalance(t *testing.T, what string, err error, taskID string, balance int64) {
+	t.Helper()
+	if ie := wantIdempotencyError(t, what, err, taskID, "h"); ie.Balance != balance {
+		t.Errorf("%s: IdempotencyError.Balance = %d, want %d", what, ie.Balance, balance)
 	}
 }
 
@@ -289,4 +299,76 @@ func testRaceIdempotency(t *testing.T, s store.Store) {
 		t.Errorf("the balance was %d during the race, want never below 990", l)
 	}
 	CheckInvariants(t, s, "acct-a")
+}
+
+// A replay answers the balance the first start left, whatever moved the
+// balance since; a start that takes a key over leaves its own.
+func testIdempotencyBalance(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	c0 := at(0)
+	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
+	if bal, err := s.CreateTask(ctx, first, store.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil || bal != 70 {
+		t.Fatalf("CreateTask(first) = %d, %v; want 70, nil", bal, err)
+	}
+	// The balance moves on: a grant, another start, the first task's end.
+	if _, err := s.Grant(ctx, "acct-a", 50, "top-up", at(time.Second)); err != nil {
+		t.Fatalf("Grant: %v", err)
+	}
+	mustCreate(t, s, newTask("acct-a", taskID(at(2*time.Second), "idem000002"), 10, at(2*time.Second)))
+	if _, err := s.Fail(ctx, first.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, at(3*time.Second)); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	if a := mustAccountState(t, s, "acct-a"); a.Credits != 140 {
+		t.Fatalf("after the grant, the second start and the refund: %d credits, want 140", a.Credits)
+	}
+
+	replay := func(what, hash string, c time.Time, replaces string, wantTask string, wantBalance int64) {
+		t.Helper()
+		k := idem("k", hash, c)
+		k.Replaces = replaces
+		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, "idemreplay"), 10, c), store.StartGuard{Idempotency: k})
+		wantReplayBalance(t, what, err, wantTask, wantBalance)
+	}
+	replay("the same request again", "h", at(4*time.Second), "", first.ID, 70)
+	replay("another request under the key", "h2", at(5*time.Second), "", first.ID, 70)
+
+	c := at(6 * time.Second)
+	retry := newTask("acct-a", taskID(c, "idem000003"), 20, c)
+	k := idem("k", "h", c)
+	k.Replaces = first.ID
+	if bal, err := s.CreateTask(ctx, retry, store.StartGuard{Idempotency: k}); err != nil || bal != 120 {
+		t.Fatalf("CreateTask replacing the first task = %d, %v; want 120, nil", bal, err)
+	}
+	if _, err := s.Grant(ctx, "acct-a", 5, "top-up", at(7*time.Second)); err != nil {
+		t.Fatalf("Grant: %v", err)
+	}
+	replay("a replay of the start that took the key over", "h", at(8*time.Second), first.ID, retry.ID, 120)
+	CheckInvariants(t, s, "acct-a")
+}
+
+// CheckLegacyRecord checks a backend's bridge for the idempotency records
+// written before records kept the balance a start left: such a record
+// still answers a replay with that balance, from the start's charge. s
+// must be fresh. After a start of 30 credits from 100 under the key "k"
+// of account "acct-a", and more entries after its charge, makeLegacy must
+// take the balance off that record as the backend stored it then, and
+// return the store to go on with (s, or s reopened).
+func CheckLegacyRecord(t *testing.T, s store.Store, makeLegacy func(t *testing.T, s store.Store) store.Store) {
+	mustAccount(t, s, "acct-a", 100)
+	c0 := at(0)
+	first := newTask("acct-a", taskID(c0, "legacy0001"), 30, c0)
+	if _, err := s.CreateTask(t.Context(), first, store.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
+		t.Fatalf("CreateTask with an idempotency key: %v", err)
+	}
+	for i := range 3 { // the charge is not the last entry
+		if _, err := s.Grant(t.Context(), "acct-a", int64(i+1), "top-up", at(time.Second)); err != nil {
+			t.Fatalf("Grant: %v", err)
+		}
+	}
+	s = makeLegacy(t, s)
+	c := at(2 * time.Second)
+	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "legacy0002"), 30, c),
+		store.StartGuard{Idempotency: idem("k", "h", c)})
+	wantReplayBalance(t, "CreateTask under the key of a legacy record", err, first.ID, 70)
 }

@@ -105,3 +105,41 @@ func testTakeWindowExpiry(t *testing.T, s store.Store) {
 		{counters: []store.Counter{third}, at: t0.Add(2*time.Minute + 30*time.Second), want: []int{1}},
 	})
 }
+
+// A *LimitError hands the exhausted counter back as it was given, its
+// Kind included, from a Take of one counter or several and from a start's
+// Starts counter: the caller tells its limits apart by it.
+func testLimitErrorCounter(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	minute := store.Counter{Key: "rl:m:key-1:0", Kind: "minute", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	day := store.Counter{Key: "rl:d:key-1:0", Kind: "day", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
+	starts := store.Counter{Key: "rl:s:key-1:0", Kind: "starts", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	wantCounter := func(what string, err error, want store.Counter) {
+		t.Helper()
+		var le *store.LimitError
+		if !errors.As(err, &le) {
+			t.Fatalf("%s: got error %v, want a *store.LimitError", what, err)
+		}
+		got := le.Counter
+		if got.Key != want.Key || got.Kind != want.Kind || got.Limit != want.Limit || !got.ExpiresAt.Equal(want.ExpiresAt) {
+			t.Errorf("%s: LimitError.Counter = %+v, want %+v", what, got, want)
+		}
+	}
+	if _, err := s.Take(ctx, []store.Counter{minute}, at(0)); err != nil {
+		t.Fatalf("Take(minute): %v", err)
+	}
+	_, err := s.Take(ctx, []store.Counter{minute}, at(time.Second))
+	wantCounter("Take(minute) when it is full", err, minute)
+	_, err = s.Take(ctx, []store.Counter{day, minute}, at(time.Second))
+	wantCounter("Take(day, minute) when the minute is full", err, minute)
+
+	mustAccount(t, s, "acct-a", 100)
+	start := func(c time.Time, suffix string) error {
+		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, suffix), 1, c), store.StartGuard{Starts: &starts})
+		return err
+	}
+	if err := start(at(2*time.Second), "kind000001"); err != nil {
+		t.Fatalf("CreateTask with a starts window free: %v", err)
+	}
+	wantCounter("CreateTask with the starts window full", start(at(3*time.Second), "kind000002"), starts)
+}

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Take", testTake},
 		{"TakeAllOrNothing", testTakeAllOrNothing},
 		{"TakeWindowExpiry", testTakeWindowExpiry},
+		{"LimitErrorCounter", testLimitErrorCounter},
 		{"CreateTask", testCreateTask},
 		{"CreateTaskUnknownAccount", testCreateTaskUnknownAccount},
 		{"CreateTaskInsufficientCredits", testCreateTaskInsufficientCredits},
@@ -60,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"IdempotencyExpiry", testIdempotencyExpiry},
 		{"IdempotencyRefusedStart", testIdempotencyRefusedStart},
 		{"IdempotencyReplaces", testIdempotencyReplaces},
+		{"IdempotencyBalance", testIdempotencyBalance},
 		{"RaceIdempotency", testRaceIdempotency},
 		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
 	}

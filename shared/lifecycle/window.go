@@ -1,0 +1,46 @@
+package lifecycle
+
+import (
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+// Window is a rate-limit counter's window as a store read it: its count
+// and when it ends. The zero Window is no window at all.
+type Window struct {
+	Count int
+	Ends  time.Time
+}
+
+// Open reports whether w still counts at at. A window ends at Ends,
+// exclusive: from then on it counts as absent, whether or not the store
+// has deleted it yet.
+func (w Window) Open(at time.Time) bool { return w.Ends.After(at) }
+
+// Taken is what taking one unit of a counter does to it.
+type Taken struct {
+	// Window is the counter's window as the take leaves it.
+	Window Window
+	// Fresh: the take opens Window, ending at the counter's ExpiresAt,
+	// in place of whatever was read (nothing, or a window that ended);
+	// otherwise it adds one to the open window read.
+	Fresh bool
+}
+
+// Take decides taking one unit of c, whose window as read is w, at time
+// at. An open window is added to; one that has ended is replaced by a
+// fresh one, never added to. A window that would go past c.Limit (a full
+// open one, or any at all when the limit is 0 or less) refuses the take
+// with a *store.LimitError holding c as it was given.
+func Take(c store.Counter, w Window, at time.Time) (Taken, error) {
+	fresh := !w.Open(at)
+	if fresh {
+		w = Window{Ends: c.ExpiresAt}
+	}
+	if w.Count >= c.Limit {
+		return Taken{}, &store.LimitError{Counter: c}
+	}
+	w.Count++
+	return Taken{Window: w, Fresh: fresh}, nil
+}

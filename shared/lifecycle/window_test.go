@@ -1,0 +1,76 @@
+package lifecycle
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+func TestTake(t *testing.T) {
+	at := t0.Add(30 * time.Second)
+	ends := t0.Add(time.Minute)
+	next := t0.Add(2 * time.Minute)
+	c := func(limit int) store.Counter {
+		return store.Counter{Key: "rl:m:key-1:0", Kind: "m", Limit: limit, ExpiresAt: next}
+	}
+	tests := []struct {
+		name    string
+		c       store.Counter
+		w       Window
+		want    Taken
+		refused bool
+	}{
+		{"no window", c(3), Window{}, Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
+		{"an open window", c(3), Window{Count: 1, Ends: ends}, Taken{Window: Window{Count: 2, Ends: ends}}, false},
+		{"the last unit of an open window", c(3), Window{Count: 2, Ends: ends}, Taken{Window: Window{Count: 3, Ends: ends}}, false},
+		{"a full open window", c(3), Window{Count: 3, Ends: ends}, Taken{}, true},
+		{"an open window over its limit", c(3), Window{Count: 7, Ends: ends}, Taken{}, true},
+		{"a full window ending at the take", c(3), Window{Count: 3, Ends: at},
+			Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
+		{"a full window that ended", c(3), Window{Count: 3, Ends: at.Add(-time.Hour)},
+			Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
+		{"a full window ending 1 ns after the take", c(3), Window{Count: 3, Ends: at.Add(time.Nanosecond)}, Taken{}, true},
+		{"limit 1, no window", c(1), Window{}, Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
+		{"limit 0, no window", c(0), Window{}, Taken{}, true},
+		{"limit 0, an open window", c(0), Window{Count: 0, Ends: ends}, Taken{}, true},
+		{"limit 0, a window that ended", c(0), Window{Count: 0, Ends: at}, Taken{}, true},
+		{"a negative limit", c(-1), Window{}, Taken{}, true},
+	}
+	for _, tt := range tests {
+		got, err := Take(tt.c, tt.w, at)
+		if tt.refused {
+			var le *store.LimitError
+			if !errors.As(err, &le) {
+				t.Errorf("%s: Take = %+v, %v; want a *store.LimitError", tt.name, got, err)
+			} else if le.Counter != tt.c {
+				t.Errorf("%s: LimitError.Counter = %+v, want the counter as given, %+v", tt.name, le.Counter, tt.c)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s: Take = %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+func TestWindowOpen(t *testing.T) {
+	ends := t0.Add(time.Minute)
+	tests := []struct {
+		w    Window
+		at   time.Time
+		want bool
+	}{
+		{Window{}, t0, false},
+		{Window{Count: 1, Ends: ends}, t0, true},
+		{Window{Count: 1, Ends: ends}, ends.Add(-time.Nanosecond), true},
+		{Window{Count: 1, Ends: ends}, ends, false},
+		{Window{Count: 1, Ends: ends}, ends.Add(time.Hour), false},
+	}
+	for _, tt := range tests {
+		if got := tt.w.Open(tt.at); got != tt.want {
+			t.Errorf("%+v.Open(%v) = %v, want %v", tt.w, tt.at, got, tt.want)
+		}
+	}
+}
