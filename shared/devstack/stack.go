@@ -21,16 +21,15 @@ import (
 
 // Stack is the whole local service.
 type Stack struct {
-	Store    *sqlitestore.Store
-	Blobs    *fsblob.Store
-	Renderer *render.Renderer
-	Runner   *workflow.Runner
-	API      *httpapi.API
+	Store *sqlitestore.Store
+	Blobs *fsblob.Store
 
-	handler http.Handler
-	logger  *slog.Logger
-	stop    context.CancelFunc
-	swept   sync.WaitGroup
+	renderer *render.Renderer
+	runner   *workflow.Runner
+	handler  http.Handler
+	logger   *slog.Logger
+	stop     context.CancelFunc
+	swept    sync.WaitGroup
 }
 
 // New builds the stack on cfg.DataDir and re-drives every task a previous
@@ -57,12 +56,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Store: st, Renderer: renderer, logger: logger}
+	s := &Stack{Store: st, renderer: renderer, logger: logger}
 	if err := s.build(cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if err := s.Runner.Recover(ctx); err != nil {
+	if err := s.runner.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
 	}
@@ -91,25 +90,25 @@ func (s *Stack) build(cfg Config) error {
 	steps := &workflow.Steps{
 		Store:     st,
 		Blobs:     blobs,
-		Generator: cfg.Hooks.generator(s.Renderer),
+		Generator: cfg.Hooks.generator(s.renderer),
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.Runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
+	s.runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
-	s.API = httpapi.New(httpapi.Config{
+	api := httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
-		Starter:           s.Runner,
+		Starter:           s.runner,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
-		Estimate:          s.Renderer.Estimate,
+		Estimate:          s.renderer.Estimate,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/files/", s.Blobs.Handler())
-	mux.Handle("/", s.API.Handler())
+	mux.Handle("/", api.Handler())
 	s.handler = mux
 	return nil
 }
@@ -126,7 +125,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.Runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			if err := s.runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
 		}
@@ -143,8 +142,8 @@ func (s *Stack) Close() error {
 		s.stop()
 		s.swept.Wait()
 	}
-	if s.Runner != nil {
-		s.Runner.Close()
+	if s.runner != nil {
+		s.runner.Close()
 	}
 	return s.Store.Close()
 }
