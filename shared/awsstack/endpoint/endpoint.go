@@ -66,7 +66,7 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		Logger:            s.Logger,
 		GenerationTimeout: s.Env.GenerationTimeout,
 		MaxImageBytes:     perImage,
-		ImageLimitMessage: ImageLimitMessage(s.Env.MaxImageBytes),
+		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {
@@ -75,9 +75,9 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	return h, nil
 }
 
-// ImageLimitMessage is what the 413 of an image over the limit adds on
+// imageLimitMessage is what the 413 of an image over the limit adds on
 // AWS: why the limit is lower than the contract's 20 MiB.
-func ImageLimitMessage(maxRequestImageBytes int64) string {
+func imageLimitMessage(maxRequestImageBytes int64) string {
 	return fmt.Sprintf("This deployment receives uploads through API Gateway and AWS Lambda, "+
 		"which cap a request at 6 MB once base64-encoded, so it accepts at most %s of images per request "+
 		"(first-last-frame: half of it per frame). Larger images, up to the contract's 20 MiB, "+

@@ -43,13 +43,13 @@ func TestNewNeedsAKnownName(t *testing.T) {
 }
 
 func TestImageLimitMessage(t *testing.T) {
-	msg := ImageLimitMessage(4 << 20)
+	msg := imageLimitMessage(4 << 20)
 	for _, want := range []string{"4 MiB", "API Gateway", "AWS Lambda", "6 MB", "20 MiB", "first-last-frame"} {
 		if !strings.Contains(msg, want) {
-			t.Errorf("ImageLimitMessage(4 MiB) = %q, lacks %q", msg, want)
+			t.Errorf("imageLimitMessage(4 MiB) = %q, lacks %q", msg, want)
 		}
 	}
-	if msg := ImageLimitMessage(1000); !strings.Contains(msg, "1000 bytes") {
-		t.Errorf("ImageLimitMessage(1000) = %q, lacks 1000 bytes", msg)
+	if msg := imageLimitMessage(1000); !strings.Contains(msg, "1000 bytes") {
+		t.Errorf("imageLimitMessage(1000) = %q, lacks 1000 bytes", msg)
 	}
 }
