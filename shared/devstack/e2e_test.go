@@ -468,10 +468,10 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 				t.Errorf("balance after failure = %d, want 1000 (refunded)", got)
 			}
 			// Re-driving the finished task must not refund it again.
-			if err := e.stack.runner.Recover(context.Background()); err != nil {
+			if err := e.stack.Runner.Recover(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			e.stack.runner.Wait()
+			e.stack.Runner.Wait()
 			entries, _ := e.stack.Store.Ledger(context.Background(), k.AccountID)
 			refunds := 0
 			for _, en := range entries {

@@ -149,7 +149,7 @@ func (f *faultStack) inputs() []string {
 }
 
 // settle waits until no workflow runs.
-func (f *faultStack) settle() { f.stack.runner.Wait() }
+func (f *faultStack) settle() { f.stack.Runner.Wait() }
 
 // wantNoLeak fails the test if the body carries any internal detail.
 func wantNoLeak(t *testing.T, what string, r response) {

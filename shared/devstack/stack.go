@@ -21,15 +21,16 @@ import (
 
 // Stack is the whole local service.
 type Stack struct {
-	Store *sqlitestore.Store
-	Blobs *fsblob.Store
+	Store    *sqlitestore.Store
+	Blobs    *fsblob.Store
+	Renderer *render.Renderer
+	Runner   *workflow.Runner
+	API      *httpapi.API
 
-	renderer *render.Renderer
-	runner   *workflow.Runner
-	handler  http.Handler
-	logger   *slog.Logger
-	stop     context.CancelFunc
-	swept    sync.WaitGroup
+	handler http.Handler
+	logger  *slog.Logger
+	stop    context.CancelFunc
+	swept   sync.WaitGroup
 }
 
 // New builds the stack on cfg.DataDir and re-drives every task a previous
@@ -56,12 +57,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Store: st, renderer: renderer, logger: logger}
+	s := &Stack{Store: st, Renderer: renderer, logger: logger}
 	if err := s.build(cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if err := s.runner.Recover(ctx); err != nil {
+	if err := s.Runner.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
 	}
@@ -90,25 +91,25 @@ func (s *Stack) build(cfg Config) error {
 	steps := &workflow.Steps{
 		Store:     st,
 		Blobs:     blobs,
-		Generator: cfg.Hooks.generator(s.renderer),
+		Generator: cfg.Hooks.generator(s.Renderer),
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
+	s.Runner, err = workflow.NewRunner(steps, st, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
-	api := httpapi.New(httpapi.Config{
+	s.API = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
-		Starter:           s.runner,
+		Starter:           s.Runner,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
-		Estimate:          s.renderer.Estimate,
+		Estimate:          s.Renderer.Estimate,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/files/", s.Blobs.Handler())
-	mux.Handle("/", api.Handler())
+	mux.Handle("/", s.API.Handler())
 	s.handler = mux
 	return nil
 }
@@ -125,7 +126,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			if err := s.Runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
 		}
@@ -142,8 +143,8 @@ func (s *Stack) Close() error {
 		s.stop()
 		s.swept.Wait()
 	}
-	if s.runner != nil {
-		s.runner.Close()
+	if s.Runner != nil {
+		s.Runner.Close()
 	}
 	return s.Store.Close()
 }

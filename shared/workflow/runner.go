@@ -56,7 +56,7 @@ type Runner struct {
 
 // NewRunner parses the embedded definition and wires its resources to
 // steps. tasks (usually the same store as steps.Store) serves Recover.
-// opts configure the interpreter (asl.WithLogger).
+// opts configure the interpreter (asl.WithLogger, asl.WithClock).
 func NewRunner(steps *Steps, tasks TaskLister, opts ...asl.Option) (*Runner, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
@@ -90,6 +90,15 @@ func (r *Runner) Start(ctx context.Context, t task.Task) error {
 	return nil
 }
 
+// Run runs the workflow for t and waits for its end.
+func (r *Runner) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
+	exec, err := r.exec.Run(ctx, t.ID, NewInput(t, r.steps.now()))
+	if err != nil {
+		return exec, fmt.Errorf("workflow for %s: %w", t.ID, err)
+	}
+	return exec, nil
+}
+
 // Recover starts the workflow again for every task still pending or
 // processing, for instance after a restart interrupted them. The steps are
 // idempotent, so each task ends completed, or failed and refunded once.
@@ -112,6 +121,9 @@ func (r *Runner) Recover(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Running reports whether the workflow of the task is running here.
+func (r *Runner) Running(taskID string) bool { return r.exec.Running(taskID) }
 
 // Wait blocks until no workflow is running.
 func (r *Runner) Wait() { r.exec.Wait() }
