@@ -5,7 +5,8 @@
 // step events, the authorizer's REQUEST event and the sweeper's scheduled
 // event. Behind the functions run DynamoDB Local, a fake S3 that verifies
 // presigned URLs, and fakes of Step Functions and Secrets Manager (see
-// shared/awsstack/awsstacktest).
+// shared/awsstack/awsstacktest). lean_test.go checks what the endpoint
+// functions link, and the size of their Lambda builds.
 package functions_test
 
 import (

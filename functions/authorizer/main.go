@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/genvideo/gen/shared/authorizer"
 	"github.com/genvideo/gen/shared/awsstack"
 )
 
@@ -16,5 +17,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(stack.Authorizer().Authorize)
+	lambda.Start(authorizer.New(stack.Store, stack.Logger).Authorize)
 }

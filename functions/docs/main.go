@@ -11,10 +11,11 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/docs"
 )
 
 func main() {
-	h, err := awsstack.Docs()
+	h, err := docs.Handler()
 	if err != nil {
 		awsstack.Exit(err)
 	}

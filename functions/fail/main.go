@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/steps"
 )
 
 func main() {
@@ -16,5 +17,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(stack.Steps().Fail)
+	lambda.Start(steps.New(stack).Fail)
 }

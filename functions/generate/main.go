@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/generate"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	steps, err := stack.GenerateSteps()
+	steps, err := generate.Steps(stack)
 	if err != nil {
 		awsstack.Exit(err)
 	}

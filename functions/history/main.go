@@ -1,15 +1,15 @@
 // Command history is the Lambda of GET /api/gen/history: the account's tasks, newest first.
 // API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (awsstack.MustProxy).
+// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
 )
 
 func main() {
-	lambda.Start(awsstack.MustProxy(httpapi.EndpointHistory))
+	lambda.Start(endpoint.MustProxy(httpapi.EndpointHistory))
 }

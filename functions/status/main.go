@@ -1,15 +1,15 @@
 // Command status is the Lambda of GET /api/gen/status/{taskId}: a task's status, with signed download URLs once completed.
 // API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (awsstack.MustProxy).
+// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
 )
 
 func main() {
-	lambda.Start(awsstack.MustProxy(httpapi.EndpointStatus))
+	lambda.Start(endpoint.MustProxy(httpapi.EndpointStatus))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/sweep"
 )
 
 func main() {
@@ -16,7 +17,7 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	sw, err := stack.Sweeper()
+	sw, err := sweep.New(stack)
 	if err != nil {
 		awsstack.Exit(err)
 	}

@@ -1,15 +1,15 @@
 // Command text-to-video is the Lambda of POST /api/gen/text-to-video: starts a generation from a prompt.
 // API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (awsstack.MustProxy).
+// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
 )
 
 func main() {
-	lambda.Start(awsstack.MustProxy(httpapi.EndpointTextToVideo))
+	lambda.Start(endpoint.MustProxy(httpapi.EndpointTextToVideo))
 }

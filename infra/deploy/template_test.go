@@ -709,7 +709,7 @@ var (
 		"DownloadFunction":       endpointEnv,
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
-		"DocsFunction":           {}, // the documents are compiled in (awsstack.Docs)
+		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
 		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile},

@@ -18,7 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -298,11 +298,11 @@ func waitFinished(ctx context.Context, tg *target, accountID string, limit time.
 }
 
 // audit checks the books of the account once everything has finished:
-// storetest.Audit's invariants, every task finished, every announced task
+// audit.Account's invariants, every task finished, every announced task
 // in the store, and every task the client was not told about (its start
 // answered an error) failed and refunded in full.
 func (r *report) audit(ctx context.Context, st store.Store, accountID string) error {
-	problems, err := storetest.Audit(ctx, st, accountID)
+	problems, err := audit.Account(ctx, st, accountID)
 	if err != nil {
 		return fmt.Errorf("ledger check: %w", err)
 	}

@@ -43,6 +43,12 @@ func (c *fakeClock) sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.slept...)
 }
 
+// withClock replaces the system clock. A clock whose Sleep returns at
+// once runs Retry intervals and Wait states without waiting, but also
+// fires every timeout at once; tests that need timeouts can keep the
+// system clock and run in a testing/synctest bubble, where time is virtual.
+func withClock(c clock) Option { return func(e *Executor) { e.clock = c } }
+
 // mustParse parses an inline definition with no substitutions.
 func mustParse(t *testing.T, def string) *StateMachine {
 	t.Helper()
@@ -66,7 +72,7 @@ func mustExecutor(t *testing.T, def string, tasks map[string]TaskFunc, opts ...O
 // runDef runs def once on input and returns the execution.
 func runDef(t *testing.T, def string, tasks map[string]TaskFunc, input string, opts ...Option) (Execution, error) {
 	t.Helper()
-	e := mustExecutor(t, def, tasks, append([]Option{WithClock(newFakeClock())}, opts...)...)
+	e := mustExecutor(t, def, tasks, append([]Option{withClock(newFakeClock())}, opts...)...)
 	return e.Run(context.Background(), "test", json.RawMessage(input))
 }
 
@@ -547,7 +553,7 @@ func TestRetry(t *testing.T) {
 				"Caught":{"Type":"Pass","Result":true,"ResultPath":"$.caught","End":true}}}`
 			fn, calls := failing(tt.errs...)
 			clock := newFakeClock()
-			e := mustExecutor(t, def, map[string]TaskFunc{"fn": fn}, WithClock(clock))
+			e := mustExecutor(t, def, map[string]TaskFunc{"fn": fn}, withClock(clock))
 			exec, err := e.Run(context.Background(), "test", map[string]int{"in": 1})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -695,7 +701,7 @@ func TestWait(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			def := `{"StartAt":"W","States":{"W":{"Type":"Wait",` + tt.state + `,"Next":"Done"},"Done":{"Type":"Succeed"}}}`
 			clock := newFakeClock()
-			e := mustExecutor(t, def, nil, WithClock(clock))
+			e := mustExecutor(t, def, nil, withClock(clock))
 			input := fmt.Sprintf(`{"s":9,"at":%q}`, clockStart.Add(time.Hour).Format(time.RFC3339))
 			exec, err := e.Run(context.Background(), "w", json.RawMessage(input))
 			if err != nil {
@@ -714,7 +720,7 @@ func TestWait(t *testing.T) {
 func TestExecutionRecord(t *testing.T) {
 	clock := newFakeClock()
 	def := `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}`
-	e := mustExecutor(t, def, nil, WithClock(clock))
+	e := mustExecutor(t, def, nil, withClock(clock))
 	start := clock.Now()
 	exec, err := e.Run(context.Background(), "rec", map[string]string{"a": "b"})
 	if err != nil {

@@ -34,9 +34,9 @@ func Handler[In, Out any](f func(context.Context, In) (Out, error)) TaskFunc {
 	}
 }
 
-// Clock is the executor's time: Retry intervals, Wait states and
+// clock is the executor's time: Retry intervals, Wait states and
 // timeouts all go through Sleep, so tests can run them without waiting.
-type Clock interface {
+type clock interface {
 	Now() time.Time
 	// Sleep returns after d, or with ctx's error once ctx is done.
 	Sleep(ctx context.Context, d time.Duration) error
@@ -63,12 +63,6 @@ func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
 // Option configures an Executor.
 type Option func(*Executor)
 
-// WithClock replaces the system clock. A clock whose Sleep returns at
-// once runs Retry intervals and Wait states without waiting, but also
-// fires every timeout at once; tests that need timeouts can keep the
-// system clock and run in a testing/synctest bubble, where time is virtual.
-func WithClock(c Clock) Option { return func(e *Executor) { e.clock = c } }
-
 // WithLogger sets where state transitions (debug) and failures (warn) are
 // logged. The default discards them.
 func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l } }
@@ -86,7 +80,7 @@ var (
 type Executor struct {
 	sm     *StateMachine
 	tasks  map[string]TaskFunc
-	clock  Clock
+	clock  clock
 	logger *slog.Logger
 
 	base context.Context // cancelled by Close

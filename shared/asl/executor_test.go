@@ -230,7 +230,7 @@ func TestLogging(t *testing.T) {
 	fn, _ := failing(&transientError{})
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := mustExecutor(t, def, map[string]TaskFunc{"fn": fn}, WithClock(newFakeClock()), WithLogger(logger))
+	e := mustExecutor(t, def, map[string]TaskFunc{"fn": fn}, withClock(newFakeClock()), WithLogger(logger))
 	if _, err := e.Run(context.Background(), "logged", map[string]any{}); err == nil {
 		t.Fatalf("Run: err = nil, want the Fail state's error")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/openapi"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
 )
 
 func TestOpenAPIDocumentIsServedWithoutAKey(t *testing.T) {
@@ -70,7 +71,7 @@ func TestDocsPageListsEveryOperation(t *testing.T) {
 		t.Errorf("Content-Type = %q, want text/html; charset=utf-8", got)
 	}
 	page := string(body)
-	doc, err := openapi.Doc()
+	doc, err := openapitest.Doc()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestDocsPageListsEveryOperation(t *testing.T) {
 // the Allow header of every documented path lists exactly its methods.
 func TestEveryDocumentedOperationIsServed(t *testing.T) {
 	e := newEnv(t, nil)
-	doc, err := openapi.Doc()
+	doc, err := openapitest.Doc()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ type Runner struct {
 }
 
 // NewRunner parses the embedded definition and wires its resources to
-// steps. opts configure the interpreter (asl.WithLogger, asl.WithClock).
+// steps. opts configure the interpreter (asl.WithLogger).
 func NewRunner(steps *Steps, opts ...asl.Option) (*Runner, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,

@@ -1,7 +1,9 @@
 // Package openapitest checks, in tests, that what goes over the wire
 // matches the service's OpenAPI document: Transport wraps an HTTP client's
 // transport and reports every response (and, for clients, every request)
-// that the document does not describe as a test error.
+// that the document does not describe as a test error. The Validator under
+// it, and Doc, the document loaded by kin-openapi, are here rather than in
+// package openapi so that only tests link kin-openapi.
 package openapitest
 
 import (
@@ -11,11 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/genvideo/gen/shared/openapi"
 )
 
-var validator = sync.OnceValues(openapi.NewValidator)
+var validator = sync.OnceValues(NewValidator)
 
 // Transport is an http.RoundTripper that sends through Base and checks
 // each exchange with the API against the document. A response whose

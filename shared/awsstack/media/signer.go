@@ -1,4 +1,4 @@
-package awsstack
+package media
 
 import (
 	"context"
@@ -10,20 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-)
 
-// SignerSecret is the JSON object the GEN_SIGNER_SECRET_ARN secret holds:
-// the access key of the IAM user that signs download URLs. That user may
-// do nothing but s3:GetObject on the bucket's videos/ prefix. Its key is
-// long-lived, so that a URL signed with it works for its whole 24 hours
-// (one signed with the Lambda role's session credentials dies with the
-// session); the template builds the secret from an AWS::IAM::AccessKey:
-//
-//	{"accessKeyId": "AKIA...", "secretAccessKey": "..."}
-type SignerSecret struct {
-	AccessKeyID     string `json:"accessKeyId"`
-	SecretAccessKey string `json:"secretAccessKey"`
-}
+	"github.com/genvideo/gen/shared/awsstack"
+)
 
 // signerRefresh is how long the signer's keys are used before the secret
 // is read again, so that a rotation reaches running containers.
@@ -38,7 +27,7 @@ type secretSigner struct {
 
 func (p *secretSigner) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	if p.arn == "" {
-		return aws.Credentials{}, fmt.Errorf("sign download URLs: %s is not set", EnvSignerSecretARN)
+		return aws.Credentials{}, fmt.Errorf("sign download URLs: %s is not set", awsstack.EnvSignerSecretARN)
 	}
 	out, err := p.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &p.arn})
 	if err != nil {
@@ -54,10 +43,10 @@ func (p *secretSigner) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	return creds, nil
 }
 
-// parseSignerSecret reads a SignerSecret. The error never quotes the
-// secret.
+// parseSignerSecret reads an awsstack.SignerSecret. The error never
+// quotes the secret.
 func parseSignerSecret(s string) (aws.Credentials, error) {
-	var sec SignerSecret
+	var sec awsstack.SignerSecret
 	if err := json.Unmarshal([]byte(s), &sec); err != nil {
 		return aws.Credentials{}, errors.New(`not a JSON object {"accessKeyId": ..., "secretAccessKey": ...}`)
 	}

@@ -1,4 +1,4 @@
-package openapi
+package openapitest
 
 import (
 	"bytes"
@@ -8,12 +8,30 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/genvideo/gen/shared/openapi"
 )
+
+var loaded = sync.OnceValues(func() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
+	if err != nil {
+		return nil, fmt.Errorf("load openapi document: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("validate openapi document: %w", err)
+	}
+	return doc, nil
+})
+
+// Doc returns the document loaded by kin-openapi and validated (once, from
+// openapi.JSON). It is shared: callers must not modify it.
+func Doc() (*openapi3.T, error) { return loaded() }
 
 // Validator checks requests and responses against the document.
 type Validator struct {

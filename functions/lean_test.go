@@ -1,0 +1,159 @@
+package functions_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// endpointFunctions are the functions behind API Gateway: a client waits
+// for their cold starts.
+var endpointFunctions = []string{
+	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
+	"authorizer",
+}
+
+// maxEndpointBytes bounds the stripped linux/arm64 bootstrap of an
+// endpoint function (they are about 12 MB).
+const maxEndpointBytes = 14_000_000
+
+// notLinked are the packages (with those under them) that no function
+// may link, but for the one named in only: the renderer runs only in the
+// generate step, SQLite only in the local stack, and kin-openapi and the
+// YAML libraries only in tests and go generate.
+var notLinked = []struct{ path, what, only string }{
+	{"github.com/genvideo/gen/shared/render", "the ffmpeg renderer", "generate"},
+	{"github.com/genvideo/gen/shared/store/sqlitestore", "the SQLite store", ""},
+	{"modernc.org/sqlite", "SQLite", ""},
+	{"github.com/getkin/kin-openapi", "kin-openapi", ""},
+	{"github.com/oasdiff/yaml", "a YAML library", ""},
+	{"github.com/oasdiff/yaml3", "a YAML library", ""},
+}
+
+// TestFunctionsLinkOnlyWhatTheyRun lists each function's dependencies as
+// its Lambda build sees them (go list -deps with make build's target and
+// flags): none is a notLinked package or imports testing.
+func TestFunctionsLinkOnlyWhatTheyRun(t *testing.T) {
+	flags := lambdaGoFlags(t)
+	for _, name := range functionNames {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, flags...)
+			out := goCommand(t, append(args, "./"+name)...)
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				pkg, imports, _ := strings.Cut(line, " ")
+				for _, n := range notLinked {
+					if (pkg == n.path || strings.HasPrefix(pkg, n.path+"/")) && name != n.only {
+						t.Errorf("functions/%s links %s (%s)", name, pkg, n.what)
+					}
+				}
+				if slices.Contains(strings.Fields(imports), "testing") {
+					t.Errorf("functions/%s links %s, which imports testing", name, pkg)
+				}
+			}
+		})
+	}
+}
+
+// TestEndpointBootstrapSize builds the endpoint functions as make build
+// does and bounds their size: what a function links is what Lambda
+// downloads and loads at each cold start.
+func TestEndpointBootstrapSize(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"build"}, lambdaGoFlags(t)...)
+	args = append(args, "-o", dir+string(os.PathSeparator))
+	for _, name := range endpointFunctions {
+		args = append(args, "./"+name)
+	}
+	goCommand(t, args...)
+	for _, name := range endpointFunctions {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("functions/%s: %v", name, err)
+			continue
+		}
+		t.Logf("functions/%s: %d bytes", name, fi.Size())
+		if fi.Size() > maxEndpointBytes {
+			t.Errorf("functions/%s: the bootstrap is %d bytes, more than %d; go list -deps -f '{{.ImportPath}}' ./functions/%s "+
+				"says what it links (a package that calls reflect's MethodByName, such as text/template, keeps every exported method)",
+				name, fi.Size(), maxEndpointBytes, name)
+		}
+	}
+}
+
+// lambdaGoFlags returns the Makefile's LAMBDA_GOFLAGS, the flags make
+// build compiles the functions with, split as the shell splits them.
+func lambdaGoFlags(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), ":=")
+		if ok && strings.TrimSpace(name) == "LAMBDA_GOFLAGS" {
+			flags, err := shellFields(value)
+			if err != nil || len(flags) == 0 {
+				t.Fatalf("Makefile: LAMBDA_GOFLAGS %q: %v", value, err)
+			}
+			return flags
+		}
+	}
+	t.Fatal("Makefile: no LAMBDA_GOFLAGS := line")
+	return nil
+}
+
+// shellFields splits s at spaces outside double quotes, dropping the
+// quotes: -ldflags="-s -w" is one field, -ldflags=-s -w.
+func shellFields(s string) ([]string, error) {
+	var fields []string
+	var field strings.Builder
+	inField, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inField = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if inField {
+				fields = append(fields, field.String())
+				field.Reset()
+				inField = false
+			}
+		default:
+			field.WriteRune(r)
+			inField = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("unbalanced quote")
+	}
+	if inField {
+		fields = append(fields, field.String())
+	}
+	return fields, nil
+}
+
+// goCommand runs the go command for the Lambdas' platform (make build's
+// GOOS, GOARCH and CGO_ENABLED) and returns its output.
+func goCommand(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}

@@ -1,0 +1,92 @@
+// Package endpoint builds the handlers of the seven API Lambdas
+// (text-to-video, ..., models): the shared net/http API on the DynamoDB
+// store, S3 (media) and Step Functions (starter), adapted to API Gateway
+// REST proxy events.
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/media"
+	"github.com/genvideo/gen/shared/awsstack/starter"
+	"github.com/genvideo/gen/shared/httpapi"
+)
+
+// ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.
+type ProxyFunc func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// MustProxy builds the named endpoint (httpapi.Endpoint*) from the
+// environment and adapts it to API Gateway REST proxy events, base64
+// bodies included. On bad configuration it exits with a message naming the
+// problem (awsstack.Exit), so that the cold start fails loudly, not the
+// requests.
+func MustProxy(name string) ProxyFunc {
+	stack, err := awsstack.FromEnv(context.Background())
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	h, err := New(stack, name)
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	return httpadapter.New(h).ProxyWithContext
+}
+
+// New returns the handler of one endpoint (httpapi.EndpointStatus, ...).
+// It needs GEN_BUCKET, GEN_STATE_MACHINE_ARN and GEN_SIGNER_SECRET_ARN.
+// GEN_MAX_IMAGE_BYTES bounds the images of one request together, because
+// the request as a whole must pass API Gateway and Lambda: first-last-frame
+// takes half of it per frame.
+func New(s *awsstack.Stack, name string) (http.Handler, error) {
+	if err := s.Require("the endpoint "+name, awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN); err != nil {
+		return nil, err
+	}
+	blobs, err := media.Store(s)
+	if err != nil {
+		return nil, err
+	}
+	st, err := starter.New(s)
+	if err != nil {
+		return nil, err
+	}
+	perImage := s.Env.MaxImageBytes
+	if name == httpapi.EndpointFirstLastFrame {
+		perImage /= 2
+	}
+	api := httpapi.New(httpapi.Config{
+		Store:             s.Store,
+		Blobs:             blobs,
+		Starter:           st,
+		Logger:            s.Logger,
+		GenerationTimeout: s.Env.GenerationTimeout,
+		MaxImageBytes:     perImage,
+		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
+	})
+	h, ok := api.Endpoint(name)
+	if !ok {
+		return nil, fmt.Errorf("no endpoint %q", name)
+	}
+	return h, nil
+}
+
+// imageLimitMessage is what the 413 of an image over the limit adds on
+// AWS: why the limit is lower than the contract's 20 MiB.
+func imageLimitMessage(maxRequestImageBytes int64) string {
+	return fmt.Sprintf("This deployment receives uploads through API Gateway and AWS Lambda, "+
+		"which cap a request at 6 MB once base64-encoded, so it accepts at most %s of images per request "+
+		"(first-last-frame: half of it per frame). Larger images, up to the contract's 20 MiB, "+
+		"need a direct upload, which this deployment does not offer yet.", sizeText(maxRequestImageBytes))
+}
+
+func sizeText(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

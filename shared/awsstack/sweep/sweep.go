@@ -1,0 +1,26 @@
+// Package sweep builds the sweeper of the scheduled Lambda: it fails and
+// refunds tasks past their deadline and starts the executions of tasks
+// that have none, through Step Functions.
+package sweep
+
+import (
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/starter"
+	"github.com/genvideo/gen/shared/awsstack/steps"
+	"github.com/genvideo/gen/shared/sweeper"
+)
+
+// New returns the sweeper of unfinished tasks. It needs
+// GEN_STATE_MACHINE_ARN.
+func New(s *awsstack.Stack) (*sweeper.Sweeper, error) {
+	st, err := starter.New(s)
+	if err != nil {
+		return nil, err
+	}
+	return sweeper.New(sweeper.Config{
+		Tasks:      s.Store,
+		Failer:     steps.New(s),
+		Executions: st,
+		Logger:     s.Logger,
+	}), nil
+}
