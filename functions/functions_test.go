@@ -361,7 +361,7 @@ func TestFunctions(t *testing.T) {
 
 	t.Run("mark-processing", func(t *testing.T) {
 		res := h.fn(t, "mark-processing").Invoke(t, readEvent(t, "mark-processing"))
-		var out workflow.Status
+		var out workflow.TaskState
 		stepResult(t, res, &out)
 		if out.TaskID != task1 || out.Status != task.Processing {
 			t.Errorf("mark-processing = %+v, want %s processing", out, task1)
@@ -400,7 +400,7 @@ func TestFunctions(t *testing.T) {
 			t.Fatalf("complete/testdata/event.json %+v does not match the generate step's output %+v", in, generated)
 		}
 		in.Result = generated
-		var out workflow.Status
+		var out workflow.TaskState
 		stepResult(t, h.fn(t, "complete").Invoke(t, mustJSON(t, in)), &out)
 		if out.Status != task.Completed {
 			t.Errorf("complete = %+v, want completed", out)
@@ -484,7 +484,7 @@ func TestFunctions(t *testing.T) {
 	t.Run("fail", func(t *testing.T) {
 		newTask(task2, time.Now().UTC().Truncate(time.Millisecond))
 		before, _ := st.Account(ctx, accountID)
-		var out workflow.Status
+		var out workflow.TaskState
 		stepResult(t, h.fn(t, "fail").Invoke(t, readEvent(t, "fail")), &out)
 		if out.TaskID != task2 || out.Status != task.Failed {
 			t.Errorf("fail = %+v, want %s failed", out, task2)

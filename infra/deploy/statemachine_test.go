@@ -432,7 +432,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		if r := refunds(t, tk); len(r) != 0 {
 			t.Errorf("refunds %v, want none", r)
 		}
-		var output struct{ Task workflow.Status }
+		var output struct{ Task workflow.TaskState }
 		if err := json.Unmarshal(e.Output, &output); err != nil || output.Task.Status != task.Completed {
 			t.Errorf("execution output %s, want $.task.status completed", e.Output)
 		}
@@ -564,17 +564,17 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 // which is why the steps return their errors unwrapped.
 func TestLambdaServiceNamesErrorsLikeLambda(t *testing.T) {
 	svc := newLambdaService(map[string]any{
-		"named": func(ctx context.Context, in workflow.TaskRef) (workflow.Status, error) {
-			return workflow.Status{}, &workflow.TaskNotFound{TaskID: in.TaskID}
+		"named": func(ctx context.Context, in workflow.TaskRef) (workflow.TaskState, error) {
+			return workflow.TaskState{}, &workflow.TaskNotFound{TaskID: in.TaskID}
 		},
-		"wrapped": func(ctx context.Context, in workflow.TaskRef) (workflow.Status, error) {
-			return workflow.Status{}, fmt.Errorf("load: %w", &workflow.TaskNotFound{TaskID: in.TaskID})
+		"wrapped": func(ctx context.Context, in workflow.TaskRef) (workflow.TaskState, error) {
+			return workflow.TaskState{}, fmt.Errorf("load: %w", &workflow.TaskNotFound{TaskID: in.TaskID})
 		},
-		"plain": func(ctx context.Context, in workflow.TaskRef) (workflow.Status, error) {
-			return workflow.Status{}, errors.New("boom")
+		"plain": func(ctx context.Context, in workflow.TaskRef) (workflow.TaskState, error) {
+			return workflow.TaskState{}, errors.New("boom")
 		},
-		"ok": func(ctx context.Context, in workflow.TaskRef) (workflow.Status, error) {
-			return workflow.Status{TaskID: in.TaskID, Status: task.Processing}, nil
+		"ok": func(ctx context.Context, in workflow.TaskRef) (workflow.TaskState, error) {
+			return workflow.TaskState{TaskID: in.TaskID, Status: task.Processing}, nil
 		},
 	})
 	mux := http.NewServeMux()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/ratelimit"
@@ -171,7 +172,7 @@ func start(ctx context.Context, cfg config, out io.Writer) (*target, error) {
 		Logger:            slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Hooks: devstack.Hooks{
 			WrapStore:     func(s store.Store) store.Store { return faults.WrapStore(s, inj) },
-			WrapBlobs:     func(b devstack.Blobs) devstack.Blobs { return faults.WrapBlobs(b, inj) },
+			WrapBlobs:     func(b blob.Store) blob.Store { return faults.WrapBlobs(b, inj) },
 			WrapGenerator: wrapGen,
 		},
 	})

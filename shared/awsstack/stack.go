@@ -5,7 +5,7 @@
 // serve it import, so that each binary links only what it runs:
 //
 //   - endpoint: an endpoint's net/http handler, on S3 (media) and Step
-//     Functions (starter), for the seven API functions;
+//     Functions (executions), for the seven API functions;
 //   - docs: GET /openapi.json and GET /docs, with no AWS client at all;
 //   - steps: the workflow steps that need only the store;
 //   - generate: the Generate step, with S3 and the ffmpeg renderer;

@@ -471,7 +471,7 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 			if _, err := e.stack.Sweeper.Recover(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			e.stack.Runner.Wait()
+			e.stack.Executions.Wait()
 			entries, _ := e.stack.Store.Ledger(context.Background(), k.AccountID)
 			refunds := 0
 			for _, en := range entries {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
@@ -53,7 +54,7 @@ func startFaultStack(t *testing.T, dataDir string) *faultStack {
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		c.Hooks = Hooks{
 			WrapStore: func(s store.Store) store.Store { return faults.WrapStore(s, inj) },
-			WrapBlobs: func(b Blobs) Blobs { return faults.WrapBlobs(b, inj) },
+			WrapBlobs: func(b blob.Store) blob.Store { return faults.WrapBlobs(b, inj) },
 			WrapGenerator: func(workflow.Generator) workflow.Generator {
 				return faults.WrapGenerator(gen, inj)
 			},
@@ -149,7 +150,7 @@ func (f *faultStack) inputs() []string {
 }
 
 // settle waits until no workflow runs.
-func (f *faultStack) settle() { f.stack.Runner.Wait() }
+func (f *faultStack) settle() { f.stack.Executions.Wait() }
 
 // wantNoLeak fails the test if the body carries any internal detail.
 func wantNoLeak(t *testing.T, what string, r response) {

@@ -1,21 +1,10 @@
 package devstack
 
 import (
-	"context"
-	"io"
-
-	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/workflow"
 )
-
-// Blobs is blob storage as the stack uses it: what the API needs (Put,
-// Delete, SignURL) and what the workflow needs (Put, Get). Config.WrapBlobs
-// receives and returns one.
-type Blobs interface {
-	httpapi.Blobs
-	Get(ctx context.Context, key string) (io.ReadCloser, error)
-}
 
 // Hooks let a test or the soak run put decorators around the stack's
 // dependencies, for instance shared/faults' fault-injecting ones. Each is
@@ -24,7 +13,7 @@ type Blobs interface {
 // caller's own checks and set-up. The service never sets them.
 type Hooks struct {
 	WrapStore     func(store.Store) store.Store
-	WrapBlobs     func(Blobs) Blobs
+	WrapBlobs     func(blob.Store) blob.Store
 	WrapGenerator func(workflow.Generator) workflow.Generator
 }
 
@@ -35,7 +24,7 @@ func (h Hooks) store(s store.Store) store.Store {
 	return s
 }
 
-func (h Hooks) blobs(b Blobs) Blobs {
+func (h Hooks) blobs(b blob.Store) blob.Store {
 	if h.WrapBlobs != nil {
 		return h.WrapBlobs(b)
 	}

@@ -22,12 +22,12 @@ import (
 
 // Stack is the whole local service.
 type Stack struct {
-	Store    *sqlitestore.Store
-	Blobs    *fsblob.Store
-	Renderer *render.Renderer
-	Runner   *workflow.Runner
+	Store      *sqlitestore.Store
+	Blobs      *fsblob.Store
+	Renderer   *render.Renderer
+	Executions *workflow.LocalExecutions
 	// Sweeper re-drives tasks whose execution is gone and times out those
-	// past their deadline: the same sweeper as on AWS, over Runner.
+	// past their deadline: the same sweeper as on AWS, over Executions.
 	Sweeper *sweeper.Sweeper
 	API     *httpapi.API
 
@@ -106,15 +106,15 @@ func (s *Stack) build(cfg Config) error {
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.Runner, err = workflow.NewRunner(steps, asl.WithLogger(s.logger))
+	s.Executions, err = workflow.NewLocalExecutions(steps, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
-	s.Sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.Runner, Logger: s.logger})
+	s.Sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.Executions, Logger: s.logger})
 	s.API = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
-		Starter:           s.Runner,
+		Executions:        s.Executions,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.Renderer.Estimate,
@@ -154,8 +154,8 @@ func (s *Stack) Close() error {
 		s.stop()
 		s.swept.Wait()
 	}
-	if s.Runner != nil {
-		s.Runner.Close()
+	if s.Executions != nil {
+		s.Executions.Close()
 	}
 	return s.Store.Close()
 }

@@ -4,29 +4,21 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/genvideo/gen/shared/blob"
 )
 
-// BlobStore is blob storage as the service uses it: the API stores
-// uploads, deletes them and signs download links; the workflow reads the
-// inputs and stores the videos.
-type BlobStore interface {
-	Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
-	Get(ctx context.Context, key string) (io.ReadCloser, error)
-	Delete(ctx context.Context, key string) error
-	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
-}
+var _ blob.Store = (*Blobs)(nil)
 
-var _ BlobStore = (*Blobs)(nil)
-
-// Blobs is a BlobStore whose calls go through an Injector, named
+// Blobs is a blob.Store whose calls go through an Injector, named
 // "Blobs.<Method>".
 type Blobs struct {
-	b  BlobStore
+	b  blob.Store
 	in *Injector
 }
 
 // WrapBlobs returns b with the faults in decides.
-func WrapBlobs(b BlobStore, in *Injector) *Blobs { return &Blobs{b: b, in: in} }
+func WrapBlobs(b blob.Store, in *Injector) *Blobs { return &Blobs{b: b, in: in} }
 
 func (b *Blobs) call(ctx context.Context, method string, fn func() error) error {
 	return b.in.call(ctx, "Blobs."+method, plainFailure, fn)

@@ -9,35 +9,24 @@
 package httpapi
 
 import (
-	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 )
 
-// Blobs stores uploaded images and signs download URLs of generated videos.
-type Blobs interface {
-	// Put stores everything r yields under key and returns its size. When
-	// r fails, Put fails and the caller deletes whatever was stored.
-	Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
-	Delete(ctx context.Context, key string) error
-	// SignURL returns a URL that serves key until expires.
-	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
-}
-
 // Defaults of Config.
 const DefaultMaxImageBytes = 20 * 1024 * 1024
 
-// Config is what an API is built from. Store, Blobs and Starter are
+// Config is what an API is built from. Store, Blobs and Executions are
 // required; every other field has a default.
 type Config struct {
-	Store   service.Store
-	Blobs   Blobs
-	Starter service.Workflows
+	Store      service.Store
+	Blobs      blob.Store
+	Executions service.Executions
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -84,15 +73,15 @@ type route struct {
 }
 
 // New builds the API, filling in Config's defaults. A Config without
-// Store, Blobs or Starter is a wiring bug: New panics naming it.
+// Store, Blobs or Executions is a wiring bug: New panics naming it.
 func New(cfg Config) *API {
 	switch {
 	case cfg.Store == nil:
 		panic("httpapi.New: Config.Store is nil")
 	case cfg.Blobs == nil:
 		panic("httpapi.New: Config.Blobs is nil")
-	case cfg.Starter == nil:
-		panic("httpapi.New: Config.Starter is nil")
+	case cfg.Executions == nil:
+		panic("httpapi.New: Config.Executions is nil")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -103,7 +92,7 @@ func New(cfg Config) *API {
 	svc := service.New(service.Config{
 		Store:             cfg.Store,
 		Blobs:             cfg.Blobs,
-		Workflows:         cfg.Starter,
+		Executions:        cfg.Executions,
 		Now:               cfg.Now,
 		Logger:            cfg.Logger,
 		GenerationTimeout: cfg.GenerationTimeout,

@@ -42,7 +42,7 @@ const (
 
 // PublicDocs serves the two routes that need no key, GET /openapi.json
 // and GET /docs, without the rest of the API: it needs no store, blob
-// storage or starter, so that a process serving only the documents (the
+// storage or executions, so that a process serving only the documents (the
 // docs Lambda) has none of them. They are the same handlers as the API's
 // (OpenAPI, Docs), with the same recovery, request log and 405 of another
 // method; any other path is a 404 NOT_FOUND. A nil logger means

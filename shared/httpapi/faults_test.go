@@ -96,7 +96,7 @@ func TestStarterFails(t *testing.T) {
 	for _, send := range []func(*env, string) response{startText, startImage} {
 		e := newEnv(t, nil)
 		c := e.caller(1000)
-		e.Starter.SetErr(errors.New(secret))
+		e.Executions.SetErr(errors.New(secret))
 		r := send(e, c.Key)
 		wantError(t, r, 503, "SERVICE_UNAVAILABLE")
 		if strings.Contains(string(r.raw), secret) {

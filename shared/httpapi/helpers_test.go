@@ -210,7 +210,7 @@ func (e *env) state(accountID string) state {
 	if err != nil {
 		e.t.Fatalf("tasks %s: %v", accountID, err)
 	}
-	s := state{Credits: a.Credits, InFlight: a.InFlight, Ledger: ledger, Blobs: e.Blobs.Keys(), Started: len(e.Starter.Started())}
+	s := state{Credits: a.Credits, InFlight: a.InFlight, Ledger: ledger, Blobs: e.Blobs.Keys(), Started: len(e.Executions.Started())}
 	for _, t := range tasks {
 		s.Tasks = append(s.Tasks, t.ID+":"+string(t.Status))
 	}

@@ -339,15 +339,15 @@ func TestIdempotencyAfterAbandonedStart(t *testing.T) {
 			t.Parallel() // each on a server of its own
 			e := newEnv(t, nil)
 			c := e.caller(1000)
-			e.Starter.SetErr(errors.New("workflow service down"))
+			e.Executions.SetErr(errors.New("workflow service down"))
 			wantError(t, e.sendIdem(tt.req, c.Key, "k"), 503, "SERVICE_UNAVAILABLE")
-			e.Starter.SetErr(nil)
+			e.Executions.SetErr(nil)
 
 			retry := e.sendIdem(tt.req, c.Key, "k")
 			id := wantStarted(t, retry, tt.cost, 1000-tt.cost)
 			wantReplay(t, e.sendIdem(tt.req, c.Key, "k"), retry)
 			s := e.state(c.AccountID)
-			if len(s.Tasks) != 2 || charges(s) != 2 || s.Credits != 1000-tt.cost || s.Started != 1 || e.Starter.Started()[0].ID != id {
+			if len(s.Tasks) != 2 || charges(s) != 2 || s.Credits != 1000-tt.cost || s.Started != 1 || e.Executions.Started()[0].ID != id {
 				t.Errorf("after an abandoned start and its retry: tasks %v, %d charges, %d credits, %d started; want the failed and the new task, 2 charges (one refunded), %d credits, the new task started",
 					s.Tasks, charges(s), s.Credits, s.Started, 1000-tt.cost)
 			}

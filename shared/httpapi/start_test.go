@@ -116,7 +116,7 @@ func TestTextToVideo(t *testing.T) {
 			if got.Params != tt.wantParam {
 				t.Errorf("stored params = %+v, want %+v", got.Params, tt.wantParam)
 			}
-			started := e.Starter.Started()
+			started := e.Executions.Started()
 			if len(started) != i+1 || started[i].ID != id || started[i].Status != task.Pending {
 				t.Errorf("starter got %d tasks (last %+v), want %d, the last %s pending", len(started), started[len(started)-1], i+1, id)
 			}
@@ -155,7 +155,7 @@ func TestImageToVideo(t *testing.T) {
 	if len(got.Inputs) != 1 || got.Inputs[0] != want[0] || got.Type != "image-to-video" || got.Params.SampleCount != 2 {
 		t.Errorf("stored task type %s, inputs %+v, sampleCount %d; want image-to-video, %+v, 2", got.Type, got.Inputs, got.Params.SampleCount, want)
 	}
-	if started := e.Starter.Started(); len(started) != 1 || len(started[0].Inputs) != 1 {
+	if started := e.Executions.Started(); len(started) != 1 || len(started[0].Inputs) != 1 {
 		t.Errorf("starter got %+v, want the task with its input", started)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -30,16 +31,9 @@ type Store interface {
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
 
-// Blobs is the part of blob storage the use cases need: uploads a refused
-// start leaves behind are deleted, and videos are served by signed URLs.
-type Blobs interface {
-	Delete(ctx context.Context, key string) error
-	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
-}
-
-// Workflows starts the workflow execution that generates a freshly
+// Executions starts the workflow execution that generates a freshly
 // created task: Step Functions on AWS, the ASL interpreter locally.
-type Workflows interface {
+type Executions interface {
 	Start(ctx context.Context, t task.Task) error
 }
 
@@ -49,12 +43,12 @@ const (
 	DefaultRetryAfter        = 5 * time.Second
 )
 
-// Config is what a Service is built from. Store, Blobs and Workflows are
+// Config is what a Service is built from. Store, Blobs and Executions are
 // required; every other field has a default.
 type Config struct {
-	Store     Store
-	Blobs     Blobs
-	Workflows Workflows
+	Store      Store
+	Blobs      blob.Store
+	Executions Executions
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -74,15 +68,15 @@ type Service struct {
 }
 
 // New builds a Service, filling in Config's defaults. A Config without
-// Store, Blobs or Workflows is a wiring bug: New panics naming it.
+// Store, Blobs or Executions is a wiring bug: New panics naming it.
 func New(cfg Config) *Service {
 	switch {
 	case cfg.Store == nil:
 		panic("service.New: Config.Store is nil")
 	case cfg.Blobs == nil:
 		panic("service.New: Config.Blobs is nil")
-	case cfg.Workflows == nil:
-		panic("service.New: Config.Workflows is nil")
+	case cfg.Executions == nil:
+		panic("service.New: Config.Executions is nil")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -66,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{st: st, inj: faults.NewInjector(), flows: &workflows{}, key: key}
 	f.svc = service.New(service.Config{
-		Store: faults.WrapStore(st, f.inj), Blobs: memblob.New(), Workflows: f.flows,
+		Store: faults.WrapStore(st, f.inj), Blobs: memblob.New(), Executions: f.flows,
 		Now: func() time.Time { return epoch }, Logger: slog.New(slog.DiscardHandler),
 	})
 	f.caller, err = f.svc.Authenticate(ctx, key, epoch)

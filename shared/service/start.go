@@ -126,7 +126,7 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	// The task is charged: from here on it must be started or refunded,
 	// even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
-	if err := s.cfg.Workflows.Start(ctx, t); err != nil {
+	if err := s.cfg.Executions.Start(ctx, t); err != nil {
 		s.abandon(ctx, t)
 		return Started{}, &NotStartedError{TaskID: t.ID, Err: fmt.Errorf("start workflow: %w", err)}
 	}

@@ -1,7 +1,7 @@
 // Package sfnstart starts the generation workflow on AWS: a Step Functions
 // execution of the generation state machine per task, named by the task
 // id so that starting a task twice starts one execution. It is the
-// service.Workflows of the Lambdas, and what the sweeper re-drives tasks
+// service.Executions of the Lambdas, and what the sweeper re-drives tasks
 // with.
 package sfnstart
 
@@ -21,25 +21,25 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-// api is the part of the Step Functions client the starter calls.
+// api is the part of the Step Functions client Executions calls.
 type api interface {
 	StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 }
 
-// Starter starts executions of one state machine.
-type Starter struct {
+// Executions starts executions of one state machine.
+type Executions struct {
 	api          api
 	stateMachine string
 	execPrefix   string // the ARN of an execution, less its name
 	now          func() time.Time
 }
 
-// New returns a starter of the state machine stateMachineARN
+// New returns the executions of the state machine stateMachineARN
 // (arn:<partition>:states:<region>:<account>:stateMachine:<name>). now is
 // the clock the execution input's timeout is computed at; nil means
 // time.Now.
-func New(client *sfn.Client, stateMachineARN string, now func() time.Time) (*Starter, error) {
+func New(client *sfn.Client, stateMachineARN string, now func() time.Time) (*Executions, error) {
 	p := strings.Split(stateMachineARN, ":")
 	if len(p) != 7 || p[0] != "arn" || p[2] != "states" || p[5] != "stateMachine" || p[6] == "" {
 		return nil, fmt.Errorf("state machine ARN %q: want arn:<partition>:states:<region>:<account>:stateMachine:<name>", stateMachineARN)
@@ -48,7 +48,7 @@ func New(client *sfn.Client, stateMachineARN string, now func() time.Time) (*Sta
 		now = time.Now
 	}
 	p[5] = "execution"
-	return &Starter{
+	return &Executions{
 		api:          client,
 		stateMachine: stateMachineARN,
 		execPrefix:   strings.Join(p, ":") + ":",
@@ -61,14 +61,14 @@ func New(client *sfn.Client, stateMachineARN string, now func() time.Time) (*Sta
 // success: it was started for this task (its input may differ only in the
 // seconds left), and Step Functions keeps a name for 90 days, so that a
 // retried start never runs a task twice.
-func (s *Starter) Start(ctx context.Context, t task.Task) error {
+func (s *Executions) Start(ctx context.Context, t task.Task) error {
 	return s.StartNamed(ctx, t.ID, t)
 }
 
 // StartNamed starts an execution for t under another name, for the sweeper
 // re-driving a task whose first execution ended without finishing it.
 // Like Start, it treats an existing execution of that name as started.
-func (s *Starter) StartNamed(ctx context.Context, name string, t task.Task) error {
+func (s *Executions) StartNamed(ctx context.Context, name string, t task.Task) error {
 	input, err := json.Marshal(workflow.NewInput(t, s.now()))
 	if err != nil {
 		return fmt.Errorf("start execution %s: %w", name, err)
@@ -87,7 +87,7 @@ func (s *Starter) StartNamed(ctx context.Context, name string, t task.Task) erro
 
 // Execution reports whether an execution of that name exists, and whether
 // it is still running (or waiting to be redriven).
-func (s *Starter) Execution(ctx context.Context, name string) (exists, running bool, err error) {
+func (s *Executions) Execution(ctx context.Context, name string) (exists, running bool, err error) {
 	out, err := s.api.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(s.ExecutionARN(name))})
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) {
@@ -104,4 +104,4 @@ func (s *Starter) Execution(ctx context.Context, name string) (exists, running b
 }
 
 // ExecutionARN is the ARN of the execution of the state machine named name.
-func (s *Starter) ExecutionARN(name string) string { return s.execPrefix + name }
+func (s *Executions) ExecutionARN(name string) string { return s.execPrefix + name }

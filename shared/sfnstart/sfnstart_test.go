@@ -19,7 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-var _ service.Workflows = (*sfnstart.Starter)(nil)
+var _ service.Executions = (*sfnstart.Executions)(nil)
 
 var created = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -27,7 +27,7 @@ func newTask(id string) task.Task {
 	return task.Task{ID: id, Status: task.Pending, CreatedAt: created, Deadline: created.Add(10 * time.Minute)}
 }
 
-func newStarter(t *testing.T, fake *sfnstarttest.Server, now *time.Time) *sfnstart.Starter {
+func newStarter(t *testing.T, fake *sfnstarttest.Server, now *time.Time) *sfnstart.Executions {
 	t.Helper()
 	s, err := sfnstart.New(fake.Client(), sfnstarttest.StateMachineARN, func() time.Time { return *now })
 	if err != nil {
@@ -149,7 +149,7 @@ func TestStartFailureRefundsThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := httpapitest.Start(t, httpapi.Config{Starter: starter})
+	env := httpapitest.Start(t, httpapi.Config{Executions: starter})
 	caller := httpapitest.NewCaller(t, env.Store, 1000, ratelimit.Standard, store.Limits{})
 
 	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/api/gen/text-to-video",

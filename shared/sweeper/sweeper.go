@@ -43,10 +43,10 @@ type Tasks interface {
 
 // Failer fails a task and refunds it: workflow.Steps.Fail.
 type Failer interface {
-	Fail(ctx context.Context, in workflow.FailInput) (workflow.Status, error)
+	Fail(ctx context.Context, in workflow.FailInput) (workflow.TaskState, error)
 }
 
-// Executions starts and looks up executions by name: sfnstart.Starter.
+// Executions starts and looks up executions by name: sfnstart.Executions.
 type Executions interface {
 	Execution(ctx context.Context, name string) (exists, running bool, err error)
 	StartNamed(ctx context.Context, name string, t task.Task) error

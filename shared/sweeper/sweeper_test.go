@@ -21,7 +21,7 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-var _ sweeper.Executions = (*sfnstart.Starter)(nil)
+var _ sweeper.Executions = (*sfnstart.Executions)(nil)
 
 var quiet = slog.New(slog.DiscardHandler)
 

@@ -27,7 +27,7 @@ import (
 type faultEnv struct {
 	*env
 	inj    *faults.Injector
-	faulty *workflow.Runner
+	faulty *workflow.LocalExecutions
 }
 
 func newFaultEnv(t *testing.T, outcome workflowtest.Outcome) *faultEnv {

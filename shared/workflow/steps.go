@@ -24,26 +24,26 @@ const videoMimeType = "video/mp4"
 // status. A task already processing or finished is left as it is. A task
 // not finished whose deadline has passed is a *DeadlineExceeded, which the
 // workflow records as TIMEOUT.
-func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (Status, error) {
+func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (TaskState, error) {
 	if in.TaskID == "" {
-		return Status{}, &InvalidInput{Step: "MarkProcessing", Reason: "taskId is empty"}
+		return TaskState{}, &InvalidInput{Step: "MarkProcessing", Reason: "taskId is empty"}
 	}
 	t, err := s.Store.Task(ctx, in.TaskID)
 	if err != nil {
-		return Status{}, storeError("load task", in.TaskID, err)
+		return TaskState{}, storeError("load task", in.TaskID, err)
 	}
 	if t.Status.Terminal() {
-		return Status{TaskID: t.ID, Status: t.Status}, nil
+		return TaskState{TaskID: t.ID, Status: t.Status}, nil
 	}
 	now := s.now()
 	if lifecycle.PastDeadline(t, now) {
-		return Status{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
+		return TaskState{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
 	t, err = s.Store.StartProcessing(ctx, t.ID, now)
 	if err != nil {
-		return Status{}, storeError("start processing", in.TaskID, err)
+		return TaskState{}, storeError("start processing", in.TaskID, err)
 	}
-	return Status{TaskID: t.ID, Status: t.Status}, nil
+	return TaskState{TaskID: t.ID, Status: t.Status}, nil
 }
 
 // Generate renders the task's videos and stores them at VideoKey. It
@@ -190,24 +190,24 @@ func generated(t task.Task, videos []task.Video) Generated {
 // lifecycle.PartialRefund's, computed from the task, not taken from the
 // input. On a task already finished it changes nothing and answers its
 // status (a failed task stays failed: its credits were refunded in full).
-func (s *Steps) Complete(ctx context.Context, in CompleteInput) (Status, error) {
+func (s *Steps) Complete(ctx context.Context, in CompleteInput) (TaskState, error) {
 	if in.TaskID == "" {
-		return Status{}, &InvalidInput{Step: "Complete", Reason: "taskId is empty"}
+		return TaskState{}, &InvalidInput{Step: "Complete", Reason: "taskId is empty"}
 	}
 	t, err := s.Store.Task(ctx, in.TaskID)
 	if err != nil {
-		return Status{}, storeError("load task", in.TaskID, err)
+		return TaskState{}, storeError("load task", in.TaskID, err)
 	}
 	if t.Status.Terminal() {
-		return Status{TaskID: t.ID, Status: t.Status}, nil
+		return TaskState{TaskID: t.ID, Status: t.Status}, nil
 	}
 	videos := in.Result.Videos
 	if len(videos) == 0 {
-		return Status{}, &GenerationFailed{TaskID: t.ID, Err: errors.New("no video to complete the task with")}
+		return TaskState{}, &GenerationFailed{TaskID: t.ID, Err: errors.New("no video to complete the task with")}
 	}
 	refund, err := lifecycle.PartialRefund(t, len(videos))
 	if err != nil {
-		return Status{}, &InvalidInput{Step: "Complete", Reason: err.Error()}
+		return TaskState{}, &InvalidInput{Step: "Complete", Reason: err.Error()}
 	}
 
 	done, err := s.Store.Complete(ctx, t.ID, store.Completion{Videos: videos, Refund: refund}, s.now())
@@ -215,18 +215,18 @@ func (s *Steps) Complete(ctx context.Context, in CompleteInput) (Status, error) 
 		return s.status(ctx, t.ID)
 	}
 	if err != nil {
-		return Status{}, storeError("complete", t.ID, err)
+		return TaskState{}, storeError("complete", t.ID, err)
 	}
-	return Status{TaskID: done.ID, Status: done.Status}, nil
+	return TaskState{TaskID: done.ID, Status: done.Status}, nil
 }
 
 // Fail moves the task to failed with the failure FailureFor gives the
 // caught error's name, refunding what is left of its charge in the same
 // write. A task already failed is left as it is; one already completed is
 // not an error either (the failure came too late to matter).
-func (s *Steps) Fail(ctx context.Context, in FailInput) (Status, error) {
+func (s *Steps) Fail(ctx context.Context, in FailInput) (TaskState, error) {
 	if in.TaskID == "" {
-		return Status{}, &InvalidInput{Step: "Fail", Reason: "taskId is empty"}
+		return TaskState{}, &InvalidInput{Step: "Fail", Reason: "taskId is empty"}
 	}
 	f := FailureFor(in.Error.Error)
 	s.logger().Warn("generation failed", "task", in.TaskID, "error", in.Error.Error,
@@ -236,15 +236,15 @@ func (s *Steps) Fail(ctx context.Context, in FailInput) (Status, error) {
 		return s.status(ctx, in.TaskID)
 	}
 	if err != nil {
-		return Status{}, storeError("fail", in.TaskID, err)
+		return TaskState{}, storeError("fail", in.TaskID, err)
 	}
-	return Status{TaskID: t.ID, Status: t.Status}, nil
+	return TaskState{TaskID: t.ID, Status: t.Status}, nil
 }
 
-func (s *Steps) status(ctx context.Context, id string) (Status, error) {
+func (s *Steps) status(ctx context.Context, id string) (TaskState, error) {
 	t, err := s.Store.Task(ctx, id)
 	if err != nil {
-		return Status{}, storeError("load task", id, err)
+		return TaskState{}, storeError("load task", id, err)
 	}
-	return Status{TaskID: t.ID, Status: t.Status}, nil
+	return TaskState{TaskID: t.ID, Status: t.Status}, nil
 }

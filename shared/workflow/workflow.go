@@ -1,7 +1,7 @@
 // Package workflow holds the steps of the generation workflow: the
 // handlers that the Task states of statemachine/generation.asl.json call.
 // On AWS each step is a Lambda (functions/<step>/main.go does
-// lambda.Start(steps.MarkProcessing) and so on); locally, Runner executes
+// lambda.Start(steps.MarkProcessing) and so on); locally, LocalExecutions executes
 // the same definition with the asl interpreter and calls the same methods.
 //
 // Steps report failures as named error types, returned unwrapped, because
@@ -14,10 +14,10 @@ package workflow
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -29,13 +29,6 @@ type Store interface {
 	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
 	Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
-}
-
-// Blobs is the object storage holding uploaded inputs and finished videos.
-type Blobs interface {
-	// Put stores r under key, replacing any object there, and returns its size.
-	Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
-	Get(ctx context.Context, key string) (io.ReadCloser, error)
 }
 
 // Job is one generation for a Generator.
@@ -66,7 +59,7 @@ type Generator interface {
 // Steps are the workflow's step handlers.
 type Steps struct {
 	Store     Store
-	Blobs     Blobs
+	Blobs     blob.Store
 	Generator Generator
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -82,9 +75,9 @@ type TaskRef struct {
 	TaskID string `json:"taskId"`
 }
 
-// Status is the output of MarkProcessing, Complete and Fail: where the
+// TaskState is the output of MarkProcessing, Complete and Fail: where the
 // task is now.
-type Status struct {
+type TaskState struct {
 	TaskID string      `json:"taskId"`
 	Status task.Status `json:"status"`
 }

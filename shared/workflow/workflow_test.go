@@ -50,7 +50,7 @@ type env struct {
 	blobs  *memblob.Store
 	gen    *workflowtest.Generator
 	steps  *workflow.Steps
-	runner *workflow.Runner
+	runner *workflow.LocalExecutions
 	work   string
 }
 
@@ -77,10 +77,10 @@ func newEnv(t *testing.T, outcome workflowtest.Outcome) *env {
 	return e
 }
 
-func (e *env) newRunner(steps *workflow.Steps) *workflow.Runner {
-	r, err := workflow.NewRunner(steps)
+func (e *env) newRunner(steps *workflow.Steps) *workflow.LocalExecutions {
+	r, err := workflow.NewLocalExecutions(steps)
 	if err != nil {
-		e.t.Fatalf("NewRunner: %v", err)
+		e.t.Fatalf("NewLocalExecutions: %v", err)
 	}
 	e.t.Cleanup(r.Close)
 	return r
@@ -88,7 +88,7 @@ func (e *env) newRunner(steps *workflow.Steps) *workflow.Runner {
 
 // recoverTasks is what a process does as it starts: the sweeper re-drives
 // every unfinished task over r, as the local stack's start-up does.
-func (e *env) recoverTasks(r *workflow.Runner, steps *workflow.Steps) {
+func (e *env) recoverTasks(r *workflow.LocalExecutions, steps *workflow.Steps) {
 	e.t.Helper()
 	sw := sweeper.New(sweeper.Config{Tasks: e.store, Failer: steps, Executions: r, Logger: steps.Logger})
 	if _, err := sw.Recover(context.Background()); err != nil {

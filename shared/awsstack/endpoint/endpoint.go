@@ -1,6 +1,6 @@
 // Package endpoint builds the handlers of the seven API Lambdas
 // (text-to-video, ..., models): the shared net/http API on the DynamoDB
-// store, S3 (media) and Step Functions (starter), adapted to API Gateway
+// store, S3 (media) and Step Functions (executions), adapted to API Gateway
 // REST proxy events.
 package endpoint
 
@@ -13,8 +13,8 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/executions"
 	"github.com/genvideo/gen/shared/awsstack/media"
-	"github.com/genvideo/gen/shared/awsstack/starter"
 	"github.com/genvideo/gen/shared/httpapi"
 )
 
@@ -51,7 +51,7 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := starter.New(s)
+	st, err := executions.New(s)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	api := httpapi.New(httpapi.Config{
 		Store:             s.Store,
 		Blobs:             blobs,
-		Starter:           st,
+		Executions:        st,
 		Logger:            s.Logger,
 		GenerationTimeout: s.Env.GenerationTimeout,
 		MaxImageBytes:     perImage,

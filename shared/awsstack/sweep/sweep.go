@@ -5,7 +5,7 @@ package sweep
 
 import (
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/starter"
+	"github.com/genvideo/gen/shared/awsstack/executions"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/sweeper"
 )
@@ -13,7 +13,7 @@ import (
 // New returns the sweeper of unfinished tasks. It needs
 // GEN_STATE_MACHINE_ARN.
 func New(s *awsstack.Stack) (*sweeper.Sweeper, error) {
-	st, err := starter.New(s)
+	st, err := executions.New(s)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
-// Package memblob is an in-memory blob store for tests. It has what the
-// API needs (Put, Delete, SignURL: httpapi.Blobs) and what the workflow
-// needs (Put, Get: workflow.Blobs), switches that make it fail as an
-// unreachable storage would, and accessors to look at what it holds.
+// Package memblob is an in-memory blob.Store for tests, with switches
+// that make it fail as an unreachable storage would, and accessors to look
+// at what it holds.
 package memblob
 
 import (

@@ -11,14 +11,12 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/blob/memblob"
-	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 var (
-	_ httpapi.Blobs  = (*memblob.Store)(nil)
-	_ workflow.Blobs = (*memblob.Store)(nil)
+	_ blob.Store = (*memblob.Store)(nil)
 )
 
 func TestPutGetDelete(t *testing.T) {

@@ -20,15 +20,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/blob/s3blob"
 	"github.com/genvideo/gen/shared/blob/s3blob/s3blobtest"
-	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 var (
-	_ httpapi.Blobs  = (*s3blob.Store)(nil)
-	_ workflow.Blobs = (*s3blob.Store)(nil)
+	_ blob.Store = (*s3blob.Store)(nil)
 )
 
 const (

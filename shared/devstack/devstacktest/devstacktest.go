@@ -1,5 +1,5 @@
 // Package devstacktest runs the whole local service (devstack: the SQLite
-// store, the ffmpeg generator, the ASL runner and the HTTP API) behind a
+// store, the ffmpeg generator, the local executions and the HTTP API) behind a
 // real loopback listener, for tests of the service's clients.
 package devstacktest
 

@@ -1,5 +1,5 @@
 // Package httpapitest holds test doubles and a ready test server for the
-// HTTP API: a recording workflow starter, a settable clock, and Start,
+// HTTP API: recording workflow executions, a settable clock, and Start,
 // which serves an httpapi.API backed by a real SQLite store in a
 // temporary directory and an in-memory blob store (shared/blob/memblob).
 package httpapitest
@@ -23,18 +23,18 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-var _ service.Workflows = (*Starter)(nil)
+var _ service.Executions = (*Executions)(nil)
 
-// Starter is a service.Workflows that records the tasks it is asked to
+// Executions is a service.Executions that records the tasks it is asked to
 // start; SetErr makes it fail.
-type Starter struct {
+type Executions struct {
 	mu      sync.Mutex
 	started []task.Task
 	err     error
 }
 
 // Start records t, or fails with the error SetErr gave.
-func (s *Starter) Start(ctx context.Context, t task.Task) error {
+func (s *Executions) Start(ctx context.Context, t task.Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -45,14 +45,14 @@ func (s *Starter) Start(ctx context.Context, t task.Task) error {
 }
 
 // SetErr makes every later Start fail with err (nil: succeed).
-func (s *Starter) SetErr(err error) {
+func (s *Executions) SetErr(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err
 }
 
 // Started returns the tasks started so far, in order.
-func (s *Starter) Started() []task.Task {
+func (s *Executions) Started() []task.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.started)
@@ -83,12 +83,12 @@ func (c *Clock) Advance(d time.Duration) {
 
 // Env is a running test server and what it is made of.
 type Env struct {
-	API     *httpapi.API
-	Server  *httptest.Server
-	Store   store.Store
-	Blobs   *memblob.Store
-	Starter *Starter
-	Clock   *Clock
+	API        *httpapi.API
+	Server     *httptest.Server
+	Store      store.Store
+	Blobs      *memblob.Store
+	Executions *Executions
+	Clock      *Clock
 }
 
 // Epoch is where an Env's clock starts: the first second of a UTC minute,
@@ -97,7 +97,7 @@ var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 // Start serves an httpapi.API built from cfg. Every dependency cfg leaves
 // nil is filled in: a SQLite store in tb.TempDir(), a memblob.Store, a
-// Starter and a Clock at Epoch (cfg.Now, when set, replaces the Clock's
+// Executions and a Clock at Epoch (cfg.Now, when set, replaces the Clock's
 // use). Everything is closed when the test ends.
 //
 // Every response that Server.Client() receives is checked against the
@@ -105,7 +105,7 @@ var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 // whose status the document does not list, fails the test.
 func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	tb.Helper()
-	env := &Env{Blobs: memblob.New(), Starter: &Starter{}, Clock: NewClock(Epoch)}
+	env := &Env{Blobs: memblob.New(), Executions: &Executions{}, Clock: NewClock(Epoch)}
 	if cfg.Store == nil {
 		st, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "gen.db"))
 		if err != nil {
@@ -120,8 +120,8 @@ func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	if cfg.Blobs == nil {
 		cfg.Blobs = env.Blobs
 	}
-	if cfg.Starter == nil {
-		cfg.Starter = env.Starter
+	if cfg.Executions == nil {
+		cfg.Executions = env.Executions
 	}
 	if cfg.Now == nil {
 		cfg.Now = env.Clock.Now

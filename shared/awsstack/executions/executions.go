@@ -1,7 +1,7 @@
-// Package starter is the Step Functions starter of the generation state
+// Package executions builds the Step Functions executions of the generation state
 // machine, for the functions that start executions: the start endpoints
 // (through the endpoint package) and the sweeper.
-package starter
+package executions
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/genvideo/gen/shared/sfnstart"
 )
 
-// New returns the starter of GEN_STATE_MACHINE_ARN.
-func New(s *awsstack.Stack) (*sfnstart.Starter, error) {
+// New returns the executions of GEN_STATE_MACHINE_ARN.
+func New(s *awsstack.Stack) (*sfnstart.Executions, error) {
 	if err := s.Require("starting the workflow", awsstack.EnvStateMachineARN); err != nil {
 		return nil, err
 	}

@@ -42,12 +42,12 @@ func NewInput(t task.Task, now time.Time) Input {
 	return Input{TaskID: t.ID, TimeoutSeconds: max(1, secs)}
 }
 
-// Runner executes statemachine/generation.asl.json locally, its Task
+// LocalExecutions executes statemachine/generation.asl.json locally, its Task
 // states calling Steps in this process. It is the local stack's
 // executions, as Step Functions is AWS's: the API starts one per task,
 // and the sweeper (shared/sweeper) looks them up by name and re-drives
 // the tasks whose execution is gone, on both stacks alike.
-type Runner struct {
+type LocalExecutions struct {
 	steps *Steps
 	exec  *asl.Executor
 
@@ -61,9 +61,9 @@ type Runner struct {
 	started map[string]string
 }
 
-// NewRunner parses the embedded definition and wires its resources to
+// NewLocalExecutions parses the embedded definition and wires its resources to
 // steps. opts configure the interpreter (asl.WithLogger).
-func NewRunner(steps *Steps, opts ...asl.Option) (*Runner, error) {
+func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
 		"GenerateFunctionArn":       resourceGenerate,
@@ -73,7 +73,7 @@ func NewRunner(steps *Steps, opts ...asl.Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generation workflow: %w", err)
 	}
-	r := &Runner{steps: steps, started: map[string]string{}}
+	r := &LocalExecutions{steps: steps, started: map[string]string{}}
 	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
 		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
 		resourceGenerate:       asl.Handler(steps.Generate),
@@ -88,8 +88,8 @@ func NewRunner(steps *Steps, opts ...asl.Option) (*Runner, error) {
 
 // finished wraps a step that ends a task, to forget the task's execution
 // names once the task is terminal.
-func finished[In any](r *Runner, step func(context.Context, In) (Status, error)) func(context.Context, In) (Status, error) {
-	return func(ctx context.Context, in In) (Status, error) {
+func finished[In any](r *LocalExecutions, step func(context.Context, In) (TaskState, error)) func(context.Context, In) (TaskState, error) {
+	return func(ctx context.Context, in In) (TaskState, error) {
 		st, err := step(ctx, in)
 		if err == nil && st.Status.Terminal() {
 			r.mu.Lock()
@@ -103,14 +103,14 @@ func finished[In any](r *Runner, step func(context.Context, In) (Status, error))
 // Start starts the workflow for t in the background, in an execution named
 // t.ID; starting a task whose execution is running does nothing. The
 // execution outlives ctx: it runs until the task is finished or the
-// runner is closed.
-func (r *Runner) Start(ctx context.Context, t task.Task) error {
+// executions are closed.
+func (r *LocalExecutions) Start(ctx context.Context, t task.Task) error {
 	return r.StartNamed(ctx, t.ID, t)
 }
 
 // StartNamed starts the workflow for t in an execution of the given name,
 // as Start does; the sweeper names the executions after a task's first.
-func (r *Runner) StartNamed(ctx context.Context, name string, t task.Task) error {
+func (r *LocalExecutions) StartNamed(ctx context.Context, name string, t task.Task) error {
 	r.mu.Lock()
 	r.started[name] = t.ID
 	r.mu.Unlock()
@@ -124,7 +124,7 @@ func (r *Runner) StartNamed(ctx context.Context, name string, t task.Task) error
 // this process, and whether it is still running. A process knows nothing
 // of the executions of the one before it: after a restart every task is
 // re-driven under its first name.
-func (r *Runner) Execution(ctx context.Context, name string) (exists, running bool, err error) {
+func (r *LocalExecutions) Execution(ctx context.Context, name string) (exists, running bool, err error) {
 	r.mu.Lock()
 	_, exists = r.started[name]
 	r.mu.Unlock()
@@ -132,7 +132,7 @@ func (r *Runner) Execution(ctx context.Context, name string) (exists, running bo
 }
 
 // Run runs the workflow for t and waits for its end.
-func (r *Runner) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
+func (r *LocalExecutions) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
 	exec, err := r.exec.Run(ctx, t.ID, NewInput(t, r.steps.now()))
 	if err != nil {
 		return exec, fmt.Errorf("workflow for %s: %w", t.ID, err)
@@ -141,11 +141,11 @@ func (r *Runner) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
 }
 
 // Running reports whether the workflow of the task is running here.
-func (r *Runner) Running(taskID string) bool { return r.exec.Running(taskID) }
+func (r *LocalExecutions) Running(taskID string) bool { return r.exec.Running(taskID) }
 
 // Wait blocks until no workflow is running.
-func (r *Runner) Wait() { r.exec.Wait() }
+func (r *LocalExecutions) Wait() { r.exec.Wait() }
 
 // Close aborts the running workflows and waits for them to stop. Their
 // tasks stay unfinished until Recover, here or in the next process.
-func (r *Runner) Close() { r.exec.Close() }
+func (r *LocalExecutions) Close() { r.exec.Close() }
