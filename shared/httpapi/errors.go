@@ -14,7 +14,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Error codes of the contract (contract decisions, "Error bodies"; the
+// Error codes of the contract (infra/docs/contract.md, "Paths and bodies"; the
 // validation codes are params'.
 const (
 	CodeValidation       = params.CodeValidation

@@ -11,7 +11,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// History page bounds (contract decisions, "History").
+// History page bounds (infra/docs/contract.md).
 const (
 	defaultHistoryLimit = 20
 	maxHistoryLimit     = 100

@@ -15,7 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Idempotency-Key (contract decisions, "Extensions"): a start sent again
+// Idempotency-Key (infra/docs/contract.md, "Extensions"): a start sent again
 // with the same key and the same request within service.IdempotencyTTL answers
 // what the first one answered, without a second task or charge; the same
 // key with another request is a 409. Keys belong to the account, not to

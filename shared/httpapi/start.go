@@ -22,7 +22,7 @@ const maxJSONBody = 64 << 10
 // startResponse is the 202 of every start endpoint. image-to-video adds
 // imageInfo; first-last-frame adds firstFrame and lastFrame, each of
 // imageInfo's shape, one per uploaded frame. The cost is creditsUsed in
-// every start response (contract decisions, "Image inputs").
+// every start response (infra/docs/contract.md).
 type startResponse struct {
 	Success           bool        `json:"success"`
 	Message           string      `json:"message"`

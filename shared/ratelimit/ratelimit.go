@@ -3,7 +3,8 @@
 // itself is done by the store (store.Take, and CreateTask's StartGuard),
 // atomically; this package only says which counters to count.
 //
-// Two budgets apply to every key (contract decisions, "Limits"):
+// Two budgets apply to every key (infra/docs/contract.md explains the two
+// figure sets of the specification, "Set A" and "Set B"):
 //
 //   - the request budget (the spec's figure set B): every authenticated
 //     request takes one unit of a per-minute and of a per-UTC-day window;
