@@ -468,10 +468,10 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 				t.Errorf("balance after failure = %d, want 1000 (refunded)", got)
 			}
 			// Re-driving the finished task must not refund it again.
-			if _, err := e.stack.Sweeper.Recover(context.Background()); err != nil {
+			if _, err := e.stack.sweeper.Recover(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			e.stack.Executions.Wait()
+			e.stack.executions.Wait()
 			entries, _ := e.stack.Store.Ledger(context.Background(), k.AccountID)
 			refunds := 0
 			for _, en := range entries {

@@ -150,7 +150,7 @@ func (f *faultStack) inputs() []string {
 }
 
 // settle waits until no workflow runs.
-func (f *faultStack) settle() { f.stack.Executions.Wait() }
+func (f *faultStack) settle() { f.stack.executions.Wait() }
 
 // wantNoLeak fails the test if the body carries any internal detail.
 func wantNoLeak(t *testing.T, what string, r response) {

@@ -22,14 +22,15 @@ import (
 
 // Stack is the whole local service.
 type Stack struct {
-	Store      *sqlitestore.Store
-	Blobs      *fsblob.Store
-	Renderer   *render.Renderer
-	Executions *workflow.LocalExecutions
-	// Sweeper re-drives tasks whose execution is gone and times out those
-	// past their deadline: the same sweeper as on AWS, over Executions.
-	Sweeper *sweeper.Sweeper
-	API     *httpapi.API
+	Store *sqlitestore.Store
+	Blobs *fsblob.Store
+
+	renderer   *render.Renderer
+	executions *workflow.LocalExecutions
+	// sweeper re-drives tasks whose execution is gone and times out those
+	// past their deadline: the same sweeper as on AWS, over executions.
+	sweeper *sweeper.Sweeper
+	api     *httpapi.API
 
 	handler http.Handler
 	logger  *slog.Logger
@@ -64,12 +65,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Store: st, Renderer: renderer, logger: logger}
+	s := &Stack{Store: st, renderer: renderer, logger: logger}
 	if err := s.build(cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if _, err := s.Sweeper.Recover(ctx); err != nil {
+	if _, err := s.sweeper.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
 	}
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 }
 
 func (s *Stack) build(cfg Config) error {
-	gen, err := cfg.generator(s.Renderer)
+	gen, err := cfg.generator(s.renderer)
 	if err != nil {
 		return err
 	}
@@ -106,22 +107,22 @@ func (s *Stack) build(cfg Config) error {
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.Executions, err = workflow.NewLocalExecutions(steps, asl.WithLogger(s.logger))
+	s.executions, err = workflow.NewLocalExecutions(steps, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
-	s.Sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.Executions, Logger: s.logger})
-	s.API = httpapi.New(httpapi.Config{
+	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
+	s.api = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
-		Executions:        s.Executions,
+		Executions:        s.executions,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
-		Estimate:          s.Renderer.Estimate,
+		Estimate:          s.renderer.Estimate,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/files/", s.Blobs.Handler())
-	mux.Handle("/", s.API.Handler())
+	mux.Handle("/", s.api.Handler())
 	s.handler = mux
 	return nil
 }
@@ -137,7 +138,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := s.Sweeper.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			if _, err := s.sweeper.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
 		}
@@ -154,8 +155,8 @@ func (s *Stack) Close() error {
 		s.stop()
 		s.swept.Wait()
 	}
-	if s.Executions != nil {
-		s.Executions.Close()
+	if s.executions != nil {
+		s.executions.Close()
 	}
 	return s.Store.Close()
 }

@@ -141,25 +141,3 @@ func (a *API) Endpoint(name string) (http.Handler, bool) {
 	return h, ok
 }
 
-// TextToVideo serves POST /api/gen/text-to-video.
-func (a *API) TextToVideo() http.Handler { return a.endpoints[EndpointTextToVideo] }
-
-// ImageToVideo serves POST /api/gen/image-to-video.
-func (a *API) ImageToVideo() http.Handler { return a.endpoints[EndpointImageToVideo] }
-
-// FirstLastFrame serves POST /api/gen/first-last-frame.
-func (a *API) FirstLastFrame() http.Handler { return a.endpoints[EndpointFirstLastFrame] }
-
-// Status serves GET /api/gen/status/{taskId}. Outside the router the task
-// id is the last segment of the request path.
-func (a *API) Status() http.Handler { return a.endpoints[EndpointStatus] }
-
-// Download serves GET /api/gen/download/{taskId}. Outside the router the
-// task id is the last segment of the request path.
-func (a *API) Download() http.Handler { return a.endpoints[EndpointDownload] }
-
-// History serves GET /api/gen/history.
-func (a *API) History() http.Handler { return a.endpoints[EndpointHistory] }
-
-// Models serves GET /api/gen/models.
-func (a *API) Models() http.Handler { return a.endpoints[EndpointModels] }

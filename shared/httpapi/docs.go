@@ -21,14 +21,6 @@ const (
 	EndpointDocs    = "docs"
 )
 
-// OpenAPI serves GET /openapi.json: the OpenAPI 3.1 document of the
-// contract. It needs no key.
-func (a *API) OpenAPI() http.Handler { return a.endpoints[EndpointOpenAPI] }
-
-// Docs serves GET /docs: a page that renders the document. It needs no
-// key.
-func (a *API) Docs() http.Handler { return a.endpoints[EndpointDocs] }
-
 // Swagger UI renders the page in a browser that can reach jsDelivr. The
 // files are pinned by version and by Subresource Integrity hashes
 // (computed from the npm package swagger-ui-dist@5.17.14), so that a

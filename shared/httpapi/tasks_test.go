@@ -291,22 +291,29 @@ func TestEndpointHandlers(t *testing.T) {
 	if _, ok := e.API.Endpoint("nope"); ok {
 		t.Error(`Endpoint("nope") found a handler`)
 	}
+	endpoint := func(name string) http.Handler {
+		h, ok := e.API.Endpoint(name)
+		if !ok {
+			t.Fatalf("Endpoint(%q) found no handler", name)
+		}
+		return h
+	}
 	tests := []struct {
 		handler http.Handler
 		method  string
 		path    string
 		status  int
 	}{
-		{e.API.Status(), "GET", "/prod/api/gen/status/" + id, 200},
+		{endpoint(httpapi.EndpointStatus), "GET", "/prod/api/gen/status/" + id, 200},
 		{status, "GET", "/api/gen/status/" + id, 200},
-		{e.API.Download(), "GET", "/prod/api/gen/download/" + id, 400},
-		{e.API.Status(), "GET", "/prod/api/gen/status/nope", 404},
-		{e.API.History(), "GET", "/prod/api/gen/history", 200},
-		{e.API.Models(), "GET", "/prod/api/gen/models", 200},
-		{e.API.Models(), "POST", "/prod/api/gen/models", 405},
-		{e.API.TextToVideo(), "POST", "/prod/api/gen/text-to-video", 202},
-		{e.API.ImageToVideo(), "POST", "/prod/api/gen/image-to-video", 400},
-		{e.API.FirstLastFrame(), "GET", "/prod/api/gen/first-last-frame", 405},
+		{endpoint(httpapi.EndpointDownload), "GET", "/prod/api/gen/download/" + id, 400},
+		{endpoint(httpapi.EndpointStatus), "GET", "/prod/api/gen/status/nope", 404},
+		{endpoint(httpapi.EndpointHistory), "GET", "/prod/api/gen/history", 200},
+		{endpoint(httpapi.EndpointModels), "GET", "/prod/api/gen/models", 200},
+		{endpoint(httpapi.EndpointModels), "POST", "/prod/api/gen/models", 405},
+		{endpoint(httpapi.EndpointTextToVideo), "POST", "/prod/api/gen/text-to-video", 202},
+		{endpoint(httpapi.EndpointImageToVideo), "POST", "/prod/api/gen/image-to-video", 400},
+		{endpoint(httpapi.EndpointFirstLastFrame), "GET", "/prod/api/gen/first-last-frame", 405},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.path, nil)

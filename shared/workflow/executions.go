@@ -131,21 +131,10 @@ func (r *LocalExecutions) Execution(ctx context.Context, name string) (exists, r
 	return exists, exists && r.exec.Running(name), nil
 }
 
-// Run runs the workflow for t and waits for its end.
-func (r *LocalExecutions) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
-	exec, err := r.exec.Run(ctx, t.ID, NewInput(t, r.steps.now()))
-	if err != nil {
-		return exec, fmt.Errorf("workflow for %s: %w", t.ID, err)
-	}
-	return exec, nil
-}
-
-// Running reports whether the workflow of the task is running here.
-func (r *LocalExecutions) Running(taskID string) bool { return r.exec.Running(taskID) }
-
 // Wait blocks until no workflow is running.
 func (r *LocalExecutions) Wait() { r.exec.Wait() }
 
 // Close aborts the running workflows and waits for them to stop. Their
-// tasks stay unfinished until Recover, here or in the next process.
+// tasks stay unfinished until the sweeper recovers them, here or in the next
+// process.
 func (r *LocalExecutions) Close() { r.exec.Close() }

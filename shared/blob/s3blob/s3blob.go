@@ -111,9 +111,6 @@ func New(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Bucket is the name of the store's bucket.
-func (s *Store) Bucket() string { return s.bucket }
-
 // Put stores everything r yields under key, replacing any object there,
 // and returns its size. It streams: a body that fits one part is one
 // PutObject; a longer one becomes a multipart upload, holding one part in
