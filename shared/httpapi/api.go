@@ -140,4 +140,3 @@ func (a *API) Endpoint(name string) (http.Handler, bool) {
 	h, ok := a.endpoints[name]
 	return h, ok
 }
-
