@@ -53,6 +53,9 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 		Handler:           stack.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		// OPTIONS * goes to the router, which answers it in the
+		// contract's body like any path that is no route.
+		DisableGeneralOptionsHandler: true,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,11 +109,38 @@ func (s *Stack) build(cfg Config) error {
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.Renderer.Estimate,
 	})
-	mux := http.NewServeMux()
-	mux.Handle("/files/", s.Blobs.Handler())
-	mux.Handle("/", s.API.Handler())
-	s.handler = mux
+	s.handler = route(s.Blobs.Handler(), s.API.Handler())
 	return nil
+}
+
+// route sends the signed links to files and everything else to api. It is
+// no http.ServeMux: that would answer a path with a dot segment or a
+// doubled slash (/files/../x, //api/gen/models) with a redirect and an
+// HTML body before the API could answer it, and every answer of the
+// service is one of the contract's JSON bodies. A path that is not in
+// canonical form goes to the API, which answers it as an unknown route.
+func route(files, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		switch {
+		case r.Method == http.MethodConnect:
+			// Not a path at all (CONNECT host:port); the API's router
+			// would leave it to ServeMux's plain-text 404.
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: httpapi.CodeNotFound,
+				Message: "no such endpoint: CONNECT"})
+		case strings.HasPrefix(p, fsblob.PathPrefix) && canonical(p):
+			files.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
+}
+
+// canonical reports whether an escaped path has no dot segment and no
+// empty one (a trailing slash aside).
+func canonical(p string) bool {
+	c := path.Clean(p)
+	return p == c || p == c+"/"
 }
 
 // sweep re-drives unfinished tasks now and then. Starting an execution
