@@ -40,6 +40,9 @@ const (
 	DefaultGenerationTimeout = 10 * time.Minute
 	DefaultMaxImageBytes     = 20 * 1024 * 1024
 	DefaultRetryAfter        = 5 * time.Second
+	// DefaultMaxImageSide is the widest and tallest image accepted: an
+	// 8192 x 8192 canvas is the renderer's limit of 64 Mi pixels.
+	DefaultMaxImageSide = 8192
 )
 
 // Config is what an API is built from. Store, Blobs and Starter are
@@ -58,6 +61,9 @@ type Config struct {
 	// ImageLimitMessage is an extra sentence for the 413 message, e.g. why
 	// a deployment's limit is lower than the contract's 20 MiB.
 	ImageLimitMessage string
+	// MaxImageSide bounds each uploaded image's width and height in
+	// pixels (default DefaultMaxImageSide).
+	MaxImageSide int
 	// Estimate gives the range of estimatedWaitTime in a start response.
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the polling hint of a pending or processing status.
@@ -114,6 +120,9 @@ func New(cfg Config) *API {
 	}
 	if cfg.MaxImageBytes <= 0 {
 		cfg.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if cfg.MaxImageSide <= 0 {
+		cfg.MaxImageSide = DefaultMaxImageSide
 	}
 	if cfg.Estimate == nil {
 		cfg.Estimate = defaultEstimate
