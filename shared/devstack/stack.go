@@ -33,6 +33,10 @@ type Stack struct {
 	logger  *slog.Logger
 	stop    context.CancelFunc
 	swept   sync.WaitGroup
+
+	// dataDir, tmpDir (render work) and leftoverAge: see cleanLeftovers.
+	dataDir, tmpDir string
+	leftoverAge     time.Duration
 }
 
 // New builds the stack on cfg.DataDir and re-drives every task a previous
@@ -59,11 +63,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Store: st, Renderer: renderer, logger: logger}
+	s := &Stack{Store: st, Renderer: renderer, logger: logger, dataDir: cfg.DataDir, leftoverAge: leftoverAge(cfg.Timeouts)}
 	if err := s.build(cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
+	s.cleanLeftovers(ctx)
 	if err := s.Runner.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
@@ -88,6 +93,7 @@ func (s *Stack) build(cfg Config) error {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("temp dir: %w", err)
 	}
+	s.tmpDir = tmp
 	st := cfg.Hooks.store(s.Store)
 	blobs := cfg.Hooks.blobs(s.Blobs)
 	steps := &workflow.Steps{
@@ -146,6 +152,7 @@ func canonical(p string) bool {
 // sweep re-drives unfinished tasks now and then. Starting an execution
 // that is running is a no-op, so this only revives tasks whose execution
 // was lost; one past its deadline is failed with TIMEOUT and refunded.
+// Each sweep also removes what a killed process left (cleanLeftovers).
 func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 	defer s.swept.Done()
 	t := time.NewTicker(every)
@@ -158,6 +165,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 			if err := s.Runner.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
+			s.cleanLeftovers(ctx)
 		}
 	}
 }
