@@ -46,7 +46,8 @@ func (s *served) post(path, key, contentType string, body []byte, chunked bool) 
 	return res.StatusCode, out
 }
 
-// form is a multipart body of text fields and files (by field name).
+// form is a multipart body of text fields and files (by field name, each
+// file named <field>.png).
 func form(t *testing.T, fields map[string]string, files map[string][]byte) (string, []byte) {
 	t.Helper()
 	var b bytes.Buffer
