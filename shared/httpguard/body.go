@@ -46,9 +46,18 @@ type body struct {
 	idle time.Duration
 	end  time.Time
 	eof  bool
+	err  error // the first error, returned again: a cut body stays cut
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	if b.eof {
+		// No new deadline: net/http reads the connection in the
+		// background from here on, and one would cut that read.
+		return 0, io.EOF
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
 	b.bound()
 	n, err := b.ReadCloser.Read(p)
 	switch {
@@ -57,6 +66,9 @@ func (b *body) Read(p []byte) (int, error) {
 		b.ctl.SetReadDeadline(time.Time{})
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: %w", ErrBodyTimeout, err)
+		b.err = err
+	case err != nil:
+		b.err = err
 	}
 	return n, err
 }
