@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/httpguard"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -90,6 +91,10 @@ type Config struct {
 	// Hooks wrap the store, blob storage and generator (tests and the soak
 	// run only; see Hooks).
 	Hooks Hooks
+	// Timeouts bound how long a client may take over a request's head and
+	// body, and how long a kept-alive connection may idle; zero fields
+	// take httpguard's defaults.
+	Timeouts httpguard.Timeouts
 }
 
 // DataDirFromEnv is GEN_DATA_DIR, or .gen.

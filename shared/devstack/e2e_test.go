@@ -10,7 +10,6 @@ import (
 	"image/png"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -131,17 +130,8 @@ func (e *env) postJSON(path, key, body string) response {
 }
 
 func (e *env) postForm(path, key string, fields map[string]string, files map[string][]byte) response {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range fields {
-		w.WriteField(k, v)
-	}
-	for field, data := range files {
-		fw, _ := w.CreateFormFile(field, field+".png")
-		fw.Write(data)
-	}
-	w.Close()
-	return e.do(http.MethodPost, path, key, w.FormDataContentType(), &buf)
+	ct, body := form(e.t, fields, files)
+	return e.do(http.MethodPost, path, key, ct, bytes.NewReader(body))
 }
 
 // wait polls a task's status until it is terminal.

@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpguard"
 )
 
 // Serve runs the local service until ctx is done: it builds the stack,
 // makes sure the dev key exists, prints how to use it to out, and serves
-// HTTP on cfg.Addr. On shutdown running generations stop; the next start
-// picks them up again.
+// HTTP on cfg.Addr through httpguard, which refuses requests of ambiguous
+// framing and bounds the time a client may take (cfg.Timeouts). On
+// shutdown running generations stop; the next start picks them up again.
 func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -49,11 +52,14 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	fmt.Fprintf(out, "  dev API key: %s  [%s%s; also in %s]\n\n", key, state, acct, DevKeyPath(cfg.DataDir))
 	fmt.Fprintf(out, "Try:\n  curl -s %s/api/gen/models -H 'X-API-Key: %s'\n\n", cfg.publicURL(), key)
 
-	srv := &http.Server{
-		Handler:           stack.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := httpguard.NewServer(stack.Handler(), httpguard.Config{
+		Timeouts: cfg.Timeouts,
+		Refuse: func(w http.ResponseWriter, why httpguard.Refusal) {
+			stack.logger.Info("request refused for its framing", "header", why.Header, "reason", why.Message)
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadRequest, Code: httpapi.CodeValidation,
+				Field: why.Header, Message: why.Message})
+		},
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +38,10 @@ type Stack struct {
 	logger  *slog.Logger
 	stop    context.CancelFunc
 	swept   sync.WaitGroup
+
+	// dataDir, tmpDir (render work) and leftoverAge: see cleanLeftovers.
+	dataDir, tmpDir string
+	leftoverAge     time.Duration
 }
 
 // New builds the stack on cfg.DataDir and recovers every task a previous
@@ -65,11 +71,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Store: st, renderer: renderer, logger: logger}
+	s := &Stack{Store: st, renderer: renderer, logger: logger, dataDir: cfg.DataDir, leftoverAge: leftoverAge(cfg.Timeouts)}
 	if err := s.build(cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
+	s.cleanLeftovers(ctx)
 	if _, err := s.sweeper.Recover(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("recover unfinished tasks: %w", err)
@@ -98,6 +105,7 @@ func (s *Stack) build(cfg Config) error {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("temp dir: %w", err)
 	}
+	s.tmpDir = tmp
 	st := cfg.Hooks.store(s.Store)
 	blobs := cfg.Hooks.blobs(s.Blobs)
 	steps := &workflow.Steps{
@@ -120,15 +128,43 @@ func (s *Stack) build(cfg Config) error {
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.renderer.Estimate,
 	})
-	mux := http.NewServeMux()
-	mux.Handle("/files/", s.Blobs.Handler())
-	mux.Handle("/", s.api.Handler())
-	s.handler = mux
+	s.handler = route(s.Blobs.Handler(), s.api.Handler())
 	return nil
 }
 
+// route sends the signed links to files and everything else to api. It is
+// no http.ServeMux: that would answer a path with a dot segment or a
+// doubled slash (/files/../x, //api/gen/models) with a redirect and an
+// HTML body before the API could answer it, and every answer of the
+// service is one of the contract's JSON bodies. A path that is not in
+// canonical form goes to the API, which answers it as an unknown route.
+func route(files, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		switch {
+		case r.Method == http.MethodConnect:
+			// Not a path at all (CONNECT host:port); the API's router
+			// would leave it to ServeMux's plain-text 404.
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: httpapi.CodeNotFound,
+				Message: "no such endpoint: CONNECT"})
+		case strings.HasPrefix(p, fsblob.PathPrefix) && canonical(p):
+			files.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
+}
+
+// canonical reports whether an escaped path has no dot segment and no
+// empty one (a trailing slash aside).
+func canonical(p string) bool {
+	c := path.Clean(p)
+	return p == c || p == c+"/"
+}
+
 // sweep runs the sweeper now and then: it revives tasks whose execution
-// was lost, and fails one past its deadline with TIMEOUT, refunded.
+// was lost, and fails one past its deadline with TIMEOUT, refunded. Each
+// sweep also removes what a killed process left (cleanLeftovers).
 func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 	defer s.swept.Done()
 	t := time.NewTicker(every)
@@ -141,6 +177,7 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 			if _, err := s.sweeper.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.logger.Warn("sweep unfinished tasks", "err", err)
 			}
+			s.cleanLeftovers(ctx)
 		}
 	}
 }

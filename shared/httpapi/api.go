@@ -19,7 +19,12 @@ import (
 )
 
 // Defaults of Config.
-const DefaultMaxImageBytes = 20 * 1024 * 1024
+const (
+	DefaultMaxImageBytes = 20 * 1024 * 1024
+	// DefaultMaxImageSide is the widest and tallest image accepted: an
+	// 8192 x 8192 canvas is the renderer's limit of 64 Mi pixels.
+	DefaultMaxImageSide = 8192
+)
 
 // Config is what an API is built from. Store, Blobs and Executions are
 // required; every other field has a default.
@@ -37,6 +42,9 @@ type Config struct {
 	// ImageLimitMessage is an extra sentence for the 413 message, e.g. why
 	// a deployment's limit is lower than the contract's 20 MiB.
 	ImageLimitMessage string
+	// MaxImageSide bounds each uploaded image's width and height in
+	// pixels (default DefaultMaxImageSide).
+	MaxImageSide int
 	// Estimate gives the range of estimatedWaitTime in a start response.
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the polling hint of a pending or processing status.
@@ -88,6 +96,9 @@ func New(cfg Config) *API {
 	}
 	if cfg.MaxImageBytes <= 0 {
 		cfg.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if cfg.MaxImageSide <= 0 {
+		cfg.MaxImageSide = DefaultMaxImageSide
 	}
 	svc := service.New(service.Config{
 		Store:             cfg.Store,

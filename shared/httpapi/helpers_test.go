@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -177,10 +178,10 @@ func (e *env) postForm(path, key string, parts ...part) response {
 	return e.do(http.MethodPost, path, key, ct, bytes.NewReader(body))
 }
 
-// Test images: only their first bytes matter to the service.
+// Test images: whole, small images, as the service checks every byte.
 var (
-	pngData  = append([]byte{0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A}, bytes.Repeat([]byte("png!"), 100)...)
-	jpegData = append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, bytes.Repeat([]byte("jpg!"), 50)...)
+	pngData  = imagechecktest.Uncompressed(64, 36, 0)
+	jpegData = imagechecktest.JPEG(32, 18)
 	gifData  = []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")
 )
 

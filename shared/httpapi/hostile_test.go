@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 )
 
 // Hostile input, each refused with the contract's error and no change of
@@ -206,7 +207,7 @@ func TestImageLimitStreams(t *testing.T) {
 			}
 			tail += "--" + b + "--\r\n"
 			body := &countingBody{r: io.MultiReader(strings.NewReader(head),
-				io.LimitReader(pngStream(), tt.size), // generated, never held
+				imagechecktest.PNGOfSize(tt.size), // generated, never held
 				io.LimitReader(zeros{}, tt.trailing), strings.NewReader(tail))}
 			total := int64(len(head)) + tt.size + tt.trailing + int64(len(tail))
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -154,14 +155,14 @@ func TestIdempotentReplayCanonicalJSON(t *testing.T) {
 // that changes nothing; the conflicting request's uploads are deleted.
 func TestIdempotencyConflict(t *testing.T) {
 	const i2v = "/api/gen/image-to-video"
-	otherPNG := append(bytes.Clone(pngData), 'x')
+	otherPNG := imagechecktest.Uncompressed(65, 36, 0)
 	tests := []struct {
 		name string
 		req  startRequest
 	}{
 		{"another prompt", formStart(t, i2v, field("prompt", "a crane"), file("image", "h.png", pngData))},
 		{"another parameter", formStart(t, i2v, field("prompt", "a heron"), field("seed", "1"), file("image", "h.png", pngData))},
-		{"another image, same name and size", formStart(t, i2v, field("prompt", "a heron"), file("image", "h.png", append(bytes.Clone(pngData[:len(pngData)-1]), '?')))},
+		{"another image, same name and size", formStart(t, i2v, field("prompt", "a heron"), file("image", "h.png", imagechecktest.Uncompressed(64, 36, 1)))},
 		{"a longer image", formStart(t, i2v, field("prompt", "a heron"), file("image", "h.png", otherPNG))},
 		{"another file name", formStart(t, i2v, field("prompt", "a heron"), file("image", "g.png", pngData))},
 		{"another endpoint", formStart(t, "/api/gen/first-last-frame", field("prompt", "a heron"), file("firstFrame", "h.png", pngData), file("lastFrame", "h.png", pngData))},

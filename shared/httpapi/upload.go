@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/genvideo/gen/shared/imagecheck"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -133,8 +134,10 @@ func sniff(head []byte) (mimeType, ext string) {
 
 // putImage streams one file part into blob storage through a counter that
 // stops it past MaxImageBytes, so that an oversized image is refused while
-// it arrives, never buffered whole. It returns the stored input and the
-// hex SHA-256 of its bytes.
+// it arrives, never buffered whole, and through imagecheck, so that what
+// is not one whole JPEG or PNG of an accepted canvas is refused before
+// anything is charged. A file over the size limit is a 413 whatever its
+// bytes. It returns the stored input and the hex SHA-256 of its bytes.
 func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, string, error) {
 	br := bufio.NewReaderSize(p, 512)
 	head, err := br.Peek(len(pngMagic))
@@ -154,8 +157,10 @@ func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) 
 	key := "inputs/" + id + "/" + role + "." + ext
 	cr := &countingReader{r: br, max: a.cfg.MaxImageBytes}
 	digest := sha256.New()
-	_, err = a.cfg.Blobs.Put(ctx, key, io.TeeReader(cr, digest), mimeType)
-	if err != nil || cr.tooLarge {
+	check := imagecheck.New(a.cfg.MaxImageSide)
+	_, err = a.cfg.Blobs.Put(ctx, key, io.TeeReader(cr, io.MultiWriter(digest, check)), mimeType)
+	_, imgErr := check.Close()
+	if err != nil || cr.tooLarge || imgErr != nil {
 		// Whatever part of the file was stored goes.
 		a.deleteBlob(ctx, key)
 		switch {
@@ -163,12 +168,37 @@ func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) 
 			return task.Input{}, "", a.fileTooLarge(role)
 		case cr.err != nil:
 			return task.Input{}, "", a.bodyError(cr.err, role)
-		default:
+		case err != nil:
 			return task.Input{}, "", &service.BlobError{Err: fmt.Errorf("put %s: %w", key, err)}
+		default:
+			return task.Input{}, "", a.notAnImage(role, imgErr)
 		}
 	}
 	in := task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}
 	return in, hex.EncodeToString(digest.Sum(nil)), nil
+}
+
+// notAnImage answers a file that imagecheck refused: one whose canvas is
+// too large is a VALIDATION_ERROR naming the limit, anything else (not a
+// whole image, damaged, of a kind not accepted) an INVALID_IMAGE_TYPE
+// saying what is wrong.
+func (a *API) notAnImage(field string, err error) *Error {
+	var ie *imagecheck.Error
+	if !errors.As(err, &ie) {
+		ie = &imagecheck.Error{Kind: imagecheck.ErrDamaged, Reason: "it could not be read"}
+	}
+	if errors.Is(ie, imagecheck.ErrCanvas) {
+		side := a.cfg.MaxImageSide
+		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: field,
+			Message: fmt.Sprintf("The image %q is %dx%d pixels; the largest accepted is %dx%d pixels.", field, ie.Width, ie.Height, side, side),
+			Details: map[string]any{"width": ie.Width, "height": ie.Height, "maxWidth": side, "maxHeight": side}}
+	}
+	what := "is not a whole JPEG or PNG image"
+	if errors.Is(ie, imagecheck.ErrUnsupported) {
+		what = "is a kind of image not accepted (send a still JPEG or PNG)"
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: field,
+		Message: fmt.Sprintf("The file %q %s: %s.", field, what, ie.Reason)}
 }
 
 // errTooLarge stops a Put past the image limit.

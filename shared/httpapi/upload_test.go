@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 )
 
@@ -105,7 +106,7 @@ func TestImageLimitIsConfigurable(t *testing.T) {
 		c.ImageLimitMessage = "This deployment accepts at most 1000 bytes."
 	})
 	c := e.caller(10000)
-	exact := append(append([]byte{}, pngData[:8]...), make([]byte, 992)...)
+	exact, _ := io.ReadAll(imagechecktest.PNGOfSize(1000)) // a whole image of 1000 bytes
 	tests := []struct {
 		name   string
 		path   string

@@ -1,6 +1,7 @@
 package params_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -28,6 +29,9 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"prompt":"a heron at dawn","seed":7}`))
 	f.Add(uint8(2), []byte(`{"prompt":"x","model":"gen-3.1-lite-generate-001"}`))
 	f.Add(uint8(1), []byte("{\"prompt\":\"\xff\"}"))
+	f.Add(uint8(0), []byte(`{"prompt":"x","model":"gen-3.1-lite-generate-001","mod\u0065l":"gen-3.1-generate-001"}`))
+	f.Add(uint8(0), []byte(`{"prompt":"x","seed":{"a":1,"a":2}}`))
+	f.Add(uint8(0), []byte(`{"prompt":"x"}]`))
 	f.Fuzz(func(t *testing.T, k uint8, body []byte) {
 		kind := kinds[int(k)%len(kinds)]
 		r, err := params.ParseJSON(kind, body)
@@ -39,6 +43,13 @@ func FuzzParseJSON(f *testing.F) {
 		// is not text: either way, no request.
 		if !utf8.Valid(body) {
 			t.Errorf("ParseJSON accepted a body that is not UTF-8: %q", body)
+		}
+		// Each key once, and nothing after the object.
+		if key, ok := repeatsKey(body); ok {
+			t.Errorf("ParseJSON accepted %q, which gives the key %q twice", body, key)
+		}
+		if !json.Valid(body) {
+			t.Errorf("ParseJSON accepted %q, which is not one JSON value", body)
 		}
 		// The same values as a form mean the same request.
 		form := map[string][]string{
@@ -85,6 +96,54 @@ func FuzzParseForm(f *testing.F) {
 			}
 		}
 	})
+}
+
+// repeatsKey reports a key that some object of the JSON text b gives
+// twice, reading b with its own walk rather than the validator's.
+func repeatsKey(b []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	// Each object is read as its list of keys; a decoded map would have
+	// merged them already.
+	var object func() (string, bool)
+	var value func() (string, bool)
+	value = func() (string, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			return object()
+		case json.Delim('['):
+			for dec.More() {
+				if k, ok := value(); ok {
+					return k, true
+				}
+			}
+			dec.Token()
+		}
+		return "", false
+	}
+	object = func() (string, bool) {
+		seen := map[string]bool{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			k, _ := tok.(string)
+			if seen[k] {
+				return k, true
+			}
+			seen[k] = true
+			if k, ok := value(); ok {
+				return k, true
+			}
+		}
+		dec.Token()
+		return "", false
+	}
+	return value()
 }
 
 // checkParsed fails the test unless (r, err) is a refusal of the

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // ParseJSON validates the JSON body of a start request of the given type.
+// The body is one JSON object and nothing after it; a key given twice in
+// any object of it is refused, as a form field given twice is.
 func ParseJSON(kind string, body []byte) (Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -17,8 +20,13 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return Request{}, &Error{Code: CodeValidation, Message: "request body must be a JSON object"}
 	}
-	if dec.More() {
+	// More would report false before a stray ']' or '}'; only the end of
+	// the body may follow the object.
+	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, &Error{Code: CodeValidation, Message: "request body must hold a single JSON object"}
+	}
+	if err := repeatedKey(body); err != nil {
+		return Request{}, err
 	}
 	present := make(map[string]value, len(fields))
 	for name, raw := range fields {
@@ -28,6 +36,66 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 		present[name] = jsonValue(raw)
 	}
 	return validate(kind, present)
+}
+
+// repeatedKey refuses a body (already known to be one JSON object) in
+// which an object names a key twice. encoding/json keeps the last value
+// without a word, so a request naming two models would be charged for the
+// second. Keys are compared as decoded: "mod\u0065l" is "model". The
+// error names the top-level field the repeated key is in (the key itself
+// at the top level).
+func repeatedKey(body []byte) *Error {
+	type frame struct {
+		keys    map[string]bool // nil in an array
+		wantKey bool            // the next token of an object is a key
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	field := "" // the top-level field being read
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error the decode already refused
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+			continue
+		case string:
+			top := stack[len(stack)-1]
+			if top.keys == nil || !top.wantKey {
+				break // a string value
+			}
+			top.wantKey = false
+			if len(stack) == 1 {
+				field = t
+			}
+			if top.keys[t] {
+				if len(stack) == 1 {
+					return &Error{Code: CodeValidation, Field: t,
+						Message: fmt.Sprintf("field %q is given more than once; send it once", t)}
+				}
+				return &Error{Code: CodeValidation, Field: field,
+					Message: fmt.Sprintf("field %q holds the key %q more than once", field, t)}
+			}
+			top.keys[t] = true
+			continue
+		}
+		valueDone()
+	}
 }
 
 // ParseForm validates the non-file fields of a multipart start request.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
@@ -80,7 +81,7 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		defer cancel()
 	}
 
-	dir, err := os.MkdirTemp(s.TempDir, "generate-"+t.ID+"-")
+	dir, err := os.MkdirTemp(s.TempDir, workDirPrefix+t.ID+"-")
 	if err != nil {
 		return Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
 	}
@@ -118,6 +119,22 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		s.logger().Info("generation partly filtered", "task", t.ID, "videos", len(videos), "filtered", out.Filtered)
 	}
 	return out, nil
+}
+
+// workDirPrefix begins the name of each work directory Generate makes in
+// TempDir: generate-<task id>-<random>.
+const workDirPrefix = "generate-"
+
+// WorkDirTask returns the task a work directory of Generate (a name in
+// Steps.TempDir) is for, so that one a killed process left behind can be
+// told from one in use.
+func WorkDirTask(name string) (taskID string, ok bool) {
+	rest, ok := strings.CutPrefix(name, workDirPrefix)
+	i := strings.LastIndexByte(rest, '-')
+	if !ok || i < 0 || !task.ValidID(rest[:i]) {
+		return "", false
+	}
+	return rest[:i], true
 }
 
 // fetchInputs downloads the task's input images into dir and returns

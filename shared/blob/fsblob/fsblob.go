@@ -8,6 +8,9 @@
 //	data/<key>  the object's bytes
 //	meta/<key>  its content type
 //	tmp/        files being written; renamed into place when complete
+//
+// A process killed while writing leaves files in tmp/, content types
+// without their object, and empty directories; Tidy removes them.
 package fsblob
 
 import (
@@ -142,10 +145,18 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, contentType st
 	// their type. (One that reads in between gets the new type with the
 	// old bytes, a window only an overwrite with another type can hit.)
 	for _, mv := range []struct{ from, to string }{{meta, s.metaPath(key)}, {data, s.dataPath(key)}} {
-		if err := os.MkdirAll(filepath.Dir(mv.to), 0o750); err != nil {
-			return 0, fmt.Errorf("put %s: %w", key, err)
+		err := os.MkdirAll(filepath.Dir(mv.to), 0o750)
+		if err == nil {
+			err = os.Rename(mv.from, mv.to)
 		}
-		if err := os.Rename(mv.from, mv.to); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Tidy or a Delete removed the directory, empty, in
+			// between: once more.
+			if err = os.MkdirAll(filepath.Dir(mv.to), 0o750); err == nil {
+				err = os.Rename(mv.from, mv.to)
+			}
+		}
+		if err != nil {
 			return 0, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
@@ -226,10 +237,13 @@ func (s *Store) open(key string) (*os.File, string, error) {
 }
 
 // Delete removes the object under key; a missing one is not an error.
+// Directories it leaves empty go too (a refused upload's inputs/<id>/), so
+// that refused requests leave nothing.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
+	defer s.removeEmptyParents(key)
 	for _, p := range []string{s.dataPath(key), s.metaPath(key)} {
 		st, err := os.Lstat(p)
 		if err != nil {
@@ -246,6 +260,19 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		}
 	}
 	return nil
+}
+
+// removeEmptyParents removes the directories above key that are empty,
+// in both trees. A Put that made one of them a moment ago makes it again
+// (see Put).
+func (s *Store) removeEmptyParents(key string) {
+	for _, root := range []string{filepath.Join(s.dir, "data"), filepath.Join(s.dir, "meta")} {
+		for dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(key))); dir != root; dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break // not empty, or gone
+			}
+		}
+	}
 }
 
 // LoadOrCreateSecret reads the signing secret in path, creating it with
