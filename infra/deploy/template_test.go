@@ -540,8 +540,8 @@ func TestTables(t *testing.T) {
 				t.Errorf("%s: %s = %s, want %s", id, c.path, got, c.want)
 			}
 		}
-		if r.raw["DeletionPolicy"] != "Retain" {
-			t.Errorf("%s: DeletionPolicy %v, want Retain (it holds the ledger)", id, r.raw["DeletionPolicy"])
+		if r.raw["DeletionPolicy"] != "RetainExceptOnCreate" {
+			t.Errorf("%s: DeletionPolicy %v, want RetainExceptOnCreate (it holds the ledger; only a failed first create deletes it)", id, r.raw["DeletionPolicy"])
 		}
 	}
 }
