@@ -211,3 +211,77 @@ func TestSAMConfigDeploysInCI(t *testing.T) {
 		}
 	}
 }
+
+// Defect 7 and defect 6: every Task state retries Lambda's client-side
+// timeout too, and retries throttling (Lambda.TooManyRequestsException)
+// long enough that a burst of generations waits for concurrency instead
+// of failing and refunding: at least two minutes of backoff, with jitter
+// so that the throttled executions do not come back together.
+func TestDefinitionRetriesThrottlingPatiently(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "statemachine", "generation.asl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		States map[string]struct {
+			Type  string
+			Retry []struct {
+				ErrorEquals     []string
+				IntervalSeconds float64
+				MaxAttempts     int
+				BackoffRate     float64
+				MaxDelaySeconds float64
+				JitterStrategy  string
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &def); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range def.States {
+		if s.Type != "Task" {
+			continue
+		}
+		retried := map[string]bool{}
+		for _, r := range s.Retry {
+			for _, e := range r.ErrorEquals {
+				if r.MaxAttempts == 0 {
+					continue
+				}
+				retried[e] = true
+				if e != "Lambda.TooManyRequestsException" && e != "States.ALL" {
+					continue
+				}
+				interval, attempts := r.IntervalSeconds, r.MaxAttempts
+				if interval == 0 {
+					interval = 1
+				}
+				if attempts == 0 {
+					attempts = 3
+				}
+				wait := 0.0
+				for i := range attempts {
+					d := interval
+					for range i {
+						d *= max(r.BackoffRate, 1)
+					}
+					if r.MaxDelaySeconds > 0 {
+						d = min(d, r.MaxDelaySeconds)
+					}
+					wait += d
+				}
+				if wait < 120 {
+					t.Errorf("%s retries %s for %.0f s in all, want at least 120 s: throttled work would be refunded", name, e, wait)
+				}
+				if e == "Lambda.TooManyRequestsException" && r.JitterStrategy != "FULL" {
+					t.Errorf("%s retries %s without JitterStrategy FULL", name, e)
+				}
+			}
+		}
+		for _, e := range []string{"Lambda.ClientExecutionTimeoutException", "Lambda.TooManyRequestsException"} {
+			if !retried[e] && !retried["States.ALL"] {
+				t.Errorf("%s does not retry %s", name, e)
+			}
+		}
+	}
+}
