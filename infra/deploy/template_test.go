@@ -418,8 +418,11 @@ var wantGatewayResponses = map[string]gatewayResponse{
 	"QUOTA_EXCEEDED":               {429, httpapi.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
 	"REQUEST_TOO_LARGE":            {413, httpapi.CodeFileTooLarge, "", nil},
 	"AUTHORIZER_FAILURE":           {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
-	"DEFAULT_4XX":                  {0, "BAD_REQUEST", "", nil},
-	"DEFAULT_5XX":                  {0, httpapi.CodeInternal, "", nil},
+	// An authorizer that errs (the key store down) is this one, not
+	// AUTHORIZER_FAILURE: without it the client got a 500.
+	"AUTHORIZER_CONFIGURATION_ERROR": {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
+	"DEFAULT_4XX":                    {0, "BAD_REQUEST", "", nil},
+	"DEFAULT_5XX":                    {0, httpapi.CodeInternal, "", nil},
 }
 
 func TestGatewayResponses(t *testing.T) {
