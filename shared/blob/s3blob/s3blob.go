@@ -17,8 +17,11 @@ package s3blob
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"net/http"
@@ -161,8 +164,14 @@ func readPart(r io.Reader, size int) ([]byte, error) {
 
 // putMultipart uploads first (a full part) and the rest of r in parts.
 func (s *Store) putMultipart(ctx context.Context, key, contentType string, first []byte, r io.Reader) (size int64, err error) {
+	// The upload declares CRC32, every part carries its CRC32, computed
+	// here, and the completion lists them all. S3 refuses a completion
+	// that drops a checksum a part was uploaded with (InvalidPart: what
+	// the SDK's automatic part checksums once caused, aws-sdk-go-v2 issue
+	// 3005); carrying them ourselves does not depend on the SDK's defaults
+	// and makes S3 check every part.
 	up, err := s.api.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: &s.bucket, Key: &key, ContentType: &contentType,
+		Bucket: &s.bucket, Key: &key, ContentType: &contentType, ChecksumAlgorithm: types.ChecksumAlgorithmCrc32,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create multipart upload: %w", err)
@@ -181,14 +190,16 @@ func (s *Store) putMultipart(ctx context.Context, key, contentType string, first
 
 	var parts []types.CompletedPart
 	for num, part := int32(1), first; len(part) > 0; num++ {
+		sum := crc32Base64(part)
 		out, err := s.api.UploadPart(ctx, &s3.UploadPartInput{
 			Bucket: &s.bucket, Key: &key, UploadId: up.UploadId, PartNumber: aws.Int32(num),
 			Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part))),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ChecksumCRC32: &sum,
 		})
 		if err != nil {
 			return 0, fmt.Errorf("upload part %d: %w", num, err)
 		}
-		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
+		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32: &sum})
 		size += int64(len(part))
 		if len(part) < s.partSize {
 			break // that was the last
@@ -205,6 +216,14 @@ func (s *Store) putMultipart(ctx context.Context, key, contentType string, first
 		return 0, fmt.Errorf("complete multipart upload: %w", err)
 	}
 	return size, nil
+}
+
+// crc32Base64 is S3's form of a CRC32 checksum: the big-endian bytes in
+// base64.
+func crc32Base64(b []byte) string {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // Get opens the object under key. A missing object is ErrNotFound.

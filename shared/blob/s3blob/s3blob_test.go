@@ -3,8 +3,11 @@ package s3blob_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"net/http"
@@ -18,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/genvideo/gen/shared/blob"
@@ -373,4 +377,105 @@ func TestNewChecksConfig(t *testing.T) {
 			t.Errorf("New with %s: no error", tc.name)
 		}
 	}
+}
+
+// TestMultipartChecksumsAsRealS3 puts bodies of one part and of several
+// through a client that sends the SDK's automatic checksums as it does to
+// real S3 (over TLS), to a fake that checks them as S3 does: a part
+// uploaded with a CRC32 must be completed with it, or S3 answers
+// InvalidPart (aws-sdk-go-v2 issue 3005), which every video of 8 MiB or
+// more met.
+func TestMultipartChecksumsAsRealS3(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	st, err := s3blob.New(s3blob.Config{Client: srv.ClientOverTLS(roleKeyID, roleSecret), Bucket: bucket,
+		Signer: &countingSigner{}, PartSize: partSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{10, partSize, 2*partSize + 12345} {
+		key := fmt.Sprintf("videos/gen_1/%d.mp4", n)
+		body := pattern(n)
+		size, err := st.Put(t.Context(), key, onlyReader{bytes.NewReader(body)}, "video/mp4")
+		if err != nil || size != int64(n) {
+			t.Errorf("Put of %d bytes = %d, %v", n, size, err)
+			continue
+		}
+		if got, _, ok := srv.Object(t, bucket, key); !ok || !bytes.Equal(got, body) {
+			t.Errorf("Put of %d bytes stored %d bytes (present %v), not the body", n, len(got), ok)
+		}
+		// A multipart upload declares CRC32 and every part carries it,
+		// whatever the SDK's defaults of the day.
+		want := ""
+		if parts := (n + partSize - 1) / partSize; n >= partSize {
+			want = "CRC32:" + strings.Repeat(" CRC32", parts)
+		}
+		if got := srv.MultipartChecksums(bucket, key); got != want {
+			t.Errorf("Put of %d bytes: multipart checksums %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The fake refuses what real S3 refuses: a part uploaded with a checksum
+// and completed without it is InvalidPart; a part without the checksum
+// its upload declared is InvalidRequest.
+func TestFakeS3ChecksMultipartChecksums(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	ctx := t.Context()
+	for _, c := range []struct {
+		name        string
+		declare     bool
+		partSum     bool
+		carry       bool
+		wantFailure string
+	}{
+		{"part checksum dropped at completion", false, true, false, "InvalidPart"},
+		{"declared algorithm, part without", true, false, false, "InvalidRequest"},
+		{"carried through", true, true, true, ""},
+		{"no checksums at all", false, false, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := srv.Client(roleKeyID, roleSecret)
+			key := "inputs/" + strings.ReplaceAll(c.name, " ", "-")
+			in := &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: &key}
+			if c.declare {
+				in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+			}
+			up, err := client.CreateMultipartUpload(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part := pattern(partSize)
+			pin := &s3.UploadPartInput{Bucket: aws.String(bucket), Key: &key, UploadId: up.UploadId, PartNumber: aws.Int32(1),
+				Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part)))}
+			sum := crc32Base64(part)
+			if c.partSum {
+				pin.ChecksumCRC32 = &sum
+			}
+			out, err := client.UploadPart(ctx, pin, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired })
+			if err != nil {
+				if c.wantFailure == "" || !strings.Contains(err.Error(), c.wantFailure) {
+					t.Fatalf("UploadPart: %v, want %q", err, c.wantFailure)
+				}
+				return
+			}
+			done := types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(1)}
+			if c.carry {
+				done.ChecksumCRC32 = &sum
+			}
+			_, err = client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: &key,
+				UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{done}}})
+			switch {
+			case c.wantFailure == "" && err != nil:
+				t.Errorf("CompleteMultipartUpload: %v, want success", err)
+			case c.wantFailure != "" && (err == nil || !strings.Contains(err.Error(), c.wantFailure)):
+				t.Errorf("CompleteMultipartUpload: %v, want %s", err, c.wantFailure)
+			}
+		})
+	}
+}
+
+func crc32Base64(b []byte) string {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
