@@ -285,3 +285,199 @@ func TestDefinitionRetriesThrottlingPatiently(t *testing.T) {
 		}
 	}
 }
+
+// Defect 11: access logs on the stage, with the account's CloudWatch role
+// set first; alarms on failed executions, failed refunds, Lambda errors
+// and throttles of every function; no execution data (prompts) in the
+// state machine's logs.
+func TestOperability(t *testing.T) {
+	tp := loadTemplate(t)
+	api := tp.Resources["GenApi"]
+	if got := mustJSON(t, dig(api.Properties, "AccessLogSetting", "DestinationArn")); got != `{"Fn::GetAtt":["ApiAccessLogGroup","Arn"]}` {
+		t.Errorf("GenApi access logs go to %s, want ApiAccessLogGroup", got)
+	}
+	format, _ := dig(api.Properties, "AccessLogSetting", "Format").(string)
+	var line map[string]string
+	if err := json.Unmarshal([]byte(format), &line); err != nil || line["requestId"] != "$context.requestId" || line["status"] != "$context.status" {
+		t.Errorf("access log format %q is not one JSON object with requestId and status (%v)", format, err)
+	}
+	if strings.Contains(strings.ToLower(format), "apikey") || strings.Contains(format, "X-API-Key") {
+		t.Errorf("access log format %q logs the API key", format)
+	}
+	if dep := mustJSON(t, api.raw["DependsOn"]); dep != `"ApiGatewayAccount"` {
+		t.Errorf("GenApi DependsOn %s, want ApiGatewayAccount (access logs need the account's role)", dep)
+	}
+	acct := tp.Resources["ApiGatewayAccount"]
+	if acct.Type != "AWS::ApiGateway::Account" || mustJSON(t, acct.Properties["CloudWatchRoleArn"]) != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
+		t.Errorf("ApiGatewayAccount = %+v, want the account's CloudWatch role", acct)
+	}
+	if pol := mustJSON(t, tp.Resources["ApiGatewayLogsRole"].Properties["ManagedPolicyArns"]); !strings.Contains(pol, "AmazonAPIGatewayPushToCloudWatchLogs") {
+		t.Errorf("ApiGatewayLogsRole policies %s, want AmazonAPIGatewayPushToCloudWatchLogs", pol)
+	}
+	if v := dig(tp.Resources["GenerationStateMachine"].Properties, "Logging", "IncludeExecutionData"); v != false {
+		t.Errorf("state machine logs IncludeExecutionData = %v, want false: execution data holds the prompts", v)
+	}
+
+	// What the alarms watch: "namespace metric dimension-ref".
+	watched := map[string]bool{}
+	for _, id := range tp.ofType("AWS::CloudWatch::Alarm") {
+		p := tp.Resources[id].Properties
+		if mustJSON(t, p["AlarmActions"]) != `[{"Ref":"AlarmTopic"}]` {
+			t.Errorf("%s notifies %s, want AlarmTopic", id, mustJSON(t, p["AlarmActions"]))
+		}
+		metrics := []any{map[string]any{"Metric": map[string]any{"Namespace": p["Namespace"], "MetricName": p["MetricName"], "Dimensions": p["Dimensions"]}}}
+		if list, ok := p["Metrics"].([]any); ok {
+			metrics = nil
+			for _, m := range list {
+				if ms := dig(m, "MetricStat"); ms != nil {
+					metrics = append(metrics, ms)
+				}
+			}
+		}
+		for _, m := range metrics {
+			ns, _ := tp.eval(dig(m, "Metric", "Namespace"))
+			name, _ := dig(m, "Metric", "MetricName").(string)
+			dims, _ := dig(m, "Metric", "Dimensions").([]any)
+			target := ""
+			for _, d := range dims {
+				target = refTarget(dig(d, "Value"))
+			}
+			watched[ns+" "+name+" "+target] = true
+		}
+	}
+	stack, _ := tp.eval(map[string]any{"Ref": "AWS::StackName"})
+	want := []string{"AWS/States ExecutionsFailed GenerationStateMachine", stack + " FailedRefunds "}
+	for _, fn := range tp.ofType("AWS::Serverless::Function") {
+		want = append(want, "AWS/Lambda Errors "+fn)
+		if fn != "GenerateFunction" { // throttled by design with a reservation; its retries wait
+			want = append(want, "AWS/Lambda Throttles "+fn)
+		}
+	}
+	for _, w := range want {
+		if !watched[w] {
+			t.Errorf("no alarm watches %s", w)
+		}
+	}
+	// The failed-refund metric counts the ERROR logs that say a refund
+	// could not be written.
+	mf := tp.Resources["FailedRefundsMetric"].Properties
+	if pat, _ := mf["FilterPattern"].(string); !strings.Contains(pat, `$.level = "ERROR"`) || !strings.Contains(pat, "refund") ||
+		mustJSON(t, mf["LogGroupName"]) != `{"Ref":"FunctionLogGroup"}` {
+		t.Errorf("FailedRefundsMetric = %s, want ERROR logs about refunds of FunctionLogGroup", mustJSON(t, mf))
+	}
+	src, err := os.ReadFile(filepath.Join(root, "shared", "service", "start.go"))
+	if err != nil || !regexp.MustCompile(`LevelError, "cannot fail and refund`).Match(src) {
+		t.Errorf("shared/service/start.go no longer logs an ERROR \"cannot fail and refund...\", which FailedRefundsMetric counts (%v)", err)
+	}
+
+	sam := samTransformed(t)
+	for id, st := range transformedOfType(sam, "AWS::ApiGateway::Stage") {
+		if dig(st, "Properties", "AccessLogSetting", "DestinationArn") == nil {
+			t.Errorf("deployed stage %s has no access logs", id)
+		}
+	}
+}
+
+// Defect 12: no Scan, DeleteItem or BatchWriteItem for the public
+// functions (nor a SAM policy template that allows them); the authorizer
+// reads keys by hash only; Generate may list inputs/, so that a missing
+// input is S3's 404, not a 403 like a denied one.
+func TestPublicFunctionsLeastPrivilege(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		if !hasAPIEvents(tp, id) && id != "AuthorizerFunction" {
+			continue
+		}
+		for _, line := range policySummary(t, tp, id, tp.Resources[id].Properties["Policies"]) {
+			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|DeleteItem|BatchWriteItem|\*)) `).MatchString(line) {
+				t.Errorf("%s, reachable from the Internet, may %s", id, line)
+			}
+		}
+	}
+	az, _ := tp.Resources["AuthorizerFunction"].Properties["Policies"].([]any)
+	if len(az) != 1 {
+		t.Fatalf("AuthorizerFunction has %d policies, want one statement", len(az))
+	}
+	stmt := dig(az[0], "Statement").([]any)[0]
+	if got := mustJSON(t, dig(stmt, "Condition", "ForAllValues:StringLike", "dynamodb:LeadingKeys")); got != `["H#*"]` {
+		t.Errorf("authorizer's key reads are limited to leading keys %s, want [\"H#*\"] (the items by hash)", got)
+	}
+	found := false
+	for _, p := range tp.Resources["GenerateFunction"].Properties["Policies"].([]any) {
+		stmts, _ := dig(p, "Statement").([]any)
+		for _, s := range stmts {
+			if dig(s, "Action") == "s3:ListBucket" {
+				found = true
+				if got := mustJSON(t, dig(s, "Condition", "StringLike", "s3:prefix")); got != `["inputs/*"]` {
+					t.Errorf("Generate may list %s, want only inputs/*", got)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Generate may not s3:ListBucket: a missing input would look like a denied one (403)")
+	}
+}
+
+// Defect 6: Generate can be given reserved concurrency, which isolates
+// (and caps) it; 0 leaves accounts on the default quota deployable.
+func TestGenerateConcurrency(t *testing.T) {
+	tp := loadTemplate(t)
+	p, _ := tp.Parameters["GenerateReservedConcurrency"].(map[string]any)
+	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
+		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
+	}
+	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
+	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
+		t.Errorf("GenerateFunction.ReservedConcurrentExecutions = %s, want GenerateReservedConcurrency unless 0", got)
+	}
+	if c := mustJSON(t, tp.Conditions["ReserveGenerate"]); c != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"GenerateReservedConcurrency"},0]}]}` {
+		t.Errorf("ReserveGenerate = %s", c)
+	}
+}
+
+// Defect 10: the routes without a key are metered by the stage's default
+// throttling.
+func TestPublicRoutesThrottled(t *testing.T) {
+	tp := loadTemplate(t)
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	ok := false
+	for _, s := range settings {
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" &&
+			mustJSON(t, dig(s, "ThrottlingRateLimit")) == `{"Ref":"PublicRateLimit"}` &&
+			mustJSON(t, dig(s, "ThrottlingBurstLimit")) == `{"Ref":"PublicBurstLimit"}` {
+			ok = true
+		}
+	}
+	if !ok {
+		t.Errorf("GenApi.MethodSettings = %s, want /* * throttled at PublicRateLimit and PublicBurstLimit", mustJSON(t, settings))
+	}
+	for _, name := range []string{"PublicRateLimit", "PublicBurstLimit"} {
+		p, _ := tp.Parameters[name].(map[string]any)
+		if p["Type"] != "Number" || p["MinValue"] == nil || p["MaxValue"] == nil {
+			t.Errorf("parameter %s = %v, want a bounded Number", name, p)
+		}
+	}
+	sam := samTransformed(t)
+	for id, st := range transformedOfType(sam, "AWS::ApiGateway::Stage") {
+		if dig(st, "Properties", "MethodSettings") == nil {
+			t.Errorf("deployed stage %s has no method throttling", id)
+		}
+	}
+}
+
+// Defect 13: a secret under a customer managed key can be read: the
+// functions that read it get kms:Decrypt on that key, through Secrets
+// Manager only.
+func TestSignerSecretCustomerKey(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range []string{"StatusFunction", "DownloadFunction"} {
+		lines := policySummary(t, tp, id, tp.Resources[id].Properties["Policies"])
+		if !slices.Contains(lines, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn") {
+			t.Errorf("%s may not kms:Decrypt the signer secret's customer key: %v", id, lines)
+		}
+	}
+	if _, ok := tp.Parameters["SignerSecretKmsKeyArn"]; !ok {
+		t.Errorf("no parameter SignerSecretKmsKeyArn")
+	}
+}

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -775,6 +776,20 @@ func policySummary(t *testing.T, tp *template, id string, policies any) []string
 			out = append(out, "managed "+p)
 		case map[string]any:
 			for name, arg := range p {
+				if name == "Fn::If" {
+					// A policy under a condition: its lines, each
+					// prefixed "if <condition>:"; the other branch must
+					// be AWS::NoValue.
+					branches, _ := arg.([]any)
+					if len(branches) != 3 || mustJSON(t, branches[2]) != `{"Ref":"AWS::NoValue"}` {
+						t.Errorf("%s: a conditional policy that is not !If [cond, policy, !Ref AWS::NoValue]: %v", id, arg)
+						continue
+					}
+					for _, line := range policySummary(t, tp, id, []any{branches[1]}) {
+						out = append(out, fmt.Sprintf("if %v: %s", branches[0], line))
+					}
+					continue
+				}
 				if name == "Statement" {
 					stmts, _ := arg.([]any)
 					for _, s := range stmts {
@@ -859,9 +874,10 @@ func statementSummary(t *testing.T, id string, s any) []string {
 // task is started, the signing secret only where URLs are signed.
 var (
 	signer         = "SignerSecret|SignerSecretArn"
-	startPolicies  = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy CountersTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBReadPolicy KeysTable", "StepFunctionsExecutionPolicy GenerationStateMachine"}
+	startPolicies  = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), []string{"StepFunctionsExecutionPolicy GenerationStateMachine"})
 	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
-	readerPolicies = []string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy KeysTable", "DynamoDBReadPolicy TasksTable"}
+	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
+		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	stepPolicies   = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
 	wantPolicies   = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
@@ -869,12 +885,12 @@ var (
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         readerPolicies,
 		"DownloadFunction":       readerPolicies,
-		"HistoryFunction":        {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy AccountsTable", "DynamoDBReadPolicy KeysTable", "DynamoDBReadPolicy TasksTable"},
-		"ModelsFunction":         {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy KeysTable"},
+		"HistoryFunction":        slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
+		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
 		"DocsFunction":           {},
-		"AuthorizerFunction":     {"DynamoDBReadPolicy KeysTable"},
+		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
-		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/videos/*"},
+		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"},
 		"CompleteFunction":       stepPolicies,
 		"FailFunction":           stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
@@ -888,6 +904,26 @@ var (
 		},
 	}
 )
+
+// readTable and writeTable are the lines of a public function's statement
+// on a table: reads, and reads with conditional writes, on the table and
+// its indexes; never Scan, DeleteItem or BatchWriteItem (issue 12).
+func readTable(table string) []string {
+	return tableLines(table, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+}
+
+func writeTable(table string) []string {
+	return tableLines(table, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+}
+
+func tableLines(table string, actions ...string) []string {
+	var out []string
+	for _, a := range actions {
+		out = append(out, a+" "+table, a+" "+table+"/index/*")
+	}
+	return out
+}
 
 func TestLeastPrivilege(t *testing.T) {
 	tp := loadTemplate(t)
