@@ -481,3 +481,17 @@ func TestSignerSecretCustomerKey(t *testing.T) {
 		t.Errorf("no parameter SignerSecretKmsKeyArn")
 	}
 }
+
+// Defect 9: a failed sweep is not retried by EventBridge (the next runs
+// in 5 minutes), and the function leaves failed tasks to it
+// (sweeper.Scheduled).
+func TestSweeperNotRetried(t *testing.T) {
+	tp := loadTemplate(t)
+	if got := dig(tp.Resources["SweeperFunction"].Properties, "EventInvokeConfig", "MaximumRetryAttempts"); got != 0 {
+		t.Errorf("SweeperFunction EventInvokeConfig.MaximumRetryAttempts = %v, want 0", got)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "sweeper", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(sw.Scheduled)") {
+		t.Errorf("functions/sweeper does not run sweeper.Scheduled (%v)", err)
+	}
+}

@@ -878,8 +878,8 @@ var (
 	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
-	stepPolicies   = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
-	wantPolicies   = map[string][]string{
+	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
+	wantPolicies = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
