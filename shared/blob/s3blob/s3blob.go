@@ -24,6 +24,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"time"
 
@@ -32,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/genvideo/gen/shared/blob"
 )
 
 // ErrNotFound is returned (wrapped) by Get for a key with no object. It
@@ -80,6 +83,7 @@ type Config struct {
 type Store struct {
 	api      api
 	presign  *s3.PresignClient
+	post     *s3.PresignClient // with the client's own credentials
 	bucket   string
 	partSize int
 	now      func() time.Time
@@ -107,6 +111,7 @@ func New(cfg Config) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{api: cfg.Client, bucket: cfg.Bucket, partSize: part, now: now}
+	s.post = s3.NewPresignClient(cfg.Client)
 	signer := cfg.Signer
 	s.presign = s3.NewPresignClient(cfg.Client, func(o *s3.PresignOptions) {
 		o.ClientOptions = append(o.ClientOptions, func(o *s3.Options) { o.Credentials = signer })
@@ -275,6 +280,31 @@ func (s *Store) SignURL(ctx context.Context, key string, expires time.Time) (str
 		return "", fmt.Errorf("sign %s: presigned a %s, want GET", key, req.Method)
 	}
 	return req.URL, nil
+}
+
+// SignUpload returns an S3 presigned POST of key under policy p: S3
+// itself refuses a file of another content type, larger than p.MaxBytes,
+// under another key, or after p.Expires. It is signed with the client's
+// own credentials (the Lambda role's, which may put inputs/): an upload
+// lives minutes, well within their session.
+func (s *Store) SignUpload(ctx context.Context, key string, p blob.UploadPolicy) (blob.SignedUpload, error) {
+	life := p.Expires.Sub(s.now()).Truncate(time.Second)
+	if life < time.Second || life > MaxURLLifetime {
+		return blob.SignedUpload{}, fmt.Errorf("sign upload %s: expiry %s is %v away", key, p.Expires.Format(time.RFC3339), life)
+	}
+	req, err := s.post.PresignPostObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}, func(o *s3.PresignPostOptions) {
+		o.Expires = life
+		o.Conditions = []any{
+			map[string]string{"Content-Type": p.ContentType},
+			[]any{"content-length-range", 1, p.MaxBytes},
+		}
+	})
+	if err != nil {
+		return blob.SignedUpload{}, fmt.Errorf("sign upload %s: %w", key, err)
+	}
+	fields := maps.Clone(req.Values)
+	fields["Content-Type"] = p.ContentType
+	return blob.SignedUpload{URL: req.URL, Fields: fields}, nil
 }
 
 // signedAt presigns at a given time rather than the SDK's clock, so that

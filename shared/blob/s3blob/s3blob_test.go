@@ -10,6 +10,8 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -478,4 +480,78 @@ func crc32Base64(b []byte) string {
 	var sum [4]byte
 	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b))
 	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// postForm sends a browser-style upload: the signed fields (with
+// overrides; "" drops one), then the file.
+func postForm(t *testing.T, up blob.SignedUpload, override map[string]string, file []byte) (int, string) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fields := maps.Clone(up.Fields)
+	maps.Copy(fields, override)
+	for k, v := range fields {
+		if v != "" {
+			mw.WriteField(k, v)
+		}
+	}
+	fw, _ := mw.CreateFormFile("file", "image.png")
+	fw.Write(file)
+	mw.Close()
+	resp, err := http.Post(up.URL, mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// A presigned POST lets a client put one object of the signed key, type
+// and size, before its expiry; the fake S3 enforces the policy as S3
+// does.
+func TestSignUpload(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	srv.AddSigner(roleKeyID, roleSecret)
+	st, err := s3blob.New(s3blob.Config{Client: srv.Client(roleKeyID, roleSecret), Bucket: bucket, Signer: &countingSigner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key, max = "inputs/uploads/acct/upl_1", 6 << 20
+	up, err := st.SignUpload(t.Context(), key, blob.UploadPolicy{ContentType: "image/png", MaxBytes: max, Expires: time.Now().Add(15 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := pattern(max)
+	for _, c := range []struct {
+		name     string
+		override map[string]string
+		file     []byte
+		want     string
+	}{
+		{"other content type", map[string]string{"Content-Type": "text/html"}, image, "AccessDenied"},
+		{"other key", map[string]string{"key": "videos/gen_1/0.mp4"}, image, "AccessDenied"},
+		{"extra field", map[string]string{"acl": "public-read"}, image, "Extra input fields"},
+		{"no policy", map[string]string{"policy": ""}, image, "InvalidArgument"},
+		{"tampered policy", map[string]string{"policy": base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2099-01-01T00:00:00Z","conditions":[]}`))}, image, "SignatureDoesNotMatch"},
+		{"too large", nil, pattern(max + 1), "EntityTooLarge"},
+		{"empty", nil, nil, "AccessDenied"},
+	} {
+		if status, body := postForm(t, up, c.override, c.file); status < 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want a refusal %s", c.name, status, body, c.want)
+		}
+		if _, _, ok := srv.Object(t, bucket, key); ok {
+			t.Fatalf("%s: the object was stored", c.name)
+		}
+	}
+	if status, body := postForm(t, up, nil, image); status != http.StatusNoContent {
+		t.Fatalf("upload within the policy: %d %s", status, body)
+	}
+	if got, ct, ok := srv.Object(t, bucket, key); !ok || !bytes.Equal(got, image) || ct != "image/png" {
+		t.Errorf("stored %d bytes of %q (present %v), want the image as image/png", len(got), ct, ok)
+	}
+	srv.SetNow(func() time.Time { return time.Now().Add(16 * time.Minute) })
+	if status, body := postForm(t, up, nil, image); status != http.StatusForbidden || !strings.Contains(body, "expired") {
+		t.Errorf("upload after the expiry: %d %s, want 403 Policy expired", status, body)
+	}
 }

@@ -59,7 +59,7 @@ func NewServer(t testing.TB, buckets ...string) *Server {
 		}
 	}
 	fake := gofakes3.New(s.backend, gofakes3.WithoutVersioning())
-	srv := httptest.NewServer(s.checkPresigned(s.checkChecksums(fake.Server())))
+	srv := httptest.NewServer(s.checkPost(s.checkPresigned(s.checkChecksums(fake.Server()))))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
