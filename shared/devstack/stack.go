@@ -118,9 +118,12 @@ func (s *Stack) build(cfg Config) error {
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.Renderer.Estimate,
+		// Direct uploads go to the local server, as they go to S3 on AWS.
+		Uploads: s.Blobs,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/files/", s.Blobs.Handler())
+	mux.Handle(fsblob.UploadPath, s.Blobs.UploadHandler())
 	mux.Handle("/", s.API.Handler())
 	s.handler = mux
 	return nil

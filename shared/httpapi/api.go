@@ -41,6 +41,12 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the polling hint of a pending or processing status.
 	RetryAfter time.Duration
+	// Uploads signs direct uploads (POST /api/gen/uploads), which the
+	// start endpoints then take by id instead of the file; nil answers
+	// that endpoint 503.
+	Uploads service.Uploads
+	// MaxUploadBytes bounds a direct upload (default 20 MiB).
+	MaxUploadBytes int64
 }
 
 // API serves the contract. Build it with New.
@@ -61,6 +67,7 @@ const (
 	EndpointDownload       = "download"
 	EndpointHistory        = "history"
 	EndpointModels         = "models"
+	EndpointUploads        = "uploads"
 )
 
 // route is one endpoint: its method, its ServeMux path pattern and its
@@ -98,6 +105,8 @@ func New(cfg Config) *API {
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          cfg.Estimate,
 		RetryAfter:        cfg.RetryAfter,
+		Uploads:           cfg.Uploads,
+		MaxUploadBytes:    cfg.MaxUploadBytes,
 	})
 	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
@@ -109,6 +118,7 @@ func New(cfg Config) *API {
 		{EndpointDownload, http.MethodGet, "/api/gen/download/{taskId}", a.download},
 		{EndpointHistory, http.MethodGet, "/api/gen/history", a.history},
 		{EndpointModels, http.MethodGet, "/api/gen/models", a.models},
+		{EndpointUploads, http.MethodPost, "/api/gen/uploads", a.createUpload},
 	}
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
@@ -163,3 +173,6 @@ func (a *API) History() http.Handler { return a.endpoints[EndpointHistory] }
 
 // Models serves GET /api/gen/models.
 func (a *API) Models() http.Handler { return a.endpoints[EndpointModels] }
+
+// Uploads serves POST /api/gen/uploads.
+func (a *API) Uploads() http.Handler { return a.endpoints[EndpointUploads] }

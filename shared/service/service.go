@@ -59,6 +59,10 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the longest polling hint of an unfinished task.
 	RetryAfter time.Duration
+	// Uploads signs direct uploads (CreateUpload); nil means none.
+	Uploads Uploads
+	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
+	MaxUploadBytes int64
 }
 
 // Service serves the use cases. Build it with New.
@@ -92,6 +96,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	return &Service{cfg: cfg, log: cfg.Logger}
 }

@@ -89,6 +89,8 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		GenerationTimeout: s.Env.GenerationTimeout,
 		MaxImageBytes:     perImage,
 		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
+		// Larger images go straight to S3 (POST /api/gen/uploads).
+		Uploads: blobs,
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {
@@ -103,7 +105,7 @@ func imageLimitMessage(maxRequestImageBytes int64) string {
 	return fmt.Sprintf("This deployment receives uploads through API Gateway and AWS Lambda, "+
 		"which cap a request at 6 MB once base64-encoded, so it accepts at most %s of images per request "+
 		"(first-last-frame: half of it per frame). Larger images, up to the contract's 20 MiB, "+
-		"need a direct upload, which this deployment does not offer yet.", sizeText(maxRequestImageBytes))
+		"go through a direct upload: POST /api/gen/uploads, then send its uploadId in place of the file.", sizeText(maxRequestImageBytes))
 }
 
 func sizeText(n int64) string {
