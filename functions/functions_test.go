@@ -60,7 +60,7 @@ const (
 // functionNames are the directories of functions/, one Lambda each.
 var functionNames = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
-	"mark-processing", "generate", "complete", "fail", "authorizer", "sweeper",
+	"uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper",
 }
 
 type harness struct {
@@ -553,6 +553,9 @@ func TestFunctions(t *testing.T) {
 			t.Errorf("late task: %s %+v, want failed with TIMEOUT", tk.Status, tk.Failure)
 		}
 	})
+
+	// Last: its task would count in the history and the sweep above.
+	t.Run("direct upload of 19 MiB into image-to-video", func(t *testing.T) { testDirectUpload(t, h) })
 
 	t.Run("cold start without configuration", func(t *testing.T) {
 		for _, tc := range []struct {

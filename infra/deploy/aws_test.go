@@ -325,6 +325,9 @@ func TestOperability(t *testing.T) {
 		if mustJSON(t, p["AlarmActions"]) != `[{"Ref":"AlarmTopic"}]` {
 			t.Errorf("%s notifies %s, want AlarmTopic", id, mustJSON(t, p["AlarmActions"]))
 		}
+		if list, ok := p["Metrics"].([]any); ok && len(list) > 10 {
+			t.Errorf("%s has %d metric queries; CloudWatch takes at most 10", id, len(list))
+		}
 		metrics := []any{map[string]any{"Metric": map[string]any{"Namespace": p["Namespace"], "MetricName": p["MetricName"], "Dimensions": p["Dimensions"]}}}
 		if list, ok := p["Metrics"].([]any); ok {
 			metrics = nil

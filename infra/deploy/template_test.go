@@ -229,6 +229,7 @@ var contractRoutes = []route{
 	{"GET", "/api/gen/download/{taskId}", "DownloadFunction", false},
 	{"GET", "/api/gen/history", "HistoryFunction", false},
 	{"GET", "/api/gen/models", "ModelsFunction", false},
+	{"POST", "/api/gen/uploads", "UploadsFunction", false},
 }
 
 // apiEvent is an Api event of a function.
@@ -713,6 +714,7 @@ var (
 		"DownloadFunction":       endpointEnv,
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
+		"UploadsFunction":        endpointEnv,
 		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
@@ -875,7 +877,8 @@ func statementSummary(t *testing.T, id string, s any) []string {
 var (
 	signer         = "SignerSecret|SignerSecretArn"
 	startPolicies  = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), []string{"StepFunctionsExecutionPolicy GenerationStateMachine"})
-	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
+	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
+		"s3:GetObject MediaBucket/inputs/uploads/*")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
@@ -887,6 +890,7 @@ var (
 		"DownloadFunction":       readerPolicies,
 		"HistoryFunction":        slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
+		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,

@@ -74,6 +74,9 @@ func (s *Server) post(r *http.Request, bucket, boundary string) (status int, cod
 	}
 	s.mu.Lock()
 	secret, ok := s.signers[scope[0]]
+	if !ok {
+		secret, ok = s.uploadSigners[scope[0]]
+	}
 	now := s.now()
 	s.mu.Unlock()
 	if !ok {

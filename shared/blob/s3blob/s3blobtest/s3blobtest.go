@@ -45,13 +45,15 @@ type Server struct {
 	served    []string              // presigned requests that passed, as "METHOD path"
 	uploads   map[string]*multipart // open multipart uploads by id
 	completed map[string]string     // bucket/key -> checksums of its last multipart upload
+	// uploadSigners verify POST uploads besides signers.
+	uploadSigners map[string]string
 }
 
 // NewServer starts a fake S3 holding the empty buckets named; it stops
 // when the test ends.
 func NewServer(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	s := &Server{backend: s3mem.New(), signers: map[string]string{}, uploads: map[string]*multipart{},
+	s := &Server{backend: s3mem.New(), signers: map[string]string{}, uploads: map[string]*multipart{}, uploadSigners: map[string]string{},
 		completed: map[string]string{}, now: time.Now}
 	for _, b := range buckets {
 		if err := s.backend.CreateBucket(b); err != nil {
@@ -70,6 +72,15 @@ func (s *Server) AddSigner(accessKeyID, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.signers[accessKeyID] = secret
+}
+
+// AddUploadSigner makes POST uploads (PresignPostObject) signed with this
+// access key verifiable, and only those: a Lambda role signs uploads, but
+// its presigned GET URLs would die with its session.
+func (s *Server) AddUploadSigner(accessKeyID, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uploadSigners[accessKeyID] = secret
 }
 
 // SetNow sets the clock presigned URLs expire by.
