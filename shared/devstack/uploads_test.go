@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/color"
 	"io"
 	"mime/multipart"
@@ -56,7 +57,7 @@ func TestDirectUploadIntoImageToVideo(t *testing.T) {
 	if r.status != http.StatusBadRequest || r.body["error"] != "MISSING_IMAGE" {
 		t.Errorf("another account's upload = %d %s, want 400 MISSING_IMAGE", r.status, r.raw)
 	}
-	r = e.postForm("/api/gen/image-to-video", k.APIKey, with(fields, "imageUploadId", id), nil)
+	r = e.postFormIdem("/api/gen/image-to-video", k.APIKey, "upload-start-1", with(fields, "imageUploadId", id))
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start with the upload = %d: %s", r.status, r.raw)
 	}
@@ -65,9 +66,10 @@ func TestDirectUploadIntoImageToVideo(t *testing.T) {
 		t.Errorf("imageInfo = %v, want image/png of %d bytes", info, len(img))
 	}
 	taskID := str(r.body["taskId"])
-	// An upload is used once.
-	if again := e.postForm("/api/gen/image-to-video", k.APIKey, with(fields, "imageUploadId", id), nil); again.status != http.StatusBadRequest || again.body["error"] != "MISSING_IMAGE" {
-		t.Errorf("second use of the upload = %d %s, want 400 MISSING_IMAGE", again.status, again.raw)
+	// A retry under the same Idempotency-Key is the same start.
+	again := e.postFormIdem("/api/gen/image-to-video", k.APIKey, "upload-start-1", with(fields, "imageUploadId", id))
+	if again.status != http.StatusAccepted || str(again.body["taskId"]) != taskID || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("retried start with the upload = %d %s, want the replay of %s", again.status, again.raw, taskID)
 	}
 	if done := e.wait(k.APIKey, taskID); done.body["status"] != "completed" {
 		t.Fatalf("ended %s", done.raw)
@@ -102,6 +104,33 @@ func TestDirectUploadIntoImageToVideo(t *testing.T) {
 	if r := e.postForm("/api/gen/image-to-video", k.APIKey, with(fields, "imageUploadId", "upl_nope"), nil); r.status != http.StatusBadRequest || r.body["error"] != "MISSING_IMAGE" {
 		t.Errorf("a malformed upload id = %d %s, want 400 MISSING_IMAGE", r.status, r.raw)
 	}
+}
+
+// postFormIdem posts text fields with an Idempotency-Key.
+func (e *env) postFormIdem(path, key, idem string, fields map[string]string) response {
+	e.t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for k, v := range fields {
+		w.WriteField(k, v)
+	}
+	w.Close()
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, &buf)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Idempotency-Key", idem)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	json.Unmarshal(raw, &r.body)
+	return r
 }
 
 func with(fields map[string]string, k, v string) map[string]string {

@@ -111,14 +111,15 @@ func uploadKey(accountID, id string) string { return uploadPrefix + accountID + 
 // ResolveUpload turns the caller's upload id, named by field, into the
 // input of role of the task taskID: the object must exist under the
 // caller's account, be a JPEG or PNG image by its first bytes, and be at
-// most MaxUploadBytes. Its bytes move to the task's own input key
-// (inputs/<task>/<role>.<ext>, as a file sent with the start), so that an
-// upload serves one start only. It returns the input (owned by the start
-// from then on: a refused start deletes it) and the hex SHA-256 of its
-// bytes.
+// most MaxUploadBytes. Its bytes are copied to the task's own input key
+// (inputs/<task>/<role>.<ext>, as a file sent with the start), which the
+// start owns (a refused start deletes it); the upload itself stays until
+// the bucket's inputs/ expiry, so that a start retried under its
+// Idempotency-Key is replayed, not refused. It returns the input and the
+// hex SHA-256 of its bytes.
 func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, taskID string) (task.Input, string, error) {
 	missing := &UploadError{Problem: UploadMissing, Field: field,
-		Message: fmt.Sprintf("No upload %q: it was not made with this key's account, not uploaded yet, already used, or expired.", id)}
+		Message: fmt.Sprintf("No upload %q: it was not made with this key's account, not uploaded yet, or expired.", id)}
 	if !uploadIDPattern.MatchString(id) {
 		return task.Input{}, "", missing
 	}
@@ -147,7 +148,6 @@ func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, 
 		s.DeleteBlob(ctx, dst)
 		return task.Input{}, "", &BlobError{Err: fmt.Errorf("copy upload %s to %s: %w", id, dst, err)}
 	}
-	s.DeleteBlob(ctx, src)
 	if n > s.cfg.MaxUploadBytes {
 		s.DeleteBlob(ctx, dst)
 		return task.Input{}, "", &UploadError{Problem: UploadTooLarge, Field: field, Max: s.cfg.MaxUploadBytes,
