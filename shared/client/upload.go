@@ -67,10 +67,21 @@ func (c *Client) UploadImage(ctx context.Context, image Image) (string, error) {
 	if err := json.Unmarshal(body, &up); err != nil || up.UploadID == "" || up.UploadURL == "" {
 		return "", fmt.Errorf("gen: POST /api/gen/uploads: decode answer: %v", err)
 	}
+	if size, known := image.sizeOf(); known && size > up.MaxBytes {
+		return "", tooLarge(image.Name, up.MaxBytes)
+	}
 	if err := c.postUpload(ctx, up, image.Name, br); err != nil {
 		return "", err
 	}
 	return up.UploadID, nil
+}
+
+// tooLarge is the service's FILE_TOO_LARGE for an image over a direct
+// upload's limit, which storage itself refuses in its own words.
+func tooLarge(name string, maxBytes int64) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: name,
+		Message: fmt.Sprintf("The file %q is larger than the limit of %d MiB (%d bytes).", name, maxBytes>>20, maxBytes),
+		Details: map[string]any{"maxBytes": maxBytes}}
 }
 
 // postUpload sends the signed form and the file to the storage's URL,
@@ -114,6 +125,9 @@ func (c *Client) postUpload(ctx context.Context, up Upload, name string, file io
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
+		if strings.Contains(string(b), "EntityTooLarge") {
+			return tooLarge(name, up.MaxBytes)
+		}
 		return fmt.Errorf("gen: upload %q: storage answered %s: %s", name, res.Status, strings.TrimSpace(string(b)))
 	}
 	return nil
