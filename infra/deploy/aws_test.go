@@ -498,3 +498,40 @@ func TestSweeperNotRetried(t *testing.T) {
 		t.Errorf("functions/sweeper does not run sweeper.Scheduled (%v)", err)
 	}
 }
+
+// deploy.md says what only a real account shows and how to smoke-test a
+// deployment; the script it names parses and covers the four checks the
+// issue asks for.
+func TestDeployDocAndSmokeScript(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## What only a real account shows", "## Smoke test after `sam deploy`", "infra/scripts/smoke-aws.sh"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("deploy.md lacks %q", want)
+		}
+	}
+	script := filepath.Join(root, "infra", "scripts", "smoke-aws.sh")
+	st, err := os.Stat(script)
+	if err != nil || st.Mode()&0o111 == 0 {
+		t.Fatalf("smoke script %s: %v (mode %v), want an executable", script, err, st.Mode())
+	}
+	if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+		t.Errorf("bash -n %s: %v\n%s", script, err, out)
+	}
+	src, _ := os.ReadFile(script)
+	for check, want := range map[string]string{
+		"oversized upload":     "EntityTooLarge",
+		"oversized request":    "FILE_TOO_LARGE",
+		"revoked key":          "keys revoke",
+		"generation":           "imageUploadId",
+		"key store down":       "SERVICE_UNAVAILABLE",
+		"key store restored":   "delete-role-policy",
+		"end to end completed": "completed",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("smoke script does not check %s (%q)", check, want)
+		}
+	}
+}
