@@ -469,6 +469,32 @@ func TestPublicRoutesThrottled(t *testing.T) {
 	}
 }
 
+// Defect 13: the stack's own signing key rotates every
+// SignerRotationDays (at least 2, so that the key a rotation deletes has
+// not signed for a day), through the rotation function, which only
+// Secrets Manager may invoke.
+func TestSignerRotation(t *testing.T) {
+	tp := loadTemplate(t)
+	rs := tp.Resources["SignerRotation"]
+	if rs.Type != "AWS::SecretsManager::RotationSchedule" || mustJSON(t, rs.Properties["SecretId"]) != `{"Ref":"SignerSecret"}` ||
+		mustJSON(t, rs.Properties["RotationLambdaARN"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` ||
+		mustJSON(t, dig(rs.Properties, "RotationRules", "AutomaticallyAfterDays")) != `{"Ref":"SignerRotationDays"}` {
+		t.Errorf("SignerRotation = %s %s, want the signer secret rotated by RotateSignerFunction every SignerRotationDays", rs.Type, mustJSON(t, rs.Properties))
+	}
+	if p, _ := tp.Parameters["SignerRotationDays"].(map[string]any); p["MinValue"] != 2 {
+		t.Errorf("SignerRotationDays = %v, want MinValue 2", p)
+	}
+	perm := tp.Resources["RotateSignerPermission"].Properties
+	if perm["Principal"] != "secretsmanager.amazonaws.com" || mustJSON(t, perm["FunctionName"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` {
+		t.Errorf("RotateSignerPermission = %s, want Secrets Manager allowed to invoke the rotation", mustJSON(t, perm))
+	}
+	for _, id := range []string{"RotateSignerFunction", "RotateSignerPermission", "SignerRotation", "SignerRotationAlarm"} {
+		if c := tp.Resources[id].raw["Condition"]; c != "CreateSigner" {
+			t.Errorf("%s has condition %v, want CreateSigner (a secret of your own rotates your way)", id, c)
+		}
+	}
+}
+
 // Defect 13: a secret under a customer managed key can be read: the
 // functions that read it get kms:Decrypt on that key, through Secrets
 // Manager only.

@@ -715,6 +715,7 @@ var (
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
 		"UploadsFunction":        endpointEnv,
+		"RotateSignerFunction":   {awsstack.EnvSignerUser},
 		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
@@ -890,6 +891,9 @@ var (
 		"DownloadFunction":       readerPolicies,
 		"HistoryFunction":        slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
+		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
+			"secretsmanager:DescribeSecret SignerSecret", "secretsmanager:GetSecretValue SignerSecret",
+			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
 		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
