@@ -176,4 +176,3 @@ func New(s *awsstack.Stack) (*Rotator, error) {
 	}
 	return &Rotator{Secrets: secretsmanager.NewFromConfig(s.AWS), Keys: iam.NewFromConfig(s.AWS), User: s.Env.SignerUser, Logger: s.Logger}, nil
 }
-
