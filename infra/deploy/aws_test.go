@@ -218,26 +218,7 @@ func TestSAMConfigDeploysInCI(t *testing.T) {
 // of failing and refunding: at least two minutes of backoff, with jitter
 // so that the throttled executions do not come back together.
 func TestDefinitionRetriesThrottlingPatiently(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root, "statemachine", "generation.asl.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var def struct {
-		States map[string]struct {
-			Type  string
-			Retry []struct {
-				ErrorEquals     []string
-				IntervalSeconds float64
-				MaxAttempts     int
-				BackoffRate     float64
-				MaxDelaySeconds float64
-				JitterStrategy  string
-			}
-		}
-	}
-	if err := json.Unmarshal(data, &def); err != nil {
-		t.Fatal(err)
-	}
+	def := readDefinition(t)
 	for name, s := range def.States {
 		if s.Type != "Task" {
 			continue
@@ -559,5 +540,49 @@ func TestDeployDocAndSmokeScript(t *testing.T) {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("smoke script does not check %s (%q)", check, want)
 		}
+	}
+}
+
+// cfnLintDefinition runs cfn-lint on a template holding the state machine
+// definition def (its ${...} placeholders replaced by function ARNs) as an
+// AWS::StepFunctions::StateMachine: cfn-lint checks a definition only
+// there, not behind SAM's DefinitionUri.
+func cfnLintDefinition(t *testing.T, lint string, def []byte) ([]byte, error) {
+	t.Helper()
+	subst := aslPlaceholder.ReplaceAllString(string(def), "arn:aws:lambda:us-east-1:123456789012:function:$1")
+	var d any
+	if err := json.Unmarshal([]byte(subst), &d); err != nil {
+		t.Fatalf("definition: %v", err)
+	}
+	tmpl := map[string]any{"AWSTemplateFormatVersion": "2010-09-09", "Resources": map[string]any{
+		"Generation": map[string]any{"Type": "AWS::StepFunctions::StateMachine", "Properties": map[string]any{
+			"RoleArn": "arn:aws:iam::123456789012:role/generation", "Definition": d}}}}
+	path := filepath.Join(t.TempDir(), "statemachine.json")
+	if err := os.WriteFile(path, []byte(mustJSON(t, tmpl)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return exec.CommandContext(t.Context(), lint, "--", path).CombinedOutput()
+}
+
+// The state machine definition passes cfn-lint's checks of Step Functions
+// definitions (E3601) too; a broken one fails them, so the check can fail.
+func TestCfnLintChecksTheDefinition(t *testing.T) {
+	lint, err := exec.LookPath("cfn-lint")
+	if err != nil {
+		t.Skip("cfn-lint is not installed (pip install cfn-lint): skipping the CloudFormation lint of the definition")
+	}
+	def, err := os.ReadFile(filepath.Join(root, "statemachine", "generation.asl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cfnLintDefinition(t, lint, def); err != nil {
+		t.Errorf("cfn-lint of the state machine definition: %v\n%s", err, out)
+	}
+	broken := strings.Replace(string(def), `"StartAt": "MarkProcessing"`, `"StartAt": "NoSuchState"`, 1)
+	if broken == string(def) {
+		t.Fatal("the definition does not start at MarkProcessing: update the broken variant")
+	}
+	if out, err := cfnLintDefinition(t, lint, []byte(broken)); err == nil || !strings.Contains(string(out), "E3601") {
+		t.Errorf("cfn-lint of a definition starting at a missing state: %v\n%s, want E3601", err, out)
 	}
 }

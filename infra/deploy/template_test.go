@@ -1080,9 +1080,12 @@ type definition struct {
 		Type     string
 		Resource string
 		Retry    []struct {
-			ErrorEquals []string
-			MaxAttempts int
-			BackoffRate float64
+			ErrorEquals     []string
+			MaxAttempts     int
+			BackoffRate     float64
+			IntervalSeconds float64
+			MaxDelaySeconds float64
+			JitterStrategy  string
 		}
 		Catch []struct {
 			ErrorEquals []string
