@@ -60,7 +60,7 @@ const (
 // functionNames are the directories of functions/, one Lambda each.
 var functionNames = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
-	"mark-processing", "generate", "complete", "fail", "authorizer", "sweeper",
+	"uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper", "rotate-signer",
 }
 
 type harness struct {
@@ -554,6 +554,9 @@ func TestFunctions(t *testing.T) {
 		}
 	})
 
+	// Last: its task would count in the history and the sweep above.
+	t.Run("direct upload of 19 MiB into image-to-video", func(t *testing.T) { testDirectUpload(t, h) })
+
 	t.Run("cold start without configuration", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, env, want string
@@ -563,6 +566,8 @@ func TestFunctions(t *testing.T) {
 			{"sweeper", awsstack.EnvStateMachineARN + "=", awsstack.EnvStateMachineARN},
 			{"mark-processing", awsstack.EnvTablePrefix + "=", awsstack.EnvTablePrefix},
 			{"generate", awsstack.EnvFFmpegPath + "=/nonexistent/ffmpeg", awsstack.EnvFFmpegPath},
+			// The harness sets no GEN_SIGNER_USER: only the rotation needs it.
+			{"rotate-signer", awsstack.EnvSignerUser + "=", awsstack.EnvSignerUser},
 		} {
 			log := h.start(t, tc.name, tc.env).Exited(t)
 			if !strings.Contains(log, tc.want) {

@@ -21,5 +21,7 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(sw.Sweep)
+	// Scheduled: a task that fails is left to the next sweep, not retried
+	// by EventBridge with the whole sweep.
+	lambda.Start(sw.Scheduled)
 }

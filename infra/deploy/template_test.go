@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -228,6 +229,7 @@ var contractRoutes = []route{
 	{"GET", "/api/gen/download/{taskId}", "DownloadFunction", false},
 	{"GET", "/api/gen/history", "HistoryFunction", false},
 	{"GET", "/api/gen/models", "ModelsFunction", false},
+	{"POST", "/api/gen/uploads", "UploadsFunction", false},
 }
 
 // apiEvent is an Api event of a function.
@@ -418,8 +420,11 @@ var wantGatewayResponses = map[string]gatewayResponse{
 	"QUOTA_EXCEEDED":               {429, httpapi.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
 	"REQUEST_TOO_LARGE":            {413, httpapi.CodeFileTooLarge, "", nil},
 	"AUTHORIZER_FAILURE":           {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
-	"DEFAULT_4XX":                  {0, "BAD_REQUEST", "", nil},
-	"DEFAULT_5XX":                  {0, httpapi.CodeInternal, "", nil},
+	// An authorizer that errs (the key store down) is this one, not
+	// AUTHORIZER_FAILURE: without it the client got a 500.
+	"AUTHORIZER_CONFIGURATION_ERROR": {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
+	"DEFAULT_4XX":                    {0, "BAD_REQUEST", "", nil},
+	"DEFAULT_5XX":                    {0, httpapi.CodeInternal, "", nil},
 }
 
 func TestGatewayResponses(t *testing.T) {
@@ -540,8 +545,8 @@ func TestTables(t *testing.T) {
 				t.Errorf("%s: %s = %s, want %s", id, c.path, got, c.want)
 			}
 		}
-		if r.raw["DeletionPolicy"] != "Retain" {
-			t.Errorf("%s: DeletionPolicy %v, want Retain (it holds the ledger)", id, r.raw["DeletionPolicy"])
+		if r.raw["DeletionPolicy"] != "RetainExceptOnCreate" {
+			t.Errorf("%s: DeletionPolicy %v, want RetainExceptOnCreate (it holds the ledger; only a failed first create deletes it)", id, r.raw["DeletionPolicy"])
 		}
 	}
 }
@@ -709,6 +714,8 @@ var (
 		"DownloadFunction":       endpointEnv,
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
+		"UploadsFunction":        endpointEnv,
+		"RotateSignerFunction":   {awsstack.EnvSignerUser},
 		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
@@ -772,6 +779,20 @@ func policySummary(t *testing.T, tp *template, id string, policies any) []string
 			out = append(out, "managed "+p)
 		case map[string]any:
 			for name, arg := range p {
+				if name == "Fn::If" {
+					// A policy under a condition: its lines, each
+					// prefixed "if <condition>:"; the other branch must
+					// be AWS::NoValue.
+					branches, _ := arg.([]any)
+					if len(branches) != 3 || mustJSON(t, branches[2]) != `{"Ref":"AWS::NoValue"}` {
+						t.Errorf("%s: a conditional policy that is not !If [cond, policy, !Ref AWS::NoValue]: %v", id, arg)
+						continue
+					}
+					for _, line := range policySummary(t, tp, id, []any{branches[1]}) {
+						out = append(out, fmt.Sprintf("if %v: %s", branches[0], line))
+					}
+					continue
+				}
 				if name == "Statement" {
 					stmts, _ := arg.([]any)
 					for _, s := range stmts {
@@ -856,22 +877,28 @@ func statementSummary(t *testing.T, id string, s any) []string {
 // task is started, the signing secret only where URLs are signed.
 var (
 	signer         = "SignerSecret|SignerSecretArn"
-	startPolicies  = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy CountersTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBReadPolicy KeysTable", "StepFunctionsExecutionPolicy GenerationStateMachine"}
-	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
-	readerPolicies = []string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy KeysTable", "DynamoDBReadPolicy TasksTable"}
-	stepPolicies   = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
-	wantPolicies   = map[string][]string{
+	startPolicies  = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), []string{"StepFunctionsExecutionPolicy GenerationStateMachine"})
+	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
+		"s3:GetObject MediaBucket/inputs/uploads/*")
+	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
+		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
+	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
+	wantPolicies = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         readerPolicies,
 		"DownloadFunction":       readerPolicies,
-		"HistoryFunction":        {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy AccountsTable", "DynamoDBReadPolicy KeysTable", "DynamoDBReadPolicy TasksTable"},
-		"ModelsFunction":         {"DynamoDBCrudPolicy CountersTable", "DynamoDBReadPolicy KeysTable"},
+		"HistoryFunction":        slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
+		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
+		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
+			"secretsmanager:DescribeSecret SignerSecret", "secretsmanager:GetSecretValue SignerSecret",
+			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
+		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
-		"AuthorizerFunction":     {"DynamoDBReadPolicy KeysTable"},
+		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
-		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/videos/*"},
+		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"},
 		"CompleteFunction":       stepPolicies,
 		"FailFunction":           stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
@@ -885,6 +912,26 @@ var (
 		},
 	}
 )
+
+// readTable and writeTable are the lines of a public function's statement
+// on a table: reads, and reads with conditional writes, on the table and
+// its indexes; never Scan, DeleteItem or BatchWriteItem (issue 12).
+func readTable(table string) []string {
+	return tableLines(table, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+}
+
+func writeTable(table string) []string {
+	return tableLines(table, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+}
+
+func tableLines(table string, actions ...string) []string {
+	var out []string
+	for _, a := range actions {
+		out = append(out, a+" "+table, a+" "+table+"/index/*")
+	}
+	return out
+}
 
 func TestLeastPrivilege(t *testing.T) {
 	tp := loadTemplate(t)
@@ -1033,9 +1080,12 @@ type definition struct {
 		Type     string
 		Resource string
 		Retry    []struct {
-			ErrorEquals []string
-			MaxAttempts int
-			BackoffRate float64
+			ErrorEquals     []string
+			MaxAttempts     int
+			BackoffRate     float64
+			IntervalSeconds float64
+			MaxDelaySeconds float64
+			JitterStrategy  string
 		}
 		Catch []struct {
 			ErrorEquals []string

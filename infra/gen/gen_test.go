@@ -378,3 +378,37 @@ func TestServiceErrorMessage(t *testing.T) {
 // squash is s with every run of white space made one space, so that
 // checks do not depend on column widths.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// An image larger than a request through API Gateway and Lambda can carry
+// (4 MiB) goes through a direct upload by itself: the task's input is the
+// upload, named by its id.
+func TestGenerateUploadsLargeImagesDirectly(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	img := image.NewRGBA(image.Rect(0, 0, 1400, 1300))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i*7919>>3) | 1
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 255
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() <= client.DefaultDirectUploadAbove {
+		t.Fatalf("test image of %d bytes is not over %d", buf.Len(), client.DefaultDirectUploadAbove)
+	}
+	path := writeFile(t, "large.png", buf.Bytes())
+	r := gen(t, k.APIKey, "generate", "the noise", "--image", path, "--model", "lite", "--duration", "4", "--no-wait")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "gen_") {
+		t.Fatalf("generate --image of %d bytes: %v", buf.Len(), r)
+	}
+	tk, err := stack.Stack.Store.Task(context.Background(), strings.TrimSpace(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tk.Inputs) != 1 || !strings.HasPrefix(tk.Inputs[0].OriginalName, "upl_") || tk.Inputs[0].Size != int64(buf.Len()) {
+		t.Errorf("task inputs %+v, want the direct upload of %d bytes", tk.Inputs, buf.Len())
+	}
+}

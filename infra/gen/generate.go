@@ -32,6 +32,9 @@ func generateCmd(opts *options) *cobra.Command {
 		Long: "Start a generation, show its progress against the estimate on stderr, and save\n" +
 			"the videos into --out. With --image it is image-to-video; with --first and --last,\n" +
 			"a video from the first to the last frame (quality and fast models only).\n\n" +
+			"An image larger than 4 MiB (a frame: 2 MiB) is first uploaded straight to the\n" +
+			"service's storage (POST /api/gen/uploads), which takes up to 20 MiB on every\n" +
+			"deployment; smaller ones travel in the start request.\n\n" +
 			"The start carries a fresh Idempotency-Key, so it is retried safely when the\n" +
 			"service is briefly unavailable or busy. If --wait-timeout runs out, the task goes\n" +
 			"on: gen exits with status 3 and says how to fetch the videos later.",

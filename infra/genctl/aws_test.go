@@ -343,3 +343,32 @@ func TestAWSConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// A revoked key's gateway key is deleted, not just disabled (a region
+// holds at most 10,000 API keys, disabled ones included), and so is an
+// Enterprise key's own usage plan (300 a region by default). Revoking
+// again is harmless.
+func TestAWSRevokeDeletesGatewayKeyAndPlan(t *testing.T) {
+	e := newAWSEnv(t)
+	std := e.createKey("--name", "standard")
+	ent := e.createKey("--name", "big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
+	gk, _ := e.gateway.keyByValue(authorizer.UsageIdentifierKey(ent.KeyID))
+	plans := e.gateway.plansOf(gk.ID)
+	if len(plans) != 1 {
+		t.Fatalf("enterprise key in plans %v, want one", plans)
+	}
+	for _, k := range []createdJSON{std, ent, std} {
+		if out, err := e.genctl("keys", "revoke", k.KeyID); err != nil {
+			t.Fatalf("keys revoke %s: %v\n%s", k.KeyID, err, out)
+		}
+		if n := e.gateway.countKeys(authorizer.UsageIdentifierKey(k.KeyID)); n != 0 {
+			t.Errorf("after revoking %s, %d gateway keys are left for it", k.KeyID, n)
+		}
+	}
+	if _, ok := e.gateway.plan(plans[0]); ok {
+		t.Errorf("the enterprise key's usage plan %s is left after its revocation", plans[0])
+	}
+	if _, ok := e.gateway.plan("std"); !ok {
+		t.Errorf("revoking removed the Standard plan")
+	}
+}

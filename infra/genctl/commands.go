@@ -200,8 +200,10 @@ func keysRevoke(opts *options) *cobra.Command {
 		Use:   "revoke KEY_ID",
 		Short: "Revoke an API key; it is rejected from the next request on",
 		Long: "Revoke an API key; it is rejected from the next request on.\n" +
-			"With --aws its usage-plan key is disabled too, so that API Gateway refuses it at once,\n" +
-			"before the authorizer's cached answer for it expires. Revoking again is harmless.",
+			"With --aws its usage-plan key is deleted too (and an Enterprise key's own usage plan),\n" +
+			"so that API Gateway refuses it at once, before the authorizer's cached answer for it\n" +
+			"expires, and revoked keys do not count against the region's 10,000 API keys.\n" +
+			"Revoking again is harmless.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withBackend(cmd.Context(), opts, func(b *backend) error {
@@ -213,13 +215,13 @@ func keysRevoke(opts *options) *cobra.Command {
 				if b.plans == nil {
 					return nil
 				}
-				found, err := b.plans.disable(cmd.Context(), args[0])
+				found, err := b.plans.remove(cmd.Context(), args[0])
 				if err != nil {
-					return fmt.Errorf("the key is revoked, but its usage-plan key is not disabled: %w\n"+
+					return fmt.Errorf("the key is revoked, but its usage-plan key is not deleted: %w\n"+
 						"run the revocation again to retry", err)
 				}
 				if found {
-					fmt.Fprintln(out, "disabled its usage-plan key")
+					fmt.Fprintln(out, "deleted its usage-plan key")
 				} else {
 					fmt.Fprintln(out, "it had no usage-plan key")
 				}

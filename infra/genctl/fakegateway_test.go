@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -127,6 +128,9 @@ func (g *fakeGateway) handler() http.Handler {
 	mux.HandleFunc("GET /usageplans/{id}", g.op("GetUsagePlan", g.getUsagePlan))
 	mux.HandleFunc("POST /usageplans/{id}/keys", g.op("CreateUsagePlanKey", g.createUsagePlanKey))
 	mux.HandleFunc("GET /usageplans/{id}/keys/{keyId}", g.op("GetUsagePlanKey", g.getUsagePlanKey))
+	mux.HandleFunc("DELETE /apikeys/{id}", g.op("DeleteApiKey", g.deleteAPIKey))
+	mux.HandleFunc("PATCH /usageplans/{id}", g.op("UpdateUsagePlan", g.updateUsagePlan))
+	mux.HandleFunc("DELETE /usageplans/{id}", g.op("DeleteUsagePlan", g.deleteUsagePlan))
 	return mux
 }
 
@@ -292,4 +296,51 @@ func (g *fakeGateway) getUsagePlanKey(r *http.Request) (int, any, *apiError) {
 	}
 	k := g.keys[r.PathValue("keyId")]
 	return http.StatusOK, map[string]string{"id": k.ID, "type": "API_KEY", "name": k.Name}, nil
+}
+
+// deleteAPIKey deletes a key and its usage-plan keys, as API Gateway does.
+func (g *fakeGateway) deleteAPIKey(r *http.Request) (int, any, *apiError) {
+	id := r.PathValue("id")
+	if _, ok := g.keys[id]; !ok {
+		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified"}
+	}
+	delete(g.keys, id)
+	for _, p := range g.plans {
+		delete(p.keys, id)
+	}
+	return http.StatusAccepted, nil, nil
+}
+
+// updateUsagePlan supports what genctl patches: removing API stages.
+func (g *fakeGateway) updateUsagePlan(r *http.Request) (int, any, *apiError) {
+	p, ok := g.plans[r.PathValue("id")]
+	if !ok {
+		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
+	}
+	var in struct {
+		PatchOperations []struct{ Op, Path, Value string } `json:"patchOperations"`
+	}
+	if err := decode(r, &in); err != nil {
+		return 0, nil, err
+	}
+	for _, op := range in.PatchOperations {
+		if op.Op != "remove" || op.Path != "/apiStages" {
+			return 0, nil, &apiError{http.StatusBadRequest, "BadRequestException", "unsupported patch " + op.Op + " " + op.Path}
+		}
+		p.APIStages = slices.DeleteFunc(p.APIStages, func(s fakeStage) bool { return s.APIID+":"+s.Stage == op.Value })
+	}
+	return http.StatusOK, *p, nil
+}
+
+// deleteUsagePlan refuses a plan still on a stage, as API Gateway does.
+func (g *fakeGateway) deleteUsagePlan(r *http.Request) (int, any, *apiError) {
+	p, ok := g.plans[r.PathValue("id")]
+	if !ok {
+		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
+	}
+	if len(p.APIStages) > 0 {
+		return 0, nil, &apiError{http.StatusBadRequest, "BadRequestException", "Cannot delete Usage Plan " + p.ID + " because there are API Stages associated with it"}
+	}
+	delete(g.plans, p.ID)
+	return http.StatusAccepted, nil, nil
 }

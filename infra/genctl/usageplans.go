@@ -33,6 +33,9 @@ type gatewayAPI interface {
 	CreateUsagePlan(context.Context, *apigateway.CreateUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanOutput, error)
 	CreateUsagePlanKey(context.Context, *apigateway.CreateUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanKeyOutput, error)
 	GetUsagePlanKey(context.Context, *apigateway.GetUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlanKeyOutput, error)
+	DeleteApiKey(context.Context, *apigateway.DeleteApiKeyInput, ...func(*apigateway.Options)) (*apigateway.DeleteApiKeyOutput, error)
+	UpdateUsagePlan(context.Context, *apigateway.UpdateUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.UpdateUsagePlanOutput, error)
+	DeleteUsagePlan(context.Context, *apigateway.DeleteUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.DeleteUsagePlanOutput, error)
 }
 
 // Environment variables naming the stack's usage plans (its outputs
@@ -114,19 +117,73 @@ func (u *usagePlans) wire(ctx context.Context, k store.Key) (wiredKey, error) {
 	return wiredKey{GatewayKeyID: *gk.Id, UsagePlanID: planID}, nil
 }
 
-// disable turns off the gateway key of a revoked customer key, so that
-// API Gateway refuses it at once, before the authorizer's cached answer
-// expires. found is false when the key has no gateway key.
-func (u *usagePlans) disable(ctx context.Context, keyID string) (found bool, err error) {
+// remove deletes the gateway key of a revoked customer key, so that API
+// Gateway refuses it at once, before the authorizer's cached answer
+// expires, and so that revoked keys do not pile up: a region holds at most
+// 10,000 API keys, and a disabled key still counts. An Enterprise key's own
+// usage plan (300 a region by default) is deleted too. found is false when
+// the key had no gateway key. Each step is idempotent: a revocation that
+// failed half-way is run again.
+func (u *usagePlans) remove(ctx context.Context, keyID string) (found bool, err error) {
 	gk, err := u.gatewayKey(ctx, keyID)
-	if err != nil || gk == nil {
+	if err != nil {
 		return false, err
 	}
-	if !gk.Enabled {
-		return true, nil
+	if gk != nil {
+		// Deleting the key also removes it from its usage plans.
+		_, err := u.api.DeleteApiKey(ctx, &apigateway.DeleteApiKeyInput{ApiKey: gk.Id})
+		var notFound *types.NotFoundException
+		if err != nil && !errors.As(err, &notFound) {
+			return true, fmt.Errorf("delete gateway key %s: %w", aws.ToString(gk.Name), err)
+		}
 	}
-	return true, u.setEnabled(ctx, *gk.Id, false)
+	if err := u.removeEnterprisePlan(ctx, keyID); err != nil {
+		return gk != nil, err
+	}
+	return gk != nil, nil
 }
+
+// removeEnterprisePlan deletes the key's own usage plan, if it has one:
+// API Gateway deletes a plan only once no stage is attached to it.
+func (u *usagePlans) removeEnterprisePlan(ctx context.Context, keyID string) error {
+	plan, err := u.findPlan(ctx, enterprisePlanName(keyID))
+	if err != nil || plan == nil {
+		return err
+	}
+	var ops []types.PatchOperation
+	for _, st := range plan.ApiStages {
+		ops = append(ops, types.PatchOperation{Op: types.OpRemove, Path: aws.String("/apiStages"),
+			Value: aws.String(aws.ToString(st.ApiId) + ":" + aws.ToString(st.Stage))})
+	}
+	if len(ops) > 0 {
+		if _, err := u.api.UpdateUsagePlan(ctx, &apigateway.UpdateUsagePlanInput{UsagePlanId: plan.Id, PatchOperations: ops}); err != nil {
+			return fmt.Errorf("detach usage plan %s from its stages: %w", aws.ToString(plan.Name), err)
+		}
+	}
+	if _, err := u.api.DeleteUsagePlan(ctx, &apigateway.DeleteUsagePlanInput{UsagePlanId: plan.Id}); err != nil {
+		return fmt.Errorf("delete usage plan %s: %w", aws.ToString(plan.Name), err)
+	}
+	return nil
+}
+
+// findPlan finds a usage plan by name, or nil.
+func (u *usagePlans) findPlan(ctx context.Context, name string) (*types.UsagePlan, error) {
+	p := apigateway.NewGetUsagePlansPaginator(u.api, &apigateway.GetUsagePlansInput{Limit: aws.Int32(500)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list usage plans: %w", err)
+		}
+		for _, plan := range page.Items {
+			if aws.ToString(plan.Name) == name {
+				return &plan, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+func enterprisePlanName(keyID string) string { return "gen-enterprise-" + keyID }
 
 func (u *usagePlans) setEnabled(ctx context.Context, id string, enabled bool) error {
 	_, err := u.api.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
@@ -203,18 +260,12 @@ func missingPlan(tier, env, output string) error {
 // enterprisePlan finds or creates the key's own usage plan, on the API
 // stages of the Standard plan, with the key's figures.
 func (u *usagePlans) enterprisePlan(ctx context.Context, k store.Key) (string, error) {
-	name := "gen-enterprise-" + k.ID
-	p := apigateway.NewGetUsagePlansPaginator(u.api, &apigateway.GetUsagePlansInput{Limit: aws.Int32(500)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	name := enterprisePlanName(k.ID)
+	if plan, err := u.findPlan(ctx, name); err != nil || plan != nil {
 		if err != nil {
-			return "", fmt.Errorf("list usage plans: %w", err)
+			return "", err
 		}
-		for _, plan := range page.Items {
-			if aws.ToString(plan.Name) == name {
-				return aws.ToString(plan.Id), nil
-			}
-		}
+		return aws.ToString(plan.Id), nil
 	}
 	if u.standard == "" {
 		return "", fmt.Errorf("an enterprise plan is made on the API stages of the Standard plan: %w",

@@ -75,7 +75,8 @@ func New(keys Keys, logger *slog.Logger) *Authorizer {
 // key missing or invalid"), while a key that is present but malformed,
 // unknown or revoked gets a Deny policy (its ACCESS_DENIED response,
 // "Invalid API key"). A store failure is another error, which the gateway
-// answers with a 500.
+// reports as AUTHORIZER_CONFIGURATION_ERROR; the template answers it as
+// the contract's 503 SERVICE_UNAVAILABLE with Retry-After.
 //
 // Answers are cached per key value, so on AWS a revoked key may pass the
 // gateway until the cache expires; the handlers authenticate every request

@@ -42,6 +42,13 @@ const (
 	// API Gateway and Lambda cannot carry much more; see
 	// DefaultMaxImageBytes.
 	EnvMaxImageBytes = "GEN_MAX_IMAGE_BYTES"
+	// EnvSignerUser is the IAM user whose access key the signer secret
+	// holds. Only the rotation function needs it.
+	EnvSignerUser = "GEN_SIGNER_USER"
+	// EnvTaskRetentionDays is how many days a task is kept after its
+	// creation (DynamoDB's TTL deletes it then), the videos' retention.
+	// Unset keeps tasks for ever. The start endpoints need it.
+	EnvTaskRetentionDays = "GEN_TASK_RETENTION_DAYS"
 	// EnvFFmpegPath is the ffmpeg binary of the generate step (default
 	// "ffmpeg" on PATH; on Lambda a layer puts it in /opt/bin).
 	EnvFFmpegPath = settings.FFmpegPath
@@ -71,6 +78,8 @@ type Env struct {
 	SignerSecretARN   string
 	GenerationTimeout time.Duration
 	MaxImageBytes     int64
+	TaskRetention     time.Duration // 0: for ever
+	SignerUser        string
 	FFmpegPath        string
 	FontFile          string // "" means render's default
 	LogLevel          slog.Level
@@ -91,6 +100,8 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		SignerSecretARN:   r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
 		GenerationTimeout: shared.GenerationTimeout,
 		MaxImageBytes:     r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
+		TaskRetention:     time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
+		SignerUser:        r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),
 		FFmpegPath:        shared.FFmpegPath,
 		FontFile:          shared.FontFile,
 		LogLevel:          shared.LogLevel,

@@ -69,7 +69,7 @@ func New(env Env, cfg aws.Config, logger *slog.Logger) (*Stack, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	st := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Config{TablePrefix: env.TablePrefix})
+	st := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Config{TablePrefix: env.TablePrefix, TaskRetention: env.TaskRetention})
 	return &Stack{Env: env, AWS: cfg, Logger: logger, Store: st}, nil
 }
 

@@ -25,3 +25,20 @@ type Store interface {
 	// SignURL returns a URL that serves key until expires, without a key.
 	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
 }
+
+// UploadPolicy is what a direct upload may put: one object, of one of
+// the content types, of at most MaxBytes, until Expires.
+type UploadPolicy struct {
+	ContentType string
+	MaxBytes    int64
+	Expires     time.Time
+}
+
+// SignedUpload is a direct upload a client makes without a key: an HTML
+// form POST (multipart/form-data) to URL with Fields, in any order,
+// followed by the file in a field named "file". Storage itself enforces
+// the UploadPolicy (S3's POST policy, or the local server).
+type SignedUpload struct {
+	URL    string            `json:"url"`
+	Fields map[string]string `json:"fields"`
+}

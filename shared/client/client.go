@@ -44,6 +44,8 @@ type Client struct {
 	userAgent string
 	autoKey   bool
 	now       func() time.Time
+	// directAbove: images larger upload directly (WithDirectUploadAbove).
+	directAbove int64
 }
 
 // RetryPolicy says how calls are retried. Reads are retried on 429 and on
@@ -117,7 +119,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("gen: base URL %q: want http(s)://host[:port][/path]", baseURL)
 	}
 	c := &Client{base: u, key: apiKey, http: &http.Client{}, retry: RetryPolicy{}.withDefaults(),
-		userAgent: "gen-go-client/1", now: time.Now}
+		userAgent: "gen-go-client/1", now: time.Now, directAbove: DefaultDirectUploadAbove}
 	for _, o := range opts {
 		o(c)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -368,5 +369,40 @@ func TestWaitCancelled(t *testing.T) {
 	var te *client.WaitTimeoutError
 	if !errors.Is(err, context.Canceled) || errors.As(err, &te) {
 		t.Errorf("Wait = %v, want context.Canceled", err)
+	}
+}
+
+// An image over the direct-upload size goes through POST /api/gen/uploads
+// and the storage's signed form, by itself, and the start names it; one
+// under it is sent in the start's own request. WithDirectUploadAbove(-1)
+// never uploads directly.
+func TestLargeImagesUploadDirectly(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 10000, store.Limits{})
+	ctx := context.Background()
+	red := pngImage(t, color.RGBA{200, 20, 20, 255})
+	for _, c := range []struct {
+		name   string
+		above  int64
+		direct bool
+	}{
+		{"larger than the threshold", int64(len(red)) - 1, true},
+		{"at the threshold", int64(len(red)), false},
+		{"never", -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newClient(t, k.APIKey, client.WithDirectUploadAbove(c.above))
+			s, err := cl.ImageToVideo(ctx, lite("the red flag waves"), client.ImageBytes("red.png", red))
+			if err != nil {
+				t.Fatalf("ImageToVideo: %v", err)
+			}
+			// A direct upload is named by its id, a sent file by its name.
+			if direct := strings.HasPrefix(s.ImageInfo.OriginalName, "upl_"); direct != c.direct || s.ImageInfo.Size != int64(len(red)) {
+				t.Errorf("imageInfo = %+v, want a direct upload: %v", s.ImageInfo, c.direct)
+			}
+		})
+	}
+	if _, err := newClient(t, k.APIKey).UploadImage(ctx, client.ImageBytes("x.gif", []byte("GIF89a..."))); err == nil || !strings.Contains(err.Error(), "not a JPEG or PNG") {
+		t.Errorf("UploadImage of a GIF = %v, want an error naming JPEG or PNG", err)
 	}
 }

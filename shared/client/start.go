@@ -26,16 +26,22 @@ type Image struct {
 
 	// once marks an image that can be read only once.
 	once bool
+	// path, or size when sized, tell the image's size without reading it
+	// (to choose a direct upload for a large one).
+	path  string
+	size  int64
+	sized bool
 }
 
 // ImageFile is the image in the file at path.
 func ImageFile(path string) Image {
-	return Image{Name: filepath.Base(path), Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	return Image{Name: filepath.Base(path), path: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
 
 // ImageBytes is an image held in memory.
 func ImageBytes(name string, data []byte) Image {
-	return Image{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+	return Image{Name: name, size: int64(len(data)), sized: true,
+		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
 }
 
 // ImageReader is an image read from r, which can be read only once: a
@@ -62,17 +68,37 @@ func (c *Client) TextToVideo(ctx context.Context, req Request, opts ...StartOpti
 	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/text-to-video", body: body}, opts)
 }
 
-// ImageToVideo starts an image-to-video generation from image.
+// ImageToVideo starts an image-to-video generation from image. An image
+// larger than the client's direct-upload size (WithDirectUploadAbove) is
+// uploaded first (UploadImage) and named by its upload id.
 func (c *Client) ImageToVideo(ctx context.Context, req Request, image Image, opts ...StartOption) (*Started, error) {
-	body := multipartBody(req, []filePart{{"image", image}})
-	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/image-to-video", body: body}, opts, image)
+	files, ids, err := c.prepareImages(ctx, []filePart{{"image", image}}, c.directAbove)
+	if err != nil {
+		return nil, err
+	}
+	body := multipartBody(req, files, ids)
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/image-to-video", body: body}, opts, imagesOf(files)...)
 }
 
 // FirstLastFrame starts a generation that begins at first and ends at
-// last. The Quality and Fast models support it; Lite does not.
+// last. The Quality and Fast models support it; Lite does not. A frame
+// larger than half the direct-upload size is uploaded first: a request
+// carries both frames.
 func (c *Client) FirstLastFrame(ctx context.Context, req Request, first, last Image, opts ...StartOption) (*Started, error) {
-	body := multipartBody(req, []filePart{{"firstFrame", first}, {"lastFrame", last}})
-	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/first-last-frame", body: body}, opts, first, last)
+	files, ids, err := c.prepareImages(ctx, []filePart{{"firstFrame", first}, {"lastFrame", last}}, c.directAbove/2)
+	if err != nil {
+		return nil, err
+	}
+	body := multipartBody(req, files, ids)
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/first-last-frame", body: body}, opts, imagesOf(files)...)
+}
+
+func imagesOf(files []filePart) []Image {
+	out := make([]Image, len(files))
+	for i, f := range files {
+		out[i] = f.image
+	}
+	return out
 }
 
 func (c *Client) start(ctx context.Context, cl call, opts []StartOption, images ...Image) (*Started, error) {
@@ -106,7 +132,7 @@ type filePart struct {
 
 // multipartBody is a body maker that streams the form through a pipe:
 // the text fields, then each file as it is read.
-func multipartBody(req Request, files []filePart) func() (io.ReadCloser, string, error) {
+func multipartBody(req Request, files []filePart, extra [][2]string) func() (io.ReadCloser, string, error) {
 	return func() (io.ReadCloser, string, error) {
 		// Open the files first, so that a missing file fails the call
 		// before anything is sent.
@@ -127,14 +153,14 @@ func multipartBody(req Request, files []filePart) func() (io.ReadCloser, string,
 		w := multipart.NewWriter(pw)
 		go func() {
 			defer closeAll(readers)
-			pw.CloseWithError(writeForm(w, req, files, readers))
+			pw.CloseWithError(writeForm(w, req, files, extra, readers))
 		}()
 		return pr, w.FormDataContentType(), nil
 	}
 }
 
-func writeForm(w *multipart.Writer, req Request, files []filePart, readers []io.ReadCloser) error {
-	for _, f := range req.formFields() {
+func writeForm(w *multipart.Writer, req Request, files []filePart, extra [][2]string, readers []io.ReadCloser) error {
+	for _, f := range append(req.formFields(), extra...) {
 		if err := w.WriteField(f[0], f[1]); err != nil {
 			return err
 		}

@@ -127,18 +127,21 @@ func (s *Stack) build(cfg Config) error {
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.renderer.Estimate,
+		// Direct uploads go to the local server, as they go to S3 on AWS.
+		Uploads: s.Blobs,
 	})
-	s.handler = route(s.Blobs.Handler(), s.api.Handler())
+	s.handler = route(s.Blobs.Handler(), s.Blobs.UploadHandler(), s.api.Handler())
 	return nil
 }
 
-// route sends the signed links to files and everything else to api. It is
+// route sends the signed links to files, the signed direct uploads to
+// uploads, and everything else to api. It is
 // no http.ServeMux: that would answer a path with a dot segment or a
 // doubled slash (/files/../x, //api/gen/models) with a redirect and an
 // HTML body before the API could answer it, and every answer of the
 // service is one of the contract's JSON bodies. A path that is not in
 // canonical form goes to the API, which answers it as an unknown route.
-func route(files, api http.Handler) http.Handler {
+func route(files, uploads, api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
 		switch {
@@ -149,6 +152,8 @@ func route(files, api http.Handler) http.Handler {
 				Message: "no such endpoint: CONNECT"})
 		case strings.HasPrefix(p, fsblob.PathPrefix) && canonical(p):
 			files.ServeHTTP(w, r)
+		case p == fsblob.UploadPath:
+			uploads.ServeHTTP(w, r)
 		default:
 			api.ServeHTTP(w, r)
 		}

@@ -21,9 +21,8 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxImageBytes = 20 * 1024 * 1024
-	// DefaultMaxImageSide is the widest and tallest image accepted: an
-	// 8192 x 8192 canvas is the renderer's limit of 64 Mi pixels.
-	DefaultMaxImageSide = 8192
+	// DefaultMaxImageSide is the widest and tallest image accepted.
+	DefaultMaxImageSide = service.DefaultMaxImageSide
 )
 
 // Config is what an API is built from. Store, Blobs and Executions are
@@ -49,6 +48,12 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the polling hint of a pending or processing status.
 	RetryAfter time.Duration
+	// Uploads signs direct uploads (POST /api/gen/uploads), which the
+	// start endpoints then take by id instead of the file; nil answers
+	// that endpoint 503.
+	Uploads service.Uploads
+	// MaxUploadBytes bounds a direct upload (default 20 MiB).
+	MaxUploadBytes int64
 }
 
 // API serves the contract. Build it with New.
@@ -69,6 +74,7 @@ const (
 	EndpointDownload       = "download"
 	EndpointHistory        = "history"
 	EndpointModels         = "models"
+	EndpointUploads        = "uploads"
 )
 
 // route is one endpoint: its method, its ServeMux path pattern and its
@@ -109,6 +115,9 @@ func New(cfg Config) *API {
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          cfg.Estimate,
 		RetryAfter:        cfg.RetryAfter,
+		Uploads:           cfg.Uploads,
+		MaxUploadBytes:    cfg.MaxUploadBytes,
+		MaxImageSide:      cfg.MaxImageSide,
 	})
 	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
@@ -120,6 +129,7 @@ func New(cfg Config) *API {
 		{EndpointDownload, http.MethodGet, "/api/gen/download/{taskId}", a.download},
 		{EndpointHistory, http.MethodGet, "/api/gen/history", a.history},
 		{EndpointModels, http.MethodGet, "/api/gen/models", a.models},
+		{EndpointUploads, http.MethodPost, "/api/gen/uploads", a.createUpload},
 	}
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header

@@ -171,6 +171,7 @@ func toError(err error, now time.Time) *Error {
 		notStarted *service.NotStartedError
 		notReady   *service.NotReadyError
 		blobFault  *service.BlobError
+		upload     *service.UploadError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -222,6 +223,20 @@ func toError(err error, now time.Time) *Error {
 			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Limit of %d requests per minute exceeded.", c.Limit)}
 		}
+	case errors.As(err, &upload):
+		switch upload.Problem {
+		case service.UploadBadType, service.UploadNotImage:
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: upload.Field, Message: upload.Message}
+		case service.UploadTooLarge:
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: upload.Field, Message: upload.Message,
+				Details: map[string]any{"maxBytes": upload.Max}}
+		case service.UploadUnavailable:
+			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: upload.Message, cause: err}
+		case service.UploadCanvas:
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message,
+				Details: map[string]any{"width": upload.Width, "height": upload.Height, "maxWidth": upload.MaxSide, "maxHeight": upload.MaxSide}}
+		}
+		return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: upload.Field, Message: upload.Message}
 	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
 			Message: "The service is temporarily unavailable; nothing was charged. Please retry shortly."}

@@ -108,6 +108,9 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service
 			a.deleteInputs(r.Context(), up.inputs)
 		}
 	}()
+	if err := a.useUploads(r, c, id, &up, roles); err != nil {
+		return err
+	}
 	req, err := params.ParseForm(kind, up.fields)
 	if err != nil {
 		return err
@@ -115,7 +118,7 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service
 	for _, role := range roles {
 		if _, ok := up.input(role); !ok {
 			return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
-				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image).", role)}
+				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image), or the field %q naming a direct upload (POST /api/gen/uploads).", role, uploadIDField(role))}
 		}
 	}
 	var idem *service.Idempotency

@@ -59,6 +59,13 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the longest polling hint of an unfinished task.
 	RetryAfter time.Duration
+	// Uploads signs direct uploads (CreateUpload); nil means none.
+	Uploads Uploads
+	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
+	MaxUploadBytes int64
+	// MaxImageSide bounds the width and the height of a direct upload's
+	// image, as httpapi bounds a streamed one (DefaultMaxImageSide).
+	MaxImageSide int
 }
 
 // Service serves the use cases. Build it with New.
@@ -92,6 +99,12 @@ func New(cfg Config) *Service {
 	}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.MaxImageSide <= 0 {
+		cfg.MaxImageSide = DefaultMaxImageSide
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	return &Service{cfg: cfg, log: cfg.Logger}
 }

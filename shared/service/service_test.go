@@ -22,15 +22,20 @@ import (
 
 var epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
-// workflows fails every start while err is set.
+// workflows fails every start while err is set; with outOfTime, a start
+// given a deadline fails as a StartExecution still unanswered by then.
 type workflows struct {
-	err     error
-	started []string
+	err       error
+	outOfTime bool
+	started   []string
 }
 
-func (w *workflows) Start(_ context.Context, t task.Task) error {
+func (w *workflows) Start(ctx context.Context, t task.Task) error {
 	if w.err != nil {
 		return w.err
+	}
+	if _, ok := ctx.Deadline(); ok && w.outOfTime {
+		return context.DeadlineExceeded
 	}
 	w.started = append(w.started, t.ID)
 	return nil
@@ -199,6 +204,27 @@ func TestStartNotStartedThenRetried(t *testing.T) {
 	}
 	if got := f.balance(t); got != 1000-int64(retry.Task.CreditsCost) {
 		t.Errorf("balance = %d, want one charge", got)
+	}
+}
+
+// A start that cannot finish before the request's deadline (on AWS, the
+// Lambda's less a reserve) is refunded and answered NotStarted, instead of
+// going on after API Gateway told the client 504.
+func TestStartWithinTheRequestDeadline(t *testing.T) {
+	f := newFixture(t)
+	f.flows.outOfTime = true
+	req, err := params.ParseJSON(catalog.TextToVideo, []byte(`{"prompt":"a paper boat","sampleCount":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err = f.svc.Start(ctx, f.caller, service.StartRequest{TaskID: task.NewID(epoch), Request: req})
+	if !errors.As(err, new(*service.NotStartedError)) {
+		t.Fatalf("start whose workflow start outlives the deadline = %v, want *NotStartedError", err)
+	}
+	if got := f.balance(t); got != 1000 {
+		t.Errorf("balance = %d, want 1000: nothing charged", got)
 	}
 }
 

@@ -124,13 +124,28 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	created = true
 
 	// The task is charged: from here on it must be started or refunded,
-	// even if the client goes away.
+	// even if the client goes away. But not after the request's deadline
+	// (on AWS, a little before the Lambda's): a start still unfinished
+	// then is refunded and answered 503 while the Lambda still runs,
+	// instead of going on after the client was told 504.
+	startCtx, cancel := withDeadlineOnly(ctx)
+	defer cancel()
 	ctx = context.WithoutCancel(ctx)
-	if err := s.cfg.Executions.Start(ctx, t); err != nil {
+	if err := s.cfg.Executions.Start(startCtx, t); err != nil {
 		s.abandon(ctx, t)
 		return Started{}, &NotStartedError{TaskID: t.ID, Err: fmt.Errorf("start workflow: %w", err)}
 	}
 	return Started{Task: t, Balance: balance}, nil
+}
+
+// withDeadlineOnly is ctx without its cancellation but with its deadline.
+func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	ctx = context.WithoutCancel(ctx)
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, d)
 }
 
 // original is the start an idempotency record names, as it answered: the

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/genvideo/gen/shared/lifecycle"
@@ -34,7 +35,16 @@ const (
 	DefaultStartAfter  = time.Minute
 	DefaultGrace       = time.Minute
 	DefaultMaxRedrives = 3
+	// DefaultParallelism is how many tasks a sweep handles at once: after
+	// an outage hundreds may wait, and one at a time (each a few calls)
+	// would outlast the sweeper's Lambda, but many more would throttle
+	// Step Functions' DescribeExecution and StartExecution.
+	DefaultParallelism = 8
 )
+
+// ErrTasks is wrapped by the error of a sweep that handled the list of
+// tasks but not every task. The next sweep tries them again.
+var ErrTasks = errors.New("some tasks could not be swept")
 
 // Tasks lists the tasks not yet finished: store.Store.Unfinished.
 type Tasks interface {
@@ -69,6 +79,8 @@ type Config struct {
 	// MaxRedrives bounds the executions started for one task after its
 	// first.
 	MaxRedrives int
+	// Parallelism bounds the tasks handled at once (DefaultParallelism).
+	Parallelism int
 	Logger      *slog.Logger
 }
 
@@ -105,6 +117,9 @@ func New(cfg Config) *Sweeper {
 	}
 	if cfg.MaxRedrives <= 0 {
 		cfg.MaxRedrives = DefaultMaxRedrives
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = DefaultParallelism
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -147,63 +162,117 @@ func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, 
 		return Report{}, fmt.Errorf("sweep: list unfinished tasks: %w", err)
 	}
 	r := Report{Unfinished: len(tasks)}
-	var errs []error
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
 	now := s.cfg.Now()
+	slots := make(chan struct{}, s.cfg.Parallelism)
 	for _, t := range tasks {
 		if err := ctx.Err(); err != nil {
+			mu.Lock()
 			errs = append(errs, err)
+			mu.Unlock()
 			break
 		}
-		if err := s.sweepTask(ctx, t, now, startAfter, &r); err != nil {
-			r.Errors++
-			errs = append(errs, err)
-		}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			out, err := s.sweepTask(ctx, t, now, startAfter)
+			mu.Lock()
+			defer mu.Unlock()
+			r.Failed += out.Failed
+			r.Started += out.Started
+			if err != nil {
+				r.Errors++
+				errs = append(errs, err)
+			}
+		}()
 	}
+	wg.Wait()
 	log := s.cfg.Logger
 	if len(errs) > 0 || r.Failed > 0 || r.Started > 0 {
 		log.InfoContext(ctx, "sweep", "unfinished", r.Unfinished, "failed", r.Failed, "started", r.Started, "errors", r.Errors)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return r, fmt.Errorf("sweep: %w", err)
+		return r, fmt.Errorf("sweep: %w: %w", ErrTasks, err)
 	}
 	return r, nil
 }
 
-func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration, r *Report) error {
+// Scheduled is Sweep for a scheduler that retries a run that failed
+// (EventBridge invoking the sweeper's Lambda): a task that could not be
+// handled is logged, not returned, since retrying the whole sweep at once
+// would only repeat it for every task; the next scheduled sweep tries it
+// again. Only a sweep that could not even list the tasks fails.
+func (s *Sweeper) Scheduled(ctx context.Context) (Report, error) {
+	r, err := s.Sweep(ctx)
+	if errors.Is(err, ErrTasks) {
+		s.cfg.Logger.ErrorContext(ctx, "sweep: tasks left for the next sweep", "errors", r.Errors, "error", err.Error())
+		return r, nil
+	}
+	return r, err
+}
+
+// sweepTask handles one task; its report counts only what it did.
+func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration) (Report, error) {
+	var r Report
 	if lifecycle.PastGrace(t, now, s.cfg.Grace) {
 		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
 			Error: workflow.CaughtError{Error: "DeadlineExceeded", Cause: deadlineCause}})
 		if err != nil {
-			return fmt.Errorf("fail task %s past its deadline: %w", t.ID, err)
+			return r, fmt.Errorf("fail task %s past its deadline: %w", t.ID, err)
 		}
 		if st.Status == task.Failed {
 			r.Failed++
 		}
-		return nil
+		return r, nil
 	}
 	if now.Sub(t.CreatedAt) < startAfter {
-		return nil
+		return r, nil
 	}
-	for n := 1; n <= 1+s.cfg.MaxRedrives; n++ {
-		name := ExecutionName(t.ID, n)
-		exists, running, err := s.cfg.Executions.Execution(ctx, name)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", t.ID, err)
+	found, err := s.executions(ctx, t.ID)
+	if err != nil {
+		return r, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	for n, e := range found {
+		if e.running {
+			return r, nil
 		}
-		if running {
-			return nil
-		}
-		if exists {
+		if e.exists {
 			continue // ended without finishing the task: try the next name
 		}
+		name := ExecutionName(t.ID, n+1)
 		if err := s.cfg.Executions.StartNamed(ctx, name, t); err != nil {
-			return fmt.Errorf("task %s: %w", t.ID, err)
+			return r, fmt.Errorf("task %s: %w", t.ID, err)
 		}
 		r.Started++
 		s.cfg.Logger.WarnContext(ctx, "sweep: started a missing execution", "task", t.ID, "execution", name, "status", t.Status)
-		return nil
+		return r, nil
 	}
 	s.cfg.Logger.WarnContext(ctx, "sweep: task out of redrives; its deadline will fail it",
 		"task", t.ID, "redrives", s.cfg.MaxRedrives, "deadline", t.Deadline)
-	return nil
+	return r, nil
+}
+
+// execution is what a lookup found of one execution name.
+type execution struct{ exists, running bool }
+
+// executions looks up every execution name of a task (the first and its
+// redrives) at once, not one after the other: a task's sweep costs one
+// round trip, not up to 1 + MaxRedrives.
+func (s *Sweeper) executions(ctx context.Context, taskID string) ([]execution, error) {
+	found := make([]execution, 1+s.cfg.MaxRedrives)
+	errs := make([]error, len(found))
+	var wg sync.WaitGroup
+	for i := range found {
+		wg.Go(func() {
+			e := &found[i]
+			e.exists, e.running, errs[i] = s.cfg.Executions.Execution(ctx, ExecutionName(taskID, i+1))
+		})
+	}
+	wg.Wait()
+	return found, errors.Join(errs...)
 }

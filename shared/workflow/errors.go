@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
@@ -166,6 +167,25 @@ func FailureFor(errorName string) task.Failure {
 	default:
 		return task.Failure{Code: task.FailInternal, Message: MessageInternal}
 	}
+}
+
+// FailureOf is FailureFor, reading the cause where the name alone does
+// not say what happened: Lambda.Unknown is a step's Lambda that died
+// without an error of its own, out of time (its cause says it timed out)
+// or out of memory, which are the contract's TIMEOUT and
+// GENERATION_FAILED, not an internal error; so are the runtime's own
+// Sandbox.Timedout and Runtime.OutOfMemory/ExitError.
+func FailureOf(errorName, cause string) task.Failure {
+	switch errorName {
+	case "Lambda.Unknown":
+		if strings.Contains(strings.ToLower(cause), "timed out") {
+			return FailureFor("Sandbox.Timedout")
+		}
+		return FailureFor("GenerationFailed")
+	case "Runtime.OutOfMemory", "Runtime.ExitError":
+		return FailureFor("GenerationFailed")
+	}
+	return FailureFor(errorName)
 }
 
 // causeMessage extracts the message from a Catch's Cause for the logs. On

@@ -619,6 +619,26 @@ func TestFailureFor(t *testing.T) {
 	}
 }
 
+// A step's Lambda that dies without an error of its own (Lambda.Unknown:
+// out of time or memory) fails its task with the contract's TIMEOUT or
+// GENERATION_FAILED, read from the cause; other names as FailureFor.
+func TestFailureOf(t *testing.T) {
+	tests := []struct{ name, cause, wantCode string }{
+		{"Lambda.Unknown", `{"errorMessage":"2030-01-02T03:04:05Z 1b2c Task timed out after 900.10 seconds"}`, task.FailTimeout},
+		{"Lambda.Unknown", "The cause could not be determined because Lambda did not return an error type. Returned payload: Runtime exited with error: signal: killed", task.FailGeneration},
+		{"Runtime.OutOfMemory", "Runtime exited with error: signal: killed", task.FailGeneration},
+		{"Sandbox.Timedout", "", task.FailTimeout},
+		{"ContentPolicyViolation", "", task.FailContentPolicy},
+		{"Lambda.ServiceException", "timed out", task.FailInternal},
+	}
+	for _, tt := range tests {
+		got := workflow.FailureOf(tt.name, tt.cause)
+		if got.Code != tt.wantCode || got.Message != messages[tt.wantCode] {
+			t.Errorf("FailureOf(%q, %q) = %+v, want %s with its message", tt.name, tt.cause, got, tt.wantCode)
+		}
+	}
+}
+
 func TestNewInput(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {

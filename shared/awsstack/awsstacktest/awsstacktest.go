@@ -34,8 +34,10 @@ const (
 	Bucket          = "gen-test-media"
 	SignerSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-url-signer-AbCdEf"
 	// RoleKeyID is the access key of the functions' "role": the S3 fake
-	// does not honour URLs it presigns.
-	RoleKeyID = "ASIAFUNCTIONROLE0001"
+	// does not honour URLs it presigns, only the POST uploads it signs
+	// (POST /api/gen/uploads).
+	RoleKeyID     = "ASIAFUNCTIONROLE0001"
+	roleSecretKey = "function-role-secret"
 	// SignerKeyID is the signing user's access key, held by the secret.
 	SignerKeyID     = "AKIAURLSIGNER0000001"
 	signerSecretKey = "url-signer-secret-access-key"
@@ -65,6 +67,7 @@ func Start(t testing.TB) *Env {
 	}
 	e.S3 = s3blobtest.NewServer(t, Bucket)
 	e.S3.AddSigner(SignerKeyID, signerSecretKey)
+	e.S3.AddUploadSigner(RoleKeyID, roleSecretKey)
 	e.SFN = sfnstarttest.NewServer(t)
 	e.Secrets = NewSecrets(t)
 	secret, _ := json.Marshal(awsstack.SignerSecret{AccessKeyID: SignerKeyID, SecretAccessKey: signerSecretKey})
@@ -84,7 +87,7 @@ func (e *Env) Environ(t testing.TB, extra ...string) []string {
 		"TMPDIR":                           tmp,
 		"AWS_REGION":                       Region,
 		"AWS_ACCESS_KEY_ID":                RoleKeyID,
-		"AWS_SECRET_ACCESS_KEY":            "function-role-secret",
+		"AWS_SECRET_ACCESS_KEY":            roleSecretKey,
 		"AWS_SESSION_TOKEN":                "function-role-session-token",
 		"AWS_CONFIG_FILE":                  tmp + "/no-aws-config",
 		"AWS_SHARED_CREDENTIALS_FILE":      tmp + "/no-aws-credentials",

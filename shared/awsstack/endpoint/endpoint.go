@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -35,7 +36,28 @@ func MustProxy(name string) ProxyFunc {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	return httpadapter.New(h).ProxyWithContext
+	return withReserve(httpadapter.New(h).ProxyWithContext)
+}
+
+// Reserve is how long before the Lambda's own deadline a request's
+// context ends. What a request does with a context (store writes, the
+// StartExecution of a start) then fails in time for the compensation that
+// follows (the refund of a start that did not start, which ignores the
+// deadline) and for the 503 to reach the client before API Gateway's 29
+// seconds; the template gives the API functions 20 seconds.
+const Reserve = 5 * time.Second
+
+// withReserve ends the context it passes on Reserve before the Lambda's
+// deadline.
+func withReserve(next ProxyFunc) ProxyFunc {
+	return func(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		if d, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, d.Add(-Reserve))
+			defer cancel()
+		}
+		return next(ctx, req)
+	}
 }
 
 // New returns the handler of one endpoint (httpapi.EndpointStatus, ...).
@@ -67,6 +89,8 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		GenerationTimeout: s.Env.GenerationTimeout,
 		MaxImageBytes:     perImage,
 		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
+		// Larger images go straight to S3 (POST /api/gen/uploads).
+		Uploads: blobs,
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {
@@ -81,7 +105,7 @@ func imageLimitMessage(maxRequestImageBytes int64) string {
 	return fmt.Sprintf("This deployment receives uploads through API Gateway and AWS Lambda, "+
 		"which cap a request at 6 MB once base64-encoded, so it accepts at most %s of images per request "+
 		"(first-last-frame: half of it per frame). Larger images, up to the contract's 20 MiB, "+
-		"need a direct upload, which this deployment does not offer yet.", sizeText(maxRequestImageBytes))
+		"go through a direct upload: POST /api/gen/uploads, then send its uploadId in place of the file.", sizeText(maxRequestImageBytes))
 }
 
 func sizeText(n int64) string {

@@ -1,8 +1,12 @@
 package endpoint
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -51,5 +55,25 @@ func TestImageLimitMessage(t *testing.T) {
 	}
 	if msg := imageLimitMessage(1000); !strings.Contains(msg, "1000 bytes") {
 		t.Errorf("imageLimitMessage(1000) = %q, lacks 1000 bytes", msg)
+	}
+}
+
+// The handler's context ends Reserve before the Lambda's deadline, so
+// that a start that cannot finish fails and is refunded while the Lambda
+// still runs.
+func TestWithReserve(t *testing.T) {
+	lambdaEnd := time.Date(2030, 1, 1, 0, 0, 20, 0, time.UTC)
+	var got time.Time
+	h := withReserve(func(ctx context.Context, _ events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		got, _ = ctx.Deadline()
+		return events.APIGatewayProxyResponse{}, nil
+	})
+	ctx, cancel := context.WithDeadline(context.Background(), lambdaEnd)
+	defer cancel()
+	if _, err := h(ctx, events.APIGatewayProxyRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := lambdaEnd.Add(-Reserve); !got.Equal(want) {
+		t.Errorf("handler deadline %v, want %v (the Lambda's less Reserve)", got, want)
 	}
 }

@@ -17,10 +17,14 @@ package s3blob
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"time"
 
@@ -29,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/genvideo/gen/shared/blob"
 )
 
 // ErrNotFound is returned (wrapped) by Get for a key with no object. It
@@ -77,6 +83,7 @@ type Config struct {
 type Store struct {
 	api      api
 	presign  *s3.PresignClient
+	post     *s3.PresignClient // with the client's own credentials
 	bucket   string
 	partSize int
 	now      func() time.Time
@@ -104,6 +111,7 @@ func New(cfg Config) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{api: cfg.Client, bucket: cfg.Bucket, partSize: part, now: now}
+	s.post = s3.NewPresignClient(cfg.Client)
 	signer := cfg.Signer
 	s.presign = s3.NewPresignClient(cfg.Client, func(o *s3.PresignOptions) {
 		o.ClientOptions = append(o.ClientOptions, func(o *s3.Options) { o.Credentials = signer })
@@ -158,8 +166,14 @@ func readPart(r io.Reader, size int) ([]byte, error) {
 
 // putMultipart uploads first (a full part) and the rest of r in parts.
 func (s *Store) putMultipart(ctx context.Context, key, contentType string, first []byte, r io.Reader) (size int64, err error) {
+	// The upload declares CRC32, every part carries its CRC32, computed
+	// here, and the completion lists them all. S3 refuses a completion
+	// that drops a checksum a part was uploaded with (InvalidPart: what
+	// the SDK's automatic part checksums once caused, aws-sdk-go-v2 issue
+	// 3005); carrying them ourselves does not depend on the SDK's defaults
+	// and makes S3 check every part.
 	up, err := s.api.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: &s.bucket, Key: &key, ContentType: &contentType,
+		Bucket: &s.bucket, Key: &key, ContentType: &contentType, ChecksumAlgorithm: types.ChecksumAlgorithmCrc32,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create multipart upload: %w", err)
@@ -178,14 +192,16 @@ func (s *Store) putMultipart(ctx context.Context, key, contentType string, first
 
 	var parts []types.CompletedPart
 	for num, part := int32(1), first; len(part) > 0; num++ {
+		sum := crc32Base64(part)
 		out, err := s.api.UploadPart(ctx, &s3.UploadPartInput{
 			Bucket: &s.bucket, Key: &key, UploadId: up.UploadId, PartNumber: aws.Int32(num),
 			Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part))),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ChecksumCRC32: &sum,
 		})
 		if err != nil {
 			return 0, fmt.Errorf("upload part %d: %w", num, err)
 		}
-		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
+		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32: &sum})
 		size += int64(len(part))
 		if len(part) < s.partSize {
 			break // that was the last
@@ -202,6 +218,14 @@ func (s *Store) putMultipart(ctx context.Context, key, contentType string, first
 		return 0, fmt.Errorf("complete multipart upload: %w", err)
 	}
 	return size, nil
+}
+
+// crc32Base64 is S3's form of a CRC32 checksum: the big-endian bytes in
+// base64.
+func crc32Base64(b []byte) string {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // Get opens the object under key. A missing object is ErrNotFound.
@@ -253,6 +277,31 @@ func (s *Store) SignURL(ctx context.Context, key string, expires time.Time) (str
 		return "", fmt.Errorf("sign %s: presigned a %s, want GET", key, req.Method)
 	}
 	return req.URL, nil
+}
+
+// SignUpload returns an S3 presigned POST of key under policy p: S3
+// itself refuses a file of another content type, larger than p.MaxBytes,
+// under another key, or after p.Expires. It is signed with the client's
+// own credentials (the Lambda role's, which may put inputs/): an upload
+// lives minutes, well within their session.
+func (s *Store) SignUpload(ctx context.Context, key string, p blob.UploadPolicy) (blob.SignedUpload, error) {
+	life := p.Expires.Sub(s.now()).Truncate(time.Second)
+	if life < time.Second || life > MaxURLLifetime {
+		return blob.SignedUpload{}, fmt.Errorf("sign upload %s: expiry %s is %v away", key, p.Expires.Format(time.RFC3339), life)
+	}
+	req, err := s.post.PresignPostObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key}, func(o *s3.PresignPostOptions) {
+		o.Expires = life
+		o.Conditions = []any{
+			map[string]string{"Content-Type": p.ContentType},
+			[]any{"content-length-range", 1, p.MaxBytes},
+		}
+	})
+	if err != nil {
+		return blob.SignedUpload{}, fmt.Errorf("sign upload %s: %w", key, err)
+	}
+	fields := maps.Clone(req.Values)
+	fields["Content-Type"] = p.ContentType
+	return blob.SignedUpload{URL: req.URL, Fields: fields}, nil
 }
 
 // signedAt presigns at a given time rather than the SDK's clock, so that

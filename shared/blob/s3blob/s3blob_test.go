@@ -3,10 +3,15 @@ package s3blob_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/genvideo/gen/shared/blob"
@@ -372,5 +378,180 @@ func TestNewChecksConfig(t *testing.T) {
 		if _, err := s3blob.New(tc.cfg); err == nil {
 			t.Errorf("New with %s: no error", tc.name)
 		}
+	}
+}
+
+// TestMultipartChecksumsAsRealS3 puts bodies of one part and of several
+// through a client that sends the SDK's automatic checksums as it does to
+// real S3 (over TLS), to a fake that checks them as S3 does: a part
+// uploaded with a CRC32 must be completed with it, or S3 answers
+// InvalidPart (aws-sdk-go-v2 issue 3005), which every video of 8 MiB or
+// more met.
+func TestMultipartChecksumsAsRealS3(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	st, err := s3blob.New(s3blob.Config{Client: srv.ClientOverTLS(roleKeyID, roleSecret), Bucket: bucket,
+		Signer: &countingSigner{}, PartSize: partSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{10, partSize, 2*partSize + 12345} {
+		key := fmt.Sprintf("videos/gen_1/%d.mp4", n)
+		body := pattern(n)
+		size, err := st.Put(t.Context(), key, onlyReader{bytes.NewReader(body)}, "video/mp4")
+		if err != nil || size != int64(n) {
+			t.Errorf("Put of %d bytes = %d, %v", n, size, err)
+			continue
+		}
+		if got, _, ok := srv.Object(t, bucket, key); !ok || !bytes.Equal(got, body) {
+			t.Errorf("Put of %d bytes stored %d bytes (present %v), not the body", n, len(got), ok)
+		}
+		// A multipart upload declares CRC32 and every part carries it,
+		// whatever the SDK's defaults of the day.
+		want := ""
+		if parts := (n + partSize - 1) / partSize; n >= partSize {
+			want = "CRC32:" + strings.Repeat(" CRC32", parts)
+		}
+		if got := srv.MultipartChecksums(bucket, key); got != want {
+			t.Errorf("Put of %d bytes: multipart checksums %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The fake refuses what real S3 refuses: a part uploaded with a checksum
+// and completed without it is InvalidPart; a part without the checksum
+// its upload declared is InvalidRequest.
+func TestFakeS3ChecksMultipartChecksums(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	ctx := t.Context()
+	for _, c := range []struct {
+		name        string
+		declare     bool
+		partSum     bool
+		carry       bool
+		wantFailure string
+	}{
+		{"part checksum dropped at completion", false, true, false, "InvalidPart"},
+		{"declared algorithm, part without", true, false, false, "InvalidRequest"},
+		{"carried through", true, true, true, ""},
+		{"no checksums at all", false, false, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := srv.Client(roleKeyID, roleSecret)
+			key := "inputs/" + strings.ReplaceAll(c.name, " ", "-")
+			in := &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: &key}
+			if c.declare {
+				in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+			}
+			up, err := client.CreateMultipartUpload(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part := pattern(partSize)
+			pin := &s3.UploadPartInput{Bucket: aws.String(bucket), Key: &key, UploadId: up.UploadId, PartNumber: aws.Int32(1),
+				Body: bytes.NewReader(part), ContentLength: aws.Int64(int64(len(part)))}
+			sum := crc32Base64(part)
+			if c.partSum {
+				pin.ChecksumCRC32 = &sum
+			}
+			out, err := client.UploadPart(ctx, pin, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired })
+			if err != nil {
+				if c.wantFailure == "" || !strings.Contains(err.Error(), c.wantFailure) {
+					t.Fatalf("UploadPart: %v, want %q", err, c.wantFailure)
+				}
+				return
+			}
+			done := types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(1)}
+			if c.carry {
+				done.ChecksumCRC32 = &sum
+			}
+			_, err = client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: &key,
+				UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{done}}})
+			switch {
+			case c.wantFailure == "" && err != nil:
+				t.Errorf("CompleteMultipartUpload: %v, want success", err)
+			case c.wantFailure != "" && (err == nil || !strings.Contains(err.Error(), c.wantFailure)):
+				t.Errorf("CompleteMultipartUpload: %v, want %s", err, c.wantFailure)
+			}
+		})
+	}
+}
+
+func crc32Base64(b []byte) string {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// postForm sends a browser-style upload: the signed fields (with
+// overrides; "" drops one), then the file.
+func postForm(t *testing.T, up blob.SignedUpload, override map[string]string, file []byte) (int, string) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fields := maps.Clone(up.Fields)
+	maps.Copy(fields, override)
+	for k, v := range fields {
+		if v != "" {
+			mw.WriteField(k, v)
+		}
+	}
+	fw, _ := mw.CreateFormFile("file", "image.png")
+	fw.Write(file)
+	mw.Close()
+	resp, err := http.Post(up.URL, mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// A presigned POST lets a client put one object of the signed key, type
+// and size, before its expiry; the fake S3 enforces the policy as S3
+// does.
+func TestSignUpload(t *testing.T) {
+	srv := s3blobtest.NewServer(t, bucket)
+	srv.AddSigner(roleKeyID, roleSecret)
+	st, err := s3blob.New(s3blob.Config{Client: srv.Client(roleKeyID, roleSecret), Bucket: bucket, Signer: &countingSigner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key, max = "inputs/uploads/acct/upl_1", 6 << 20
+	up, err := st.SignUpload(t.Context(), key, blob.UploadPolicy{ContentType: "image/png", MaxBytes: max, Expires: time.Now().Add(15 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := pattern(max)
+	for _, c := range []struct {
+		name     string
+		override map[string]string
+		file     []byte
+		want     string
+	}{
+		{"other content type", map[string]string{"Content-Type": "text/html"}, image, "AccessDenied"},
+		{"other key", map[string]string{"key": "videos/gen_1/0.mp4"}, image, "AccessDenied"},
+		{"extra field", map[string]string{"acl": "public-read"}, image, "Extra input fields"},
+		{"no policy", map[string]string{"policy": ""}, image, "InvalidArgument"},
+		{"tampered policy", map[string]string{"policy": base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2099-01-01T00:00:00Z","conditions":[]}`))}, image, "SignatureDoesNotMatch"},
+		{"too large", nil, pattern(max + 1), "EntityTooLarge"},
+		{"empty", nil, nil, "AccessDenied"},
+	} {
+		if status, body := postForm(t, up, c.override, c.file); status < 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want a refusal %s", c.name, status, body, c.want)
+		}
+		if _, _, ok := srv.Object(t, bucket, key); ok {
+			t.Fatalf("%s: the object was stored", c.name)
+		}
+	}
+	if status, body := postForm(t, up, nil, image); status != http.StatusNoContent {
+		t.Fatalf("upload within the policy: %d %s", status, body)
+	}
+	if got, ct, ok := srv.Object(t, bucket, key); !ok || !bytes.Equal(got, image) || ct != "image/png" {
+		t.Errorf("stored %d bytes of %q (present %v), want the image as image/png", len(got), ct, ok)
+	}
+	srv.SetNow(func() time.Time { return time.Now().Add(16 * time.Minute) })
+	if status, body := postForm(t, up, nil, image); status != http.StatusForbidden || !strings.Contains(body, "expired") {
+		t.Errorf("upload after the expiry: %d %s, want 403 Policy expired", status, body)
 	}
 }

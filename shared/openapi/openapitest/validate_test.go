@@ -23,7 +23,7 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	want := []string{
 		"/api/gen/text-to-video", "/api/gen/image-to-video", "/api/gen/first-last-frame",
 		"/api/gen/status/{taskId}", "/api/gen/download/{taskId}", "/api/gen/history", "/api/gen/models",
-		"/openapi.json", "/docs",
+		"/openapi.json", "/docs", "/api/gen/uploads",
 	}
 	for _, p := range want {
 		if doc.Paths.Value(p) == nil {

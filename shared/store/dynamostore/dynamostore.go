@@ -47,6 +47,9 @@ type Tables struct {
 type Config struct {
 	TablePrefix string
 	Tables      Tables
+	// TaskRetention, when positive, gives each task a ttl of its creation
+	// plus this, for the tasks table's TTL to delete it with its videos.
+	TaskRetention time.Duration
 }
 
 // tables fills in the names c leaves empty.
@@ -84,6 +87,7 @@ type Store struct {
 	db     api
 	admin  *dynamodb.Client // for CreateTables; nil in tests of the data path
 	t      Tables
+	keep   time.Duration    // Config.TaskRetention
 	now    func() time.Time // the real clock, for TTLs only
 	closed atomic.Bool
 }
@@ -91,7 +95,7 @@ type Store struct {
 // New returns a store on the tables cfg names, through client. It does
 // not check that the tables exist: CreateTables makes them.
 func New(client *dynamodb.Client, cfg Config) *Store {
-	return &Store{db: client, admin: client, t: cfg.tables(), now: time.Now}
+	return &Store{db: client, admin: client, t: cfg.tables(), keep: cfg.TaskRetention, now: time.Now}
 }
 
 // Tables returns the names of the tables the store uses.

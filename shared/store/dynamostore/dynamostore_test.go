@@ -200,7 +200,7 @@ func TestCreateTables(t *testing.T) {
 		t.Fatalf("CreateTables on existing tables: %v", err)
 	}
 	client := dynamolocal.Shared(t).Client()
-	for _, table := range []string{s.t.Counters, s.t.Accounts} {
+	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks} {
 		ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: &table})
 		if err != nil {
 			t.Fatal(err)
@@ -388,5 +388,40 @@ func TestTransactionCanceled(t *testing.T) {
 				t.Errorf("Grant: %v; errors.Is(err, store.ErrUnavailable) = %v, want %v", err, got, tt.unavailable)
 			}
 		})
+	}
+}
+
+// TestTaskRetention checks that a task gets a ttl of its creation plus
+// Config.TaskRetention on the real clock (the template's tasks table
+// deletes it with its videos), and none without a retention.
+func TestTaskRetention(t *testing.T) {
+	for _, keep := range []time.Duration{0, 30 * 24 * time.Hour} {
+		s := open(t)
+		s.keep = keep
+		now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+		s.now = func() time.Time { return now }
+		ctx := t.Context()
+		if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+			t.Fatalf("CreateAccount: %v", err)
+		}
+		tk := task.Task{ID: "gen_1_retained", AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+			CreditsCost: 10, Status: task.Pending, CreatedAt: t0, Deadline: t0.Add(10 * time.Minute)}
+		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+			t.Fatalf("CreateTask: %v", err)
+		}
+		it, err := s.getItem(ctx, s.t.Tasks, taskKey(tk.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, has := it[attrTTL]
+		if keep == 0 {
+			if has {
+				t.Errorf("without a retention the task has a ttl %v", it[attrTTL])
+			}
+			continue
+		}
+		if want := (ms(now.Add(keep+ttlGrace)) + 999) / 1000; getN(it, attrTTL) != want {
+			t.Errorf("ttl = %d, want %d (now + %v)", getN(it, attrTTL), want, keep)
+		}
 	}
 }

@@ -40,8 +40,8 @@ const tableReadyTimeout = 5 * time.Minute
 
 // CreateTables creates those of the store's tables that do not exist yet,
 // with their indexes and on-demand billing, waits until they are active
-// and turns on TTL on the counters table and on the accounts table (whose
-// idempotency records expire). On AWS the SAM template creates
+// and turns on TTL on the counters table, the accounts table (whose
+// idempotency records expire) and the tasks table (Config.TaskRetention). On AWS the SAM template creates
 // the tables; this is for DynamoDB Local and for bootstrapping by hand.
 func (s *Store) CreateTables(ctx context.Context) error {
 	if s.admin == nil {
@@ -52,7 +52,7 @@ func (s *Store) CreateTables(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, table := range []string{s.t.Counters, s.t.Accounts} {
+	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks} {
 		if err := s.enableTTL(ctx, table); err != nil {
 			return err
 		}

@@ -126,6 +126,11 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
+	if s.keep > 0 {
+		// On the real clock, like every TTL (Store.ttl), and never
+		// before the task could have ended.
+		taskItem[attrTTL] = num(s.ttl(t.CreatedAt.Add(s.keep), t.CreatedAt))
+	}
 	cost := int64(t.CreditsCost)
 
 	var balance int64

@@ -1,6 +1,7 @@
 // Package s3blobtest runs a fake S3 on loopback for tests: gofakes3 (an
 // in-memory S3 that speaks the real protocol, multipart uploads included)
-// behind a check of presigned URLs that S3 itself makes: the SigV4 query
+// behind S3's own checks of multipart checksums (checkChecksums) and of
+// presigned URLs that S3 itself makes: the SigV4 query
 // signature must verify with a known signer's secret, and the URL must
 // not have expired by the server's clock. Requests signed in headers (the
 // SDK's own calls) are not checked.
@@ -37,25 +38,30 @@ type Server struct {
 	// buckets path-style on it (the SDK does so for an IP endpoint).
 	URL string
 
-	backend *s3mem.Backend
-	mu      sync.Mutex
-	signers map[string]string // access key id -> secret
-	now     func() time.Time
-	served  []string // presigned requests that passed, as "METHOD path"
+	backend   *s3mem.Backend
+	mu        sync.Mutex
+	signers   map[string]string // access key id -> secret
+	now       func() time.Time
+	served    []string              // presigned requests that passed, as "METHOD path"
+	uploads   map[string]*multipart // open multipart uploads by id
+	completed map[string]string     // bucket/key -> checksums of its last multipart upload
+	// uploadSigners verify POST uploads besides signers.
+	uploadSigners map[string]string
 }
 
 // NewServer starts a fake S3 holding the empty buckets named; it stops
 // when the test ends.
 func NewServer(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	s := &Server{backend: s3mem.New(), signers: map[string]string{}, now: time.Now}
+	s := &Server{backend: s3mem.New(), signers: map[string]string{}, uploads: map[string]*multipart{}, uploadSigners: map[string]string{},
+		completed: map[string]string{}, now: time.Now}
 	for _, b := range buckets {
 		if err := s.backend.CreateBucket(b); err != nil {
 			t.Fatalf("create bucket %s: %v", b, err)
 		}
 	}
 	fake := gofakes3.New(s.backend, gofakes3.WithoutVersioning())
-	srv := httptest.NewServer(s.checkPresigned(fake.Server()))
+	srv := httptest.NewServer(s.checkPost(s.checkPresigned(s.checkChecksums(fake.Server()))))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
@@ -66,6 +72,15 @@ func (s *Server) AddSigner(accessKeyID, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.signers[accessKeyID] = secret
+}
+
+// AddUploadSigner makes POST uploads (PresignPostObject) signed with this
+// access key verifiable, and only those: a Lambda role signs uploads, but
+// its presigned GET URLs would die with its session.
+func (s *Server) AddUploadSigner(accessKeyID, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uploadSigners[accessKeyID] = secret
 }
 
 // SetNow sets the clock presigned URLs expire by.
@@ -125,6 +140,28 @@ func (s *Server) Client(accessKeyID, secret string) *s3.Client {
 	})
 }
 
+// ClientOverTLS is Client, but the client believes it speaks HTTPS (its
+// transport sends plain HTTP to the fake). The SDK sends the automatic
+// checksums of uploads, as aws-chunked trailers, only over TLS: with this
+// client the fake sees what real S3 sees. (URLs it presigns are https.)
+func (s *Server) ClientOverTLS(accessKeyID, secret string) *s3.Client {
+	return s3.New(s3.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(strings.Replace(s.URL, "http://", "https://", 1)),
+		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
+		HTTPClient:   &http.Client{Transport: plainHTTP{}},
+	})
+}
+
+// plainHTTP sends an https request to the fake as http.
+type plainHTTP struct{}
+
+func (plainHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Scheme = "http"
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 // checkPresigned refuses a presigned request the way S3 does: 403
 // AccessDenied once expired, 403 SignatureDoesNotMatch for a bad
 // signature, 403 InvalidAccessKeyId for an unknown signer.
@@ -139,7 +176,7 @@ func (s *Server) checkPresigned(next http.Handler) http.Handler {
 		now, signers := s.now(), s.signers
 		s.mu.Unlock()
 		if code, msg := verify(r, q, now, signers); code != "" {
-			writeError(w, code, msg)
+			writeError(w, presignedStatus(code), code, msg)
 			return
 		}
 		s.mu.Lock()
@@ -204,11 +241,15 @@ func verify(r *http.Request, q url.Values, now time.Time, signers map[string]str
 	return "", ""
 }
 
-func writeError(w http.ResponseWriter, code, msg string) {
-	status := http.StatusForbidden
+// presignedStatus is the status of a refused presigned request.
+func presignedStatus(code string) int {
 	if code == "AuthorizationQueryParametersError" {
-		status = http.StatusBadRequest
+		return http.StatusBadRequest
 	}
+	return http.StatusForbidden
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	xml.NewEncoder(w).Encode(struct {

@@ -1,0 +1,26 @@
+// Command rotate-signer is the Secrets Manager rotation function of the
+// signing user's access key (see shared/awsstack/rotate): it replaces the
+// key before the current one, so that links signed in the last 24 hours
+// keep working.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/rotate"
+)
+
+func main() {
+	stack, err := awsstack.FromEnv(context.Background())
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	r, err := rotate.New(stack)
+	if err != nil {
+		awsstack.Exit(err)
+	}
+	lambda.Start(r.Rotate)
+}

@@ -1,0 +1,588 @@
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
+)
+
+// The checks of this file are those of issue 12: what only a real account
+// would otherwise show.
+
+var transformed struct {
+	once sync.Once
+	tp   map[string]any
+	err  error
+	skip string
+}
+
+// samTransformed is template.yaml after the SAM transform, through the
+// translator cfn-lint bundles. Without python3 and cfn-lint the test is
+// skipped: the checks of the raw template that precede it still run.
+func samTransformed(t *testing.T) map[string]any {
+	t.Helper()
+	transformed.once.Do(func() {
+		py, err := exec.LookPath("python3")
+		if err != nil {
+			transformed.skip = "python3 is not installed"
+			return
+		}
+		if exec.Command(py, "-c", "import cfnlint, samtranslator").Run() != nil {
+			transformed.skip = "cfn-lint (pip install cfn-lint) is not installed"
+			return
+		}
+		out, err := exec.Command(py, filepath.Join("testdata", "sam_transform.py"), filepath.Join(root, "template.yaml")).Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				err = fmt.Errorf("%w: %s", err, ee.Stderr)
+			}
+			transformed.err = err
+			return
+		}
+		transformed.err = json.Unmarshal(out, &transformed.tp)
+	})
+	if transformed.skip != "" {
+		t.Skip(transformed.skip + ": skipping the checks of the transformed template")
+	}
+	if transformed.err != nil {
+		t.Fatalf("SAM transform of template.yaml: %v", transformed.err)
+	}
+	return transformed.tp
+}
+
+// transformedOfType lists the transformed template's resources of a type.
+func transformedOfType(tp map[string]any, typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range mapAt(tp, "Resources") {
+		if m, ok := r.(map[string]any); ok && m["Type"] == typ {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// Defect 1: a first create that rolls back must not leave resources with
+// fixed names behind, or every retry fails with "already exists".
+func TestRetainedResourcesGoOnFailedCreate(t *testing.T) {
+	tp := loadTemplate(t)
+	retained := 0
+	for id, r := range tp.Resources {
+		p, ok := r.raw["DeletionPolicy"]
+		if !ok {
+			continue
+		}
+		retained++
+		if p != "RetainExceptOnCreate" {
+			t.Errorf("%s: DeletionPolicy %v, want RetainExceptOnCreate: a rolled-back first create would leave it behind", id, p)
+		}
+	}
+	if retained < 5 {
+		t.Errorf("%d resources with a DeletionPolicy, want the four tables and the bucket", retained)
+	}
+}
+
+// Defect 4: without OpenApiVersion SAM deploys a second stage, "Stage",
+// that serves every route outside the usage plans.
+func TestOnlyTheConfiguredStage(t *testing.T) {
+	tp := loadTemplate(t)
+	if v, _ := tp.Resources["GenApi"].Properties["OpenApiVersion"].(string); !strings.HasPrefix(v, "3.") {
+		t.Errorf("GenApi.OpenApiVersion = %q, want 3.x (without it SAM adds a stage named Stage)", v)
+	}
+	sam := samTransformed(t)
+	stages := transformedOfType(sam, "AWS::ApiGateway::Stage")
+	if len(stages) != 1 {
+		t.Errorf("SAM deploys stages %v, want one", slices.Collect(maps.Keys(stages)))
+	}
+	for id, d := range transformedOfType(sam, "AWS::ApiGateway::Deployment") {
+		if name := dig(d, "Properties", "StageName"); name != nil {
+			t.Errorf("deployment %s creates stage %v as well", id, name)
+		}
+	}
+}
+
+// functionTimeout is a function's timeout in seconds, its own or Globals'.
+func functionTimeout(tp *template, id string) int {
+	if v, ok := tp.Resources[id].Properties["Timeout"].(int); ok {
+		return v
+	}
+	v, _ := dig(tp.Globals, "Function", "Timeout").(int)
+	return v
+}
+
+// hasAPIEvents reports whether API Gateway invokes the function.
+func hasAPIEvents(tp *template, id string) bool {
+	for _, ev := range mapAt(tp.Resources[id].Properties, "Events") {
+		if dig(ev, "Type") == "Api" {
+			return true
+		}
+	}
+	return false
+}
+
+// Defect 5: an API function stops well before API Gateway's 29 seconds,
+// with time left after its context ends (endpoint.Reserve) to refund a
+// start that could not finish.
+func TestAPIFunctionsStopBeforeTheGateway(t *testing.T) {
+	tp := loadTemplate(t)
+	const gateway = 29
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		if !hasAPIEvents(tp, id) {
+			continue
+		}
+		timeout := functionTimeout(tp, id)
+		if timeout <= 0 || timeout > gateway-5 {
+			t.Errorf("%s: Timeout %d s, want at most %d s, well inside API Gateway's %d s", id, timeout, gateway-5, gateway)
+		}
+		if time.Duration(timeout)*time.Second <= 2*endpoint.Reserve {
+			t.Errorf("%s: Timeout %d s leaves too little after endpoint.Reserve (%v) for the request itself", id, timeout, endpoint.Reserve)
+		}
+	}
+}
+
+// Defect 14: a parameter that cannot break the stack. GenerationTimeout is
+// a bounded number of minutes, each of whose values the functions parse
+// and the Generate Lambda can serve; tasks expire with their videos.
+func TestParametersCannotBreakTheStack(t *testing.T) {
+	tp := loadTemplate(t)
+	p, _ := tp.Parameters["GenerationTimeout"].(map[string]any)
+	lo, _ := p["MinValue"].(int)
+	hi, _ := p["MaxValue"].(int)
+	if p["Type"] != "Number" || lo < 1 || hi < lo {
+		t.Fatalf("GenerationTimeout = %v, want a Number with MinValue >= 1 and MaxValue", p)
+	}
+	if generate := functionTimeout(tp, "GenerateFunction"); time.Duration(hi)*time.Minute >= time.Duration(generate)*time.Second {
+		t.Errorf("GenerationTimeout may be %d minutes, as long as or longer than one Generate invocation (%d s)", hi, generate)
+	}
+	for _, minutes := range []int{lo, hi} {
+		old := p["Default"]
+		p["Default"] = minutes
+		env := functionEnv(t, tp, "TextToVideoFunction")
+		p["Default"] = old
+		e, err := awsstack.ParseEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if err != nil || e.GenerationTimeout != time.Duration(minutes)*time.Minute {
+			t.Errorf("GenerationTimeout=%d: the functions read %v (%v), want %d minutes", minutes, e.GenerationTimeout, err, minutes)
+		}
+	}
+	if got := dig(tp.Resources["TasksTable"].Properties, "TimeToLiveSpecification"); mustJSON(t, got) != `{"AttributeName":"ttl","Enabled":true}` {
+		t.Errorf("TasksTable TTL = %s, want enabled on ttl", mustJSON(t, got))
+	}
+	for _, id := range []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction"} {
+		v := dig(tp.Resources[id].Properties, "Environment", "Variables", awsstack.EnvTaskRetentionDays)
+		if mustJSON(t, v) != `{"Ref":"VideoRetentionDays"}` {
+			t.Errorf("%s: %s = %s, want !Ref VideoRetentionDays: a task goes with its videos", id, awsstack.EnvTaskRetentionDays, mustJSON(t, v))
+		}
+	}
+}
+
+// Defect 14: CI deploys without a prompt: samconfig.toml's ci environment
+// (sam deploy --config-env ci) confirms nothing and fails on nothing to do.
+func TestSAMConfigDeploysInCI(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "samconfig.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	section := regexp.MustCompile(`(?ms)^\[ci\.deploy\.parameters\]$(.*?)(^\[|\z)`).FindStringSubmatch(text)
+	if section == nil {
+		t.Fatalf("samconfig.toml has no [ci.deploy.parameters]")
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^confirm_changeset\s*=\s*false$`),
+		regexp.MustCompile(`(?m)^fail_on_empty_changeset\s*=\s*false$`),
+		regexp.MustCompile(`(?m)^capabilities\s*=\s*"CAPABILITY_IAM"$`),
+		regexp.MustCompile(`(?m)^resolve_s3\s*=\s*true$`),
+		regexp.MustCompile(`(?m)^stack_name\s*=\s*"[A-Za-z][A-Za-z0-9-]*"$`),
+		regexp.MustCompile(`(?m)^region\s*=\s*"[a-z0-9-]+"$`),
+	} {
+		if !want.MatchString(section[1]) {
+			t.Errorf("[ci.deploy.parameters] has no line matching %s", want)
+		}
+	}
+}
+
+// Defect 7 and defect 6: every Task state retries Lambda's client-side
+// timeout too, and retries throttling (Lambda.TooManyRequestsException)
+// long enough that a burst of generations waits for concurrency instead
+// of failing and refunding: at least two minutes of backoff, with jitter
+// so that the throttled executions do not come back together.
+func TestDefinitionRetriesThrottlingPatiently(t *testing.T) {
+	def := readDefinition(t)
+	for name, s := range def.States {
+		if s.Type != "Task" {
+			continue
+		}
+		retried := map[string]bool{}
+		for _, r := range s.Retry {
+			for _, e := range r.ErrorEquals {
+				if r.MaxAttempts == 0 {
+					continue
+				}
+				retried[e] = true
+				if e != "Lambda.TooManyRequestsException" && e != "States.ALL" {
+					continue
+				}
+				interval, attempts := r.IntervalSeconds, r.MaxAttempts
+				if interval == 0 {
+					interval = 1
+				}
+				if attempts == 0 {
+					attempts = 3
+				}
+				wait := 0.0
+				for i := range attempts {
+					d := interval
+					for range i {
+						d *= max(r.BackoffRate, 1)
+					}
+					if r.MaxDelaySeconds > 0 {
+						d = min(d, r.MaxDelaySeconds)
+					}
+					wait += d
+				}
+				if wait < 120 {
+					t.Errorf("%s retries %s for %.0f s in all, want at least 120 s: throttled work would be refunded", name, e, wait)
+				}
+				if e == "Lambda.TooManyRequestsException" && r.JitterStrategy != "FULL" {
+					t.Errorf("%s retries %s without JitterStrategy FULL", name, e)
+				}
+			}
+		}
+		for _, e := range []string{"Lambda.ClientExecutionTimeoutException", "Lambda.TooManyRequestsException"} {
+			if !retried[e] && !retried["States.ALL"] {
+				t.Errorf("%s does not retry %s", name, e)
+			}
+		}
+	}
+}
+
+// Defect 11: access logs on the stage, with the account's CloudWatch role
+// set first; alarms on failed executions, failed refunds, Lambda errors
+// and throttles of every function; no execution data (prompts) in the
+// state machine's logs.
+func TestOperability(t *testing.T) {
+	tp := loadTemplate(t)
+	api := tp.Resources["GenApi"]
+	if got := mustJSON(t, dig(api.Properties, "AccessLogSetting", "DestinationArn")); got != `{"Fn::GetAtt":["ApiAccessLogGroup","Arn"]}` {
+		t.Errorf("GenApi access logs go to %s, want ApiAccessLogGroup", got)
+	}
+	format, _ := dig(api.Properties, "AccessLogSetting", "Format").(string)
+	var line map[string]string
+	if err := json.Unmarshal([]byte(format), &line); err != nil || line["requestId"] != "$context.requestId" || line["status"] != "$context.status" {
+		t.Errorf("access log format %q is not one JSON object with requestId and status (%v)", format, err)
+	}
+	if strings.Contains(strings.ToLower(format), "apikey") || strings.Contains(format, "X-API-Key") {
+		t.Errorf("access log format %q logs the API key", format)
+	}
+	if dep := mustJSON(t, api.raw["DependsOn"]); dep != `"ApiGatewayAccount"` {
+		t.Errorf("GenApi DependsOn %s, want ApiGatewayAccount (access logs need the account's role)", dep)
+	}
+	acct := tp.Resources["ApiGatewayAccount"]
+	if acct.Type != "AWS::ApiGateway::Account" || mustJSON(t, acct.Properties["CloudWatchRoleArn"]) != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
+		t.Errorf("ApiGatewayAccount = %+v, want the account's CloudWatch role", acct)
+	}
+	if pol := mustJSON(t, tp.Resources["ApiGatewayLogsRole"].Properties["ManagedPolicyArns"]); !strings.Contains(pol, "AmazonAPIGatewayPushToCloudWatchLogs") {
+		t.Errorf("ApiGatewayLogsRole policies %s, want AmazonAPIGatewayPushToCloudWatchLogs", pol)
+	}
+	if v := dig(tp.Resources["GenerationStateMachine"].Properties, "Logging", "IncludeExecutionData"); v != false {
+		t.Errorf("state machine logs IncludeExecutionData = %v, want false: execution data holds the prompts", v)
+	}
+
+	// What the alarms watch: "namespace metric dimension-ref".
+	watched := map[string]bool{}
+	for _, id := range tp.ofType("AWS::CloudWatch::Alarm") {
+		p := tp.Resources[id].Properties
+		if mustJSON(t, p["AlarmActions"]) != `[{"Ref":"AlarmTopic"}]` {
+			t.Errorf("%s notifies %s, want AlarmTopic", id, mustJSON(t, p["AlarmActions"]))
+		}
+		if list, ok := p["Metrics"].([]any); ok && len(list) > 10 {
+			t.Errorf("%s has %d metric queries; CloudWatch takes at most 10", id, len(list))
+		}
+		metrics := []any{map[string]any{"Metric": map[string]any{"Namespace": p["Namespace"], "MetricName": p["MetricName"], "Dimensions": p["Dimensions"]}}}
+		if list, ok := p["Metrics"].([]any); ok {
+			metrics = nil
+			for _, m := range list {
+				if ms := dig(m, "MetricStat"); ms != nil {
+					metrics = append(metrics, ms)
+				}
+			}
+		}
+		for _, m := range metrics {
+			ns, _ := tp.eval(dig(m, "Metric", "Namespace"))
+			name, _ := dig(m, "Metric", "MetricName").(string)
+			dims, _ := dig(m, "Metric", "Dimensions").([]any)
+			target := ""
+			for _, d := range dims {
+				target = refTarget(dig(d, "Value"))
+			}
+			watched[ns+" "+name+" "+target] = true
+		}
+	}
+	stack, _ := tp.eval(map[string]any{"Ref": "AWS::StackName"})
+	want := []string{"AWS/States ExecutionsFailed GenerationStateMachine", stack + " FailedRefunds "}
+	for _, fn := range tp.ofType("AWS::Serverless::Function") {
+		want = append(want, "AWS/Lambda Errors "+fn)
+		if fn != "GenerateFunction" { // throttled by design with a reservation; its retries wait
+			want = append(want, "AWS/Lambda Throttles "+fn)
+		}
+	}
+	for _, w := range want {
+		if !watched[w] {
+			t.Errorf("no alarm watches %s", w)
+		}
+	}
+	// The failed-refund metric counts the ERROR logs that say a refund
+	// could not be written.
+	mf := tp.Resources["FailedRefundsMetric"].Properties
+	if pat, _ := mf["FilterPattern"].(string); !strings.Contains(pat, `$.level = "ERROR"`) || !strings.Contains(pat, "refund") ||
+		mustJSON(t, mf["LogGroupName"]) != `{"Ref":"FunctionLogGroup"}` {
+		t.Errorf("FailedRefundsMetric = %s, want ERROR logs about refunds of FunctionLogGroup", mustJSON(t, mf))
+	}
+	src, err := os.ReadFile(filepath.Join(root, "shared", "service", "start.go"))
+	if err != nil || !regexp.MustCompile(`LevelError, "cannot fail and refund`).Match(src) {
+		t.Errorf("shared/service/start.go no longer logs an ERROR \"cannot fail and refund...\", which FailedRefundsMetric counts (%v)", err)
+	}
+
+	sam := samTransformed(t)
+	for id, st := range transformedOfType(sam, "AWS::ApiGateway::Stage") {
+		if dig(st, "Properties", "AccessLogSetting", "DestinationArn") == nil {
+			t.Errorf("deployed stage %s has no access logs", id)
+		}
+	}
+}
+
+// Defect 12: no Scan, DeleteItem or BatchWriteItem for the public
+// functions (nor a SAM policy template that allows them); the authorizer
+// reads keys by hash only; Generate may list inputs/, so that a missing
+// input is S3's 404, not a 403 like a denied one.
+func TestPublicFunctionsLeastPrivilege(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		if !hasAPIEvents(tp, id) && id != "AuthorizerFunction" {
+			continue
+		}
+		for _, line := range policySummary(t, tp, id, tp.Resources[id].Properties["Policies"]) {
+			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|DeleteItem|BatchWriteItem|\*)) `).MatchString(line) {
+				t.Errorf("%s, reachable from the Internet, may %s", id, line)
+			}
+		}
+	}
+	az, _ := tp.Resources["AuthorizerFunction"].Properties["Policies"].([]any)
+	if len(az) != 1 {
+		t.Fatalf("AuthorizerFunction has %d policies, want one statement", len(az))
+	}
+	stmt := dig(az[0], "Statement").([]any)[0]
+	if got := mustJSON(t, dig(stmt, "Condition", "ForAllValues:StringLike", "dynamodb:LeadingKeys")); got != `["H#*"]` {
+		t.Errorf("authorizer's key reads are limited to leading keys %s, want [\"H#*\"] (the items by hash)", got)
+	}
+	found := false
+	for _, p := range tp.Resources["GenerateFunction"].Properties["Policies"].([]any) {
+		stmts, _ := dig(p, "Statement").([]any)
+		for _, s := range stmts {
+			if dig(s, "Action") == "s3:ListBucket" {
+				found = true
+				if got := mustJSON(t, dig(s, "Condition", "StringLike", "s3:prefix")); got != `["inputs/*"]` {
+					t.Errorf("Generate may list %s, want only inputs/*", got)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Generate may not s3:ListBucket: a missing input would look like a denied one (403)")
+	}
+}
+
+// Defect 6: Generate can be given reserved concurrency, which isolates
+// (and caps) it; 0 leaves accounts on the default quota deployable.
+func TestGenerateConcurrency(t *testing.T) {
+	tp := loadTemplate(t)
+	p, _ := tp.Parameters["GenerateReservedConcurrency"].(map[string]any)
+	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
+		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
+	}
+	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
+	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
+		t.Errorf("GenerateFunction.ReservedConcurrentExecutions = %s, want GenerateReservedConcurrency unless 0", got)
+	}
+	if c := mustJSON(t, tp.Conditions["ReserveGenerate"]); c != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"GenerateReservedConcurrency"},0]}]}` {
+		t.Errorf("ReserveGenerate = %s", c)
+	}
+}
+
+// Defect 10: the routes without a key are metered by the stage's default
+// throttling.
+func TestPublicRoutesThrottled(t *testing.T) {
+	tp := loadTemplate(t)
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	ok := false
+	for _, s := range settings {
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" &&
+			mustJSON(t, dig(s, "ThrottlingRateLimit")) == `{"Ref":"PublicRateLimit"}` &&
+			mustJSON(t, dig(s, "ThrottlingBurstLimit")) == `{"Ref":"PublicBurstLimit"}` {
+			ok = true
+		}
+	}
+	if !ok {
+		t.Errorf("GenApi.MethodSettings = %s, want /* * throttled at PublicRateLimit and PublicBurstLimit", mustJSON(t, settings))
+	}
+	for _, name := range []string{"PublicRateLimit", "PublicBurstLimit"} {
+		p, _ := tp.Parameters[name].(map[string]any)
+		if p["Type"] != "Number" || p["MinValue"] == nil || p["MaxValue"] == nil {
+			t.Errorf("parameter %s = %v, want a bounded Number", name, p)
+		}
+	}
+	sam := samTransformed(t)
+	for id, st := range transformedOfType(sam, "AWS::ApiGateway::Stage") {
+		if dig(st, "Properties", "MethodSettings") == nil {
+			t.Errorf("deployed stage %s has no method throttling", id)
+		}
+	}
+}
+
+// Defect 13: the stack's own signing key rotates every
+// SignerRotationDays (at least 2, so that the key a rotation deletes has
+// not signed for a day), through the rotation function, which only
+// Secrets Manager may invoke.
+func TestSignerRotation(t *testing.T) {
+	tp := loadTemplate(t)
+	rs := tp.Resources["SignerRotation"]
+	if rs.Type != "AWS::SecretsManager::RotationSchedule" || mustJSON(t, rs.Properties["SecretId"]) != `{"Ref":"SignerSecret"}` ||
+		mustJSON(t, rs.Properties["RotationLambdaARN"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` ||
+		mustJSON(t, dig(rs.Properties, "RotationRules", "AutomaticallyAfterDays")) != `{"Ref":"SignerRotationDays"}` {
+		t.Errorf("SignerRotation = %s %s, want the signer secret rotated by RotateSignerFunction every SignerRotationDays", rs.Type, mustJSON(t, rs.Properties))
+	}
+	if p, _ := tp.Parameters["SignerRotationDays"].(map[string]any); p["MinValue"] != 2 {
+		t.Errorf("SignerRotationDays = %v, want MinValue 2", p)
+	}
+	perm := tp.Resources["RotateSignerPermission"].Properties
+	if perm["Principal"] != "secretsmanager.amazonaws.com" || mustJSON(t, perm["FunctionName"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` {
+		t.Errorf("RotateSignerPermission = %s, want Secrets Manager allowed to invoke the rotation", mustJSON(t, perm))
+	}
+	for _, id := range []string{"RotateSignerFunction", "RotateSignerPermission", "SignerRotation", "SignerRotationAlarm"} {
+		if c := tp.Resources[id].raw["Condition"]; c != "CreateSigner" {
+			t.Errorf("%s has condition %v, want CreateSigner (a secret of your own rotates your way)", id, c)
+		}
+	}
+}
+
+// Defect 13: a secret under a customer managed key can be read: the
+// functions that read it get kms:Decrypt on that key, through Secrets
+// Manager only.
+func TestSignerSecretCustomerKey(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range []string{"StatusFunction", "DownloadFunction"} {
+		lines := policySummary(t, tp, id, tp.Resources[id].Properties["Policies"])
+		if !slices.Contains(lines, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn") {
+			t.Errorf("%s may not kms:Decrypt the signer secret's customer key: %v", id, lines)
+		}
+	}
+	if _, ok := tp.Parameters["SignerSecretKmsKeyArn"]; !ok {
+		t.Errorf("no parameter SignerSecretKmsKeyArn")
+	}
+}
+
+// Defect 9: a failed sweep is not retried by EventBridge (the next runs
+// in 5 minutes), and the function leaves failed tasks to it
+// (sweeper.Scheduled).
+func TestSweeperNotRetried(t *testing.T) {
+	tp := loadTemplate(t)
+	if got := dig(tp.Resources["SweeperFunction"].Properties, "EventInvokeConfig", "MaximumRetryAttempts"); got != 0 {
+		t.Errorf("SweeperFunction EventInvokeConfig.MaximumRetryAttempts = %v, want 0", got)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "sweeper", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(sw.Scheduled)") {
+		t.Errorf("functions/sweeper does not run sweeper.Scheduled (%v)", err)
+	}
+}
+
+// deploy.md says what only a real account shows and how to smoke-test a
+// deployment; the script it names parses and covers the four checks the
+// issue asks for.
+func TestDeployDocAndSmokeScript(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## What only a real account shows", "## Smoke test after `sam deploy`", "infra/scripts/smoke-aws.sh"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("deploy.md lacks %q", want)
+		}
+	}
+	script := filepath.Join(root, "infra", "scripts", "smoke-aws.sh")
+	st, err := os.Stat(script)
+	if err != nil || st.Mode()&0o111 == 0 {
+		t.Fatalf("smoke script %s: %v (mode %v), want an executable", script, err, st.Mode())
+	}
+	if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+		t.Errorf("bash -n %s: %v\n%s", script, err, out)
+	}
+	src, _ := os.ReadFile(script)
+	for check, want := range map[string]string{
+		"oversized upload":     "EntityTooLarge",
+		"oversized request":    "FILE_TOO_LARGE",
+		"revoked key":          "keys revoke",
+		"generation":           "imageUploadId",
+		"key store down":       "SERVICE_UNAVAILABLE",
+		"key store restored":   "delete-role-policy",
+		"end to end completed": "completed",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("smoke script does not check %s (%q)", check, want)
+		}
+	}
+}
+
+// cfnLintDefinition runs cfn-lint on a template holding the state machine
+// definition def (its ${...} placeholders replaced by function ARNs) as an
+// AWS::StepFunctions::StateMachine: cfn-lint checks a definition only
+// there, not behind SAM's DefinitionUri.
+func cfnLintDefinition(t *testing.T, lint string, def []byte) ([]byte, error) {
+	t.Helper()
+	subst := aslPlaceholder.ReplaceAllString(string(def), "arn:aws:lambda:us-east-1:123456789012:function:$1")
+	var d any
+	if err := json.Unmarshal([]byte(subst), &d); err != nil {
+		t.Fatalf("definition: %v", err)
+	}
+	tmpl := map[string]any{"AWSTemplateFormatVersion": "2010-09-09", "Resources": map[string]any{
+		"Generation": map[string]any{"Type": "AWS::StepFunctions::StateMachine", "Properties": map[string]any{
+			"RoleArn": "arn:aws:iam::123456789012:role/generation", "Definition": d}}}}
+	path := filepath.Join(t.TempDir(), "statemachine.json")
+	if err := os.WriteFile(path, []byte(mustJSON(t, tmpl)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return exec.CommandContext(t.Context(), lint, "--", path).CombinedOutput()
+}
+
+// The state machine definition passes cfn-lint's checks of Step Functions
+// definitions (E3601) too; a broken one fails them, so the check can fail.
+func TestCfnLintChecksTheDefinition(t *testing.T) {
+	lint, err := exec.LookPath("cfn-lint")
+	if err != nil {
+		t.Skip("cfn-lint is not installed (pip install cfn-lint): skipping the CloudFormation lint of the definition")
+	}
+	def, err := os.ReadFile(filepath.Join(root, "statemachine", "generation.asl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cfnLintDefinition(t, lint, def); err != nil {
+		t.Errorf("cfn-lint of the state machine definition: %v\n%s", err, out)
+	}
+	broken := strings.Replace(string(def), `"StartAt": "MarkProcessing"`, `"StartAt": "NoSuchState"`, 1)
+	if broken == string(def) {
+		t.Fatal("the definition does not start at MarkProcessing: update the broken variant")
+	}
+	if out, err := cfnLintDefinition(t, lint, []byte(broken)); err == nil || !strings.Contains(string(out), "E3601") {
+		t.Errorf("cfn-lint of a definition starting at a missing state: %v\n%s, want E3601", err, out)
+	}
+}

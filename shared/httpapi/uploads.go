@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/genvideo/gen/shared/service"
+)
+
+// uploadFileField is the form field of the file in a direct upload.
+const uploadFileField = "file"
+
+// uploadIDField is the form field of a start that names a direct upload
+// instead of sending the image of role: imageUploadId, firstFrameUploadId,
+// lastFrameUploadId.
+func uploadIDField(role string) string { return role + "UploadId" }
+
+// uploadResponse is the 201 of POST /api/gen/uploads.
+type uploadResponse struct {
+	Success     bool              `json:"success"`
+	UploadID    string            `json:"uploadId"`
+	UploadURL   string            `json:"uploadUrl"`
+	Method      string            `json:"method"`
+	Fields      map[string]string `json:"fields"`
+	FileField   string            `json:"fileField"`
+	ContentType string            `json:"contentType"`
+	MaxBytes    int64             `json:"maxBytes"`
+	ExpiresAt   string            `json:"expiresAt"`
+}
+
+// createUpload serves POST /api/gen/uploads: {"contentType": "image/png"}
+// gets a signed form for one image of that type, up to the contract's 20
+// MiB, uploaded straight to storage; a start then names it by its
+// uploadId instead of carrying the file.
+func (a *API) createUpload(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return badRequest("", "Content-Type must be application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return badRequest("", "The request body is larger than %d bytes.", 4<<10)
+		}
+		return badRequest("", "The request body could not be read.")
+	}
+	var req struct {
+		ContentType string `json:"contentType"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return badRequest("", "The body must be a JSON object with contentType (image/jpeg or image/png).")
+	}
+	up, err := a.svc.CreateUpload(r.Context(), *c, req.ContentType)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, uploadResponse{
+		Success: true, UploadID: up.ID, UploadURL: up.Signed.URL, Method: http.MethodPost,
+		Fields: up.Signed.Fields, FileField: uploadFileField, ContentType: up.ContentType,
+		MaxBytes: up.MaxBytes, ExpiresAt: up.ExpiresAt.Format(time.RFC3339),
+	})
+	return nil
+}
+
+// useUploads moves the upload ids of a start's form into its inputs: each
+// role without a file may name a direct upload instead. The inputs are
+// the start's from then on (a refused start deletes them).
+func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *upload, roles []string) error {
+	for _, role := range roles {
+		field := uploadIDField(role)
+		vals, ok := up.fields[field]
+		if !ok {
+			continue
+		}
+		delete(up.fields, field)
+		if len(vals) != 1 {
+			return badRequest(field, "The field %q is given more than once.", field)
+		}
+		if _, dup := up.input(role); dup {
+			return badRequest(field, "Send either the file %q or the field %q, not both.", role, field)
+		}
+		in, digest, err := a.svc.ResolveUpload(r.Context(), *c, field, vals[0], role, taskID)
+		if err != nil {
+			return err
+		}
+		up.inputs = append(up.inputs, in)
+		up.digests[role] = digest
+	}
+	return nil
+}
