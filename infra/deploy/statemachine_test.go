@@ -404,7 +404,8 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 			t.Errorf("states entered %v, want %v", got, want)
 		}
 	}
-	success := []string{"MarkProcessing", "IsProcessing", "Generate", "Complete"}
+	// The built-in generator is done at submit: Generate once, then IsGenerated.
+	success := []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "Complete"}
 	refunded := []string{"MarkProcessing", "IsProcessing", "Generate", "RecordFailure"}
 
 	t.Run("success", func(t *testing.T) {
