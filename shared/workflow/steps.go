@@ -103,7 +103,7 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		return Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
 	}
 	defer os.RemoveAll(dir)
-	job := Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Params: t.Params, OutDir: filepath.Join(dir, "out")}
+	job := Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
 	var op Operation
 	if t.Operation != "" {

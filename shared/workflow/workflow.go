@@ -36,6 +36,8 @@ type Store interface {
 // Job is one generation for a Generator.
 type Job struct {
 	TaskID, Type, Prompt string
+	// Model is the contract's model id (catalog.Model.ID).
+	Model  string
 	Params               params.Parameters
 	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
 	// task.RoleLastFrame) to the local path of the uploaded image.
