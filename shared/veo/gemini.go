@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -22,6 +23,8 @@ type GeminiConfig struct {
 	// Models maps the contract's model ids to the Gemini API's; nil
 	// means DefaultModels.
 	Models map[string]string
+	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
+	PollAfter time.Duration
 	// HTTP is the client; nil means http.DefaultClient.
 	HTTP *http.Client
 }
@@ -79,7 +82,7 @@ func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	if err := send(ctx, g.http, http.MethodPost, g.base+"models/"+url.PathEscape(m)+":predictLongRunning", g.header(), req, &op); err != nil {
 		return workflow.Operation{}, err
 	}
-	return workflow.Operation{Name: op.Name, PollAfter: DefaultPollAfter}, nil
+	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
 }
 
 // Poll GETs the operation, and downloads its videos once done.
@@ -92,7 +95,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 		return workflow.Operation{}, err
 	}
 	if !op.Done {
-		return workflow.Operation{Name: name, PollAfter: DefaultPollAfter}, nil
+		return workflow.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
 	}
 	if op.Response == nil || op.Response.GenerateVideoResponse == nil {
 		return result(ctx, job, op, 0, 0, nil, nil)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -41,9 +43,16 @@ var DefaultModels = map[string]string{
 	"gen-3.1-lite-generate-001": "veo-3.1-fast-generate-001",
 }
 
-// DefaultPollAfter is the poll interval when an operation is not done:
-// Veo takes one to a few minutes, and neither API gives a hint.
-const DefaultPollAfter = 10 * time.Second
+// DefaultPollAfter is the poll interval when an operation is not done
+// (neither API gives a hint).
+const DefaultPollAfter = settings.DefaultProviderPollInterval
+
+func pollAfter(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return DefaultPollAfter
+}
 
 // maxVideoBytes bounds one downloaded video (an 8 s 1080p Veo video is
 // a few MB).
@@ -376,4 +385,29 @@ func model(models map[string]string, ours string) (string, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("no provider model configured for %s", ours)
+}
+
+// FromSettings is the provider the generator settings select, nil for
+// the built-in generator. It finds the credentials now, so that a stack
+// without them fails at start-up.
+func FromSettings(ctx context.Context, p settings.Provider) (workflow.Provider, error) {
+	switch p.Generator {
+	case settings.GeneratorVertex:
+		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
+			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
+			Models: withDefaults(p.Models), PollAfter: p.PollInterval})
+	case settings.GeneratorGemini:
+		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
+			Models: withDefaults(p.Models), PollAfter: p.PollInterval})
+	case settings.GeneratorBuiltin, "":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown generator %q", p.Generator)
+}
+
+// withDefaults is DefaultModels with the overrides.
+func withDefaults(overrides map[string]string) map[string]string {
+	m := maps.Clone(DefaultModels)
+	maps.Copy(m, overrides)
+	return m
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
@@ -37,6 +38,8 @@ type VertexConfig struct {
 	// Models maps the contract's model ids to Vertex AI's; nil means
 	// DefaultModels.
 	Models map[string]string
+	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
+	PollAfter time.Duration
 	// HTTP is the client; nil means http.DefaultClient (with the
 	// credentials added).
 	HTTP *http.Client
@@ -107,7 +110,7 @@ func (v *Vertex) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":predictLongRunning", nil, req, &op); err != nil {
 		return workflow.Operation{}, err
 	}
-	return workflow.Operation{Name: op.Name, PollAfter: DefaultPollAfter}, nil
+	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
 }
 
 // storageURI is where the job's videos go, under the configured prefix:
@@ -133,7 +136,7 @@ func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workf
 		return workflow.Operation{}, err
 	}
 	if !op.Done {
-		return workflow.Operation{Name: name, PollAfter: DefaultPollAfter}, nil
+		return workflow.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
 	}
 	if op.Response == nil {
 		return result(ctx, job, op, 0, 0, nil, nil)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
@@ -44,10 +46,16 @@ func (e *TransientGenerationError) Unwrap() error { return e.Err }
 // fails with CONTENT_POLICY_VIOLATION.
 type ContentPolicyViolation struct {
 	TaskID string
-	Err    error
+	// Category is the client-safe category of the refusal (a provider's
+	// PolicyCategory()), "" when the generator gave none.
+	Category string
+	Err      error
 }
 
 func (e *ContentPolicyViolation) Error() string {
+	if e.Category != "" {
+		return fmt.Sprintf("generate %s: refused by the content policy (category: %s): %v", e.TaskID, e.Category, e.Err)
+	}
 	return fmt.Sprintf("generate %s: refused by the content policy: %v", e.TaskID, e.Err)
 }
 
@@ -135,7 +143,12 @@ func generatorError(ctx, gctx context.Context, t task.Task, err error) error {
 	if errors.As(err, &coded) {
 		switch coded.FailureCode() {
 		case task.FailContentPolicy:
-			return &ContentPolicyViolation{TaskID: t.ID, Err: err}
+			var cat interface{ PolicyCategory() string }
+			v := &ContentPolicyViolation{TaskID: t.ID, Err: err}
+			if errors.As(err, &cat) {
+				v.Category = cat.PolicyCategory()
+			}
+			return v
 		case task.FailTimeout:
 			return &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 		}
@@ -166,6 +179,24 @@ func FailureFor(errorName string) task.Failure {
 	default:
 		return task.Failure{Code: task.FailInternal, Message: MessageInternal}
 	}
+}
+
+// policyCategory is the category in the cause of a
+// ContentPolicyViolation: lower-case words only, so that nothing but a
+// category name from the error's own format reaches the client.
+var policyCategory = regexp.MustCompile(`refused by the content policy \(category: ([a-z][a-z ]{0,30})\)`)
+
+// failureOf is the failure the task records for a caught error: that of
+// FailureFor, and for a content-policy refusal, its category.
+func failureOf(c CaughtError) task.Failure {
+	f := FailureFor(c.Error)
+	if f.Code == task.FailContentPolicy {
+		if m := policyCategory.FindStringSubmatch(causeMessage(c.Cause)); m != nil {
+			f.Message = "The request was rejected by the content policy (category: " + m[1] + ")." +
+				strings.TrimPrefix(MessageContentPolicy, "The request was rejected by the content policy.")
+		}
+	}
+	return f
 }
 
 // causeMessage extracts the message from a Catch's Cause for the logs. On

@@ -337,7 +337,7 @@ func (s *Steps) Fail(ctx context.Context, in FailInput) (TaskState, error) {
 	if in.TaskID == "" {
 		return TaskState{}, &InvalidInput{Step: "Fail", Reason: "taskId is empty"}
 	}
-	f := FailureFor(in.Error.Error)
+	f := failureOf(in.Error)
 	s.logger().Warn("generation failed", "task", in.TaskID, "error", in.Error.Error,
 		"cause", causeMessage(in.Error.Cause), "code", f.Code)
 	t, err := s.Store.Fail(ctx, in.TaskID, f, s.now())

@@ -38,7 +38,7 @@ type Job struct {
 	TaskID, Type, Prompt string
 	// Model is the contract's model id (catalog.Model.ID).
 	Model  string
-	Params               params.Parameters
+	Params params.Parameters
 	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
 	// task.RoleLastFrame) to the local path of the uploaded image.
 	Images map[string]string
