@@ -70,9 +70,34 @@ type Provider struct {
 	// PollInterval is the wait between polls; 0 means
 	// DefaultProviderPollInterval.
 	PollInterval time.Duration
-	// Models holds the mappings GEN_PROVIDER_MODELS overrides, nil when
-	// it is unset.
-	Models map[string]string
+	// Models is GEN_PROVIDER_MODELS, checked: ModelMap reads it. (A
+	// string keeps Provider comparable, as the stacks' configurations
+	// are.)
+	Models string
+}
+
+// ModelMap is the mappings Models overrides, nil when it is empty.
+func (p Provider) ModelMap() map[string]string {
+	m, _ := parseModels(p.Models)
+	return m
+}
+
+// parseModels reads id=providerModel pairs separated by commas, each id
+// one of the catalog's.
+func parseModels(v string) (map[string]string, bool) {
+	if strings.TrimSpace(v) == "" {
+		return nil, true
+	}
+	m := map[string]string{}
+	for pair := range strings.SplitSeq(v, ",") {
+		ours, theirs, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		ours, theirs = strings.TrimSpace(ours), strings.TrimSpace(theirs)
+		if _, known := catalog.Lookup(ours); !ok || !known || theirs == "" {
+			return nil, false
+		}
+		m[ours] = theirs
+	}
+	return m, true
 }
 
 // Provider reads the generator variables. A Vertex generator needs its
@@ -104,23 +129,14 @@ func (r *Reader) Provider() Provider {
 	return p
 }
 
-func (r *Reader) models() map[string]string {
+func (r *Reader) models() string {
 	v := r.value(ProviderModels)
-	if v == "" {
-		return nil
+	if _, ok := parseModels(v); !ok {
+		r.Reject(ProviderModels, v, "want id=providerModel pairs separated by commas, each id one of "+
+			strings.Join(catalog.IDs(), ", "))
+		return ""
 	}
-	m := map[string]string{}
-	for pair := range strings.SplitSeq(v, ",") {
-		ours, theirs, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		ours, theirs = strings.TrimSpace(ours), strings.TrimSpace(theirs)
-		if _, known := catalog.Lookup(ours); !ok || !known || theirs == "" {
-			r.Reject(ProviderModels, v, "want id=providerModel pairs separated by commas, each id one of "+
-				strings.Join(catalog.IDs(), ", "))
-			return nil
-		}
-		m[ours] = theirs
-	}
-	return m
+	return v
 }
 
 func isRegion(s string) bool {

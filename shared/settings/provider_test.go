@@ -23,7 +23,7 @@ func TestProvider(t *testing.T) {
 			settings.ProviderModels: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"},
 			settings.Provider{Generator: settings.GeneratorVertex, VertexProject: "proj", VertexLocation: "europe-west4",
 				VertexStorageURI: "gs://bucket/out", VertexEndpoint: "http://127.0.0.1:8090", VertexAccessToken: "ya29.x",
-				Models: map[string]string{"gen-3.1-lite-generate-001": "veo-3.1-lite-preview"}}, nil, ""},
+				Models: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"}, nil, ""},
 		{"gemini", settings.Vars{settings.Generator: "gemini", settings.GeminiAPIKey: "AIza-secret", settings.GeminiEndpoint: "https://example.test", settings.ProviderPollInterval: "2s"},
 			settings.Provider{Generator: settings.GeneratorGemini, GeminiAPIKey: "AIza-secret", GeminiEndpoint: "https://example.test", PollInterval: 2 * time.Second}, nil, ""},
 		{"vertex without project", settings.Vars{settings.Generator: "vertex"}, settings.Provider{}, []string{settings.VertexProject}, ""},
@@ -40,6 +40,9 @@ func TestProvider(t *testing.T) {
 			got := r.Provider()
 			err := r.Err()
 			if len(tt.errs) == 0 {
+				if got.Models != "" && got.ModelMap()["gen-3.1-lite-generate-001"] != "veo-3.1-lite-preview" {
+					t.Errorf("ModelMap() = %v, want the lite mapping", got.ModelMap())
+				}
 				if err != nil || !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("settings.Provider() = %+v, %v; want %+v", got, err, tt.want)
 				}

@@ -395,18 +395,19 @@ func FromSettings(ctx context.Context, p settings.Provider) (workflow.Provider, 
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			Models: withDefaults(p.Models), PollAfter: p.PollInterval})
+			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
-			Models: withDefaults(p.Models), PollAfter: p.PollInterval})
+			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown generator %q", p.Generator)
 }
 
-// withDefaults is DefaultModels with the overrides.
-func withDefaults(overrides map[string]string) map[string]string {
+// WithDefaults is DefaultModels with the overrides (settings.Provider's
+// Models).
+func WithDefaults(overrides map[string]string) map[string]string {
 	m := maps.Clone(DefaultModels)
 	maps.Copy(m, overrides)
 	return m

@@ -35,6 +35,12 @@ type VertexConfig struct {
 	// (gcloud auth print-access-token), instead of Application Default
 	// Credentials.
 	AccessToken string
+	// WIFConfig, when set, is the JSON credential configuration of a
+	// workload identity federation pool ("type": "external_account"),
+	// used instead of Application Default Credentials: on AWS it trades
+	// the Lambda role's credentials for a Google token. No other type of
+	// credential is taken from it, so no long-lived key can slip in.
+	WIFConfig []byte
 	// Models maps the contract's model ids to Vertex AI's; nil means
 	// DefaultModels.
 	Models map[string]string
@@ -77,9 +83,16 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 		storage = endpoint
 	}
 	var ts oauth2.TokenSource
-	if cfg.AccessToken != "" {
+	switch {
+	case cfg.AccessToken != "":
 		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: cfg.AccessToken, TokenType: "Bearer"})
-	} else {
+	case len(cfg.WIFConfig) > 0:
+		creds, err := google.CredentialsFromJSONWithType(ctx, cfg.WIFConfig, google.ExternalAccount, cloudPlatform)
+		if err != nil {
+			return nil, fmt.Errorf("vertex: workload identity federation: %w", err)
+		}
+		ts = creds.TokenSource
+	default:
 		creds, err := google.FindDefaultCredentials(ctx, cloudPlatform)
 		if err != nil {
 			return nil, fmt.Errorf("vertex: application default credentials: %w", err)
