@@ -128,7 +128,12 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		LogLevel:           shared.LogLevel,
 		Provider:           r.Provider(),
 		GeminiKeySecretARN: r.Check(EnvGeminiKeySecretARN, isARN, "want the ARN of a Secrets Manager secret"),
-		VertexWIFConfig:    r.Check(EnvVertexWIFConfig, isExternalAccount, `want the JSON of a workload identity federation credential configuration ("type": "external_account")`),
+		VertexWIFConfig:    r.String(EnvVertexWIFConfig, ""),
+	}
+	if e.VertexWIFConfig != "" && !isExternalAccount(e.VertexWIFConfig) {
+		// Not quoted: what was pasted by mistake may be a key file.
+		r.Reject(EnvVertexWIFConfig, "(not shown)",
+			`want the JSON of a workload identity federation credential configuration ("type": "external_account"), never a key file`)
 	}
 	if e.Provider.Generator == settings.GeneratorGemini && e.Provider.GeminiAPIKey == "" && e.GeminiKeySecretARN == "" {
 		r.Reject(EnvGeminiKeySecretARN, "", "the gemini generator needs the secret holding the Gemini API key")

@@ -147,7 +147,7 @@ func TestVeoWalkThrough(t *testing.T) {
 				}
 			}
 			for _, id := range []string{boat, animated, morph} {
-				if n := e.fake.Accepted(promptOf(t, e.env, id)); n != 1 {
+				if n := e.fake.Accepted(storedTask(t, e.env, id).Prompt); n != 1 {
 					t.Errorf("task %s was submitted %d times, want once", id, n)
 				}
 			}
@@ -160,13 +160,14 @@ func TestVeoWalkThrough(t *testing.T) {
 	}
 }
 
-func promptOf(t *testing.T, e *env, id string) string {
+// storedTask is the task as the store has it.
+func storedTask(t *testing.T, e *env, id string) task.Task {
 	t.Helper()
 	tk, err := e.stack.Store.Task(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tk.Prompt
+	return tk
 }
 
 // TestVeoOutcomes: each outcome of the provider ends with the balance
@@ -257,10 +258,7 @@ func waitTask(t *testing.T, e *env, id string, limit time.Duration) task.Task {
 	t.Helper()
 	end := time.Now().Add(limit)
 	for {
-		tk, err := e.stack.Store.Task(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tk := storedTask(t, e, id)
 		if tk.Status.Terminal() {
 			return tk
 		}
@@ -293,7 +291,7 @@ func TestVeoRestart(t *testing.T) {
 			// Stop once every task has its operation: the jobs are paid
 			// for and under way at the provider.
 			for _, id := range ids {
-				for promptOp(t, e.env, id) == "" {
+				for storedTask(t, e.env, id).Operation == "" {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
@@ -314,15 +312,6 @@ func TestVeoRestart(t *testing.T) {
 			storetest.CheckInvariants(t, e2.stack.Store, k.AccountID)
 		})
 	}
-}
-
-func promptOp(t *testing.T, e *env, id string) string {
-	t.Helper()
-	tk, err := e.stack.Store.Task(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tk.Operation
 }
 
 // TestVeoBurst starts 30 generations at once against a provider that
