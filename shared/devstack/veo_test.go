@@ -361,3 +361,27 @@ func TestVeoBurst(t *testing.T) {
 	}
 	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
 }
+
+// e2eGenerators are the fakes GEN_E2E_GENERATOR starts, one per test so
+// that a restarted stack finds its operations.
+var e2eGenerators sync.Map // *testing.T -> URL of its fake
+
+// e2eGenerator points every stack of the suite that runs the built-in
+// generator without fault injection at a fake Veo provider, when
+// GEN_E2E_GENERATOR is vertex or gemini: the contract's end-to-end checks
+// then run against that backend (GEN_E2E_GENERATOR=vertex go test
+// ./shared/devstack/). Checks of the renderer's own frames cannot hold
+// there: the fake's video is a fixed test pattern.
+func e2eGenerator(t *testing.T, cfg *Config) {
+	api := os.Getenv("GEN_E2E_GENERATOR")
+	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection {
+		return
+	}
+	url, ok := e2eGenerators.Load(t)
+	if !ok {
+		srv := httptest.NewServer(veotest.New(veotest.Config{Delay: time.Second, Token: fakeToken, APIKey: fakeKey}))
+		t.Cleanup(func() { srv.Close(); e2eGenerators.Delete(t) })
+		url, _ = e2eGenerators.LoadOrStore(t, srv.URL)
+	}
+	cfg.Provider = providerSettings(api, url.(string))
+}

@@ -25,7 +25,8 @@ type GeminiConfig struct {
 	Models map[string]string
 	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
 	PollAfter time.Duration
-	// HTTP is the client; nil means http.DefaultClient.
+	// HTTP is the client; nil means one whose requests time out after
+	// two minutes.
 	HTTP *http.Client
 }
 
@@ -53,10 +54,7 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 	if endpoint == "" {
 		endpoint = DefaultGeminiEndpoint
 	}
-	c := cfg.HTTP
-	if c == nil {
-		c = http.DefaultClient
-	}
+	c := httpClient(cfg.HTTP)
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("gemini: endpoint %q is not a URL", endpoint)

@@ -54,6 +54,17 @@ func pollAfter(d time.Duration) time.Duration {
 	return DefaultPollAfter
 }
 
+// requestTimeout bounds one request to a provider, a download included,
+// when the caller gives no client of its own.
+const requestTimeout = 2 * time.Minute
+
+func httpClient(c *http.Client) *http.Client {
+	if c != nil {
+		return c
+	}
+	return &http.Client{Timeout: requestTimeout}
+}
+
 // maxVideoBytes bounds one downloaded video (an 8 s 1080p Veo video is
 // a few MB).
 const maxVideoBytes = 512 << 20

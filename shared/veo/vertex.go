@@ -46,8 +46,8 @@ type VertexConfig struct {
 	Models map[string]string
 	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
 	PollAfter time.Duration
-	// HTTP is the client; nil means http.DefaultClient (with the
-	// credentials added).
+	// HTTP is the client; nil means one whose requests time out after
+	// two minutes (the credentials are added to either).
 	HTTP *http.Client
 }
 
@@ -99,10 +99,7 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 		}
 		ts = creds.TokenSource
 	}
-	base := cfg.HTTP
-	if base == nil {
-		base = http.DefaultClient
-	}
+	base := httpClient(cfg.HTTP)
 	client := &http.Client{Timeout: base.Timeout, Transport: &oauth2.Transport{Source: ts, Base: base.Transport}}
 	return &Vertex{cfg: cfg, http: client, storage: storage,
 		base: fmt.Sprintf("%s/v1/projects/%s/locations/%s/publishers/google/models/",

@@ -182,7 +182,7 @@ func (s *Steps) saveOperation(ctx context.Context, t task.Task, op Operation) (O
 			"task", t.ID, "operation", op.Name, "error", err)
 		return op, storeError("save operation", t.ID, err)
 	}
-	if saved.Operation != op.Name {
+	if saved.Operation != "" && saved.Operation != op.Name {
 		s.logger().Warn("another execution submitted the task first: following its operation",
 			"task", t.ID, "operation", saved.Operation, "abandoned", op.Name)
 		op.Name = saved.Operation
