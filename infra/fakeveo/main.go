@@ -6,7 +6,9 @@
 //	GEN_GENERATOR=vertex GEN_VERTEX_ENDPOINT=http://127.0.0.1:8090 \
 //	  GEN_VERTEX_PROJECT=demo GEN_VERTEX_ACCESS_TOKEN=fake make run
 //
-// Its operations finish after -delay with one video per sample. Outcomes
+// Its operations finish after -delay with one video per sample, rendered
+// from the request by the built-in ffmpeg generator (-render=false: a
+// fixed test pattern). Outcomes
 // are told per prompt text, at start (-filter, -fail, -throttle) or at
 // any time with POST /fake/rules {"when": "text", "filtered": 1,
 // "errorCode": 3, "submitStatus": 429, ...}; GET /fake/submits lists the
@@ -20,6 +22,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/veo/veotest"
 )
 
@@ -33,9 +36,19 @@ func main() {
 	filter := flag.String("filter", "[filter]", "prompts containing this have one sample filtered")
 	filterAll := flag.String("filter-all", "[filter-all]", "prompts containing this have every sample filtered")
 	fail := flag.String("fail", "[fail]", "prompts containing this end with INVALID_ARGUMENT")
+	renders := flag.Bool("render", true, "render each sample from the request with ffmpeg, as the built-in generator does (false: a fixed one-second test pattern)")
 	flag.Parse()
 
-	s := veotest.New(veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key})
+	cfg := veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key}
+	if *renders {
+		r, err := render.New(render.Config{})
+		if err != nil {
+			slog.Error("render with ffmpeg (or run with -render=false)", "error", err)
+			os.Exit(1)
+		}
+		cfg.Renderer = r
+	}
+	s := veotest.New(cfg)
 	// The longer text first: "[filter-all]" contains no "[filter]", but
 	// an operator's own flags might nest.
 	s.When(*filterAll, veotest.Outcome{Filtered: 1 << 10})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
@@ -368,18 +369,25 @@ var e2eGenerators sync.Map // *testing.T -> URL of its fake
 
 // e2eGenerator points every stack of the suite that runs the built-in
 // generator without fault injection at a fake Veo provider, when
-// GEN_E2E_GENERATOR is vertex or gemini: the contract's end-to-end checks
+// GEN_E2E_GENERATOR is vertex or gemini (tests that inject faults or
+// fake the generator keep theirs): the contract's end-to-end checks
 // then run against that backend (GEN_E2E_GENERATOR=vertex go test
-// ./shared/devstack/). Checks of the renderer's own frames cannot hold
-// there: the fake's video is a fixed test pattern.
+// ./shared/devstack/). The fake renders with the built-in generator, so
+// that the checks of the videos' shapes and frames hold there too.
 func e2eGenerator(t *testing.T, cfg *Config) {
 	api := os.Getenv("GEN_E2E_GENERATOR")
-	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection {
+	// A test that injects faults, or fakes the generator, means the
+	// built-in one.
+	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil {
 		return
 	}
 	url, ok := e2eGenerators.Load(t)
 	if !ok {
-		srv := httptest.NewServer(veotest.New(veotest.Config{Delay: time.Second, Token: fakeToken, APIKey: fakeKey}))
+		r, err := render.New(render.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(veotest.New(veotest.Config{Delay: time.Second, Token: fakeToken, APIKey: fakeKey, Renderer: r}))
 		t.Cleanup(func() { srv.Close(); e2eGenerators.Delete(t) })
 		url, _ = e2eGenerators.LoadOrStore(t, srv.URL)
 	}

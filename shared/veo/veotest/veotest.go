@@ -11,7 +11,11 @@
 //     x-goog-api-key, then GET /v1beta/{operation name}; videos are file
 //     URIs downloaded with the key.
 //
-// Operations finish after Config.Delay. Outcomes are chosen per request
+// Operations finish after Config.Delay, with Video for every sample, or
+// with what Config.Renderer renders from the request (the built-in ffmpeg
+// generator: then the videos follow the parameters and images as the
+// built-in stack's do, and the end-to-end suite's checks of them hold).
+// Outcomes are chosen per request
 // by the first rule whose text the prompt contains (When), else the
 // default: videos for every sample. Submits beyond Config.SubmitsPerWindow
 // in a Config.Window answer 429 RESOURCE_EXHAUSTED, as a project's quota
@@ -20,15 +24,25 @@ package veotest
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Video is the MP4 every generated sample is: one second of a test
@@ -50,6 +64,14 @@ type Config struct {
 	Token, APIKey string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Renderer, when set, renders each sample from the request
+	// (render.Renderer); nil means Video for every sample.
+	Renderer Renderer
+}
+
+// Renderer renders the videos of a job, as the built-in generator does.
+type Renderer interface {
+	Generate(ctx context.Context, job workflow.Job) (workflow.Result, error)
 }
 
 // Outcome is what an operation ends with.
@@ -95,6 +117,19 @@ type operation struct {
 	storageURI       string
 	outcome          Outcome
 	polls            int
+	// rendered is closed once videos (or renderErr) are set, when the
+	// fake has a Renderer.
+	rendered  chan struct{}
+	videos    [][]byte
+	renderErr error
+}
+
+// video is the bytes of sample i.
+func (op *operation) video(i int) []byte {
+	if i < len(op.videos) {
+		return op.videos[i]
+	}
+	return Video
 }
 
 type rule struct {
@@ -278,6 +313,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	op := &operation{name: prefix + "/operations/" + newID(), api: api, model: model,
 		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), storageURI: p.StorageURI, outcome: o}
+	if s.cfg.Renderer != nil {
+		op.rendered = make(chan struct{})
+		go s.render(op, body.Instances[0], body.Parameters)
+	}
 	s.ops[op.name] = op
 	sub.Operation, sub.Status = op.name, 200
 	s.submits = append(s.submits, sub)
@@ -301,9 +340,12 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		rpcError(w, o.PollStatus, "poll refused by the fake")
 		return
 	}
-	if o.Never || s.now().Before(op.done) {
+	if o.Never || s.now().Before(op.done) || !isClosed(op.rendered) {
 		writeJSON(w, 200, map[string]any{"name": name})
 		return
+	}
+	if op.renderErr != nil && o.ErrorCode == 0 {
+		o.ErrorCode = 13 // INTERNAL
 	}
 	if o.ErrorCode != 0 {
 		writeJSON(w, 200, map[string]any{"name": name, "done": true,
@@ -335,7 +377,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 			videos[i] = map[string]any{"gcsUri": fmt.Sprintf("%s/%s/sample_%d.mp4",
 				strings.TrimRight(op.storageURI, "/"), lastPart(name), i), "mimeType": "video/mp4"}
 		} else {
-			videos[i] = map[string]any{"bytesBase64Encoded": base64.StdEncoding.EncodeToString(Video), "mimeType": "video/mp4"}
+			videos[i] = map[string]any{"bytesBase64Encoded": base64.StdEncoding.EncodeToString(op.video(i)), "mimeType": "video/mp4"}
 		}
 	}
 	resp := map[string]any{"@type": "type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse",
@@ -354,20 +396,128 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request) {
 		rpcError(w, 400, "want alt=media")
 		return
 	}
+	// gs://bucket/prefix/{operation id}/sample_{i}.mp4
+	obj := r.PathValue("object")
+	dir, file := path.Split(obj)
+	var i int
+	fmt.Sscanf(file, "sample_%d.mp4", &i)
+	s.sendVideo(w, path.Base(dir), i)
+}
+
+// sendVideo answers sample i of the operation whose id is id.
+func (s *Server) sendVideo(w http.ResponseWriter, id string, i int) {
+	s.mu.Lock()
+	var op *operation
+	for name, o := range s.ops {
+		if lastPart(name) == id {
+			op = o
+		}
+	}
+	s.mu.Unlock()
+	if op == nil {
+		rpcError(w, 404, "no such object")
+		return
+	}
 	w.Header().Set("Content-Type", "video/mp4")
-	w.Write(Video)
+	w.Write(op.video(i))
 }
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	if !s.keyOK(w, r) {
 		return
 	}
-	if !strings.HasSuffix(r.PathValue("call"), ":download") {
+	file, ok := strings.CutSuffix(r.PathValue("call"), ":download")
+	sep := strings.LastIndex(file, "-")
+	if !ok || sep < 0 {
 		rpcError(w, 404, "no such file")
 		return
 	}
-	w.Header().Set("Content-Type", "video/mp4")
-	w.Write(Video)
+	i, _ := strconv.Atoi(file[sep+1:])
+	s.sendVideo(w, file[:sep], i)
+}
+
+// render renders op's samples from its request with the Renderer.
+func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
+	defer close(op.rendered)
+	dir, err := os.MkdirTemp("", "fakeveo-")
+	if err != nil {
+		op.renderErr = err
+		return
+	}
+	defer os.RemoveAll(dir)
+	job, err := jobOf(op, instance, parameters, dir)
+	if err == nil {
+		var res workflow.Result
+		if res, err = s.cfg.Renderer.Generate(context.Background(), job); err == nil {
+			for _, p := range res.Paths {
+				b, rerr := os.ReadFile(p)
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				op.videos = append(op.videos, b)
+			}
+		}
+	}
+	op.renderErr = err
+}
+
+// jobOf is the built-in generator's job for a request: its images
+// written to dir, its parameters as they came (the Gemini API sends no
+// generateAudio: its models always make audio).
+func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (workflow.Job, error) {
+	var in struct {
+		Prompt           string `json:"prompt"`
+		Image, LastFrame *struct {
+			BytesBase64Encoded string `json:"bytesBase64Encoded"`
+		}
+	}
+	p := params.Parameters{GenerateAudio: true}
+	if err := json.Unmarshal(instance, &in); err != nil {
+		return workflow.Job{}, err
+	}
+	if err := json.Unmarshal(parameters, &p); err != nil {
+		return workflow.Job{}, err
+	}
+	job := workflow.Job{TaskID: lastPart(op.name), Type: catalog.TextToVideo, Prompt: in.Prompt, Params: p,
+		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
+	for role, img := range map[string]*struct {
+		BytesBase64Encoded string `json:"bytesBase64Encoded"`
+	}{task.RoleImage: in.Image, task.RoleLastFrame: in.LastFrame} {
+		if img == nil {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(img.BytesBase64Encoded)
+		if err != nil {
+			return workflow.Job{}, fmt.Errorf("%s: %w", role, err)
+		}
+		job.Images[role] = filepath.Join(dir, role)
+		if err := os.WriteFile(job.Images[role], b, 0o600); err != nil {
+			return workflow.Job{}, err
+		}
+	}
+	switch {
+	case in.Image != nil && in.LastFrame != nil:
+		job.Type = catalog.FirstLastFrame
+		job.Images[task.RoleFirstFrame] = job.Images[task.RoleImage]
+		delete(job.Images, task.RoleImage)
+	case in.Image != nil:
+		job.Type = catalog.ImageToVideo
+	}
+	return job, nil
+}
+
+// isClosed reports whether c is closed; a nil c (no rendering) is.
+func isClosed(c chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (s *Server) outcome(prompt string) Outcome {
