@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	provider, err := veo.FromSettings(ctx, cfg.Provider)
+	provider, err := veo.FromSettings(ctx, cfg.Provider, cmp.Or(cfg.FFmpegPath, "ffmpeg"))
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}

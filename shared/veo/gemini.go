@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +26,11 @@ type GeminiConfig struct {
 	// Models maps the contract's model ids to the Gemini API's; nil
 	// means DefaultModels.
 	Models map[string]string
+	// FFmpegPath, when set, is the ffmpeg that removes the audio of the
+	// videos of a job asked without audio: the Gemini API takes no
+	// generateAudio, and its Veo 3.1 models always make audio. Empty, such
+	// videos keep their audio.
+	FFmpegPath string
 	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
 	PollAfter time.Duration
 	// HTTP is the client; nil means one whose requests time out after
@@ -32,7 +40,8 @@ type GeminiConfig struct {
 
 // Gemini is Veo on the Gemini API, a workflow.Provider. The API takes
 // neither seed nor generateAudio (its Veo 3.1 models always make audio),
-// so those two parameters do not reach it.
+// so those two parameters do not reach it; a job asked without audio has
+// the audio removed (GeminiConfig.FFmpegPath).
 type Gemini struct {
 	cfg    GeminiConfig
 	base   string // {endpoint}/v1beta/
@@ -106,6 +115,25 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 			if !strings.HasPrefix(uri, g.origin+"/") {
 				return fmt.Errorf("gemini: video at %q, outside %s", redact(uri), g.origin)
 			}
-			return download(ctx, g.http, uri, g.header(), path)
+			if err := download(ctx, g.http, uri, g.header(), path); err != nil {
+				return err
+			}
+			if job.Params.GenerateAudio || g.cfg.FFmpegPath == "" {
+				return nil
+			}
+			return stripAudio(ctx, g.cfg.FFmpegPath, path)
 		})
+}
+
+// stripAudio rewrites the MP4 at path without its audio streams, copying
+// the video as it is.
+func stripAudio(ctx context.Context, ffmpeg, path string) error {
+	tmp := path + ".silent.mp4"
+	out, err := exec.CommandContext(ctx, ffmpeg, "-v", "error", "-y", "-i", path,
+		"-map", "0", "-map", "-0:a", "-c", "copy", "-movflags", "+faststart", tmp).CombinedOutput()
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("remove the audio of %s: %w: %s", filepath.Base(path), err, strings.TrimSpace(string(out)))
+	}
+	return os.Rename(tmp, path)
 }

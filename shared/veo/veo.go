@@ -400,8 +400,9 @@ func model(models map[string]string, ours string) (string, error) {
 
 // FromSettings is the provider the generator settings select, nil for
 // the built-in generator. It finds the credentials now, so that a stack
-// without them fails at start-up.
-func FromSettings(ctx context.Context, p settings.Provider) (workflow.Provider, error) {
+// without them fails at start-up. ffmpeg is the stack's ffmpeg, which
+// removes the audio the Gemini API cannot leave out.
+func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
@@ -409,7 +410,7 @@ func FromSettings(ctx context.Context, p settings.Provider) (workflow.Provider, 
 			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
-			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
+			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}

@@ -53,7 +53,7 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 				return nil, err
 			}
 		}
-		st.Provider, err = veo.FromSettings(context.Background(), p)
+		st.Provider, err = veo.FromSettings(context.Background(), p, s.Env.FFmpegPath)
 		if err != nil {
 			return nil, err
 		}
