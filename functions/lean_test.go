@@ -25,11 +25,13 @@ var endpointFunctions = []string{
 const maxEndpointBytes = 14_000_000
 
 // notLinked are the packages (with those under them) that no function
-// may link, but for the one named in only: the renderer runs only in the
-// generate step, SQLite only in the local stack, and kin-openapi and the
+// may link, but for the one named in only: the renderer and the Veo
+// providers run only in the generate step, SQLite only in the local stack, and kin-openapi and the
 // YAML libraries only in tests and go generate.
 var notLinked = []struct{ path, what, only string }{
 	{"github.com/genvideo/gen/shared/render", "the ffmpeg renderer", "generate"},
+	{"github.com/genvideo/gen/shared/veo", "the Veo providers", "generate"},
+	{"golang.org/x/oauth2", "Google's OAuth2 library", "generate"},
 	{"github.com/genvideo/gen/shared/store/sqlitestore", "the SQLite store", ""},
 	{"modernc.org/sqlite", "SQLite", ""},
 	{"github.com/getkin/kin-openapi", "kin-openapi", ""},

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,7 +219,46 @@ const (
 	promptPolicy    = "something the policy refuses"
 	promptTransient = "a storm that clears on the third try"
 	promptFlaky     = "a generator that never recovers"
+	// promptPolled is a provider's job that is done at its second poll.
+	promptPolled = "a job the provider works on"
 )
+
+// pollingProvider is a workflow.Provider: the job of promptPolled is
+// submitted, then polled until done; every other job is gen's, done at
+// submit. It counts submits by task.
+type pollingProvider struct {
+	gen *workflowtest.Generator
+
+	mu      sync.Mutex
+	submits map[string]int
+	polls   map[string]int
+}
+
+func (p *pollingProvider) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+	if job.Prompt != promptPolled {
+		res, err := p.gen.Generate(ctx, job)
+		return workflow.Operation{Done: true, Result: res}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.submits[job.TaskID]++
+	return workflow.Operation{Name: "operations/" + job.TaskID, PollAfter: time.Second}, nil
+}
+
+func (p *pollingProvider) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+	p.mu.Lock()
+	p.polls[job.TaskID]++
+	n := p.polls[job.TaskID]
+	p.mu.Unlock()
+	if name != "operations/"+job.TaskID {
+		return workflow.Operation{}, fmt.Errorf("poll of %s for task %s", name, job.TaskID)
+	}
+	if n < 2 {
+		return workflow.Operation{Name: name, PollAfter: time.Second}, nil
+	}
+	res, err := p.gen.Generate(ctx, job)
+	return workflow.Operation{Name: name, Done: true, Result: res}, err
+}
 
 // transientErr and policyErr are generator failures as the workflow
 // classifies them: by the small interfaces they implement.
@@ -267,7 +307,8 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	blobs := memblob.New()
 	gen := &workflowtest.Generator{Outcome: outcome}
-	steps := &workflow.Steps{Store: st, Blobs: blobs, Generator: gen, TempDir: dir,
+	provider := &pollingProvider{gen: gen, submits: map[string]int{}, polls: map[string]int{}}
+	steps := &workflow.Steps{Store: st, Blobs: blobs, Generator: gen, Provider: provider, TempDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	handlers := map[string]any{
 		"MarkProcessingFunction": steps.MarkProcessing,
@@ -328,6 +369,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	late := newTask("acct-late", promptOK, 1, func(tk *task.Task) {
 		tk.CreatedAt, tk.Deadline = now.Add(-20*time.Minute), now.Add(-10*time.Minute)
 	})
+	polled := newTask("acct-polled", promptPolled, 1)
 	unknown := task.NewID(now)
 
 	type run struct {
@@ -335,7 +377,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		Input workflow.Input `json:"input"`
 	}
 	runs := []run{}
-	for _, tk := range []task.Task{ok, partial, policy, retried, flaky, late} {
+	for _, tk := range []task.Task{ok, partial, policy, retried, flaky, late, polled} {
 		runs = append(runs, run{tk.ID, workflow.NewInput(tk, now)})
 	}
 	runs = append(runs,
@@ -404,7 +446,8 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 			t.Errorf("states entered %v, want %v", got, want)
 		}
 	}
-	success := []string{"MarkProcessing", "IsProcessing", "Generate", "Complete"}
+	// The built-in generator is done at submit: Generate once, then IsGenerated.
+	success := []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "Complete"}
 	refunded := []string{"MarkProcessing", "IsProcessing", "Generate", "RecordFailure"}
 
 	t.Run("success", func(t *testing.T) {
@@ -435,6 +478,23 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		var output struct{ Task workflow.TaskState }
 		if err := json.Unmarshal(e.Output, &output); err != nil || output.Task.Status != task.Completed {
 			t.Errorf("execution output %s, want $.task.status completed", e.Output)
+		}
+	})
+
+	t.Run("a provider's operation is waited for and polled, never submitted again", func(t *testing.T) {
+		e := resultOf[polled.ID]
+		checkPath(t, e, []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "WaitForProvider",
+			"Generate", "IsGenerated", "WaitForProvider", "Generate", "IsGenerated", "Complete"})
+		tk := load(t, polled.ID)
+		if tk.Status != task.Completed || len(tk.Videos) != 1 || tk.Operation != "operations/"+polled.ID {
+			t.Errorf("task is %s with %d videos and operation %q, want completed with 1 and its operation",
+				tk.Status, len(tk.Videos), tk.Operation)
+		}
+		if n := provider.submits[polled.ID]; n != 1 {
+			t.Errorf("submitted %d times, want once", n)
+		}
+		if got, want := balance(t, tk), int64(10_000-price); got != want {
+			t.Errorf("balance %d, want %d", got, want)
 		}
 	})
 

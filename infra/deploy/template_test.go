@@ -719,7 +719,7 @@ var (
 		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
-		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile},
+		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
 		"CompleteFunction":       {awsstack.EnvTablePrefix},
 		"FailFunction":           {awsstack.EnvTablePrefix},
 		"SweeperFunction":        {awsstack.EnvTablePrefix, awsstack.EnvStateMachineARN},
@@ -898,9 +898,10 @@ var (
 		"DocsFunction":           {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
-		"GenerateFunction":       {"DynamoDBReadPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"},
-		"CompleteFunction":       stepPolicies,
-		"FailFunction":           stepPolicies,
+		"GenerateFunction": {"AWSSecretsManagerGetSecretValuePolicy GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
+			"DynamoDBCrudPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"},
+		"CompleteFunction": stepPolicies,
+		"FailFunction":     stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
 			"states:DescribeExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"),
 		"GenerationStateMachine": {

@@ -115,3 +115,33 @@ func TestLoggerAddsRequestID(t *testing.T) {
 		t.Errorf("line %s has a requestId outside an invocation", lines[1])
 	}
 }
+
+// The generator's variables: the Gemini API needs its key's secret, and
+// a Vertex credential configuration must be a federation one, never a
+// key file, which the error does not repeat.
+func TestParseEnvGenerator(t *testing.T) {
+	keyFile := `{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE"}`
+	tests := []struct {
+		vars map[string]string
+		bad  string // the variable the error names; "" for none
+	}{
+		{map[string]string{EnvGenerator: "gemini", EnvGeminiKeySecretARN: "arn:aws:secretsmanager:us-east-1:1:secret:k"}, ""},
+		{map[string]string{EnvGenerator: "gemini"}, EnvGeminiKeySecretARN},
+		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p",
+			EnvVertexWIFConfig: `{"type": "external_account", "audience": "//iam.googleapis.com/x"}`}, ""},
+		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p", EnvVertexWIFConfig: keyFile}, EnvVertexWIFConfig},
+		{map[string]string{EnvGenerator: "vertex"}, EnvVertexProject},
+	}
+	for _, tt := range tests {
+		e, err := ParseEnv(lookup(tt.vars))
+		if tt.bad == "" {
+			if err != nil || e.Provider.Generator != tt.vars[EnvGenerator] {
+				t.Errorf("ParseEnv(%v) = %+v, %v; want the %s generator", tt.vars, e.Provider, err, tt.vars[EnvGenerator])
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.bad) || strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("ParseEnv(%v) = %v, want an error naming %s and showing no key", tt.vars, err, tt.bad)
+		}
+	}
+}

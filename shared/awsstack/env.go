@@ -1,6 +1,7 @@
 package awsstack
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -59,6 +60,32 @@ const (
 	// EnvLogLevel is the level of the JSON logs: DEBUG, INFO, WARN or
 	// ERROR (default INFO).
 	EnvLogLevel = settings.LogLevel
+	// The generator's variables, read by settings.Reader.Provider; the
+	// generate step needs them (their meaning is in package settings).
+	// Neither a Vertex access token nor a Gemini key is set in a
+	// function's configuration: see EnvVertexWIFConfig and
+	// EnvGeminiKeySecretARN.
+	EnvGenerator            = settings.Generator
+	EnvVertexProject        = settings.VertexProject
+	EnvVertexLocation       = settings.VertexLocation
+	EnvVertexStorageURI     = settings.VertexStorageURI
+	EnvVertexEndpoint       = settings.VertexEndpoint
+	EnvGeminiEndpoint       = settings.GeminiEndpoint
+	EnvProviderModels       = settings.ProviderModels
+	EnvProviderPollInterval = settings.ProviderPollInterval
+	// EnvGeminiKeySecretARN names the Secrets Manager secret whose
+	// string is the Gemini API's key, for GEN_GENERATOR=gemini: the
+	// generate step reads it at cold start (GEN_GEMINI_API_KEY, which
+	// would put the key in the function's configuration, is for the
+	// local service).
+	EnvGeminiKeySecretARN = "GEN_GEMINI_API_KEY_SECRET_ARN"
+	// EnvVertexWIFConfig is the credential configuration of a workload
+	// identity federation pool (the JSON that gcloud iam
+	// workload-identity-pools create-cred-config --aws writes: no secret
+	// in it), for GEN_GENERATOR=vertex: the generate step trades its
+	// role's AWS credentials for a Google token with it, so that no
+	// long-lived Google key is kept in AWS.
+	EnvVertexWIFConfig = "GEN_VERTEX_WIF_CONFIG"
 )
 
 // DefaultMaxImageBytes is 4 MiB. API Gateway REST caps a request at 10 MB
@@ -83,6 +110,11 @@ type Env struct {
 	FFmpegPath        string
 	FontFile          string // "" means render's default
 	LogLevel          slog.Level
+	// Provider is the generator and its settings (GEN_GENERATOR, ...),
+	// read as the local service reads them.
+	Provider           settings.Provider
+	GeminiKeySecretARN string
+	VertexWIFConfig    string
 }
 
 // ParseEnv reads the variables through lookup (os.LookupEnv in a Lambda).
@@ -97,14 +129,25 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		Bucket:      r.Check(EnvBucket, isName, "want a bucket name, not a URL or ARN"),
 		StateMachineARN: r.Check(EnvStateMachineARN, isStateMachineARN,
 			"want arn:<partition>:states:<region>:<account>:stateMachine:<name>"),
-		SignerSecretARN:   r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
-		GenerationTimeout: shared.GenerationTimeout,
-		MaxImageBytes:     r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
-		TaskRetention:     time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
-		SignerUser:        r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),
-		FFmpegPath:        shared.FFmpegPath,
-		FontFile:          shared.FontFile,
-		LogLevel:          shared.LogLevel,
+		SignerSecretARN:    r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
+		GenerationTimeout:  shared.GenerationTimeout,
+		MaxImageBytes:      r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
+		TaskRetention:      time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
+		SignerUser:         r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),
+		FFmpegPath:         shared.FFmpegPath,
+		FontFile:           shared.FontFile,
+		LogLevel:           shared.LogLevel,
+		Provider:           r.Provider(),
+		GeminiKeySecretARN: r.Check(EnvGeminiKeySecretARN, isARN, "want the ARN of a Secrets Manager secret"),
+		VertexWIFConfig:    r.String(EnvVertexWIFConfig, ""),
+	}
+	if e.VertexWIFConfig != "" && !isExternalAccount(e.VertexWIFConfig) {
+		// Not quoted: what was pasted by mistake may be a key file.
+		r.Reject(EnvVertexWIFConfig, "(not shown)",
+			`want the JSON of a workload identity federation credential configuration ("type": "external_account"), never a key file`)
+	}
+	if e.Provider.Generator == settings.GeneratorGemini && e.Provider.GeminiAPIKey == "" && e.GeminiKeySecretARN == "" {
+		r.Reject(EnvGeminiKeySecretARN, "", "the gemini generator needs the secret holding the Gemini API key")
 	}
 	if err := r.Err(); err != nil {
 		return Env{}, err
@@ -117,6 +160,13 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 func isName(s string) bool { return !strings.ContainsAny(s, " /:") }
 
 func isARN(s string) bool { return strings.HasPrefix(s, "arn:") }
+
+func isExternalAccount(s string) bool {
+	var c struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal([]byte(s), &c) == nil && c.Type == "external_account"
+}
 
 // require fails naming every variable of names that is not set, and what
 // needs it.

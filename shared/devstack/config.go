@@ -83,6 +83,10 @@ type Config struct {
 	// caption font (GEN_FFMPEG_PATH, GEN_FONT_FILE); empty means ffmpeg on
 	// PATH and render.DefaultFontFile.
 	FFmpegPath, FontFile string
+	// Provider selects and configures the generator (GEN_GENERATOR and
+	// the GEN_VERTEX_*, GEN_GEMINI_* and GEN_PROVIDER_MODELS variables);
+	// its zero value is the built-in ffmpeg generator.
+	Provider settings.Provider
 	// LogLevel is the level of the logs gen-local writes (GEN_LOG_LEVEL);
 	// New logs to Logger whatever its level.
 	LogLevel slog.Level
@@ -123,6 +127,10 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		FFmpegPath:        shared.FFmpegPath,
 		FontFile:          shared.FontFile,
 		LogLevel:          shared.LogLevel,
+		Provider:          r.Provider(),
+	}
+	if cfg.Provider.Generator == settings.GeneratorGemini && cfg.Provider.GeminiAPIKey == "" {
+		r.Reject(settings.GeminiAPIKey, "", "the gemini generator needs the Gemini API key")
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Reject(EnvAddr, cfg.Addr, "want host:port, such as "+DefaultAddr)

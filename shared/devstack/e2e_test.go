@@ -55,6 +55,7 @@ func startEnv(t *testing.T, dataDir string, mutate func(*Config)) *env {
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	e2eGenerator(t, &cfg)
 	stack, err := New(context.Background(), cfg)
 	if err != nil {
 		ln.Close()

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
+	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -72,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{Store: st, renderer: renderer, logger: logger, dataDir: cfg.DataDir, leftoverAge: leftoverAge(cfg.Timeouts)}
-	if err := s.build(cfg); err != nil {
+	if err := s.build(ctx, cfg); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -88,10 +90,14 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	return s, nil
 }
 
-func (s *Stack) build(cfg Config) error {
+func (s *Stack) build(ctx context.Context, cfg Config) error {
 	gen, err := cfg.generator(s.renderer)
 	if err != nil {
 		return err
+	}
+	provider, err := veo.FromSettings(ctx, cfg.Provider, cmp.Or(cfg.FFmpegPath, "ffmpeg"))
+	if err != nil {
+		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
@@ -112,6 +118,7 @@ func (s *Stack) build(cfg Config) error {
 		Store:     st,
 		Blobs:     blobs,
 		Generator: cfg.Hooks.generator(gen),
+		Provider:  provider,
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}

@@ -106,6 +106,12 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 	return t, err
 }
 
+// SetOperation implements store.Store.
+func (s *Store) SetOperation(ctx context.Context, id, op string) (t task.Task, err error) {
+	err = s.call(ctx, "SetOperation", func() error { t, err = s.Store.SetOperation(ctx, id, op); return err })
+	return t, err
+}
+
 // Complete implements store.Store.
 func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (t task.Task, err error) {
 	err = s.call(ctx, "Complete", func() error { t, err = s.Store.Complete(ctx, id, c, at); return err })

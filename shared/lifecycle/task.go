@@ -35,6 +35,19 @@ func MarkProcessing(t task.Task, at time.Time) Transition {
 	return Transition{Task: t, Changed: true}
 }
 
+// SetOperation records op, the handle of the provider's operation that
+// generates t, on a processing task. A task that already has a handle
+// keeps it, whatever op is: a second handle would be a second job, paid
+// for twice, so the first one submitted is the one polled. A task in any
+// other status stays as it is.
+func SetOperation(t task.Task, op string) Transition {
+	if t.Status != task.Processing || t.Operation != "" || op == "" {
+		return Transition{Task: t}
+	}
+	t.Operation = op
+	return Transition{Task: t, Changed: true}
+}
+
 // Complete moves a pending or processing task to completed at at with
 // the videos of c, refunding c.Refund. A completed task stays as it is;
 // a failed one is store.ErrTerminal (a terminal task never changes

@@ -106,6 +106,11 @@ type Task struct {
 	// Deadline is when a task that is not yet terminal fails with TIMEOUT.
 	Deadline time.Time
 
+	// Operation is the handle of the model provider's long-running
+	// operation, set once right after the job was submitted: a task that
+	// has one is polled, never submitted (and paid for) again.
+	Operation string
+
 	Videos  []Video
 	Failure *Failure
 }

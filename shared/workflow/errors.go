@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -45,10 +46,16 @@ func (e *TransientGenerationError) Unwrap() error { return e.Err }
 // fails with CONTENT_POLICY_VIOLATION.
 type ContentPolicyViolation struct {
 	TaskID string
-	Err    error
+	// Category is the client-safe category of the refusal (a provider's
+	// PolicyCategory()), "" when the generator gave none.
+	Category string
+	Err      error
 }
 
 func (e *ContentPolicyViolation) Error() string {
+	if e.Category != "" {
+		return fmt.Sprintf("generate %s: refused by the content policy (category: %s): %v", e.TaskID, e.Category, e.Err)
+	}
 	return fmt.Sprintf("generate %s: refused by the content policy: %v", e.TaskID, e.Err)
 }
 
@@ -136,7 +143,12 @@ func generatorError(ctx, gctx context.Context, t task.Task, err error) error {
 	if errors.As(err, &coded) {
 		switch coded.FailureCode() {
 		case task.FailContentPolicy:
-			return &ContentPolicyViolation{TaskID: t.ID, Err: err}
+			var cat interface{ PolicyCategory() string }
+			v := &ContentPolicyViolation{TaskID: t.ID, Err: err}
+			if errors.As(err, &cat) {
+				v.Category = cat.PolicyCategory()
+			}
+			return v
 		case task.FailTimeout:
 			return &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 		}
@@ -169,12 +181,14 @@ func FailureFor(errorName string) task.Failure {
 	}
 }
 
-// FailureOf is FailureFor, reading the cause where the name alone does
-// not say what happened: Lambda.Unknown is a step's Lambda that died
-// without an error of its own, out of time (its cause says it timed out)
-// or out of memory, which are the contract's TIMEOUT and
-// GENERATION_FAILED, not an internal error; so are the runtime's own
-// Sandbox.Timedout and Runtime.OutOfMemory/ExitError.
+// FailureOf is the failure the task records for a caught error: that of
+// FailureFor, reading the cause where the name alone does not say what
+// happened. Lambda.Unknown is a step's Lambda that died without an error
+// of its own, out of time (its cause says it timed out) or out of memory,
+// which are the contract's TIMEOUT and GENERATION_FAILED, not an internal
+// error; so are the runtime's own Sandbox.Timedout and
+// Runtime.OutOfMemory/ExitError. A content-policy refusal carries its
+// category.
 func FailureOf(errorName, cause string) task.Failure {
 	switch errorName {
 	case "Lambda.Unknown":
@@ -185,8 +199,20 @@ func FailureOf(errorName, cause string) task.Failure {
 	case "Runtime.OutOfMemory", "Runtime.ExitError":
 		return FailureFor("GenerationFailed")
 	}
-	return FailureFor(errorName)
+	f := FailureFor(errorName)
+	if f.Code == task.FailContentPolicy {
+		if m := policyCategory.FindStringSubmatch(causeMessage(cause)); m != nil {
+			f.Message = "The request was rejected by the content policy (category: " + m[1] + ")." +
+				strings.TrimPrefix(MessageContentPolicy, "The request was rejected by the content policy.")
+		}
+	}
+	return f
 }
+
+// policyCategory is the category in the cause of a
+// ContentPolicyViolation: lower-case words only, so that nothing but a
+// category name from the error's own format reaches the client.
+var policyCategory = regexp.MustCompile(`refused by the content policy \(category: ([a-z][a-z ]{0,30})\)`)
 
 // causeMessage extracts the message from a Catch's Cause for the logs. On
 // AWS, a Lambda error's Cause is the JSON of the Lambda error payload

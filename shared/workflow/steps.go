@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
@@ -47,13 +49,29 @@ func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (TaskState, erro
 	return TaskState{TaskID: t.ID, Status: t.Status}, nil
 }
 
-// Generate renders the task's videos and stores them at VideoKey. It
-// downloads the task's input images for the generator into a directory of
-// its own and removes it afterwards. Fewer videos than samples is a
-// partial result (Filtered says how many are missing); none at all is a
-// *GenerationFailed. Generator failures come back as
-// *TransientGenerationError, *ContentPolicyViolation, *GenerationFailed,
-// or *DeadlineExceeded once the task's deadline has passed.
+// Poll waits are bounded: at least a second, at most MaxPollWait, so that
+// a wrong hint neither spins nor sleeps past a task's deadline.
+const (
+	MinPollWait = time.Second
+	MaxPollWait = time.Minute
+	// busyWaitMin is the first wait after the provider said it is busy;
+	// the waits grow with the time the task has waited so far.
+	busyWaitMin = 2 * time.Second
+)
+
+// Generate advances the task's generation by one call to the provider
+// and answers whether it is done. A task without an operation handle is
+// submitted (its input images downloaded for the job) and the handle the
+// provider answers is saved on the task before anything else; a task
+// with one is polled, never submitted again, whoever calls. When the
+// operation is done, its videos are stored at VideoKey: fewer than the
+// samples is a partial result (Filtered says how many are missing), none
+// at all a *GenerationFailed. Not done, it answers how long to wait
+// before calling again (WaitSeconds); so does a provider that is busy or
+// throttling, so that a burst of starts queues until the deadline instead
+// of failing. Failures come back as *TransientGenerationError,
+// *ContentPolicyViolation, *GenerationFailed, or *DeadlineExceeded once
+// the task's deadline has passed.
 //
 // On a task already finished it generates nothing and answers the videos
 // the task has, so that a re-run after completion changes nothing.
@@ -86,19 +104,35 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		return Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
 	}
 	defer os.RemoveAll(dir)
+	job := Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
-	images, err := s.fetchInputs(ctx, t, dir)
-	if err != nil {
-		return Generated{}, err
+	var op Operation
+	if t.Operation != "" {
+		op, err = s.provider().Poll(gctx, t.Operation, job)
+	} else {
+		if job.Images, err = s.fetchInputs(ctx, t, dir); err != nil {
+			return Generated{}, err
+		}
+		op, err = s.provider().Submit(gctx, job)
+		if err == nil && !op.Done {
+			if op, err = s.saveOperation(ctx, t, op); err != nil {
+				return Generated{}, err
+			}
+		}
 	}
-	res, err := s.Generator.Generate(gctx, Job{
-		TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Params: t.Params,
-		Images: images, OutDir: filepath.Join(dir, "out"),
-	})
 	if err != nil {
+		if wait, busy := retryAfter(err); busy && ctx.Err() == nil && gctx.Err() == nil {
+			wait = max(wait, busyWait(t, now))
+			s.logger().Info("provider busy: waiting", "task", t.ID, "wait", wait.String(), "error", err)
+			return s.pending(t, now, wait), nil
+		}
 		return Generated{}, generatorError(ctx, gctx, t, err)
 	}
-	paths := res.Paths
+	if !op.Done {
+		return s.pending(t, now, op.PollAfter), nil
+	}
+
+	paths := op.Result.Paths
 	if len(paths) > t.Params.SampleCount {
 		paths = paths[:t.Params.SampleCount]
 	}
@@ -135,6 +169,81 @@ func WorkDirTask(name string) (taskID string, ok bool) {
 		return "", false
 	}
 	return rest[:i], true
+}
+
+// saveOperation saves the handle of the operation just submitted on the
+// task, and answers the operation to follow: the task's first handle,
+// should another execution have saved one in the meantime. A failure to
+// save is retried here, a few times, rather than by the workflow, which
+// would submit again.
+func (s *Steps) saveOperation(ctx context.Context, t task.Task, op Operation) (Operation, error) {
+	if op.Name == "" {
+		return op, &GenerationFailed{TaskID: t.ID, Err: errors.New("the provider answered an operation without a name")}
+	}
+	var saved task.Task
+	var err error
+	for attempt := range saveAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return op, ctx.Err()
+			case <-time.After(time.Duration(attempt) * time.Second):
+			}
+		}
+		if saved, err = s.Store.SetOperation(ctx, t.ID, op.Name); err == nil || errors.Is(err, store.ErrNotFound) {
+			break
+		}
+	}
+	if err != nil {
+		s.logger().Error("submitted, but the operation could not be saved: a re-run will submit again",
+			"task", t.ID, "operation", op.Name, "error", err)
+		return op, storeError("save operation", t.ID, err)
+	}
+	if saved.Operation != "" && saved.Operation != op.Name {
+		s.logger().Warn("another execution submitted the task first: following its operation",
+			"task", t.ID, "operation", saved.Operation, "abandoned", op.Name)
+		op.Name = saved.Operation
+	}
+	s.logger().Info("submitted", "task", t.ID, "operation", op.Name)
+	return op, nil
+}
+
+const saveAttempts = 4
+
+// pending is Generate's answer while the operation runs: wait about
+// hint, at least MinPollWait and at most MaxPollWait, and no longer than
+// the deadline, by when the next call answers DeadlineExceeded.
+func (s *Steps) pending(t task.Task, now time.Time, hint time.Duration) Generated {
+	wait := min(max(hint, MinPollWait), MaxPollWait)
+	if !t.Deadline.IsZero() {
+		wait = min(wait, t.Deadline.Sub(now)+time.Second)
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	return Generated{TaskID: t.ID, Videos: []task.Video{}, WaitSeconds: max(1, secs)}
+}
+
+// busyWait is how long a task waits after the provider said it is busy:
+// a quarter of the time it has been processing, so that the waits of a
+// task that keeps meeting a busy provider grow (2s, then longer, up to
+// MaxPollWait), spread by a random part so that a burst of tasks does not
+// come back at once.
+func busyWait(t task.Task, now time.Time) time.Duration {
+	base := busyWaitMin
+	if !t.StartedAt.IsZero() {
+		base = max(base, now.Sub(t.StartedAt)/4)
+	}
+	base = min(base, MaxPollWait/2)
+	return base + rand.N(base)
+}
+
+// retryAfter reports whether err says the provider is busy, and the wait
+// it suggests.
+func retryAfter(err error) (time.Duration, bool) {
+	var busy interface{ RetryAfter() time.Duration }
+	if errors.As(err, &busy) {
+		return busy.RetryAfter(), true
+	}
+	return 0, false
 }
 
 // fetchInputs downloads the task's input images into dir and returns
@@ -199,7 +308,7 @@ func generated(t task.Task, videos []task.Video) Generated {
 	if videos == nil {
 		videos = []task.Video{}
 	}
-	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos))}
+	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos)), Done: true}
 }
 
 // Complete records the videos and moves the task to completed, refunding
@@ -237,7 +346,7 @@ func (s *Steps) Complete(ctx context.Context, in CompleteInput) (TaskState, erro
 	return TaskState{TaskID: done.ID, Status: done.Status}, nil
 }
 
-// Fail moves the task to failed with the failure FailureFor gives the
+// Fail moves the task to failed with the failure FailureOf gives the
 // caught error's name, refunding what is left of its charge in the same
 // write. A task already failed is left as it is; one already completed is
 // not an error either (the failure came too late to matter).

@@ -14,6 +14,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
+	SetOperation(ctx context.Context, id, op string) (task.Task, error)
 	Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
@@ -34,7 +36,9 @@ type Store interface {
 // Job is one generation for a Generator.
 type Job struct {
 	TaskID, Type, Prompt string
-	Params               params.Parameters
+	// Model is the contract's model id (catalog.Model.ID).
+	Model  string
+	Params params.Parameters
 	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
 	// task.RoleLastFrame) to the local path of the uploaded image.
 	Images map[string]string
@@ -48,12 +52,62 @@ type Result struct {
 	Paths []string
 }
 
-// Generator renders videos. Its errors are classified by the small
-// interfaces they implement, not by their types, so that this package
-// depends on no generator: Transient() bool (worth retrying) and
-// FailureCode() string (a task.Fail* code).
+// Generator renders videos while the caller waits: the built-in ffmpeg
+// renderer. Its errors are classified by the small interfaces they
+// implement, not by their types, so that this package depends on no
+// generator: Transient() bool (worth retrying) and FailureCode() string
+// (a task.Fail* code). The workflow runs it as a Provider whose
+// operations are done at submit.
 type Generator interface {
 	Generate(ctx context.Context, job Job) (Result, error)
+}
+
+// Provider is a model provider's API, shaped as a long-running
+// operation: Submit starts a job and answers its Operation, which Poll
+// then follows by name until it is done. A job is paid for when it is
+// submitted, so the workflow saves the name on the task right after
+// Submit and never submits a task that has one again.
+//
+// Errors are classified as a Generator's are, and one more way: an error
+// with RetryAfter() time.Duration says the provider is busy or
+// throttling (429, 503): the workflow waits about that long and calls
+// again, until the task's deadline, rather than failing the task.
+type Provider interface {
+	Submit(ctx context.Context, job Job) (Operation, error)
+	// Poll answers where the operation is. Once it is done, the videos
+	// are files in job.OutDir (job.Images is empty: inputs are only
+	// read at submit).
+	Poll(ctx context.Context, name string, job Job) (Operation, error)
+}
+
+// Operation is where a submitted job is.
+type Operation struct {
+	// Name is the handle Poll takes; it may be empty for an operation
+	// done at submit.
+	Name string
+	// Done: Result holds the videos, possibly fewer than the samples
+	// asked for (the rest were filtered out by the provider).
+	Done   bool
+	Result Result
+	// PollAfter is the provider's hint of when to poll again, while not
+	// done; 0 means no hint.
+	PollAfter time.Duration
+}
+
+// rendered runs a Generator as a Provider whose operations are done at
+// submit.
+type rendered struct{ g Generator }
+
+func (r rendered) Submit(ctx context.Context, job Job) (Operation, error) {
+	res, err := r.g.Generate(ctx, job)
+	if err != nil {
+		return Operation{}, err
+	}
+	return Operation{Done: true, Result: res}, nil
+}
+
+func (r rendered) Poll(context.Context, string, Job) (Operation, error) {
+	return Operation{}, errors.New("the built-in generator has no operation to poll")
 }
 
 // Steps are the workflow's step handlers.
@@ -61,6 +115,9 @@ type Steps struct {
 	Store     Store
 	Blobs     blob.Store
 	Generator Generator
+	// Provider, when set, generates instead of Generator: a model
+	// provider whose jobs the workflow submits and then polls.
+	Provider Provider
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// TempDir is where Generate downloads inputs and the generator writes
@@ -82,12 +139,18 @@ type TaskState struct {
 	Status task.Status `json:"status"`
 }
 
-// Generated is the output of Generate: the stored videos, and how many
-// samples the generator filtered out.
+// Generated is the output of Generate. Once Done, it holds the stored
+// videos and how many samples the generator filtered out; before, it
+// says how long to wait before calling Generate again.
 type Generated struct {
 	TaskID   string       `json:"taskId"`
 	Videos   []task.Video `json:"videos"`
 	Filtered int          `json:"filtered"`
+	Done     bool         `json:"done"`
+	// WaitSeconds is how long the workflow waits before calling
+	// Generate again while not Done: the provider's hint, bounded by
+	// MaxPollWait and the task's deadline.
+	WaitSeconds int `json:"waitSeconds,omitempty"`
 }
 
 // CompleteInput is the input of Complete.
@@ -106,6 +169,13 @@ type FailInput struct {
 type CaughtError struct {
 	Error string `json:"Error"`
 	Cause string `json:"Cause"`
+}
+
+func (s *Steps) provider() Provider {
+	if s.Provider != nil {
+		return s.Provider
+	}
+	return rendered{s.Generator}
 }
 
 func (s *Steps) now() time.Time {

@@ -1,33 +1,87 @@
 // Package generate builds the Generate step of the state machine: the
-// ffmpeg renderer storing videos in S3. Only the generate Lambda imports
-// it, so that no other binary links the renderer.
+// generator GEN_GENERATOR selects (the ffmpeg renderer, or Veo on Vertex
+// AI or the Gemini API) storing videos in S3. Only the generate Lambda
+// imports it, so that no other binary links the renderer or the
+// providers.
 package generate
 
 import (
+	"context"
 	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-// Steps returns the workflow steps with blob storage and the ffmpeg
-// generator, for Generate. It needs GEN_BUCKET, and ffmpeg at
-// GEN_FFMPEG_PATH (checked now, so that a missing layer fails the cold
-// start rather than every task).
+// Steps returns the workflow steps with blob storage and the generator,
+// for Generate. It needs GEN_BUCKET; the built-in generator needs ffmpeg
+// at GEN_FFMPEG_PATH, Vertex AI a workload identity federation config
+// (GEN_VERTEX_WIF_CONFIG) or a token, and the Gemini API its key's
+// secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, so that a
+// missing one fails the cold start rather than every task.
 func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 	blobs, err := media.Store(s)
 	if err != nil {
 		return nil, err
 	}
+	st := steps.New(s)
+	st.Blobs = blobs
+	p := s.Env.Provider
+	switch p.Generator {
+	case settings.GeneratorVertex:
+		ctx := context.Background()
+		v, err := veo.NewVertex(ctx, veo.VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
+			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
+			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veo.WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
+		if err != nil {
+			return nil, err
+		}
+		st.Provider = v
+		return st, nil
+	case settings.GeneratorGemini:
+		if p.GeminiAPIKey == "" {
+			if p.GeminiAPIKey, err = geminiKey(s); err != nil {
+				return nil, err
+			}
+		}
+		st.Provider, err = veo.FromSettings(context.Background(), p, s.Env.FFmpegPath)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
 	r, err := render.New(render.Config{FFmpegPath: s.Env.FFmpegPath, FontFile: s.Env.FontFile})
 	if err != nil {
 		return nil, fmt.Errorf("generator (%s=%q): %w", awsstack.EnvFFmpegPath, s.Env.FFmpegPath, err)
 	}
-	st := steps.New(s)
-	st.Blobs = blobs
 	st.Generator = r
 	return st, nil
+}
+
+// geminiKey reads the Gemini API key from its secret. The error never
+// quotes the secret.
+func geminiKey(s *awsstack.Stack) (string, error) {
+	arn := s.Env.GeminiKeySecretARN
+	if arn == "" {
+		return "", fmt.Errorf("the gemini generator needs %s", awsstack.EnvGeminiKeySecretARN)
+	}
+	out, err := secretsmanager.NewFromConfig(s.AWS).GetSecretValue(context.Background(),
+		&secretsmanager.GetSecretValueInput{SecretId: &arn})
+	if err != nil {
+		return "", fmt.Errorf("read the Gemini API key secret %s: %w", arn, err)
+	}
+	key := strings.TrimSpace(aws.ToString(out.SecretString))
+	if key == "" {
+		return "", fmt.Errorf("the Gemini API key secret %s is empty", arn)
+	}
+	return key, nil
 }

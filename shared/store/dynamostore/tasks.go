@@ -55,6 +55,9 @@ func encodeTask(t task.Task) (item, error) {
 	putTime(it, "startedAt", t.StartedAt)
 	putTime(it, "completedAt", t.CompletedAt)
 	putTime(it, "deadline", t.Deadline)
+	if t.Operation != "" {
+		it["operation"] = str(t.Operation)
+	}
 	it[attrHist] = str(sortable(ms(t.CreatedAt)) + "#" + t.ID)
 	for k, v := range statusAttrs(t) {
 		it[k] = v
@@ -87,6 +90,7 @@ func decodeTask(it item) (task.Task, error) {
 		StartedAt:       getTime(it, "startedAt"),
 		CompletedAt:     getTime(it, "completedAt"),
 		Deadline:        getTime(it, "deadline"),
+		Operation:       getS(it, "operation"),
 	}
 	if err := json.Unmarshal([]byte(getS(it, "params")), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
@@ -484,6 +488,39 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
 		acct, _ := m.items(s.t.Accounts)
 		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+	})
+	if err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// SetOperation implements store.Store. The write is conditioned on the
+// task being processing with no handle, so that of two concurrent calls
+// only the first handle is kept; the other reads the task again.
+func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
+	what := "set operation of " + id
+	var t task.Task
+	err := s.retry(ctx, what, func() error {
+		var err error
+		if t, err = s.readTask(ctx, what, id); err != nil {
+			return err
+		}
+		tr := lifecycle.SetOperation(t, op)
+		if !tr.Changed {
+			return nil
+		}
+		t = tr.Task
+		u := update{table: s.t.Tasks, key: taskKey(id), expr: "SET #operation = :operation",
+			cond: "#status = :from AND attribute_not_exists(#operation)",
+			vals: vals{":operation": str(op), ":from": str(string(task.Processing))}}
+		if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
+			if _, ok := conditionFailed(err); ok {
+				return errRetry
+			}
+			return dbErr(what, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return task.Task{}, err

@@ -110,6 +110,11 @@ ALTER TABLE idempotency_keys ADD COLUMN balance INTEGER NOT NULL DEFAULT 0;
 UPDATE idempotency_keys SET balance = coalesce((SELECT ledger.balance FROM ledger
 	WHERE ledger.task_id = idempotency_keys.task_id AND ledger.kind = 'charge'), 0);
 `,
+	// 4: the handle of the provider's long-running operation, set once
+	// after the job is submitted.
+	`
+ALTER TABLE tasks ADD COLUMN operation TEXT;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

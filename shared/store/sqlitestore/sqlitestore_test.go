@@ -301,8 +301,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 func TestMigrateFromVersion2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v2.db")
 	storetest.CheckLegacyRecord(t, openAt(t, path), func(t *testing.T, s store.Store) store.Store {
-		// Back to version 2: the records as they were, without the balance.
-		for _, stmt := range []string{"ALTER TABLE idempotency_keys DROP COLUMN balance", "PRAGMA user_version = 2"} {
+		// Back to version 2: the records as they were, without the balance
+		// (and the tasks without the operation handle of version 4).
+		for _, stmt := range []string{"ALTER TABLE idempotency_keys DROP COLUMN balance",
+			"ALTER TABLE tasks DROP COLUMN operation", "PRAGMA user_version = 2"} {
 			if _, err := s.(*Store).wr.Exec(stmt); err != nil {
 				t.Fatalf("make a version 2 database: %s: %v", stmt, err)
 			}

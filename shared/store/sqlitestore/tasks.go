@@ -51,7 +51,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 			return dbErr(op, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
@@ -138,7 +138,7 @@ func putRecord(ctx context.Context, tx *sql.Tx, accountID, key string, r lifecyc
 
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,
 	credits_cost, credits_refunded, status,
-	created_at, started_at, completed_at, deadline, videos, failure`
+	created_at, started_at, completed_at, deadline, videos, failure, operation`
 
 // encodeTask returns t's values in the order of taskColumns.
 func encodeTask(t task.Task) ([]any, error) {
@@ -160,7 +160,8 @@ func encodeTask(t task.Task) ([]any, error) {
 	}
 	return []any{t.ID, t.AccountID, t.KeyName, t.Type, t.Model, t.Prompt, string(params), inputs,
 		t.CreditsCost, t.CreditsRefunded, string(t.Status),
-		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure}, nil
+		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure,
+		sql.NullString{String: t.Operation, Valid: t.Operation != ""}}, nil
 }
 
 // jsonOrNull is v as JSON text, or NULL when it is empty.
@@ -178,13 +179,13 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	var t task.Task
 	var params string
-	var inputs, videos, failure sql.NullString
+	var inputs, videos, failure, operation sql.NullString
 	var status string
 	var created int64
 	var started, completed, deadline sql.NullInt64
 	err := row.Scan(&t.ID, &t.AccountID, &t.KeyName, &t.Type, &t.Model, &t.Prompt, &params, &inputs,
 		&t.CreditsCost, &t.CreditsRefunded, &status,
-		&created, &started, &completed, &deadline, &videos, &failure)
+		&created, &started, &completed, &deadline, &videos, &failure, &operation)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -193,6 +194,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	t.StartedAt = fromNullMS(started)
 	t.CompletedAt = fromNullMS(completed)
 	t.Deadline = fromNullMS(deadline)
+	t.Operation = operation.String
 	if err := json.Unmarshal([]byte(params), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
 	}
@@ -329,6 +331,31 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 			string(t.Status), ms(t.StartedAt), id)
 		if err != nil {
 			return dbErr(op, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// SetOperation implements store.Store.
+func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
+	var t task.Task
+	what := "set operation of " + id
+	err := s.write(ctx, what, func(tx *sql.Tx) error {
+		var err error
+		if t, err = loadTask(ctx, tx, what, id); err != nil {
+			return err
+		}
+		tr := lifecycle.SetOperation(t, op)
+		if !tr.Changed {
+			return nil
+		}
+		t = tr.Task
+		if _, err = tx.ExecContext(ctx, `UPDATE tasks SET operation = ? WHERE id = ?`, t.Operation, id); err != nil {
+			return dbErr(what, err)
 		}
 		return nil
 	})

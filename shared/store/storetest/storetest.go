@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
 		{"StartProcessing", testStartProcessing},
+		{"SetOperation", testSetOperation},
 		{"Complete", testComplete},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
 		{"Fail", testFail},

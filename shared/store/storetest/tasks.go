@@ -546,3 +546,47 @@ func testFail(t *testing.T, s store.Store) {
 	wantErrIs(t, "Fail(unknown)", err, store.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
+
+// testSetOperation: the handle is recorded on a processing task only, and
+// the first one stays: a task is never given a second operation.
+func testSetOperation(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
+	mustCreate(t, s, tk)
+
+	got, err := s.SetOperation(ctx, tk.ID, "operations/pending")
+	if err != nil {
+		t.Fatalf("SetOperation on a pending task: %v", err)
+	}
+	if got.Operation != "" || mustTask(t, s, tk.ID).Operation != "" {
+		t.Errorf("a pending task got the handle %q, want none", got.Operation)
+	}
+
+	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	want := tk
+	want.Status, want.StartedAt, want.Operation = task.Processing, at(time.Second), "projects/p/operations/1"
+	for i, op := range []string{"projects/p/operations/1", "projects/p/operations/2"} {
+		got, err := s.SetOperation(ctx, tk.ID, op)
+		if err != nil {
+			t.Fatalf("SetOperation %d: %v", i, err)
+		}
+		checkTask(t, "SetOperation result", got, want)
+		checkTask(t, "Task after SetOperation", mustTask(t, s, tk.ID), want)
+	}
+
+	// It survives the task's end, with the rest of the task.
+	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
+	done, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos}, at(time.Minute))
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if done.Operation != want.Operation {
+		t.Errorf("completed task has the handle %q, want %q", done.Operation, want.Operation)
+	}
+	if _, err := s.SetOperation(ctx, "no-such-task", "op"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetOperation of an unknown task = %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,62 @@
+// Command fakeveo runs a fake of the Vertex AI and Gemini APIs that serve
+// Veo (shared/veo/veotest), so that the service can be tried, and
+// tested, end to end without a Google account:
+//
+//	go run ./infra/fakeveo -addr 127.0.0.1:8090 -delay 5s
+//	GEN_GENERATOR=vertex GEN_VERTEX_ENDPOINT=http://127.0.0.1:8090 \
+//	  GEN_VERTEX_PROJECT=demo GEN_VERTEX_ACCESS_TOKEN=fake make run
+//
+// Its operations finish after -delay with one video per sample, rendered
+// from the request by the built-in ffmpeg generator (-render=false: a
+// fixed test pattern). Outcomes
+// are told per prompt text, at start (-filter, -fail, -throttle) or at
+// any time with POST /fake/rules {"when": "text", "filtered": 1,
+// "errorCode": 3, "submitStatus": 429, ...}; GET /fake/submits lists the
+// submit requests received.
+package main
+
+import (
+	"flag"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/veo/veotest"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8090", "address to listen on")
+	delay := flag.Duration("delay", 5*time.Second, "how long an operation runs")
+	quota := flag.Int("quota", 0, "submits accepted per -window (0: no limit); the others answer 429")
+	window := flag.Duration("window", time.Minute, "the quota's window")
+	token := flag.String("token", "", "bearer token Vertex requests must carry (empty: any)")
+	key := flag.String("key", "", "x-goog-api-key Gemini requests must carry (empty: any)")
+	filter := flag.String("filter", "[filter]", "prompts containing this have one sample filtered")
+	filterAll := flag.String("filter-all", "[filter-all]", "prompts containing this have every sample filtered")
+	fail := flag.String("fail", "[fail]", "prompts containing this end with INVALID_ARGUMENT")
+	renders := flag.Bool("render", true, "render each sample from the request with ffmpeg, as the built-in generator does (false: a fixed one-second test pattern)")
+	flag.Parse()
+
+	cfg := veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key}
+	if *renders {
+		r, err := render.New(render.Config{})
+		if err != nil {
+			slog.Error("render with ffmpeg (or run with -render=false)", "error", err)
+			os.Exit(1)
+		}
+		cfg.Renderer = r
+	}
+	s := veotest.New(cfg)
+	// The longer text first: "[filter-all]" contains no "[filter]", but
+	// an operator's own flags might nest.
+	s.When(*filterAll, veotest.Outcome{Filtered: 1 << 10})
+	s.When(*filter, veotest.Outcome{Filtered: 1})
+	s.When(*fail, veotest.Outcome{ErrorCode: 3})
+	slog.Info("fake Veo provider listening", "addr", *addr, "delay", delay.String(), "quota", *quota)
+	if err := http.ListenAndServe(*addr, s); err != nil {
+		slog.Error("serve", "error", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,395 @@
+package devstack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/veo/veotest"
+)
+
+const (
+	fakeToken = "ya29.fake"
+	fakeKey   = "AIza-fake"
+)
+
+// veoEnv is the local stack with a Veo backend pointed at the fake.
+type veoEnv struct {
+	*env
+	fake *veotest.Server
+	url  string
+}
+
+// startVeo runs the fake provider and the stack with generator api
+// (settings.GeneratorVertex or GeneratorGemini) against it, on dataDir
+// (fresh when empty). The fake's operations take delay.
+func startVeo(t *testing.T, api string, fakeCfg veotest.Config, dataDir string, mutate func(*Config)) *veoEnv {
+	t.Helper()
+	fakeCfg.Token, fakeCfg.APIKey = fakeToken, fakeKey
+	fake := veotest.New(fakeCfg)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return &veoEnv{env: restartVeo(t, api, srv.URL, dataDir, mutate), fake: fake, url: srv.URL}
+}
+
+func restartVeo(t *testing.T, api, url, dataDir string, mutate func(*Config)) *env {
+	t.Helper()
+	return startEnv(t, dataDir, func(c *Config) {
+		c.Provider = providerSettings(api, url)
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+}
+
+// providerSettings are the variables an operator sets, read as the
+// server reads them.
+func providerSettings(api, url string) settings.Provider {
+	r := settings.NewReader(settings.Vars{
+		settings.Generator:         api,
+		settings.VertexProject:     "demo-project",
+		settings.VertexEndpoint:    url,
+		settings.VertexAccessToken: fakeToken,
+		settings.GeminiAPIKey:      fakeKey,
+		settings.GeminiEndpoint:    url,
+		// The fake is quick; the stack polls it every second.
+		settings.ProviderPollInterval: "1s",
+	}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+var veoAPIs = []string{settings.GeneratorVertex, settings.GeneratorGemini}
+
+func price(model string, audio bool) int64 {
+	m, _ := catalog.Lookup(model)
+	return int64(m.Price(audio))
+}
+
+// TestVeoWalkThrough runs the README's walk-through against each Veo
+// backend on the fake: text-to-video, status, download, image-to-video,
+// first and last frame, history; every video is the provider's, every
+// start charged once and nothing refunded.
+func TestVeoWalkThrough(t *testing.T) {
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+			k := e.key(10000, store.Limits{})
+			fast := "gen-3.1-fast-generate-001"
+
+			r := e.postJSON("/api/gen/text-to-video", k.APIKey,
+				`{"prompt":"a paper boat drifting on a pond at dawn","durationSeconds":4,"seed":42}`)
+			if r.status != http.StatusAccepted {
+				t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
+			}
+			boat := str(r.body["taskId"])
+			if done := e.wait(k.APIKey, boat); done.body["status"] != "completed" {
+				t.Fatalf("text-to-video ended %s", done.raw)
+			}
+			d := e.do(http.MethodGet, "/api/gen/download/"+boat, k.APIKey, "", nil)
+			videos, _ := d.body["videos"].([]any)
+			if d.status != http.StatusOK || len(videos) != 1 {
+				t.Fatalf("download = %d: %s", d.status, d.raw)
+			}
+			got, _ := os.ReadFile(e.fetch(str(videos[0].(map[string]any)["url"])))
+			if !bytes.Equal(got, veotest.Video) {
+				t.Errorf("downloaded %d bytes, want the provider's %d-byte video", len(got), len(veotest.Video))
+			}
+
+			picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
+			r = e.postForm("/api/gen/image-to-video", k.APIKey,
+				map[string]string{"prompt": "the test card comes alive", "durationSeconds": "4"},
+				map[string][]byte{"image": picture})
+			if r.status != http.StatusAccepted {
+				t.Fatalf("image-to-video = %d: %s", r.status, r.raw)
+			}
+			animated := str(r.body["taskId"])
+			last := testImage(t, 1280, 720, color.RGBA{10, 200, 10, 255}, color.RGBA{250, 250, 250, 255})
+			r = e.postForm("/api/gen/first-last-frame", k.APIKey,
+				map[string]string{"prompt": "from red to green", "durationSeconds": "4"},
+				map[string][]byte{"firstFrame": picture, "lastFrame": last})
+			if r.status != http.StatusAccepted {
+				t.Fatalf("first-last-frame = %d: %s", r.status, r.raw)
+			}
+			morph := str(r.body["taskId"])
+			for _, id := range []string{animated, morph} {
+				if done := e.wait(k.APIKey, id); done.body["status"] != "completed" {
+					t.Errorf("task %s ended %s", id, done.raw)
+				}
+			}
+			h := e.do(http.MethodGet, "/api/gen/history?limit=5", k.APIKey, "", nil)
+			if h.status != http.StatusOK || !strings.Contains(string(h.raw), boat) || !strings.Contains(string(h.raw), morph) {
+				t.Errorf("history = %d: %s", h.status, h.raw)
+			}
+
+			// The images reached the provider as they were uploaded.
+			for _, sub := range e.fake.Submits() {
+				inst := string(sub.Instance)
+				if strings.Contains(inst, "from red to green") && !strings.Contains(inst, `"lastFrame"`) {
+					t.Errorf("first-last-frame reached the provider without its last frame")
+				}
+			}
+			for _, id := range []string{boat, animated, morph} {
+				if n := e.fake.Accepted(storedTask(t, e.env, id).Prompt); n != 1 {
+					t.Errorf("task %s was submitted %d times, want once", id, n)
+				}
+			}
+			want := 10000 - price(fast, true)*3
+			if b := e.balance(k.AccountID); b != want {
+				t.Errorf("balance %d, want %d: three starts charged, nothing refunded", b, want)
+			}
+			storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+		})
+	}
+}
+
+// storedTask is the task as the store has it.
+func storedTask(t *testing.T, e *env, id string) task.Task {
+	t.Helper()
+	tk, err := e.stack.Store.Task(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// TestVeoOutcomes: each outcome of the provider ends with the balance
+// the contract requires, refunded once at most.
+func TestVeoOutcomes(t *testing.T) {
+	fast := "gen-3.1-fast-generate-001"
+	p := price(fast, true)
+	tests := []struct {
+		prompt  string
+		outcome veotest.Outcome
+		samples int
+		status  string
+		code    string
+		videos  int
+		refund  int64
+		// message: text the failure's message must contain.
+		message string
+	}{
+		{"partly filtered", veotest.Outcome{Filtered: 1}, 2, "completed", "", 1, p, ""},
+		{"all filtered", veotest.Outcome{Filtered: 2, Reason: "blocked. Support codes: 61493863"}, 2, "failed", task.FailContentPolicy, 0, 2 * p, "violence"},
+		{"invalid argument", veotest.Outcome{SubmitStatus: 400}, 1, "failed", task.FailGeneration, 0, p, ""},
+		{"permission denied", veotest.Outcome{SubmitStatus: 403}, 1, "failed", task.FailGeneration, 0, p, ""},
+		{"done with an error", veotest.Outcome{ErrorCode: 13}, 1, "failed", task.FailGeneration, 0, p, ""},
+		{"unavailable until the deadline", veotest.Outcome{PollStatus: 503}, 1, "failed", task.FailTimeout, 0, p, ""},
+		{"never done", veotest.Outcome{Never: true}, 1, "failed", task.FailTimeout, 0, p, ""},
+	}
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", func(c *Config) {
+				c.GenerationTimeout = 8 * time.Second
+			})
+			for _, tt := range tests {
+				e.fake.When(tt.prompt, tt.outcome)
+			}
+			type started struct {
+				id, account string
+			}
+			ids := make([]started, len(tests))
+			for i, tt := range tests {
+				k := e.key(1000, store.Limits{})
+				r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(
+					`{"prompt":%q,"model":%q,"sampleCount":%d,"durationSeconds":4}`, tt.prompt, fast, tt.samples))
+				if r.status != http.StatusAccepted {
+					t.Fatalf("%s: start = %d: %s", tt.prompt, r.status, r.raw)
+				}
+				ids[i] = started{str(r.body["taskId"]), k.AccountID}
+			}
+			for i, tt := range tests {
+				t.Run(tt.prompt, func(t *testing.T) {
+					tk := waitTask(t, e.env, ids[i].id, time.Minute)
+					if string(tk.Status) != tt.status || len(tk.Videos) != tt.videos {
+						t.Fatalf("task is %s with %d videos (%+v), want %s with %d", tk.Status, len(tk.Videos), tk.Failure, tt.status, tt.videos)
+					}
+					if tt.code != "" && (tk.Failure == nil || tk.Failure.Code != tt.code ||
+						!strings.Contains(tk.Failure.Message, tt.message) ||
+						strings.Contains(tk.Failure.Message, "fake") || strings.Contains(tk.Failure.Message, "Support")) {
+						t.Errorf("failure %+v, want code %s with a client-safe message mentioning %q", tk.Failure, tt.code, tt.message)
+					}
+					entries, err := e.stack.Store.Ledger(context.Background(), ids[i].account)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var refunds []int64
+					for _, en := range entries {
+						if en.Kind == store.EntryRefund {
+							refunds = append(refunds, en.Amount)
+						}
+					}
+					if len(refunds) != 1 || refunds[0] != tt.refund {
+						t.Errorf("refunds %v, want exactly one of %d", refunds, tt.refund)
+					}
+					if b := e.balance(ids[i].account); b != 1000-p*int64(tt.samples)+tt.refund {
+						t.Errorf("balance %d, want %d", b, 1000-p*int64(tt.samples)+tt.refund)
+					}
+					if n := e.fake.Accepted(tt.prompt); n > 1 {
+						t.Errorf("submitted %d times, want once at most", n)
+					}
+					storetest.CheckInvariants(t, e.stack.Store, ids[i].account)
+				})
+			}
+		})
+	}
+}
+
+// waitTask waits for a task to be terminal, reading the store.
+func waitTask(t *testing.T, e *env, id string, limit time.Duration) task.Task {
+	t.Helper()
+	end := time.Now().Add(limit)
+	for {
+		tk := storedTask(t, e, id)
+		if tk.Status.Terminal() {
+			return tk
+		}
+		if time.Now().After(end) {
+			t.Fatalf("task %s still %s after %s", id, tk.Status, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestVeoRestart kills the server while the provider works on every task,
+// and starts it again: each task ends completed, and the provider was
+// asked for (and paid) exactly one job per task.
+func TestVeoRestart(t *testing.T) {
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			e := startVeo(t, api, veotest.Config{Delay: 4 * time.Second}, dir, nil)
+			k := e.key(10000, store.Limits{})
+			var ids []string
+			for i := range 4 {
+				r := e.postJSON("/api/gen/text-to-video", k.APIKey,
+					fmt.Sprintf(`{"prompt":"interrupted %d","durationSeconds":4}`, i))
+				if r.status != http.StatusAccepted {
+					t.Fatalf("start = %d: %s", r.status, r.raw)
+				}
+				ids = append(ids, str(r.body["taskId"]))
+			}
+			// Stop once every task has its operation: the jobs are paid
+			// for and under way at the provider.
+			for _, id := range ids {
+				for storedTask(t, e.env, id).Operation == "" {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			e.stop()
+
+			e2 := restartVeo(t, api, e.url, dir, nil)
+			for i, id := range ids {
+				if done := e2.wait(k.APIKey, id); done.body["status"] != "completed" {
+					t.Errorf("task %s after restart: %s", id, done.raw)
+				}
+				if n := e.fake.Accepted(fmt.Sprintf("interrupted %d", i)); n != 1 {
+					t.Errorf("task %s was submitted %d times, want once", id, n)
+				}
+			}
+			if n := len(e.fake.Submits()); n != len(ids) {
+				t.Errorf("the provider received %d submits for %d tasks", n, len(ids))
+			}
+			storetest.CheckInvariants(t, e2.stack.Store, k.AccountID)
+		})
+	}
+}
+
+// TestVeoBurst starts 30 generations at once against a provider that
+// accepts 10 submits a minute, as a project's quota does: the starts
+// queue in the workflow until the quota lets them through, and all 30
+// complete, none refunded.
+func TestVeoBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for three quota windows of a minute")
+	}
+	t.Parallel()
+	e := startVeo(t, settings.GeneratorVertex, veotest.Config{Delay: time.Second, SubmitsPerWindow: 10, Window: time.Minute}, "", nil)
+	k := e.key(100000, store.Limits{})
+	ids := make([]string, 30)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			r := e.postJSON("/api/gen/text-to-video", k.APIKey,
+				fmt.Sprintf(`{"prompt":"burst %02d","model":"gen-3.1-lite-generate-001","durationSeconds":4}`, i))
+			if r.status != http.StatusAccepted {
+				t.Errorf("start %d = %d: %s", i, r.status, r.raw)
+			}
+			ids[i] = str(r.body["taskId"])
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for i, id := range ids {
+		tk := waitTask(t, e.env, id, 9*time.Minute)
+		if tk.Status != task.Completed || tk.CreditsRefunded != 0 {
+			t.Errorf("task %d is %s, %d refunded (%+v), want completed with nothing refunded", i, tk.Status, tk.CreditsRefunded, tk.Failure)
+		}
+		if n := e.fake.Accepted(fmt.Sprintf("burst %02d", i)); n != 1 {
+			t.Errorf("task %d was accepted %d times, want once", i, n)
+		}
+	}
+	throttled := 0
+	for _, s := range e.fake.Submits() {
+		if s.Status == http.StatusTooManyRequests {
+			throttled++
+		}
+	}
+	if throttled == 0 {
+		t.Errorf("no submit was throttled: the test did not exercise the quota")
+	}
+	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+}
+
+// e2eGenerators are the fakes GEN_E2E_GENERATOR starts, one per test so
+// that a restarted stack finds its operations.
+var e2eGenerators sync.Map // *testing.T -> URL of its fake
+
+// e2eGenerator points every stack of the suite that runs the built-in
+// generator without fault injection at a fake Veo provider, when
+// GEN_E2E_GENERATOR is vertex or gemini (tests that inject faults or
+// fake the generator keep theirs): the contract's end-to-end checks
+// then run against that backend (GEN_E2E_GENERATOR=vertex go test
+// ./shared/devstack/). The fake renders with the built-in generator, so
+// that the checks of the videos' shapes and frames hold there too.
+func e2eGenerator(t *testing.T, cfg *Config) {
+	api := os.Getenv("GEN_E2E_GENERATOR")
+	// A test that injects faults, or fakes the generator, means the
+	// built-in one.
+	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil {
+		return
+	}
+	url, ok := e2eGenerators.Load(t)
+	if !ok {
+		r, err := render.New(render.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(veotest.New(veotest.Config{Delay: time.Second, Token: fakeToken, APIKey: fakeKey, Renderer: r}))
+		t.Cleanup(func() { srv.Close(); e2eGenerators.Delete(t) })
+		url, _ = e2eGenerators.LoadOrStore(t, srv.URL)
+	}
+	cfg.Provider = providerSettings(api, url.(string))
+}

@@ -1,0 +1,155 @@
+package settings
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/genvideo/gen/shared/catalog"
+)
+
+// The variables of the generator, which both stacks read.
+const (
+	// Generator selects the backend: builtin (ffmpeg test cards, the
+	// default), vertex (Veo on Vertex AI) or gemini (Veo on the Gemini
+	// API).
+	Generator = "GEN_GENERATOR"
+	// VertexProject and VertexLocation are the Google Cloud project and
+	// region of Vertex AI (default us-central1).
+	VertexProject  = "GEN_VERTEX_PROJECT"
+	VertexLocation = "GEN_VERTEX_LOCATION"
+	// VertexStorageURI, optional, is a gs://bucket/prefix where Vertex AI
+	// writes the videos, which are then copied from there.
+	VertexStorageURI = "GEN_VERTEX_STORAGE_URI"
+	// VertexEndpoint replaces https://{location}-aiplatform.googleapis.com:
+	// requests go to {endpoint}/v1/projects/... (private endpoints,
+	// fakes).
+	VertexEndpoint = "GEN_VERTEX_ENDPOINT"
+	// VertexAccessToken, when set, is a static bearer token (gcloud auth
+	// print-access-token) used instead of Application Default Credentials.
+	VertexAccessToken = "GEN_VERTEX_ACCESS_TOKEN"
+	// GeminiAPIKey is the Gemini API's key (on AWS it comes from Secrets
+	// Manager instead).
+	GeminiAPIKey = "GEN_GEMINI_API_KEY"
+	// GeminiEndpoint replaces https://generativelanguage.googleapis.com:
+	// requests go to {endpoint}/v1beta/models/...
+	GeminiEndpoint = "GEN_GEMINI_ENDPOINT"
+	// ProviderModels maps the contract's model ids to the provider's, as
+	// id=providerId pairs separated by commas; the ids not listed keep
+	// their default (veo.DefaultModels).
+	ProviderModels = "GEN_PROVIDER_MODELS"
+	// ProviderPollInterval is how long the workflow waits between polls
+	// of a provider's operation (neither API gives a hint), a Go duration
+	// of at most a minute.
+	ProviderPollInterval = "GEN_PROVIDER_POLL_INTERVAL"
+)
+
+// DefaultProviderPollInterval: Veo takes a minute or more; polling every
+// 10 s adds little to that and costs a few requests of the quota.
+const DefaultProviderPollInterval = 10 * time.Second
+
+// The generators GEN_GENERATOR selects.
+const (
+	GeneratorBuiltin = "builtin"
+	GeneratorVertex  = "vertex"
+	GeneratorGemini  = "gemini"
+)
+
+// Provider is what the generator variables say. Its zero value is the
+// built-in generator.
+type Provider struct {
+	// Generator is GeneratorBuiltin (or ""), GeneratorVertex or
+	// GeneratorGemini.
+	Generator string
+
+	VertexProject, VertexLocation, VertexStorageURI, VertexEndpoint string
+	VertexAccessToken                                               string
+
+	GeminiAPIKey, GeminiEndpoint string
+
+	// PollInterval is the wait between polls; 0 means
+	// DefaultProviderPollInterval.
+	PollInterval time.Duration
+	// Models is GEN_PROVIDER_MODELS, checked: ModelMap reads it. (A
+	// string keeps Provider comparable, as the stacks' configurations
+	// are.)
+	Models string
+}
+
+// ModelMap is the mappings Models overrides, nil when it is empty.
+func (p Provider) ModelMap() map[string]string {
+	m, _ := parseModels(p.Models)
+	return m
+}
+
+// parseModels reads id=providerModel pairs separated by commas, each id
+// one of the catalog's.
+func parseModels(v string) (map[string]string, bool) {
+	if strings.TrimSpace(v) == "" {
+		return nil, true
+	}
+	m := map[string]string{}
+	for pair := range strings.SplitSeq(v, ",") {
+		ours, theirs, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		ours, theirs = strings.TrimSpace(ours), strings.TrimSpace(theirs)
+		if _, known := catalog.Lookup(ours); !ok || !known || theirs == "" {
+			return nil, false
+		}
+		m[ours] = theirs
+	}
+	return m, true
+}
+
+// Provider reads the generator variables. A Vertex generator needs its
+// project; the Gemini API's key is checked by the stack, which may take
+// it from elsewhere (Secrets Manager on AWS). Tokens and keys are never
+// repeated in an error.
+func (r *Reader) Provider() Provider {
+	p := Provider{
+		Generator:         r.String(Generator, ""),
+		VertexProject:     r.String(VertexProject, ""),
+		VertexLocation:    r.Check(VertexLocation, isRegion, "want a Google Cloud region such as us-central1"),
+		VertexStorageURI:  r.Check(VertexStorageURI, isGCSPrefix, "want gs://bucket or gs://bucket/prefix"),
+		VertexEndpoint:    r.Check(VertexEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		VertexAccessToken: r.value(VertexAccessToken),
+		GeminiAPIKey:      r.value(GeminiAPIKey),
+		GeminiEndpoint:    r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		Models:            r.models(),
+		PollInterval:      r.Duration(ProviderPollInterval, 0, time.Minute),
+	}
+	switch p.Generator {
+	case "", GeneratorBuiltin, GeneratorGemini:
+	case GeneratorVertex:
+		if p.VertexProject == "" {
+			r.Reject(VertexProject, "", "the vertex generator needs the Google Cloud project")
+		}
+	default:
+		r.Reject(Generator, p.Generator, "want builtin, vertex or gemini")
+	}
+	return p
+}
+
+func (r *Reader) models() string {
+	v := r.value(ProviderModels)
+	if _, ok := parseModels(v); !ok {
+		r.Reject(ProviderModels, v, "want id=providerModel pairs separated by commas, each id one of "+
+			strings.Join(catalog.IDs(), ", "))
+		return ""
+	}
+	return v
+}
+
+func isRegion(s string) bool {
+	return !strings.ContainsFunc(s, func(c rune) bool { return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') })
+}
+
+func isGCSPrefix(s string) bool {
+	rest, ok := strings.CutPrefix(s, "gs://")
+	return ok && rest != "" && !strings.HasPrefix(rest, "/")
+}
+
+func isBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		strings.Trim(u.Path, "/") == "" && u.RawQuery == ""
+}

@@ -1,0 +1,64 @@
+package settings_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/settings"
+)
+
+func TestProvider(t *testing.T) {
+	tests := []struct {
+		name    string
+		vars    settings.Vars
+		want    settings.Provider
+		errs    []string // variables named in the error
+		notInIt string   // text the error must not contain
+	}{
+		{"default", settings.Vars{}, settings.Provider{}, nil, ""},
+		{"vertex", settings.Vars{settings.Generator: "vertex", settings.VertexProject: "proj", settings.VertexLocation: "europe-west4",
+			settings.VertexStorageURI: "gs://bucket/out", settings.VertexEndpoint: "http://127.0.0.1:8090", settings.VertexAccessToken: "ya29.x",
+			settings.ProviderModels: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"},
+			settings.Provider{Generator: settings.GeneratorVertex, VertexProject: "proj", VertexLocation: "europe-west4",
+				VertexStorageURI: "gs://bucket/out", VertexEndpoint: "http://127.0.0.1:8090", VertexAccessToken: "ya29.x",
+				Models: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"}, nil, ""},
+		{"gemini", settings.Vars{settings.Generator: "gemini", settings.GeminiAPIKey: "AIza-secret", settings.GeminiEndpoint: "https://example.test", settings.ProviderPollInterval: "2s"},
+			settings.Provider{Generator: settings.GeneratorGemini, GeminiAPIKey: "AIza-secret", GeminiEndpoint: "https://example.test", PollInterval: 2 * time.Second}, nil, ""},
+		{"vertex without project", settings.Vars{settings.Generator: "vertex"}, settings.Provider{}, []string{settings.VertexProject}, ""},
+		{"unknown generator", settings.Vars{settings.Generator: "sora"}, settings.Provider{}, []string{settings.Generator}, ""},
+		{"every bad value at once", settings.Vars{settings.VertexLocation: "us central", settings.VertexStorageURI: "s3://b",
+			settings.VertexEndpoint: "http://x/v1", settings.GeminiEndpoint: "ftp://x", settings.ProviderModels: "gen-9=veo"},
+			settings.Provider{}, []string{settings.VertexLocation, settings.VertexStorageURI, settings.VertexEndpoint, settings.GeminiEndpoint, settings.ProviderModels}, ""},
+		{"a key is never shown", settings.Vars{settings.Generator: "nope", settings.GeminiAPIKey: "AIza-secret", settings.VertexAccessToken: "ya29.secret"},
+			settings.Provider{}, []string{settings.Generator}, "secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := settings.NewReader(tt.vars.Lookup)
+			got := r.Provider()
+			err := r.Err()
+			if len(tt.errs) == 0 {
+				if got.Models != "" && got.ModelMap()["gen-3.1-lite-generate-001"] != "veo-3.1-lite-preview" {
+					t.Errorf("ModelMap() = %v, want the lite mapping", got.ModelMap())
+				}
+				if err != nil || !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("settings.Provider() = %+v, %v; want %+v", got, err, tt.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("settings.Provider() = %+v, want an error naming %v", got, tt.errs)
+			}
+			for _, name := range tt.errs {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("error %q does not name %s", err, name)
+				}
+			}
+			if tt.notInIt != "" && strings.Contains(err.Error(), tt.notInIt) {
+				t.Errorf("error %q shows %q", err, tt.notInIt)
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+package veo
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// DefaultGeminiEndpoint is the Gemini API.
+const DefaultGeminiEndpoint = "https://generativelanguage.googleapis.com"
+
+// GeminiConfig configures NewGemini.
+type GeminiConfig struct {
+	// APIKey is sent as x-goog-api-key, never in a URL.
+	APIKey string
+	// Endpoint replaces DefaultGeminiEndpoint (a fake).
+	Endpoint string
+	// Models maps the contract's model ids to the Gemini API's; nil
+	// means DefaultModels.
+	Models map[string]string
+	// FFmpegPath, when set, is the ffmpeg that removes the audio of the
+	// videos of a job asked without audio: the Gemini API takes no
+	// generateAudio, and its Veo 3.1 models always make audio. Empty, such
+	// videos keep their audio.
+	FFmpegPath string
+	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
+	PollAfter time.Duration
+	// HTTP is the client; nil means one whose requests time out after
+	// two minutes.
+	HTTP *http.Client
+}
+
+// Gemini is Veo on the Gemini API, a workflow.Provider. The API takes
+// neither seed nor generateAudio (its Veo 3.1 models always make audio),
+// so those two parameters do not reach it; a job asked without audio has
+// the audio removed (GeminiConfig.FFmpegPath).
+type Gemini struct {
+	cfg    GeminiConfig
+	base   string // {endpoint}/v1beta/
+	origin string // scheme://host of the endpoint
+	http   *http.Client
+}
+
+var _ workflow.Provider = (*Gemini)(nil)
+
+// NewGemini returns the Gemini API provider.
+func NewGemini(cfg GeminiConfig) (*Gemini, error) {
+	if cfg.APIKey == "" {
+		return nil, fmt.Errorf("gemini: no API key")
+	}
+	if cfg.Models == nil {
+		cfg.Models = DefaultModels
+	}
+	endpoint := strings.TrimRight(cfg.Endpoint, "/")
+	if endpoint == "" {
+		endpoint = DefaultGeminiEndpoint
+	}
+	c := httpClient(cfg.HTTP)
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("gemini: endpoint %q is not a URL", endpoint)
+	}
+	return &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: u.Scheme + "://" + u.Host, http: c}, nil
+}
+
+func (g *Gemini) header() http.Header {
+	return http.Header{"X-Goog-Api-Key": {g.cfg.APIKey}}
+}
+
+// Submit starts the job with predictLongRunning.
+func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+	m, err := model(g.cfg.Models, job.Model)
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	req, err := newRequest(job, false, "")
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	var op operation
+	if err := send(ctx, g.http, http.MethodPost, g.base+"models/"+url.PathEscape(m)+":predictLongRunning", g.header(), req, &op); err != nil {
+		return workflow.Operation{}, err
+	}
+	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
+}
+
+// Poll GETs the operation, and downloads its videos once done.
+func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+	if !strings.HasPrefix(name, "models/") || strings.Contains(name, "..") {
+		return workflow.Operation{}, fmt.Errorf("gemini: operation name %q is not models/.../operations/...", name)
+	}
+	var op operation
+	if err := send(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, &op); err != nil {
+		return workflow.Operation{}, err
+	}
+	if !op.Done {
+		return workflow.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
+	}
+	if op.Response == nil || op.Response.GenerateVideoResponse == nil {
+		return result(ctx, job, op, 0, 0, nil, nil)
+	}
+	r := op.Response.GenerateVideoResponse
+	return result(ctx, job, op, len(r.GeneratedSamples), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
+		func(ctx context.Context, i int, path string) error {
+			uri := r.GeneratedSamples[i].Video.URI
+			// The key goes to the API's own host only.
+			if !strings.HasPrefix(uri, g.origin+"/") {
+				return fmt.Errorf("gemini: video at %q, outside %s", redact(uri), g.origin)
+			}
+			if err := download(ctx, g.http, uri, g.header(), path); err != nil {
+				return err
+			}
+			if job.Params.GenerateAudio || g.cfg.FFmpegPath == "" {
+				return nil
+			}
+			return stripAudio(ctx, g.cfg.FFmpegPath, path)
+		})
+}
+
+// stripAudio rewrites the MP4 at path without its audio streams, copying
+// the video as it is.
+func stripAudio(ctx context.Context, ffmpeg, path string) error {
+	tmp := path + ".silent.mp4"
+	out, err := exec.CommandContext(ctx, ffmpeg, "-v", "error", "-y", "-i", path,
+		"-map", "0", "-map", "-0:a", "-c", "copy", "-movflags", "+faststart", tmp).CombinedOutput()
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("remove the audio of %s: %w: %s", filepath.Base(path), err, strings.TrimSpace(string(out)))
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,339 @@
+package veo_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veo/veotest"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+const (
+	token = "ya29.test-token"
+	key   = "AIza-test-key"
+)
+
+var (
+	png  = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR a first frame")
+	jpeg = []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00 a last frame")
+)
+
+type backend struct {
+	name     string
+	provider func(t *testing.T, url string) workflow.Provider
+	// full: the API takes seed and generateAudio.
+	full bool
+}
+
+var backends = []backend{
+	{"vertex", func(t *testing.T, url string) workflow.Provider {
+		v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "proj-1", Location: "europe-west4",
+			Endpoint: url, AccessToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}, true},
+	{"gemini", func(t *testing.T, url string) workflow.Provider {
+		g, err := veo.NewGemini(veo.GeminiConfig{APIKey: key, Endpoint: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}, false},
+}
+
+func newFake(t *testing.T) (*veotest.Server, string) {
+	fake := veotest.New(veotest.Config{Token: token, APIKey: key})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return fake, srv.URL
+}
+
+func writeImage(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSubmitParameters checks, from the requests the fake recorded, that
+// every parameter of a start reaches the provider exactly: the model
+// mapped, the prompt, each parameter with its JSON type, seeds over the
+// whole 0..4294967295 range, and the images with their bytes and type.
+func TestSubmitParameters(t *testing.T) {
+	base := params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "1080p",
+		GenerateAudio: true, EnhancePrompt: true, Seed: 42, PersonGeneration: "allow_adult"}
+	with := func(f func(*params.Parameters)) params.Parameters { p := base; f(&p); return p }
+	first := writeImage(t, "first.png", png)
+	last := writeImage(t, "last.jpg", jpeg)
+	tests := []struct {
+		name   string
+		model  string
+		prompt string
+		p      params.Parameters
+		images map[string]string
+		// wantModel is the provider's model id.
+		wantModel string
+	}{
+		{"defaults", "gen-3.1-fast-generate-001", "a paper boat", base, nil, "veo-3.1-fast-generate-001"},
+		{"quality model", "gen-3.1-generate-001", "a lighthouse", base, nil, "veo-3.1-generate-001"},
+		{"lite model at 720p", "gen-3.1-lite-generate-001", "a fox", with(func(p *params.Parameters) { p.Resolution = "720p" }), nil, "veo-3.1-fast-generate-001"},
+		{"largest seed", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = params.MaxSeed }), nil, "veo-3.1-fast-generate-001"},
+		{"seed above int32", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = 1<<31 + 7 }), nil, "veo-3.1-fast-generate-001"},
+		{"seed zero", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = 0 }), nil, "veo-3.1-fast-generate-001"},
+		{"four samples", "gen-3.1-fast-generate-001", "many", with(func(p *params.Parameters) { p.SampleCount = 4 }), nil, "veo-3.1-fast-generate-001"},
+		{"short portrait", "gen-3.1-fast-generate-001", "tall", with(func(p *params.Parameters) {
+			p.DurationSeconds, p.AspectRatio, p.Resolution = 4, "9:16", "720p"
+		}), nil, "veo-3.1-fast-generate-001"},
+		{"no audio, no enhancement", "gen-3.1-fast-generate-001", "quiet", with(func(p *params.Parameters) {
+			p.GenerateAudio, p.EnhancePrompt = false, false
+		}), nil, "veo-3.1-fast-generate-001"},
+		{"negative prompt", "gen-3.1-fast-generate-001", "sky", with(func(p *params.Parameters) {
+			p.NegativePrompt = "birds, \"planes\" & ünïcode"
+		}), nil, "veo-3.1-fast-generate-001"},
+		{"no people", "gen-3.1-fast-generate-001", "empty street", with(func(p *params.Parameters) { p.PersonGeneration = "dont_allow" }), nil, "veo-3.1-fast-generate-001"},
+		{"image to video", "gen-3.1-fast-generate-001", "zoom in", base, map[string]string{task.RoleImage: first}, "veo-3.1-fast-generate-001"},
+		{"first and last frame", "gen-3.1-generate-001", "morph", base,
+			map[string]string{task.RoleFirstFrame: first, task.RoleLastFrame: last}, "veo-3.1-generate-001"},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			fake, url := newFake(t)
+			p := b.provider(t, url)
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					job := workflow.Job{TaskID: "gen_1_x", Model: tt.model, Prompt: tt.prompt, Params: tt.p, Images: tt.images}
+					op, err := p.Submit(t.Context(), job)
+					if err != nil || op.Name == "" || op.Done {
+						t.Fatalf("Submit = %+v, %v; want a running operation", op, err)
+					}
+					subs := fake.Submits()
+					got := subs[len(subs)-1]
+					if got.API != b.name || got.Model != tt.wantModel || got.Operation != op.Name {
+						t.Errorf("submit reached %s model %q as %q, want %s model %q as %q",
+							got.API, got.Model, got.Operation, b.name, tt.wantModel, op.Name)
+					}
+					checkInstance(t, got.Instance, tt.prompt, tt.images)
+					checkParameters(t, got.Parameters, tt.p, b.full)
+				})
+			}
+		})
+	}
+}
+
+func decode(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return m
+}
+
+func checkInstance(t *testing.T, raw json.RawMessage, prompt string, images map[string]string) {
+	t.Helper()
+	in := decode(t, raw)
+	if in["prompt"] != prompt {
+		t.Errorf("prompt = %q, want %q", in["prompt"], prompt)
+	}
+	want := map[string]string{} // field -> path
+	if p, ok := images[task.RoleImage]; ok {
+		want["image"] = p
+	}
+	if p, ok := images[task.RoleFirstFrame]; ok {
+		want["image"] = p
+	}
+	if p, ok := images[task.RoleLastFrame]; ok {
+		want["lastFrame"] = p
+	}
+	for _, field := range []string{"image", "lastFrame"} {
+		got, present := in[field].(map[string]any)
+		path, wanted := want[field]
+		if present != wanted {
+			t.Errorf("%s present %v, want %v", field, present, wanted)
+			continue
+		}
+		if !wanted {
+			continue
+		}
+		b, _ := os.ReadFile(path)
+		mime := "image/png"
+		if strings.HasSuffix(path, ".jpg") {
+			mime = "image/jpeg"
+		}
+		if got["bytesBase64Encoded"] != base64.StdEncoding.EncodeToString(b) || got["mimeType"] != mime {
+			t.Errorf("%s = %v, want the %d bytes of %s as %s", field, got, len(b), path, mime)
+		}
+	}
+	if len(in) != 1+len(want) {
+		t.Errorf("instance has fields %v, want prompt and %v", keys(in), want)
+	}
+}
+
+func checkParameters(t *testing.T, raw json.RawMessage, p params.Parameters, full bool) {
+	t.Helper()
+	got := decode(t, raw)
+	want := map[string]any{
+		"sampleCount":      json.Number(itoa(int64(p.SampleCount))),
+		"durationSeconds":  json.Number(itoa(int64(p.DurationSeconds))),
+		"aspectRatio":      p.AspectRatio,
+		"resolution":       p.Resolution,
+		"enhancePrompt":    p.EnhancePrompt,
+		"personGeneration": p.PersonGeneration,
+	}
+	if p.NegativePrompt != "" {
+		want["negativePrompt"] = p.NegativePrompt
+	}
+	if full {
+		want["seed"] = json.Number(itoa(p.Seed))
+		want["generateAudio"] = p.GenerateAudio
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("parameters.%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("parameters are %v, want exactly %v", keys(got), keys(want))
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestOutcomes maps what the provider answers to what the workflow
+// sees: videos (some filtered), a content-policy refusal with its
+// category, a failed operation, a busy provider to wait out, a refusal.
+func TestOutcomes(t *testing.T) {
+	tests := []struct {
+		prompt  string
+		outcome veotest.Outcome
+		samples int
+		// videos when done; else the error's classification.
+		videos   int
+		busy     bool
+		code     string
+		category string
+	}{
+		{"all good", veotest.Outcome{}, 2, 2, false, "", ""},
+		{"one filtered", veotest.Outcome{Filtered: 1}, 3, 2, false, "", ""},
+		{"all filtered", veotest.Outcome{Filtered: 2, Reason: "Support codes: 29310472"}, 2, 0, false, task.FailContentPolicy, "celebrity"},
+		{"unknown code", veotest.Outcome{Filtered: 1, Reason: "Support codes: 12345678"}, 1, 0, false, task.FailContentPolicy, "other"},
+		{"done with error", veotest.Outcome{ErrorCode: 3}, 1, 0, false, task.FailGeneration, ""},
+		{"throttled", veotest.Outcome{SubmitStatus: 429}, 1, 0, true, "", ""},
+		{"unavailable", veotest.Outcome{SubmitStatus: 503}, 1, 0, true, "", ""},
+		{"poll unavailable", veotest.Outcome{PollStatus: 500}, 1, 0, true, "", ""},
+		{"invalid", veotest.Outcome{SubmitStatus: 400}, 1, 0, false, task.FailGeneration, ""},
+		{"denied", veotest.Outcome{SubmitStatus: 403}, 1, 0, false, task.FailGeneration, ""},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			fake, url := newFake(t)
+			p := b.provider(t, url)
+			for _, tt := range tests {
+				fake.When(tt.prompt, tt.outcome)
+			}
+			for _, tt := range tests {
+				t.Run(tt.prompt, func(t *testing.T) {
+					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
+						Params: params.Parameters{SampleCount: tt.samples, Seed: 1}, OutDir: t.TempDir()}
+					op, err := p.Submit(t.Context(), job)
+					if err == nil {
+						op, err = p.Poll(t.Context(), op.Name, job)
+					}
+					var busy interface{ RetryAfter() time.Duration }
+					if isBusy := errors.As(err, &busy); isBusy != tt.busy {
+						t.Fatalf("error %v: busy %v, want %v", err, isBusy, tt.busy)
+					}
+					if tt.busy {
+						return
+					}
+					if tt.code != "" {
+						var e *veo.Error
+						if !errors.As(err, &e) || e.FailureCode() != tt.code || e.PolicyCategory() != tt.category {
+							t.Fatalf("error %v, want a *veo.Error of code %s, category %q", err, tt.code, tt.category)
+						}
+						return
+					}
+					if err != nil || !op.Done || len(op.Result.Paths) != tt.videos {
+						t.Fatalf("Poll = %+v, %v; want done with %d videos", op, err, tt.videos)
+					}
+					for _, path := range op.Result.Paths {
+						if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, veotest.Video) {
+							t.Errorf("video %s: %d bytes, %v; want the fake's %d", path, len(b), err, len(veotest.Video))
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestVertexStorageURI: with a storage bucket, Vertex AI answers gs://
+// objects, which Poll copies.
+func TestVertexStorageURI(t *testing.T) {
+	fake, url := newFake(t)
+	v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Endpoint: url, AccessToken: token,
+		StorageURI: "gs://videos-bucket/out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "to storage",
+		Params: params.Parameters{SampleCount: 2, Seed: 1}, OutDir: t.TempDir()}
+	op, err := v.Submit(t.Context(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := fake.Submits()
+	if got := decode(t, subs[0].Parameters)["storageUri"]; got != "gs://videos-bucket/out/gen_1_x/" {
+		t.Errorf("storageUri = %v, want the task's folder under the bucket", got)
+	}
+	op, err = v.Poll(t.Context(), op.Name, job)
+	if err != nil || len(op.Result.Paths) != 2 {
+		t.Fatalf("Poll = %+v, %v; want two videos", op, err)
+	}
+	if b, _ := os.ReadFile(op.Result.Paths[1]); !bytes.Equal(b, veotest.Video) {
+		t.Errorf("copied video has %d bytes, want the fake's %d", len(b), len(veotest.Video))
+	}
+}
+
+// TestCredentialsRefused: a wrong token or key is a failure, not a busy
+// provider, and the key is in no error.
+func TestCredentialsRefused(t *testing.T) {
+	_, url := newFake(t)
+	g, _ := veo.NewGemini(veo.GeminiConfig{APIKey: "AIza-wrong", Endpoint: url})
+	_, err := g.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+	var e *veo.Error
+	if !errors.As(err, &e) || e.FailureCode() != task.FailGeneration || strings.Contains(err.Error(), "AIza-wrong") {
+		t.Errorf("Submit with a wrong key = %v, want a generation failure that does not show the key", err)
+	}
+	v, _ := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Endpoint: url, AccessToken: "wrong"})
+	_, err = v.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+	if !errors.As(err, &e) || e.HTTPStatus != 401 {
+		t.Errorf("Submit with a wrong token = %v, want the 401", err)
+	}
+}

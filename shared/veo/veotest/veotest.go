@@ -1,0 +1,566 @@
+// Package veotest is a fake of the two APIs that serve Google's Veo
+// models, for tests and for an operator trying the service without a
+// Google account (infra/fakeveo runs it). It speaks their REST shapes:
+//
+//   - Vertex AI: POST /v1/projects/{p}/locations/{l}/publishers/google/
+//     models/{model}:predictLongRunning, then :fetchPredictOperation with
+//     {"operationName"}; videos come back as bytesBase64Encoded, or as
+//     gcsUri objects (served at /storage/v1/b/{bucket}/o/{object}?alt=media)
+//     when the request has parameters.storageUri.
+//   - Gemini API: POST /v1beta/models/{model}:predictLongRunning with
+//     x-goog-api-key, then GET /v1beta/{operation name}; videos are file
+//     URIs downloaded with the key.
+//
+// Operations finish after Config.Delay, with Video for every sample, or
+// with what Config.Renderer renders from the request (the built-in ffmpeg
+// generator: then the videos follow the parameters and images as the
+// built-in stack's do, and the end-to-end suite's checks of them hold).
+// Outcomes are chosen per request
+// by the first rule whose text the prompt contains (When), else the
+// default: videos for every sample. Submits beyond Config.SubmitsPerWindow
+// in a Config.Window answer 429 RESOURCE_EXHAUSTED, as a project's quota
+// does. Every submit is recorded (Submits) with its decoded body.
+package veotest
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// Video is the MP4 every generated sample is: one second of a test
+// pattern.
+//
+//go:embed sample.mp4
+var Video []byte
+
+// Config configures a Server.
+type Config struct {
+	// Delay is how long an operation runs before it is done.
+	Delay time.Duration
+	// SubmitsPerWindow, when positive, is how many submits the fake
+	// accepts per Window (default a minute); the others answer 429.
+	SubmitsPerWindow int
+	Window           time.Duration
+	// Token, when set, is the bearer token Vertex requests must carry;
+	// APIKey the x-goog-api-key Gemini requests must carry.
+	Token, APIKey string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Renderer, when set, renders each sample from the request
+	// (render.Renderer); nil means Video for every sample.
+	Renderer Renderer
+}
+
+// Renderer renders the videos of a job, as the built-in generator does.
+type Renderer interface {
+	Generate(ctx context.Context, job workflow.Job) (workflow.Result, error)
+}
+
+// Outcome is what an operation ends with.
+type Outcome struct {
+	// Filtered samples are held back by the "safety filters", reported
+	// in raiMediaFilteredCount with Reason.
+	Filtered int `json:"filtered,omitempty"`
+	// Reason of the filtered samples; default one with a support code
+	// of the child-safety category.
+	Reason string `json:"reason,omitempty"`
+	// SubmitStatus, when set, is the HTTP status the submit answers
+	// with a google.rpc.Status (400, 403, 429, 500, 503).
+	SubmitStatus int `json:"submitStatus,omitempty"`
+	// PollStatus likewise for every poll of the operation.
+	PollStatus int `json:"pollStatus,omitempty"`
+	// ErrorCode, when set, ends the operation done with this
+	// google.rpc.Code (3 INVALID_ARGUMENT, 7 PERMISSION_DENIED, 13 ...).
+	ErrorCode int `json:"errorCode,omitempty"`
+	// Never: the operation never finishes.
+	Never bool `json:"never,omitempty"`
+}
+
+// DefaultReason is the filter reason when Outcome.Reason is empty.
+const DefaultReason = "Unable to show generated videos that violate our safety policies. Support codes: 58061214"
+
+// Submit is one recorded submit request.
+type Submit struct {
+	API       string         `json:"api"` // "vertex" or "gemini"
+	Model     string         `json:"model"`
+	Operation string         `json:"operation,omitempty"` // "" when refused
+	Status    int            `json:"status"`
+	Body      map[string]any `json:"body"`
+	// Instance and Parameters are the body's instances[0] and
+	// parameters, kept as raw JSON so that numbers stay exact.
+	Instance   json.RawMessage `json:"-"`
+	Parameters json.RawMessage `json:"-"`
+}
+
+type operation struct {
+	name, api, model string
+	done             time.Time
+	samples          int
+	storageURI       string
+	outcome          Outcome
+	polls            int
+	// rendered is closed once videos (or renderErr) are set, when the
+	// fake has a Renderer.
+	rendered  chan struct{}
+	videos    [][]byte
+	renderErr error
+}
+
+// video is the bytes of sample i.
+func (op *operation) video(i int) []byte {
+	if i < len(op.videos) {
+		return op.videos[i]
+	}
+	return Video
+}
+
+type rule struct {
+	text    string
+	outcome Outcome
+}
+
+// Server is the fake. It is an http.Handler.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+
+	mu      sync.Mutex
+	rules   []rule
+	ops     map[string]*operation
+	submits []Submit
+	window  time.Time // start of the current quota window
+	inWin   int
+}
+
+// New returns a fake with cfg.
+func New(cfg Config) *Server {
+	if cfg.Window <= 0 {
+		cfg.Window = time.Minute
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), ops: map[string]*operation{}}
+	s.mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.vertex)
+	s.mux.HandleFunc("GET /storage/v1/b/{bucket}/o/{object...}", s.object)
+	s.mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
+	s.mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.geminiPoll)
+	s.mux.HandleFunc("GET /v1beta/files/{call}", s.file)
+	s.mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, s.Submits()) })
+	s.mux.HandleFunc("POST /fake/rules", s.addRule)
+	return s
+}
+
+// When makes the operations whose prompt contains text end with o.
+// Rules are tried in the order they were added.
+func (s *Server) When(text string, o Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append(s.rules, rule{text, o})
+}
+
+// Submits are the submit requests received so far, in order.
+func (s *Server) Submits() []Submit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Submit(nil), s.submits...)
+}
+
+// Accepted counts the submits whose prompt contains text that started
+// an operation.
+func (s *Server) Accepted(text string) int {
+	n := 0
+	for _, sub := range s.Submits() {
+		if sub.Operation != "" && strings.Contains(promptOf(sub.Body), text) {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		When string `json:"when"`
+		Outcome
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		rpcError(w, 400, "body: "+err.Error())
+		return
+	}
+	s.When(in.When, in.Outcome)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
+		rpcError(w, 401, "Request had invalid authentication credentials.")
+		return
+	}
+	model, method, _ := strings.Cut(r.PathValue("call"), ":")
+	switch method {
+	case "predictLongRunning":
+		prefix := fmt.Sprintf("projects/%s/locations/%s/publishers/google/models/%s",
+			r.PathValue("project"), r.PathValue("location"), model)
+		s.submit(w, r, "vertex", model, prefix)
+	case "fetchPredictOperation":
+		var in struct {
+			OperationName string `json:"operationName"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.OperationName == "" {
+			rpcError(w, 400, "operationName is required")
+			return
+		}
+		s.poll(w, r, "vertex", in.OperationName)
+	default:
+		rpcError(w, 404, "no method "+method)
+	}
+}
+
+func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
+	if !s.keyOK(w, r) {
+		return
+	}
+	model, method, _ := strings.Cut(r.PathValue("call"), ":")
+	if method != "predictLongRunning" {
+		rpcError(w, 404, "no method "+method)
+		return
+	}
+	s.submit(w, r, "gemini", model, "models/"+model)
+}
+
+func (s *Server) geminiPoll(w http.ResponseWriter, r *http.Request) {
+	if !s.keyOK(w, r) {
+		return
+	}
+	s.poll(w, r, "gemini", "models/"+r.PathValue("model")+"/operations/"+r.PathValue("id"))
+}
+
+func (s *Server) keyOK(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.APIKey != "" && r.Header.Get("x-goog-api-key") != s.cfg.APIKey {
+		rpcError(w, 400, "API key not valid. Please pass a valid API key.")
+		return false
+	}
+	return true
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, prefix string) {
+	var body struct {
+		Instances  []json.RawMessage `json:"instances"`
+		Parameters json.RawMessage   `json:"parameters"`
+	}
+	raw := map[string]any{}
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	var buf json.RawMessage
+	if err := dec.Decode(&buf); err != nil || json.Unmarshal(buf, &body) != nil || len(body.Instances) != 1 {
+		rpcError(w, 400, "want one instance")
+		return
+	}
+	d := json.NewDecoder(strings.NewReader(string(buf)))
+	d.UseNumber()
+	_ = d.Decode(&raw)
+	var p struct {
+		SampleCount int    `json:"sampleCount"`
+		StorageURI  string `json:"storageUri"`
+	}
+	_ = json.Unmarshal(body.Parameters, &p)
+	sub := Submit{API: api, Model: model, Body: raw, Instance: body.Instances[0], Parameters: body.Parameters}
+	o := s.outcome(promptOf(raw))
+
+	s.mu.Lock()
+	now := s.now()
+	status := o.SubmitStatus
+	if status == 0 && s.cfg.SubmitsPerWindow > 0 {
+		if now.Sub(s.window) >= s.cfg.Window {
+			s.window, s.inWin = now, 0
+		}
+		if s.inWin >= s.cfg.SubmitsPerWindow {
+			status = 429
+		} else {
+			s.inWin++
+		}
+	}
+	if status != 0 {
+		sub.Status = status
+		s.submits = append(s.submits, sub)
+		s.mu.Unlock()
+		rpcError(w, status, "refused by the fake")
+		return
+	}
+	op := &operation{name: prefix + "/operations/" + newID(), api: api, model: model,
+		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), storageURI: p.StorageURI, outcome: o}
+	if s.cfg.Renderer != nil {
+		op.rendered = make(chan struct{})
+		go s.render(op, body.Instances[0], body.Parameters)
+	}
+	s.ops[op.name] = op
+	sub.Operation, sub.Status = op.name, 200
+	s.submits = append(s.submits, sub)
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"name": op.name})
+}
+
+func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) {
+	s.mu.Lock()
+	op, ok := s.ops[name]
+	if ok {
+		op.polls++
+	}
+	s.mu.Unlock()
+	if !ok || op.api != api {
+		rpcError(w, 404, "operation "+name+" not found")
+		return
+	}
+	o := op.outcome
+	if o.PollStatus != 0 {
+		rpcError(w, o.PollStatus, "poll refused by the fake")
+		return
+	}
+	if o.Never || s.now().Before(op.done) || !isClosed(op.rendered) {
+		writeJSON(w, 200, map[string]any{"name": name})
+		return
+	}
+	if op.renderErr != nil && o.ErrorCode == 0 {
+		o.ErrorCode = 13 // INTERNAL
+	}
+	if o.ErrorCode != 0 {
+		writeJSON(w, 200, map[string]any{"name": name, "done": true,
+			"error": map[string]any{"code": o.ErrorCode, "message": "the operation failed in the fake"}})
+		return
+	}
+	filtered := min(o.Filtered, op.samples)
+	reasons := []string{}
+	if filtered > 0 {
+		reasons = append(reasons, cmp.Or(o.Reason, DefaultReason))
+	}
+	n := op.samples - filtered
+	base := "http://" + r.Host
+	if api == "gemini" {
+		samples := make([]any, n)
+		for i := range samples {
+			samples[i] = map[string]any{"video": map[string]any{
+				"uri": fmt.Sprintf("%s/v1beta/files/%s-%d:download?alt=media", base, lastPart(name), i)}}
+		}
+		resp := map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse",
+			"generateVideoResponse": map[string]any{"generatedSamples": samples,
+				"raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}}
+		writeJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+		return
+	}
+	videos := make([]any, n)
+	for i := range videos {
+		if op.storageURI != "" {
+			videos[i] = map[string]any{"gcsUri": fmt.Sprintf("%s/%s/sample_%d.mp4",
+				strings.TrimRight(op.storageURI, "/"), lastPart(name), i), "mimeType": "video/mp4"}
+		} else {
+			videos[i] = map[string]any{"bytesBase64Encoded": base64.StdEncoding.EncodeToString(op.video(i)), "mimeType": "video/mp4"}
+		}
+	}
+	resp := map[string]any{"@type": "type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse",
+		"videos": videos, "raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}
+	writeJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+}
+
+// object serves any gs:// object a Vertex operation named, as the Cloud
+// Storage JSON API does with alt=media.
+func (s *Server) object(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
+		rpcError(w, 401, "Request had invalid authentication credentials.")
+		return
+	}
+	if r.URL.Query().Get("alt") != "media" {
+		rpcError(w, 400, "want alt=media")
+		return
+	}
+	// gs://bucket/prefix/{operation id}/sample_{i}.mp4
+	obj := r.PathValue("object")
+	dir, file := path.Split(obj)
+	var i int
+	fmt.Sscanf(file, "sample_%d.mp4", &i)
+	s.sendVideo(w, path.Base(dir), i)
+}
+
+// sendVideo answers sample i of the operation whose id is id.
+func (s *Server) sendVideo(w http.ResponseWriter, id string, i int) {
+	s.mu.Lock()
+	var op *operation
+	for name, o := range s.ops {
+		if lastPart(name) == id {
+			op = o
+		}
+	}
+	s.mu.Unlock()
+	if op == nil {
+		rpcError(w, 404, "no such object")
+		return
+	}
+	w.Header().Set("Content-Type", "video/mp4")
+	w.Write(op.video(i))
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	if !s.keyOK(w, r) {
+		return
+	}
+	file, ok := strings.CutSuffix(r.PathValue("call"), ":download")
+	sep := strings.LastIndex(file, "-")
+	if !ok || sep < 0 {
+		rpcError(w, 404, "no such file")
+		return
+	}
+	i, _ := strconv.Atoi(file[sep+1:])
+	s.sendVideo(w, file[:sep], i)
+}
+
+// render renders op's samples from its request with the Renderer.
+func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
+	defer close(op.rendered)
+	dir, err := os.MkdirTemp("", "fakeveo-")
+	if err != nil {
+		op.renderErr = err
+		return
+	}
+	defer os.RemoveAll(dir)
+	job, err := jobOf(op, instance, parameters, dir)
+	if err == nil {
+		var res workflow.Result
+		if res, err = s.cfg.Renderer.Generate(context.Background(), job); err == nil {
+			for _, p := range res.Paths {
+				b, rerr := os.ReadFile(p)
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				op.videos = append(op.videos, b)
+			}
+		}
+	}
+	op.renderErr = err
+}
+
+// jobOf is the built-in generator's job for a request: its images
+// written to dir, its parameters as they came (the Gemini API sends no
+// generateAudio: its models always make audio).
+func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (workflow.Job, error) {
+	var in struct {
+		Prompt           string `json:"prompt"`
+		Image, LastFrame *struct {
+			BytesBase64Encoded string `json:"bytesBase64Encoded"`
+		}
+	}
+	p := params.Parameters{GenerateAudio: true}
+	if err := json.Unmarshal(instance, &in); err != nil {
+		return workflow.Job{}, err
+	}
+	if err := json.Unmarshal(parameters, &p); err != nil {
+		return workflow.Job{}, err
+	}
+	job := workflow.Job{TaskID: lastPart(op.name), Type: catalog.TextToVideo, Prompt: in.Prompt, Params: p,
+		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
+	for role, img := range map[string]*struct {
+		BytesBase64Encoded string `json:"bytesBase64Encoded"`
+	}{task.RoleImage: in.Image, task.RoleLastFrame: in.LastFrame} {
+		if img == nil {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(img.BytesBase64Encoded)
+		if err != nil {
+			return workflow.Job{}, fmt.Errorf("%s: %w", role, err)
+		}
+		job.Images[role] = filepath.Join(dir, role)
+		if err := os.WriteFile(job.Images[role], b, 0o600); err != nil {
+			return workflow.Job{}, err
+		}
+	}
+	switch {
+	case in.Image != nil && in.LastFrame != nil:
+		job.Type = catalog.FirstLastFrame
+		job.Images[task.RoleFirstFrame] = job.Images[task.RoleImage]
+		delete(job.Images, task.RoleImage)
+	case in.Image != nil:
+		job.Type = catalog.ImageToVideo
+	}
+	return job, nil
+}
+
+// isClosed reports whether c is closed; a nil c (no rendering) is.
+func isClosed(c chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) outcome(prompt string) Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if strings.Contains(prompt, r.text) {
+			return r.outcome
+		}
+	}
+	return Outcome{}
+}
+
+func promptOf(body map[string]any) string {
+	inst, _ := body["instances"].([]any)
+	if len(inst) == 0 {
+		return ""
+	}
+	m, _ := inst[0].(map[string]any)
+	p, _ := m["prompt"].(string)
+	return p
+}
+
+// statusNames are the google.rpc.Code names of the HTTP statuses the
+// fake answers.
+var statusNames = map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+	404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+func rpcError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{
+		"code": status, "message": msg, "status": cmp.Or(statusNames[status], "UNKNOWN")}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}
+
+func lastPart(name string) string { return name[strings.LastIndex(name, "/")+1:] }

@@ -1,0 +1,173 @@
+package veo
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+
+	"github.com/genvideo/gen/shared/workflow"
+)
+
+// DefaultVertexLocation is the region of Vertex AI when none is set.
+const DefaultVertexLocation = "us-central1"
+
+// cloudPlatform is the OAuth scope of Vertex AI and Cloud Storage.
+const cloudPlatform = "https://www.googleapis.com/auth/cloud-platform"
+
+// VertexConfig configures NewVertex.
+type VertexConfig struct {
+	Project  string
+	Location string // default DefaultVertexLocation
+	// StorageURI, when set (gs://bucket/prefix), makes Vertex AI write
+	// the videos there; they are then copied from Cloud Storage.
+	StorageURI string
+	// Endpoint replaces https://{location}-aiplatform.googleapis.com
+	// (a private endpoint, or a fake); Cloud Storage is then read from
+	// the same endpoint.
+	Endpoint string
+	// AccessToken, when set, is the bearer token of every request
+	// (gcloud auth print-access-token), instead of Application Default
+	// Credentials.
+	AccessToken string
+	// WIFConfig, when set, is the JSON credential configuration of a
+	// workload identity federation pool ("type": "external_account"),
+	// used instead of Application Default Credentials: on AWS it trades
+	// the Lambda role's credentials for a Google token. No other type of
+	// credential is taken from it, so no long-lived key can slip in.
+	WIFConfig []byte
+	// Models maps the contract's model ids to Vertex AI's; nil means
+	// DefaultModels.
+	Models map[string]string
+	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
+	PollAfter time.Duration
+	// HTTP is the client; nil means one whose requests time out after
+	// two minutes (the credentials are added to either).
+	HTTP *http.Client
+}
+
+// Vertex is Veo on Vertex AI, a workflow.Provider.
+type Vertex struct {
+	cfg     VertexConfig
+	base    string // {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/
+	storage string // base of the Cloud Storage JSON API
+	http    *http.Client
+}
+
+var _ workflow.Provider = (*Vertex)(nil)
+
+// NewVertex returns the Vertex AI provider. Without cfg.AccessToken it
+// finds Application Default Credentials now (GOOGLE_APPLICATION_CREDENTIALS:
+// a service-account key locally, a workload identity federation config on
+// AWS), so that a missing credential fails the start-up, not every task.
+func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
+	if cfg.Project == "" {
+		return nil, fmt.Errorf("vertex: no project")
+	}
+	if cfg.Location == "" {
+		cfg.Location = DefaultVertexLocation
+	}
+	if cfg.Models == nil {
+		cfg.Models = DefaultModels
+	}
+	endpoint := strings.TrimRight(cfg.Endpoint, "/")
+	storage := "https://storage.googleapis.com"
+	if endpoint == "" {
+		endpoint = "https://" + cfg.Location + "-aiplatform.googleapis.com"
+	} else {
+		storage = endpoint
+	}
+	var ts oauth2.TokenSource
+	switch {
+	case cfg.AccessToken != "":
+		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: cfg.AccessToken, TokenType: "Bearer"})
+	case len(cfg.WIFConfig) > 0:
+		creds, err := google.CredentialsFromJSONWithType(ctx, cfg.WIFConfig, google.ExternalAccount, cloudPlatform)
+		if err != nil {
+			return nil, fmt.Errorf("vertex: workload identity federation: %w", err)
+		}
+		ts = creds.TokenSource
+	default:
+		creds, err := google.FindDefaultCredentials(ctx, cloudPlatform)
+		if err != nil {
+			return nil, fmt.Errorf("vertex: application default credentials: %w", err)
+		}
+		ts = creds.TokenSource
+	}
+	base := httpClient(cfg.HTTP)
+	client := &http.Client{Timeout: base.Timeout, Transport: &oauth2.Transport{Source: ts, Base: base.Transport}}
+	return &Vertex{cfg: cfg, http: client, storage: storage,
+		base: fmt.Sprintf("%s/v1/projects/%s/locations/%s/publishers/google/models/",
+			endpoint, url.PathEscape(cfg.Project), url.PathEscape(cfg.Location))}, nil
+}
+
+// Submit starts the job with predictLongRunning.
+func (v *Vertex) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+	m, err := model(v.cfg.Models, job.Model)
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	req, err := newRequest(job, true, v.storageURI(job))
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	var op operation
+	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":predictLongRunning", nil, req, &op); err != nil {
+		return workflow.Operation{}, err
+	}
+	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
+}
+
+// storageURI is where the job's videos go, under the configured prefix:
+// a folder per task.
+func (v *Vertex) storageURI(job workflow.Job) string {
+	if v.cfg.StorageURI == "" {
+		return ""
+	}
+	return strings.TrimRight(v.cfg.StorageURI, "/") + "/" + job.TaskID + "/"
+}
+
+// Poll asks fetchPredictOperation of the operation's model.
+func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+	modelPath, _, ok := strings.Cut(name, "/operations/")
+	i := strings.LastIndex(modelPath, "/models/")
+	if !ok || i < 0 {
+		return workflow.Operation{}, fmt.Errorf("vertex: operation name %q names no model", name)
+	}
+	m := modelPath[i+len("/models/"):]
+	var op operation
+	body := map[string]string{"operationName": name}
+	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, &op); err != nil {
+		return workflow.Operation{}, err
+	}
+	if !op.Done {
+		return workflow.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
+	}
+	if op.Response == nil {
+		return result(ctx, job, op, 0, 0, nil, nil)
+	}
+	r := op.Response
+	return result(ctx, job, op, len(r.Videos), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
+		func(ctx context.Context, i int, path string) error {
+			if uri := r.Videos[i].GCSURI; uri != "" {
+				return v.copyObject(ctx, uri, path)
+			}
+			return writeBase64(r.Videos[i].BytesBase64Encoded, path)
+		})
+}
+
+// copyObject downloads gs://bucket/object with the Cloud Storage JSON
+// API.
+func (v *Vertex) copyObject(ctx context.Context, uri, path string) error {
+	bucket, object, ok := strings.Cut(strings.TrimPrefix(uri, "gs://"), "/")
+	if !ok || !strings.HasPrefix(uri, "gs://") {
+		return fmt.Errorf("vertex: video at %q, want gs://bucket/object", uri)
+	}
+	u := fmt.Sprintf("%s/storage/v1/b/%s/o/%s?alt=media", v.storage, url.PathEscape(bucket), url.PathEscape(object))
+	return download(ctx, v.http, u, nil, path)
+}
