@@ -14,7 +14,10 @@ import (
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/localcount"
+	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/workflow"
@@ -22,7 +25,10 @@ import (
 
 // Stack is the whole local service.
 type Stack struct {
-	Store      *sqlitestore.Store
+	Store *sqlitestore.Store
+	// Counts counts requests in memory: a status poll writes nothing.
+	// Day counts reach Store in batches.
+	Counts     *localcount.Counter
 	Blobs      *fsblob.Store
 	Renderer   *render.Renderer
 	Executions *workflow.LocalExecutions
@@ -110,11 +116,14 @@ func (s *Stack) build(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
+	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
+		Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
 	s.Sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.Executions, Logger: s.logger})
 	s.API = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.Executions,
+		Counters:          s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.Renderer.Estimate,
@@ -157,5 +166,9 @@ func (s *Stack) Close() error {
 	if s.Executions != nil {
 		s.Executions.Close()
 	}
-	return s.Store.Close()
+	var err error
+	if s.Counts != nil {
+		err = s.Counts.Close()
+	}
+	return errors.Join(err, s.Store.Close())
 }

@@ -179,7 +179,13 @@ func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 }
 
 // KeyByHash implements store.Store.
+// A key found is answered from memory for up to KeyCacheTTL after.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
+	now := s.keys.clock()
+	if k, ok := s.keys.get(hash, now); ok && !s.closed.Load() {
+		return k, nil
+	}
+	gen := s.keys.generation()
 	var k store.Key
 	// Never put the hash in an error: it identifies a secret.
 	op := "read key by hash"
@@ -194,6 +200,9 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.keys.put(k, gen, now)
+	}
 	return k, err
 }
 
@@ -230,9 +239,14 @@ func (s *Store) Keys(ctx context.Context, accountID string) ([]store.Key, error)
 }
 
 // RevokeKey implements store.Store. Revoking a revoked key changes nothing:
-// it keeps the time it was first revoked.
+// it keeps the time it was first revoked. The key is forgotten by
+// KeyByHash's cache before this returns.
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	op := "revoke key " + id
+	// Forget before and after: a KeyByHash that read the key before the
+	// update cannot cache it, and none answers it from memory after.
+	s.keys.forget(id)
+	defer s.keys.forget(id)
 	return s.write(ctx, op, func(tx *sql.Tx) error {
 		var one int
 		err := tx.QueryRowContext(ctx,

@@ -109,3 +109,52 @@ func take(ctx context.Context, tx *sql.Tx, c store.Counter, at time.Time) (int, 
 	}
 	return tk.Window.Count, nil
 }
+
+// Count returns the count of c's window at at: 0 when there is none or it
+// has ended. It reads, so it never waits for the writer.
+func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+	var n int
+	op := "read counter " + c.Key
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		w, err := readWindow(ctx, tx, c.Key)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if w.Open(at) {
+			n = w.Count
+		}
+		return nil
+	})
+	return n, err
+}
+
+// AddCounts adds n[i] units to counters[i], in one transaction, without
+// checking their limits: the caller already counted them against the
+// limits (in memory) and persists them in batches. A window that has
+// ended at at is started afresh with n[i]; one whose counter has itself
+// ended is skipped, since nothing will read it again.
+func (s *Store) AddCounts(ctx context.Context, counters []store.Counter, n []int, at time.Time) error {
+	if len(counters) != len(n) {
+		return fmt.Errorf("add counts: %d counters, %d counts", len(counters), len(n))
+	}
+	op := fmt.Sprintf("add counts to %d counters", len(counters))
+	return s.write(ctx, op, func(tx *sql.Tx) error {
+		for i, c := range counters {
+			if n[i] <= 0 || !c.ExpiresAt.After(at) {
+				continue
+			}
+			w, err := readWindow(ctx, tx, c.Key)
+			if err != nil {
+				return dbErr(op, err)
+			}
+			tk := lifecycle.Taken{Window: lifecycle.Window{Count: w.Count + n[i], Ends: w.Ends}}
+			if !w.Open(at) {
+				tk = lifecycle.Taken{Window: lifecycle.Window{Count: n[i], Ends: c.ExpiresAt}, Fresh: true}
+			}
+			if err := putWindow(ctx, tx, c.Key, tk); err != nil {
+				return dbErr(op, err)
+			}
+		}
+		return nil
+	})
+}

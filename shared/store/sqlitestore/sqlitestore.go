@@ -46,6 +46,7 @@ type Store struct {
 	wr     *sql.DB
 	rd     *sql.DB
 	closed atomic.Bool
+	keys   keyCache
 }
 
 // Open opens (creating it if needed) the database at path and brings its
