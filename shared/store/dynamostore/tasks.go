@@ -30,6 +30,10 @@ import (
 
 func taskKey(id string) item { return item{attrTaskPK: str(id)} }
 
+// histKey is a task's sort key in the history and status indexes: newest
+// last by the millisecond, then by id.
+func histKey(created time.Time, id string) string { return sortable(ms(created)) + "#" + id }
+
 func encodeTask(t task.Task) (item, error) {
 	it := taskKey(t.ID)
 	it[attrAccount] = str(t.AccountID)
@@ -55,7 +59,7 @@ func encodeTask(t task.Task) (item, error) {
 	putTime(it, "startedAt", t.StartedAt)
 	putTime(it, "completedAt", t.CompletedAt)
 	putTime(it, "deadline", t.Deadline)
-	it[attrHist] = str(sortable(ms(t.CreatedAt)) + "#" + t.ID)
+	it[attrHist] = str(histKey(t.CreatedAt, t.ID))
 	for k, v := range statusAttrs(t) {
 		it[k] = v
 	}
@@ -328,7 +332,9 @@ const maxQueryLimit = 1000
 // history index (or of the status index, for a status) newest first;
 // the skipped tasks are stepped over with COUNT queries, which return no
 // items but still read them: a page costs what skip+limit tasks cost to
-// read. Indexes are updated shortly after each write, so a task created
+// read. With q.After the query starts at the cursor instead, as the
+// ExclusiveStartKey it stands for, so a page costs what limit tasks cost
+// however deep it is. Indexes are updated shortly after each write, so a task created
 // or moved a moment ago may be counted in the total before it shows in a
 // page.
 func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error) {
@@ -365,6 +371,13 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		ExpressionAttributeNames:  names(&cond),
 		ExpressionAttributeValues: vals{":v": str(value)},
 		ScanIndexForward:          &backward,
+	}
+	if !q.After.IsZero() {
+		// The cursor's task is the key the index would have returned
+		// as LastEvaluatedKey on it: the query resumes right after,
+		// reading nothing before (the task need not exist any more).
+		in.ExclusiveStartKey = item{attrTaskPK: str(q.After.ID), attr: str(value),
+			attrHist: str(histKey(q.After.CreatedAt, q.After.ID))}
 	}
 	for skip > 0 {
 		in.Select = types.SelectCount

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/genvideo/gen/shared/lifecycle"
@@ -251,6 +252,13 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
+	// The page starts after the cursor by the history index's order, so
+	// SQLite seeks to it instead of stepping over what came before.
+	page, pageArgs := where, slices.Clone(args)
+	if !q.After.IsZero() {
+		page += ` AND (created_at, id) < (?, ?)`
+		pageArgs = append(pageArgs, ms(q.After.CreatedAt), q.After.ID)
+	}
 	var tasks []task.Task
 	var total int
 	op := "list tasks of " + accountID
@@ -258,9 +266,9 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE `+where, args...).Scan(&total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE `+where+`
+		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE `+page+`
 			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-			append(args, limit, max(q.Skip, 0))...)
+			append(pageArgs, limit, max(q.Skip, 0))...)
 		if err != nil {
 			return dbErr(op, err)
 		}
