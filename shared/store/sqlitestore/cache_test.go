@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
 )
 
 // fakeClock is a settable clock for the key cache.
@@ -134,5 +135,49 @@ func TestAddCounts(t *testing.T) {
 	}
 	if n, err := s.Count(ctx, next, later); err != nil || n != 2 {
 		t.Errorf("Count after a fresh window = %d, %v; want 2", n, err)
+	}
+}
+
+// TestTaskCache: an unfinished task is read afresh every time (another
+// process, here a second Store, moves it on), a finished one is answered
+// from memory, and what a caller does to the answer does not reach the
+// cache.
+func TestTaskCache(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gen.db")
+	s := openAt(t, path)
+	other := openAt(t, path)
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	tk := task.Task{ID: task.NewID(t0), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+		CreditsCost: 10, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
+	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		what string
+		do   func() error
+		want task.Status
+	}{
+		{"pending", func() error { return nil }, task.Pending},
+		{"processing", func() error { _, err := other.StartProcessing(ctx, tk.ID, t0); return err }, task.Processing},
+		{"completed", func() error {
+			_, err := other.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, t0)
+			return err
+		}, task.Completed},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		got, err := s.Task(ctx, tk.ID)
+		if err != nil || got.Status != step.want {
+			t.Fatalf("Task after another process made it %s = %s, %v", step.what, got.Status, err)
+		}
+	}
+	got, _ := s.Task(ctx, tk.ID)
+	got.Videos[0].Key = "changed by a caller"
+	if again, _ := s.Task(ctx, tk.ID); again.Videos[0].Key != "v" {
+		t.Errorf("a caller's change reached the cache: video key %q", again.Videos[0].Key)
 	}
 }

@@ -47,6 +47,7 @@ type Store struct {
 	rd     *sql.DB
 	closed atomic.Bool
 	keys   keyCache
+	tasks  taskCache
 }
 
 // Open opens (creating it if needed) the database at path and brings its
@@ -60,6 +61,12 @@ func Open(path string) (*Store, error) {
 	q.Set("_txlock", "immediate")
 	if !memory {
 		q.Set("_journal_mode", "WAL")
+		// In WAL mode NORMAL syncs at checkpoints, not at each commit: a
+		// commit survives the process crashing, and the file is never
+		// corrupted, but the last commits before a power cut or an OS
+		// crash may be lost (infra/docs/performance.md). FULL made every
+		// start wait for an fsync.
+		q.Set("_synchronous", "NORMAL")
 	}
 	wr, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {

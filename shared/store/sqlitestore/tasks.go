@@ -229,7 +229,11 @@ func loadTask(ctx context.Context, tx *sql.Tx, op, id string) (task.Task, error)
 }
 
 // Task implements store.Store.
+// A finished task is answered from memory once read (taskCache).
 func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
+	if t, ok := s.tasks.get(id); ok && !s.closed.Load() {
+		return t, nil
+	}
 	var t task.Task
 	op := "read task " + id
 	err := s.read(ctx, op, func(tx *sql.Tx) error {
@@ -237,6 +241,9 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 		t, err = loadTask(ctx, tx, op, id)
 		return err
 	})
+	if err == nil {
+		s.tasks.put(t)
+	}
 	return t, err
 }
 
