@@ -181,7 +181,7 @@ func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 // KeyByHash implements store.Store.
 // A key found is answered from memory for up to KeyCacheTTL after.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
-	now := s.keys.clock()
+	now := s.clock()
 	if k, ok := s.keys.get(hash, now); ok && !s.closed.Load() {
 		return k, nil
 	}

@@ -39,7 +39,7 @@ func TestKeyCacheRevocation(t *testing.T) {
 	s := openAt(t, path)
 	other := openAt(t, path)
 	clock := &fakeClock{now: t0}
-	s.keys.now = clock.Now
+	s.now = clock.Now
 	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -138,46 +138,69 @@ func TestAddCounts(t *testing.T) {
 	}
 }
 
-// TestTaskCache: an unfinished task is read afresh every time (another
-// process, here a second Store, moves it on), a finished one is answered
-// from memory, and what a caller does to the answer does not reach the
-// cache.
+// TestTaskCache: a change this Store makes to a task is seen by the next
+// Task; one another process makes (a second Store) within TaskCacheTTL; a
+// finished task is answered from memory for good; what a caller does to
+// an answer does not reach the cache.
 func TestTaskCache(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gen.db")
 	s := openAt(t, path)
 	other := openAt(t, path)
+	clock := &fakeClock{now: t0}
+	s.now = clock.Now
 	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	tk := task.Task{ID: task.NewID(t0), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
-		CreditsCost: 10, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
-	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+	newTask := func(suffix string) task.Task {
+		tk := task.Task{ID: task.NewID(t0) + suffix, AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+			CreditsCost: 10, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
+		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	status := func(id string) task.Status {
+		t.Helper()
+		got, err := s.Task(ctx, id)
+		if err != nil {
+			t.Fatalf("Task(%s): %v", id, err)
+		}
+		return got.Status
+	}
+	video := store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}
+
+	mine := newTask("a")
+	if got := status(mine.ID); got != task.Pending {
+		t.Fatalf("fresh task %s, want pending", got)
+	}
+	if _, err := s.StartProcessing(ctx, mine.ID, t0); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []struct {
-		what string
-		do   func() error
-		want task.Status
-	}{
-		{"pending", func() error { return nil }, task.Pending},
-		{"processing", func() error { _, err := other.StartProcessing(ctx, tk.ID, t0); return err }, task.Processing},
-		{"completed", func() error {
-			_, err := other.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, t0)
-			return err
-		}, task.Completed},
-	} {
-		if err := step.do(); err != nil {
-			t.Fatalf("%s: %v", step.what, err)
-		}
-		got, err := s.Task(ctx, tk.ID)
-		if err != nil || got.Status != step.want {
-			t.Fatalf("Task after another process made it %s = %s, %v", step.what, got.Status, err)
-		}
+	if got := status(mine.ID); got != task.Processing {
+		t.Errorf("after this Store's StartProcessing: %s, want processing at once", got)
 	}
-	got, _ := s.Task(ctx, tk.ID)
+	if _, err := s.Complete(ctx, mine.ID, video, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(mine.ID); got != task.Completed {
+		t.Errorf("after this Store's Complete: %s, want completed at once", got)
+	}
+
+	theirs := newTask("b")
+	status(theirs.ID)
+	if _, err := other.Fail(ctx, theirs.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(TaskCacheTTL)
+	if got := status(theirs.ID); got != task.Failed {
+		t.Errorf("%v after another process failed it: %s, want failed", TaskCacheTTL, got)
+	}
+
+	clock.Advance(time.Hour)
+	got, _ := s.Task(ctx, mine.ID)
 	got.Videos[0].Key = "changed by a caller"
-	if again, _ := s.Task(ctx, tk.ID); again.Videos[0].Key != "v" {
+	if again, _ := s.Task(ctx, mine.ID); again.Videos[0].Key != "v" {
 		t.Errorf("a caller's change reached the cache: video key %q", again.Videos[0].Key)
 	}
 }

@@ -25,15 +25,6 @@ type keyCache struct {
 	// put what it read into the cache, or a revocation racing with it
 	// would be forgotten for a whole TTL.
 	gen uint64
-	// now is the cache's clock: time.Now unless a test sets it.
-	now func() time.Time
-}
-
-func (c *keyCache) clock() time.Time {
-	if c.now != nil {
-		return c.now()
-	}
-	return time.Now()
 }
 
 type cachedKey struct {

@@ -48,6 +48,15 @@ type Store struct {
 	closed atomic.Bool
 	keys   keyCache
 	tasks  taskCache
+	// now is the caches' clock: time.Now unless a test sets it.
+	now func() time.Time
+}
+
+func (s *Store) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // Open opens (creating it if needed) the database at path and brings its

@@ -229,11 +229,13 @@ func loadTask(ctx context.Context, tx *sql.Tx, op, id string) (task.Task, error)
 }
 
 // Task implements store.Store.
-// A finished task is answered from memory once read (taskCache).
+// A task is answered from memory once read (taskCache, TaskCacheTTL).
 func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
-	if t, ok := s.tasks.get(id); ok && !s.closed.Load() {
+	now := s.clock()
+	if t, ok := s.tasks.get(id, now); ok && !s.closed.Load() {
 		return t, nil
 	}
+	gen := s.tasks.generation(id)
 	var t task.Task
 	op := "read task " + id
 	err := s.read(ctx, op, func(tx *sql.Tx) error {
@@ -242,7 +244,7 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 		return err
 	})
 	if err == nil {
-		s.tasks.put(t)
+		s.tasks.put(t, gen, now)
 	}
 	return t, err
 }
@@ -328,6 +330,10 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 
 // StartProcessing implements store.Store.
 func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+	// Forget before and after: a Task that read the task before the
+	// change cannot cache it, and none answers it from memory after.
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	var t task.Task
 	op := "start processing " + id
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
@@ -412,11 +418,15 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 // Complete implements store.Store. On a failed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }
