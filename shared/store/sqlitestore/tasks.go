@@ -28,7 +28,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 	}
 
 	var balance int64
-	err = s.write(ctx, op, func(tx *sql.Tx) error {
+	err = s.write(ctx, op, func(tx *txn) error {
 		found, err := findStart(ctx, tx, t, g)
 		if err != nil {
 			return dbErr(op, err)
@@ -73,7 +73,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 // findStart reads, inside tx, what lifecycle.Create decides the start of
 // t under g on. Before it reads the idempotency record it prunes a few
 // expired records, so that the table holds about a day of starts.
-func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
+func findStart(ctx context.Context, tx *txn, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
 	var f lifecycle.Found
 	var a store.Account
 	err := tx.QueryRowContext(ctx,
@@ -124,7 +124,7 @@ func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard)
 
 // putRecord writes the idempotency record r of the account's key, over
 // an expired or replaced record of the same key.
-func putRecord(ctx context.Context, tx *sql.Tx, accountID, key string, r lifecycle.Record) error {
+func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.Record) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at, balance)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -217,7 +217,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 }
 
 // loadTask reads task id inside tx.
-func loadTask(ctx context.Context, tx *sql.Tx, op, id string) (task.Task, error) {
+func loadTask(ctx context.Context, tx *txn, op, id string) (task.Task, error) {
 	t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
@@ -238,7 +238,7 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 	gen := s.tasks.generation(id)
 	var t task.Task
 	op := "read task " + id
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		var err error
 		t, err = loadTask(ctx, tx, op, id)
 		return err
@@ -271,7 +271,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	var tasks []task.Task
 	var total int
 	op := "list tasks of " + accountID
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE `+where, args...).Scan(&total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
@@ -297,7 +297,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 func (s *Store) Unfinished(ctx context.Context) ([]task.Task, error) {
 	var tasks []task.Task
 	op := "list unfinished tasks"
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks
 			WHERE status IN ('pending', 'processing') ORDER BY created_at, id`)
 		if err != nil {
@@ -336,7 +336,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 	defer s.tasks.forget(id)
 	var t task.Task
 	op := "start processing " + id
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		var err error
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
@@ -367,7 +367,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 func finish[A any](ctx context.Context, s *Store, op, id string,
 	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
 	var t task.Task
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		var err error
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
