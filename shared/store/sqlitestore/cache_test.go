@@ -29,20 +29,27 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// twoProcesses opens one database file twice, as the server and genctl
+// do, the first Store on a settable clock, with account acct-a.
+func twoProcesses(t *testing.T) (s, other *Store, clock *fakeClock) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gen.db")
+	s, other = openAt(t, path), openAt(t, path)
+	clock = &fakeClock{now: t0}
+	s.now = clock.Now
+	if err := s.CreateAccount(context.Background(), store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	return s, other, clock
+}
+
 // TestKeyCacheRevocation: a revocation through the Store is seen by the
 // next KeyByHash; one made by another process on the same file (a second
 // Store, as genctl opens) is seen once KeyCacheTTL has passed, and not
 // answered from a stale cache after that.
 func TestKeyCacheRevocation(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gen.db")
-	s := openAt(t, path)
-	other := openAt(t, path)
-	clock := &fakeClock{now: t0}
-	s.now = clock.Now
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", CreatedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
+	s, other, clock := twoProcesses(t)
 	for _, id := range []string{"key-1", "key-2"} {
 		if err := s.CreateKey(ctx, store.Key{ID: id, Hash: "h-" + id, AccountID: "acct-a", Tier: "pro", CreatedAt: t0}); err != nil {
 			t.Fatal(err)
@@ -144,14 +151,7 @@ func TestAddCounts(t *testing.T) {
 // an answer does not reach the cache.
 func TestTaskCache(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gen.db")
-	s := openAt(t, path)
-	other := openAt(t, path)
-	clock := &fakeClock{now: t0}
-	s.now = clock.Now
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
+	s, other, clock := twoProcesses(t)
 	newTask := func(suffix string) task.Task {
 		tk := task.Task{ID: task.NewID(t0) + suffix, AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
 			CreditsCost: 10, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
