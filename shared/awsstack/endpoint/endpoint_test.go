@@ -61,7 +61,9 @@ func TestImageLimitMessage(t *testing.T) {
 // windows is a windowReader over fixed counts.
 type windows map[string]int
 
-func (w windows) Count(_ context.Context, c store.Counter, _ time.Time) (int, error) { return w[c.Key], nil }
+func (w windows) Count(_ context.Context, c store.Counter, _ time.Time) (int, error) {
+	return w[c.Key], nil
+}
 
 // TestReadOnlyCounters: the status and download functions take nothing
 // and refuse nothing; they report the minute window as it stands, even
