@@ -54,7 +54,7 @@ func dynamoHistory(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "\nHistory on DynamoDB Local, store.Tasks of %d tasks, one call after another\n", cfg.tasks)
 	for _, qq := range queries {
 		var lat []time.Duration
-		for range 50 {
+		for range 100 {
 			t := time.Now()
 			page, _, err := st.Tasks(ctx, account, qq.q)
 			if err != nil {

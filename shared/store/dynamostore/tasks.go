@@ -332,9 +332,9 @@ const maxQueryLimit = 1000
 // history index (or of the status index, for a status) newest first;
 // the skipped tasks are stepped over with COUNT queries, which return no
 // items but still read them: a page costs what skip+limit tasks cost to
-// read. With q.After the query starts at the cursor instead, as the
-// ExclusiveStartKey it stands for, so a page costs what limit tasks cost
-// however deep it is. Indexes are updated shortly after each write, so a task created
+// read. With q.After the query starts at the cursor instead (a key
+// condition on the index's sort key), so a page costs what limit tasks
+// cost however deep it is. Indexes are updated shortly after each write, so a task created
 // or moved a moment ago may be counted in the total before it shows in a
 // page.
 func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error) {
@@ -373,11 +373,15 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		ScanIndexForward:          &backward,
 	}
 	if !q.After.IsZero() {
-		// The cursor's task is the key the index would have returned
-		// as LastEvaluatedKey on it: the query resumes right after,
-		// reading nothing before (the task need not exist any more).
-		in.ExclusiveStartKey = item{attrTaskPK: str(q.After.ID), attr: str(value),
-			attrHist: str(histKey(q.After.CreatedAt, q.After.ID))}
+		// The index's sort key orders the history: the page starts
+		// below the cursor's, and the query reads nothing above it.
+		// (ExclusiveStartKey made of the cursor would do the same, but
+		// DynamoDB Local serves it half as fast again as a key
+		// condition.) The cursor's task need not exist any more.
+		cond += " AND #" + attrHist + " < :after"
+		in.KeyConditionExpression = &cond
+		in.ExpressionAttributeNames = names(&cond)
+		in.ExpressionAttributeValues[":after"] = str(histKey(q.After.CreatedAt, q.After.ID))
 	}
 	for skip > 0 {
 		in.Select = types.SelectCount
