@@ -40,6 +40,12 @@ genctl: ## operator CLI, e.g. make genctl ARGS="keys list"
 soak: tools ## 200 clients for 60 s against the local stack with faults on, then the ledger check (ARGS="-clients 300 -duration 2m")
 	$(GO) run ./infra/soak $(ARGS)
 
+# Not part of `make test`: it runs for minutes, and its figures are read,
+# not asserted. See infra/docs/performance.md.
+.PHONY: bench
+bench: tools ## the service next to a bare net/http server: polling, starts, history, models, Lambda size and init (ARGS="-duration 20s")
+	$(GO) run ./infra/bench $(ARGS)
+
 # ---- AWS Lambda (functions/<name>/main.go, one function each) ----
 
 FUNCTIONS      := $(notdir $(patsubst %/main.go,%,$(wildcard functions/*/main.go)))
@@ -47,7 +53,7 @@ LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 
 .PHONY: build FORCE
 # go test ./functions/ builds the endpoints with LAMBDA_GOFLAGS too and
-# fails on one over 14 MB; build prints the sizes.
+# fails on one over 12 MB; build prints the sizes.
 build: $(FUNCTIONS:%=bin/%/bootstrap) ## cross-compile every Lambda to bin/<name>/bootstrap (linux/arm64, provided.al2023)
 	@for f in $(FUNCTIONS); do printf '%10d bytes  bin/%s/bootstrap\n' $$(wc -c < bin/$$f/bootstrap) $$f; done
 

@@ -17,12 +17,15 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -445,6 +448,30 @@ func TestFunctions(t *testing.T) {
 		checkPresigned(t, env, body.Videos[0].URL, body.Videos[0].ExpiresAt, generated.Videos[0].Key)
 	})
 
+	t.Run("status and download write nothing to DynamoDB", func(t *testing.T) {
+		// The functions talk to DynamoDB through a proxy that records
+		// each operation; the usage plan limits these two endpoints, so
+		// they count no window, while models still counts its request.
+		ops := recordDynamoOps(t, env.Dynamo.Endpoint)
+		for _, name := range []string{"status", "download", "models"} {
+			f := h.start(t, name, "AWS_ENDPOINT_URL_DYNAMODB="+ops.url)
+			for range 3 {
+				if resp := response(t, f.Invoke(t, readEvent(t, name)), nil); resp.StatusCode != http.StatusOK {
+					t.Fatalf("%s: %d %s", name, resp.StatusCode, resp.Body)
+				}
+			}
+			writes, reads := ops.take()
+			switch {
+			case name != "models" && len(writes) != 0:
+				t.Errorf("3 %s requests wrote %v, want no DynamoDB write", name, writes)
+			case name == "models" && len(writes) == 0:
+				t.Errorf("3 models requests wrote nothing: the proxy sees no writes, so it proves nothing")
+			case len(reads) == 0:
+				t.Errorf("3 %s requests read nothing through the proxy", name)
+			}
+		}
+	})
+
 	t.Run("status without a key", func(t *testing.T) {
 		ev := proxyEvent(t, "status")
 		delete(ev.Headers, "X-API-Key")
@@ -639,4 +666,47 @@ func multipartPart(t *testing.T, ev events.APIGatewayProxyRequest, stored []byte
 	if !bytes.Contains(body, stored) {
 		t.Error("the stored image is not the one in the event's multipart body")
 	}
+}
+
+// dynamoOps is a reverse proxy in front of DynamoDB that records the
+// operation (X-Amz-Target) of every request through it.
+type dynamoOps struct {
+	url    string
+	mu     sync.Mutex
+	writes []string
+	reads  []string
+}
+
+func recordDynamoOps(t *testing.T, endpoint string) *dynamoOps {
+	t.Helper()
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dynamoOps{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		d.mu.Lock()
+		switch op {
+		case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems":
+			d.writes = append(d.writes, op)
+		default:
+			d.reads = append(d.reads, op)
+		}
+		d.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	d.url = srv.URL
+	return d
+}
+
+// take returns the operations recorded since the last take.
+func (d *dynamoOps) take() (writes, reads []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	writes, reads = d.writes, d.reads
+	d.writes, d.reads = nil, nil
+	return writes, reads
 }

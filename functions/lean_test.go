@@ -21,8 +21,8 @@ var endpointFunctions = []string{
 }
 
 // maxEndpointBytes bounds the stripped linux/arm64 bootstrap of an
-// endpoint function (they are about 12 MB).
-const maxEndpointBytes = 14_000_000
+// endpoint function (they are just under 12 MB).
+const maxEndpointBytes = 12_000_000
 
 // notLinked are the packages (with those under them) that no function
 // may link, but for the one named in only: the renderer and the Veo
@@ -37,6 +37,7 @@ var notLinked = []struct{ path, what, only string }{
 	{"github.com/getkin/kin-openapi", "kin-openapi", ""},
 	{"github.com/oasdiff/yaml", "a YAML library", ""},
 	{"github.com/oasdiff/yaml3", "a YAML library", ""},
+	{"github.com/aws/aws-sdk-go-v2/config", "the SDK's configuration loader (SSO, STS, IMDS, shared files)", ""},
 }
 
 // TestFunctionsLinkOnlyWhatTheyRun lists each function's dependencies as

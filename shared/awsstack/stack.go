@@ -15,10 +15,10 @@
 // Each functions/<name>/main.go builds its handler at cold start, so that
 // clients are made once per container, then hands it to lambda.Start.
 //
-// The SDK finds its credentials and region the usual way (the Lambda
-// role), and honours AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>
-// (DYNAMODB, S3, SFN, SECRETS_MANAGER), which the tests use to point a
-// function at local fakes.
+// The SDK takes its credentials and region from the variables Lambda sets
+// (the function's role; awsconfig.go), and honours AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_<SERVICE> (DYNAMODB, S3, SFN, SECRETS_MANAGER), which
+// the tests use to point a function at local fakes.
 package awsstack
 
 import (
@@ -28,7 +28,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/genvideo/gen/shared/store/dynamostore"
@@ -52,10 +51,7 @@ func FromEnv(ctx context.Context) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
+	cfg := lambdaConfig(osLookup)
 	logger := NewLogger(os.Stdout, env.LogLevel)
 	slog.SetDefault(logger)
 	return New(env, cfg, logger)

@@ -284,6 +284,16 @@ func TestAllHistoryPages(t *testing.T) {
 		t.Errorf("history item = %+v, want key name test, 35 credits, lite", it)
 	}
 
+	// A page's NextCursor gets the next page.
+	first, err := c.History(ctx, client.HistoryQuery{Limit: 2})
+	if err != nil || first.NextCursor == "" {
+		t.Fatalf("first page = %+v, %v; want a NextCursor", first, err)
+	}
+	next, err := c.History(ctx, client.HistoryQuery{Limit: 2, Cursor: first.NextCursor})
+	if err != nil || len(next.Items) != 2 || next.Items[0].TaskID != started[2] || next.Items[1].TaskID != started[3] {
+		t.Errorf("page after the cursor = %+v, %v; want %v", next, err, started[2:4])
+	}
+
 	// An error ends the sequence after being yielded once.
 	var errs int
 	for _, err := range newClient(t, "gen_nope").AllHistory(ctx, client.HistoryQuery{}) {

@@ -19,26 +19,34 @@ func (c *Client) History(ctx context.Context, q HistoryQuery) (*HistoryPage, err
 	if q.Skip != 0 {
 		v.Set("skip", strconv.Itoa(q.Skip))
 	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
 	var body struct {
 		Videos     []HistoryItem `json:"videos"`
 		Pagination struct {
-			Total   int  `json:"total"`
-			Limit   int  `json:"limit"`
-			Skip    int  `json:"skip"`
-			HasMore bool `json:"hasMore"`
+			Total      int    `json:"total"`
+			Limit      int    `json:"limit"`
+			Skip       int    `json:"skip"`
+			HasMore    bool   `json:"hasMore"`
+			NextCursor string `json:"nextCursor"`
 		} `json:"pagination"`
 	}
 	if _, err := c.getJSON(ctx, "/api/gen/history", v, &body); err != nil {
 		return nil, err
 	}
 	p := body.Pagination
-	return &HistoryPage{Items: body.Videos, Total: p.Total, Limit: p.Limit, Skip: p.Skip, HasMore: p.HasMore}, nil
+	return &HistoryPage{Items: body.Videos, Total: p.Total, Limit: p.Limit, Skip: p.Skip, HasMore: p.HasMore,
+		NextCursor: p.NextCursor}, nil
 }
 
 // AllHistory yields every task matching q from q.Skip on, newest first,
-// fetching page after page (of q.Limit tasks, default 100). A task
-// started while it pages shifts the pages by one; a task already yielded
-// is not yielded again. An error is yielded once, and ends the sequence.
+// fetching page after page (of q.Limit tasks, default 100) by following
+// each page's NextCursor, so that every page costs the server what the
+// first does and a task started meanwhile shifts nothing. (From a server
+// that sends no cursor it pages by skip: a task started while it pages
+// then shifts the pages by one.) A task already yielded is not yielded
+// again. An error is yielded once, and ends the sequence.
 //
 //	for item, err := range c.AllHistory(ctx, client.HistoryQuery{Status: client.StatusCompleted}) {
 //		if err != nil {
@@ -70,7 +78,11 @@ func (c *Client) AllHistory(ctx context.Context, q HistoryQuery) iter.Seq2[Histo
 			if !page.HasMore || len(page.Items) == 0 {
 				return
 			}
-			q.Skip += len(page.Items)
+			if page.NextCursor != "" {
+				q.Cursor, q.Skip = page.NextCursor, 0
+			} else {
+				q.Skip += len(page.Items)
+			}
 		}
 	}
 }

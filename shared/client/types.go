@@ -232,6 +232,10 @@ type HistoryQuery struct {
 	// Limit is the page size, 1..100.
 	Limit int
 	Skip  int
+	// Cursor is a HistoryPage.NextCursor: the page starts right after
+	// the page that returned it, at the cost of the first page however
+	// deep it is. Skip counts from it.
+	Cursor string
 }
 
 // HistoryItem is one task of the history.
@@ -279,6 +283,9 @@ type HistoryPage struct {
 	Limit   int  `json:"limit"`
 	Skip    int  `json:"skip"`
 	HasMore bool `json:"hasMore"`
+	// NextCursor gets the next page as HistoryQuery.Cursor; empty on the
+	// last page.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // Pricing is a model's price in credits per video.

@@ -17,7 +17,10 @@ import (
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/localcount"
+	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
@@ -28,6 +31,9 @@ import (
 type Stack struct {
 	Store *sqlitestore.Store
 	Blobs *fsblob.Store
+	// Counts counts requests in memory: a status poll writes nothing.
+	// Day counts reach Store in batches.
+	Counts *localcount.Counter
 
 	renderer   *render.Renderer
 	executions *workflow.LocalExecutions
@@ -126,11 +132,14 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
+	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
+		Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
 	s.api = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.executions,
+		Counters:          s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.renderer.Estimate,
@@ -194,6 +203,10 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 	}
 }
 
+// Wait blocks until no workflow execution is running, for a caller that
+// wants every generation it started to have ended (the bench).
+func (s *Stack) Wait() { s.executions.Wait() }
+
 // Handler serves the API and the signed download links.
 func (s *Stack) Handler() http.Handler { return s.handler }
 
@@ -207,5 +220,9 @@ func (s *Stack) Close() error {
 	if s.executions != nil {
 		s.executions.Close()
 	}
-	return s.Store.Close()
+	var err error
+	if s.Counts != nil {
+		err = s.Counts.Close()
+	}
+	return errors.Join(err, s.Store.Close())
 }

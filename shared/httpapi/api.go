@@ -31,6 +31,8 @@ type Config struct {
 	Store      service.Store
 	Blobs      blob.Store
 	Executions service.Executions
+	// Counters counts requests (default Store).
+	Counters service.Counters
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -110,6 +112,7 @@ func New(cfg Config) *API {
 		Store:             cfg.Store,
 		Blobs:             cfg.Blobs,
 		Executions:        cfg.Executions,
+		Counters:          cfg.Counters,
 		Now:               cfg.Now,
 		Logger:            cfg.Logger,
 		GenerationTimeout: cfg.GenerationTimeout,

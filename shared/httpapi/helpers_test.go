@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
+	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -57,6 +58,22 @@ func newEnv(t *testing.T, edit func(*httpapi.Config)) *env {
 	}
 	e := &env{Env: httpapitest.Start(t, cfg), t: t, faults: fs, logs: logs}
 	return e
+}
+
+// eachCounting runs test once with requests counted by the store, and
+// once counted in memory over it as the local stack counts them
+// (localcount, day windows persisted), with the same assertions.
+func eachCounting(t *testing.T, test func(*testing.T, func(*httpapi.Config))) {
+	t.Run("store", func(t *testing.T) { test(t, nil) })
+	t.Run("in memory", func(t *testing.T) {
+		test(t, func(cfg *httpapi.Config) {
+			st := cfg.Store.(*faultStore).Store.(*sqlitestore.Store)
+			c := localcount.New(localcount.Config{Persister: st,
+				Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
+			t.Cleanup(func() { c.Close() })
+			cfg.Counters = c
+		})
+	})
 }
 
 // caller makes an Enterprise account with roomy limits and the credits.

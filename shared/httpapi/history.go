@@ -1,10 +1,14 @@
 package httpapi
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -29,6 +33,9 @@ type pagination struct {
 	Limit   int  `json:"limit"`
 	Skip    int  `json:"skip"`
 	HasMore bool `json:"hasMore"`
+	// NextCursor, sent back as cursor, gets the next page at the cost
+	// of the first, however deep; absent on the last page.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // historyItem is one task of the history. APIKey is the name label of the
@@ -70,14 +77,35 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		status = s
 	}
 
-	tasks, total, err := a.svc.History(r.Context(), *c, store.TaskQuery{Status: status, Skip: skip, Limit: limit})
+	var after store.TaskCursor
+	if vs, ok := q["cursor"]; ok {
+		cur, ok := parseCursor(vs[0])
+		if len(vs) > 1 || !ok {
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "cursor", Value: vs[0],
+				Message: "cursor must be a pagination.nextCursor this endpoint returned."}
+		}
+		after = cur
+	}
+
+	// One task more than the page tells whether another page follows,
+	// which a cursor's position in the total cannot.
+	tasks, total, err := a.svc.History(r.Context(), *c, store.TaskQuery{Status: status, After: after, Skip: skip, Limit: limit + 1})
 	if err != nil {
 		return err
+	}
+	more := len(tasks) > limit
+	tasks = tasks[:min(len(tasks), limit)]
+	hasMore := skip+len(tasks) < total
+	if !after.IsZero() {
+		hasMore = more
 	}
 	resp := historyResponse{
 		Success:    true,
 		Videos:     make([]historyItem, 0, len(tasks)),
-		Pagination: pagination{Total: total, Limit: limit, Skip: skip, HasMore: skip+len(tasks) < total},
+		Pagination: pagination{Total: total, Limit: limit, Skip: skip, HasMore: hasMore},
+	}
+	if more {
+		resp.Pagination.NextCursor = formatCursor(store.CursorOf(tasks[len(tasks)-1]))
 	}
 	for _, t := range tasks {
 		it := historyItem{
@@ -97,6 +125,29 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// A cursor is opaque to clients: base64url of "<createdAt unix ms>.<task
+// id>". It names a position, not a grant: the query stays the caller's
+// account's, so a forged one only moves within the caller's own history.
+func formatCursor(c store.TaskCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.CreatedAt.UnixMilli(), 10) + "." + c.ID))
+}
+
+// maxCursorID bounds the id in a cursor: task ids are far shorter.
+const maxCursorID = 64
+
+func parseCursor(s string) (store.TaskCursor, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return store.TaskCursor{}, false
+	}
+	msPart, id, ok := strings.Cut(string(raw), ".")
+	created, err := strconv.ParseInt(msPart, 10, 64)
+	if !ok || err != nil || created < 0 || id == "" || len(id) > maxCursorID || !utf8.ValidString(id) {
+		return store.TaskCursor{}, false
+	}
+	return store.TaskCursor{CreatedAt: time.UnixMilli(created).UTC(), ID: id}, true
 }
 
 // intParam reads an optional integer query parameter in [min, max] (max

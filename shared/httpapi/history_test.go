@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,54 @@ func TestHistory(t *testing.T) {
 	}
 }
 
+// TestHistoryCursor: following nextCursor walks the history once, newest
+// first, with or without a status; hasMore and nextCursor agree, and the
+// last page has no cursor. A cursor from a skip page works too.
+func TestHistoryCursor(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.caller(10000)
+	ids := tasksInEveryState(t, e, c.Key)
+	newestFirst := []string{ids["failed"], ids["partial"], ids["completed"], ids["processing"], ids["pending"]}
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"limit=2", newestFirst},
+		{"limit=1&status=completed", []string{ids["partial"], ids["completed"]}},
+		{"limit=2&skip=1", newestFirst[1:]},
+		{"limit=5", newestFirst},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			var got []string
+			path := "/api/gen/history?" + tt.query
+			for pages := 0; pages <= len(tt.want); pages++ {
+				r := e.get(path, c.Key)
+				if r.status != 200 {
+					t.Fatalf("%s: status %d (%s)", path, r.status, r.raw)
+				}
+				for _, v := range list(t, r.body, "videos") {
+					got = append(got, v.(map[string]any)["taskId"].(string))
+				}
+				p := obj(t, r.body, "pagination")
+				next, _ := p["nextCursor"].(string)
+				if (next != "") != (p["hasMore"] == true) {
+					t.Errorf("%s: hasMore %v with nextCursor %q", path, p["hasMore"], next)
+				}
+				if next == "" {
+					break
+				}
+				// Skip applies to the first page only: the cursor is
+				// already past what it skipped.
+				q := strings.Replace(tt.query, "&skip=1", "", 1)
+				path = "/api/gen/history?" + q + "&cursor=" + next
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("pages walk %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestHistoryRejected(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.caller(1000)
@@ -113,6 +162,11 @@ func TestHistoryRejected(t *testing.T) {
 		{"status=Completed", "status", "Completed"},
 		{"status=", "status", ""},
 		{"limit=10&skip=0&status=running", "status", "running"},
+		{"cursor=", "cursor", ""},
+		{"cursor=not*base64", "cursor", "not*base64"},
+		{"cursor=" + base64.RawURLEncoding.EncodeToString([]byte("no-dot")), "cursor", base64.RawURLEncoding.EncodeToString([]byte("no-dot"))},
+		{"cursor=" + base64.RawURLEncoding.EncodeToString([]byte("x.task")), "cursor", base64.RawURLEncoding.EncodeToString([]byte("x.task"))},
+		{"cursor=" + base64.RawURLEncoding.EncodeToString([]byte("12.")), "cursor", base64.RawURLEncoding.EncodeToString([]byte("12."))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

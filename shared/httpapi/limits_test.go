@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -43,8 +44,10 @@ func want429(t *testing.T, r response, code string, limit, reset, retryAfter int
 	}
 }
 
-func TestRequestsPerMinute(t *testing.T) {
-	e := newEnv(t, nil)
+func TestRequestsPerMinute(t *testing.T) { eachCounting(t, testRequestsPerMinute) }
+
+func testRequestsPerMinute(t *testing.T, counting func(*httpapi.Config)) {
+	e := newEnv(t, counting)
 	e.Clock.Advance(15 * time.Second)
 	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 2})
 	reset := httpapitest.Epoch.Add(time.Minute).Unix()
@@ -73,8 +76,10 @@ func TestRequestsPerMinute(t *testing.T) {
 	}
 }
 
-func TestRequestsPerDay(t *testing.T) {
-	e := newEnv(t, nil)
+func TestRequestsPerDay(t *testing.T) { eachCounting(t, testRequestsPerDay) }
+
+func testRequestsPerDay(t *testing.T, counting func(*httpapi.Config)) {
+	e := newEnv(t, counting)
 	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 2})
 	e.get("/api/gen/models", c.Key)
 	e.Clock.Advance(time.Hour) // another minute window, the same day

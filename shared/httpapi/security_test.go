@@ -221,7 +221,11 @@ func checkBurst(t *testing.T, who string, rs []response, limit int, window time.
 // headers. The budget is the key's: a second key of the same account has
 // its own 60, after the first spent its own and when both burst together.
 func TestRequestLimitUnderConcurrency(t *testing.T) {
-	e := newEnv(t, nil)
+	eachCounting(t, testRequestLimitUnderConcurrency)
+}
+
+func testRequestLimitUnderConcurrency(t *testing.T, counting func(*httpapi.Config)) {
+	e := newEnv(t, counting)
 	first := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.Limits{})
 	second := apikey.New()
 	k := store.Key{ID: apikey.NewID(), Hash: apikey.Hash(second), AccountID: first.AccountID, Name: "second",

@@ -55,15 +55,15 @@ type Quota struct {
 }
 
 // CountRequest counts the request in the key's minute and day windows, in
-// one store.Take: both or neither. It returns the minute window as the
-// request left it. When a window is exhausted nothing is taken, the error
-// is the store's *store.LimitError naming it, and Remaining is 0: no
-// request is accepted before that window ends.
+// one Take of Config.Counters: both or neither. It returns the minute
+// window as the request left it. When a window is exhausted nothing is
+// taken, the error is the *store.LimitError naming it, and Remaining is
+// 0: no request is accepted before that window ends.
 func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
 	minute := counters[0]
 	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt}
-	used, err := s.cfg.Store.Take(ctx, counters, c.Now)
+	used, err := s.cfg.Counters.Take(ctx, counters, c.Now)
 	var limit *store.LimitError
 	switch {
 	case errors.As(err, &limit):

@@ -31,6 +31,14 @@ type Store interface {
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
 
+// Counters counts a request's rate-limit windows with store.Store's Take
+// semantics: all or none, a *store.LimitError naming an exhausted one.
+// The store itself is one; the local stack counts in memory instead
+// (shared/localcount), so that a request writes nothing.
+type Counters interface {
+	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+}
+
 // Executions starts the workflow execution that generates a freshly
 // created task: Step Functions on AWS, the ASL interpreter locally.
 type Executions interface {
@@ -49,6 +57,8 @@ type Config struct {
 	Store      Store
 	Blobs      blob.Store
 	Executions Executions
+	// Counters counts requests (default Store).
+	Counters Counters
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -84,6 +94,9 @@ func New(cfg Config) *Service {
 		panic("service.New: Config.Blobs is nil")
 	case cfg.Executions == nil:
 		panic("service.New: Config.Executions is nil")
+	}
+	if cfg.Counters == nil {
+		cfg.Counters = cfg.Store
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -184,8 +184,30 @@ type Completion struct {
 // TaskQuery selects a page of an account's tasks, newest first.
 type TaskQuery struct {
 	Status task.Status // empty: every status
-	Skip   int
-	Limit  int
+	// After, when set, starts the page after that position: a page
+	// costs the same however deep into the history it is, where Skip
+	// steps over (and reads) every task it skips. Skip counts from
+	// After.
+	After TaskCursor
+	Skip  int
+	Limit int
+}
+
+// TaskCursor is a position in an account's history, newest first: the
+// task a page ended on (CursorOf). The stores order tasks by CreatedAt to
+// the millisecond, then by ID, both descending.
+type TaskCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// IsZero reports whether c is no position: the newest end.
+func (c TaskCursor) IsZero() bool { return c.ID == "" }
+
+// CursorOf is the position of t: a query After it lists the tasks older
+// than t.
+func CursorOf(t task.Task) TaskCursor {
+	return TaskCursor{CreatedAt: time.UnixMilli(t.CreatedAt.UnixMilli()).UTC(), ID: t.ID}
 }
 
 // Store is the contract of a storage backend.

@@ -43,7 +43,14 @@ type Function struct {
 	exited chan struct{}
 	log    *logtest.Buffer
 
-	events  chan invocation
+	events chan invocation
+	// started is when the process was started; ready is closed, and
+	// readyAt set, at its first Runtime API next call.
+	started   time.Time
+	ready     chan struct{}
+	readyAt   time.Time
+	readyOnce sync.Once
+
 	mu      sync.Mutex
 	waiting map[string]chan Result
 	seq     int
@@ -65,6 +72,7 @@ func StartFunction(t testing.TB, name, binary string, env []string) *Function {
 		log:     &logtest.Buffer{},
 		events:  make(chan invocation),
 		waiting: map[string]chan Result{},
+		ready:   make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", f.next)
@@ -80,6 +88,7 @@ func StartFunction(t testing.TB, name, binary string, env []string) *Function {
 		"AWS_LAMBDA_LOG_FORMAT=JSON",
 	)
 	f.cmd.Stdout, f.cmd.Stderr = f.log, f.log
+	f.started = time.Now()
 	if err := f.cmd.Start(); err != nil {
 		srv.Close()
 		t.Fatalf("start %s: %v", name, err)
@@ -151,7 +160,29 @@ func (f *Function) Exited(t testing.TB) string {
 	return ""
 }
 
+// Init waits for the process's first Runtime API next call and returns
+// the time from its start to that call: its init, which a client waits
+// for on a cold start. A process that exits first fails the test.
+func (f *Function) Init(t testing.TB) time.Duration {
+	t.Helper()
+	timeout := time.NewTimer(invokeTimeout)
+	defer timeout.Stop()
+	select {
+	case <-f.ready:
+		return f.readyAt.Sub(f.started)
+	case <-f.exited:
+		t.Fatalf("%s exited during its init (%v):\n%s", f.name, f.cmd.ProcessState, f.Log())
+	case <-timeout.C:
+		t.Fatalf("%s did not ask for an event within %v:\n%s", f.name, invokeTimeout, f.Log())
+	}
+	return 0
+}
+
 func (f *Function) next(w http.ResponseWriter, r *http.Request) {
+	f.readyOnce.Do(func() {
+		f.readyAt = time.Now()
+		close(f.ready)
+	})
 	select {
 	case inv := <-f.events:
 		h := w.Header()

@@ -17,6 +17,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/executions"
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 // ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.
@@ -61,6 +62,7 @@ func withReserve(next ProxyFunc) ProxyFunc {
 }
 
 // New returns the handler of one endpoint (httpapi.EndpointStatus, ...).
+// Status and download count no rate-limit window (gatewayLimited).
 // It needs GEN_BUCKET, GEN_STATE_MACHINE_ARN and GEN_SIGNER_SECRET_ARN.
 // GEN_MAX_IMAGE_BYTES bounds the images of one request together, because
 // the request as a whole must pass API Gateway and Lambda: first-last-frame
@@ -81,8 +83,13 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	if name == httpapi.EndpointFirstLastFrame {
 		perImage /= 2
 	}
+	var counters service.Counters // nil: the store counts
+	if gatewayLimited[name] {
+		counters = readOnlyCounters{windows: s.Store}
+	}
 	api := httpapi.New(httpapi.Config{
 		Store:             s.Store,
+		Counters:          counters,
 		Blobs:             blobs,
 		Executions:        st,
 		Logger:            s.Logger,

@@ -425,3 +425,30 @@ func TestTaskRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestCount: Count reads what Take counted, and 0 for a window that has
+// ended or was never taken.
+func TestCount(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	t0 := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	c := store.Counter{Key: "rl:m:k:1", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
+	for range 3 {
+		if _, err := s.Take(ctx, []store.Counter{c}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		c    store.Counter
+		at   time.Time
+		want int
+	}{
+		{c, t0.Add(time.Second), 3},
+		{c, c.ExpiresAt, 0},
+		{store.Counter{Key: "rl:m:never", Limit: 10, ExpiresAt: c.ExpiresAt}, t0, 0},
+	} {
+		if n, err := s.Count(ctx, tt.c, tt.at); err != nil || n != tt.want {
+			t.Errorf("Count(%s, %v) = %d, %v; want %d", tt.c.Key, tt.at, n, err, tt.want)
+		}
+	}
+}

@@ -237,3 +237,22 @@ func (s *Store) batchGet(ctx context.Context, keys map[string][]item) (map[strin
 	}
 	return items, nil
 }
+
+// Count returns the count of c's window at at, 0 when there is none or it
+// has ended, with one eventually consistent read: what a function that
+// leaves the counting to API Gateway's usage plan reports in its
+// X-RateLimit headers.
+func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+	op := "read counter " + c.Key
+	if err := s.check(op); err != nil {
+		return 0, err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.t.Counters, Key: counterKey(c.Key)})
+	if err != nil {
+		return 0, dbErr(op, err)
+	}
+	if w := readWindow(out.Item); w.Open(at) {
+		return w.Count, nil
+	}
+	return 0, nil
+}

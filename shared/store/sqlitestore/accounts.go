@@ -18,7 +18,7 @@ func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
 		return fmt.Errorf("create account %s: negative opening balance %d", a.ID, a.Credits)
 	}
 	op := "create account " + a.ID
-	return s.write(ctx, op, func(tx *sql.Tx) error {
+	return s.write(ctx, op, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO accounts (id, credits, in_flight, created_at) VALUES (?, ?, 0, ?)`,
 			a.ID, a.Credits, ms(a.CreatedAt))
@@ -43,7 +43,7 @@ func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
 func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
 	var a store.Account
 	op := "read account " + id
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		var created int64
 		err := tx.QueryRowContext(ctx,
 			`SELECT id, credits, in_flight, created_at FROM accounts WHERE id = ?`, id).
@@ -67,7 +67,7 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 	}
 	var balance int64
 	op := fmt.Sprintf("grant %d credits to %s", amount, accountID)
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		err := tx.QueryRowContext(ctx,
 			`UPDATE accounts SET credits = credits + ? WHERE id = ? RETURNING credits`,
 			amount, accountID).Scan(&balance)
@@ -88,7 +88,7 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 }
 
 // addEntry appends e to the ledger.
-func addEntry(ctx context.Context, tx *sql.Tx, e store.LedgerEntry) error {
+func addEntry(ctx context.Context, tx *txn, e store.LedgerEntry) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO ledger (account_id, task_id, kind, amount, balance, at, note)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -103,7 +103,7 @@ func addEntry(ctx context.Context, tx *sql.Tx, e store.LedgerEntry) error {
 func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
 	var entries []store.LedgerEntry
 	op := "read ledger of " + accountID
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, accountID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -141,7 +141,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 // not.
 func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 	op := fmt.Sprintf("create key %s for %s", k.ID, k.AccountID)
-	return s.write(ctx, op, func(tx *sql.Tx) error {
+	return s.write(ctx, op, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO api_keys (id, hash, account_id, name, tier,
 				requests_per_minute, requests_per_day, starts_per_minute, max_in_flight,
@@ -179,11 +179,17 @@ func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 }
 
 // KeyByHash implements store.Store.
+// A key found is answered from memory for up to KeyCacheTTL after.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
+	now := s.clock()
+	if k, ok := s.keys.get(hash, now); ok && !s.closed.Load() {
+		return k, nil
+	}
+	gen := s.keys.generation()
 	var k store.Key
 	// Never put the hash in an error: it identifies a secret.
 	op := "read key by hash"
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		var err error
 		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -194,6 +200,9 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.keys.put(k, gen, now)
+	}
 	return k, err
 }
 
@@ -208,7 +217,7 @@ func (s *Store) Keys(ctx context.Context, accountID string) ([]store.Key, error)
 		query = `SELECT ` + keyColumns + ` FROM api_keys ORDER BY created_at, id`
 		args = nil
 	}
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return dbErr(op, err)
@@ -230,10 +239,15 @@ func (s *Store) Keys(ctx context.Context, accountID string) ([]store.Key, error)
 }
 
 // RevokeKey implements store.Store. Revoking a revoked key changes nothing:
-// it keeps the time it was first revoked.
+// it keeps the time it was first revoked. The key is forgotten by
+// KeyByHash's cache before this returns.
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	op := "revoke key " + id
-	return s.write(ctx, op, func(tx *sql.Tx) error {
+	// Forget before and after: a KeyByHash that read the key before the
+	// update cannot cache it, and none answers it from memory after.
+	s.keys.forget(id)
+	defer s.keys.forget(id)
+	return s.write(ctx, op, func(tx *txn) error {
 		var one int
 		err := tx.QueryRowContext(ctx,
 			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING 1`,

@@ -28,7 +28,7 @@ func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time
 		keys[i] = c.Key
 	}
 	op := "take " + strings.Join(keys, ", ")
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		if err := prune(ctx, tx, at); err != nil {
 			return dbErr(op, err)
 		}
@@ -49,7 +49,7 @@ func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time
 
 // prune deletes a few counters whose window ended, so that the table holds
 // about the windows still open rather than every window there ever was.
-func prune(ctx context.Context, tx *sql.Tx, at time.Time) error {
+func prune(ctx context.Context, tx *txn, at time.Time) error {
 	_, err := tx.ExecContext(ctx,
 		`DELETE FROM counters WHERE key IN
 			(SELECT key FROM counters WHERE expires_at <= ? LIMIT ?)`,
@@ -62,7 +62,7 @@ func prune(ctx context.Context, tx *sql.Tx, at time.Time) error {
 
 // readWindow reads counter key's window as stored, open or not: the
 // zero lifecycle.Window when there is none.
-func readWindow(ctx context.Context, tx *sql.Tx, key string) (lifecycle.Window, error) {
+func readWindow(ctx context.Context, tx *txn, key string) (lifecycle.Window, error) {
 	var count int
 	var expires int64
 	err := tx.QueryRowContext(ctx,
@@ -77,7 +77,7 @@ func readWindow(ctx context.Context, tx *sql.Tx, key string) (lifecycle.Window, 
 }
 
 // putWindow writes the window a take of counter key leaves.
-func putWindow(ctx context.Context, tx *sql.Tx, key string, tk lifecycle.Taken) error {
+func putWindow(ctx context.Context, tx *txn, key string, tk lifecycle.Taken) error {
 	var err error
 	if tk.Fresh {
 		_, err = tx.ExecContext(ctx,
@@ -95,7 +95,7 @@ func putWindow(ctx context.Context, tx *sql.Tx, key string, tk lifecycle.Taken) 
 
 // take consumes one unit of c at time at, as lifecycle.Take decides, and
 // returns its new count, or a *store.LimitError if it is exhausted.
-func take(ctx context.Context, tx *sql.Tx, c store.Counter, at time.Time) (int, error) {
+func take(ctx context.Context, tx *txn, c store.Counter, at time.Time) (int, error) {
 	w, err := readWindow(ctx, tx, c.Key)
 	if err != nil {
 		return 0, dbErr("take "+c.Key, err)
@@ -108,4 +108,53 @@ func take(ctx context.Context, tx *sql.Tx, c store.Counter, at time.Time) (int, 
 		return 0, dbErr("take "+c.Key, err)
 	}
 	return tk.Window.Count, nil
+}
+
+// Count returns the count of c's window at at: 0 when there is none or it
+// has ended. It reads, so it never waits for the writer.
+func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+	var n int
+	op := "read counter " + c.Key
+	err := s.read(ctx, op, func(tx *txn) error {
+		w, err := readWindow(ctx, tx, c.Key)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if w.Open(at) {
+			n = w.Count
+		}
+		return nil
+	})
+	return n, err
+}
+
+// AddCounts adds n[i] units to counters[i], in one transaction, without
+// checking their limits: the caller already counted them against the
+// limits (in memory) and persists them in batches. A window that has
+// ended at at is started afresh with n[i]; one whose counter has itself
+// ended is skipped, since nothing will read it again.
+func (s *Store) AddCounts(ctx context.Context, counters []store.Counter, n []int, at time.Time) error {
+	if len(counters) != len(n) {
+		return fmt.Errorf("add counts: %d counters, %d counts", len(counters), len(n))
+	}
+	op := fmt.Sprintf("add counts to %d counters", len(counters))
+	return s.write(ctx, op, func(tx *txn) error {
+		for i, c := range counters {
+			if n[i] <= 0 || !c.ExpiresAt.After(at) {
+				continue
+			}
+			w, err := readWindow(ctx, tx, c.Key)
+			if err != nil {
+				return dbErr(op, err)
+			}
+			tk := lifecycle.Taken{Window: lifecycle.Window{Count: w.Count + n[i], Ends: w.Ends}}
+			if !w.Open(at) {
+				tk = lifecycle.Taken{Window: lifecycle.Window{Count: n[i], Ends: c.ExpiresAt}, Fresh: true}
+			}
+			if err := putWindow(ctx, tx, c.Key, tk); err != nil {
+				return dbErr(op, err)
+			}
+		}
+		return nil
+	})
 }

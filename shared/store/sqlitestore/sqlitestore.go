@@ -43,9 +43,22 @@ const busyTimeout = 5 * time.Second
 // they see the last committed state without blocking the writer or each
 // other.
 type Store struct {
-	wr     *sql.DB
-	rd     *sql.DB
-	closed atomic.Bool
+	wr *sql.DB
+	rd *sql.DB
+	// The statements prepared on each pool (stmts.go).
+	wrStmts, rdStmts *stmtCache
+	closed           atomic.Bool
+	keys             keyCache
+	tasks            taskCache
+	// now is the caches' clock: time.Now unless a test sets it.
+	now func() time.Time
+}
+
+func (s *Store) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // Open opens (creating it if needed) the database at path and brings its
@@ -59,6 +72,12 @@ func Open(path string) (*Store, error) {
 	q.Set("_txlock", "immediate")
 	if !memory {
 		q.Set("_journal_mode", "WAL")
+		// In WAL mode NORMAL syncs at checkpoints, not at each commit: a
+		// commit survives the process crashing, and the file is never
+		// corrupted, but the last commits before a power cut or an OS
+		// crash may be lost (infra/docs/performance.md). FULL made every
+		// start wait for an fsync.
+		q.Set("_synchronous", "NORMAL")
 	}
 	wr, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
@@ -72,7 +91,8 @@ func Open(path string) (*Store, error) {
 		wr.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{wr: wr, rd: wr}
+	s := &Store{wr: wr, rd: wr, wrStmts: newStmtCache(wr)}
+	s.rdStmts = s.wrStmts
 	if memory {
 		// Another connection would open another, empty database.
 		return s, nil
@@ -87,7 +107,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	rd.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	s.rd = rd
+	s.rd, s.rdStmts = rd, newStmtCache(rd)
 	return s, nil
 }
 
@@ -110,23 +130,27 @@ func (s *Store) Close() error {
 // write runs fn in one IMMEDIATE transaction and commits it if fn returns
 // nil. fn returns business errors as they are and database errors through
 // dbErr.
-func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return s.inTx(ctx, s.wr, nil, op, fn)
 }
 
 // read runs fn in one read-only transaction, so that the statements in it
 // see a single snapshot.
-func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+func (s *Store) read(ctx context.Context, op string, fn func(tx *txn) error) error {
 	return s.inTx(ctx, s.rd, &sql.TxOptions{ReadOnly: true}, op, fn)
 }
 
-func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op string, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op string, fn func(tx *txn) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %w: database closed", op, store.ErrUnavailable)
 	}
-	tx, err := db.BeginTx(ctx, opts)
+	sqlTx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return dbErr(op, err)
+	}
+	tx := &txn{Tx: sqlTx, stmts: s.wrStmts}
+	if db != s.wr {
+		tx.stmts = s.rdStmts
 	}
 	defer tx.Rollback() // a no-op once committed
 	if err := fn(tx); err != nil {
@@ -134,6 +158,9 @@ func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op st
 	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(op, err)
+	}
+	if tx.stmts.wantsPreparing() {
+		tx.stmts.prepareWanted(ctx)
 	}
 	return nil
 }

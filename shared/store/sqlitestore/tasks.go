@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/genvideo/gen/shared/lifecycle"
@@ -27,7 +28,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 	}
 
 	var balance int64
-	err = s.write(ctx, op, func(tx *sql.Tx) error {
+	err = s.write(ctx, op, func(tx *txn) error {
 		found, err := findStart(ctx, tx, t, g)
 		if err != nil {
 			return dbErr(op, err)
@@ -72,7 +73,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 // findStart reads, inside tx, what lifecycle.Create decides the start of
 // t under g on. Before it reads the idempotency record it prunes a few
 // expired records, so that the table holds about a day of starts.
-func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
+func findStart(ctx context.Context, tx *txn, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
 	var f lifecycle.Found
 	var a store.Account
 	err := tx.QueryRowContext(ctx,
@@ -123,7 +124,7 @@ func findStart(ctx context.Context, tx *sql.Tx, t task.Task, g store.StartGuard)
 
 // putRecord writes the idempotency record r of the account's key, over
 // an expired or replaced record of the same key.
-func putRecord(ctx context.Context, tx *sql.Tx, accountID, key string, r lifecycle.Record) error {
+func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.Record) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO idempotency_keys (account_id, key, request_hash, task_id, expires_at, balance)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -218,7 +219,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 }
 
 // loadTask reads task id inside tx.
-func loadTask(ctx context.Context, tx *sql.Tx, op, id string) (task.Task, error) {
+func loadTask(ctx context.Context, tx *txn, op, id string) (task.Task, error) {
 	t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
@@ -230,14 +231,23 @@ func loadTask(ctx context.Context, tx *sql.Tx, op, id string) (task.Task, error)
 }
 
 // Task implements store.Store.
+// A task is answered from memory once read (taskCache, TaskCacheTTL).
 func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
+	now := s.clock()
+	if t, ok := s.tasks.get(id, now); ok && !s.closed.Load() {
+		return t, nil
+	}
+	gen := s.tasks.generation(id)
 	var t task.Task
 	op := "read task " + id
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		var err error
 		t, err = loadTask(ctx, tx, op, id)
 		return err
 	})
+	if err == nil {
+		s.tasks.put(t, gen, now)
+	}
 	return t, err
 }
 
@@ -253,16 +263,23 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
+	// The page starts after the cursor by the history index's order, so
+	// SQLite seeks to it instead of stepping over what came before.
+	page, pageArgs := where, slices.Clone(args)
+	if !q.After.IsZero() {
+		page += ` AND (created_at, id) < (?, ?)`
+		pageArgs = append(pageArgs, ms(q.After.CreatedAt), q.After.ID)
+	}
 	var tasks []task.Task
 	var total int
 	op := "list tasks of " + accountID
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE `+where, args...).Scan(&total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE `+where+`
+		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE `+page+`
 			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-			append(args, limit, max(q.Skip, 0))...)
+			append(pageArgs, limit, max(q.Skip, 0))...)
 		if err != nil {
 			return dbErr(op, err)
 		}
@@ -282,7 +299,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 func (s *Store) Unfinished(ctx context.Context) ([]task.Task, error) {
 	var tasks []task.Task
 	op := "list unfinished tasks"
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks
 			WHERE status IN ('pending', 'processing') ORDER BY created_at, id`)
 		if err != nil {
@@ -315,9 +332,13 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 
 // StartProcessing implements store.Store.
 func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+	// Forget before and after: a Task that read the task before the
+	// change cannot cache it, and none answers it from memory after.
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	var t task.Task
 	op := "start processing " + id
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		var err error
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
@@ -344,7 +365,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
 	var t task.Task
 	what := "set operation of " + id
-	err := s.write(ctx, what, func(tx *sql.Tx) error {
+	err := s.write(ctx, what, func(tx *txn) error {
 		var err error
 		if t, err = loadTask(ctx, tx, what, id); err != nil {
 			return err
@@ -373,7 +394,7 @@ func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, err
 func finish[A any](ctx context.Context, s *Store, op, id string,
 	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
 	var t task.Task
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *txn) error {
 		var err error
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
@@ -424,11 +445,15 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 // Complete implements store.Store. On a failed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
 // it is with store.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }

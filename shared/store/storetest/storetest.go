@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"CreateTaskStartsCounter", testCreateTaskStartsCounter},
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
+		{"TasksCursor", testTasksCursor},
 		{"StartProcessing", testStartProcessing},
 		{"SetOperation", testSetOperation},
 		{"Complete", testComplete},

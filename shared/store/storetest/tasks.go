@@ -590,3 +590,83 @@ func testSetOperation(t *testing.T, s store.Store) {
 		t.Errorf("SetOperation of an unknown task = %v, want ErrNotFound", err)
 	}
 }
+
+// testTasksCursor: paging with After walks the whole history once, newest
+// first, ties within a millisecond included, with or without a status;
+// Skip counts from the cursor; a cursor whose task is gone still works.
+func testTasksCursor(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 10000)
+	mustAccount(t, s, "acct-b", 10000)
+	var all []task.Task
+	for i := range 11 {
+		// Pairs share a millisecond, so the id decides within them.
+		c := at(time.Duration(i/2) * time.Second)
+		tk := newTask("acct-a", taskID(c, fmt.Sprintf("cursor%04d", i)), 10, c)
+		mustCreate(t, s, tk)
+		all = append(all, tk)
+	}
+	mustCreate(t, s, newTask("acct-b", taskID(at(time.Second), "otheracct0"), 10, at(time.Second)))
+	for _, tk := range all[:4] {
+		if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newestFirst := func(ts []task.Task) []string {
+		ts = slices.Clone(ts)
+		sort.Slice(ts, func(i, j int) bool {
+			if a, b := ts[i].CreatedAt.UnixMilli(), ts[j].CreatedAt.UnixMilli(); a != b {
+				return a > b
+			}
+			return ts[i].ID > ts[j].ID
+		})
+		return ids(ts)
+	}
+
+	for _, tt := range []struct {
+		status task.Status
+		want   []string
+	}{
+		{"", newestFirst(all)},
+		{task.Failed, newestFirst(all[:4])},
+		{task.Pending, newestFirst(all[4:])},
+	} {
+		var got []string
+		var after store.TaskCursor
+		for pages := 0; ; pages++ {
+			if pages > len(tt.want) {
+				t.Fatalf("status %q: paging does not end: %v", tt.status, got)
+			}
+			page, total, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: tt.status, After: after, Limit: 3})
+			if err != nil {
+				t.Fatalf("Tasks(status %q, after %+v): %v", tt.status, after, err)
+			}
+			if total != len(tt.want) {
+				t.Errorf("status %q: total %d, want %d on every page", tt.status, total, len(tt.want))
+			}
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, ids(page)...)
+			after = store.CursorOf(page[len(page)-1])
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("status %q: pages walk %v, want %v", tt.status, got, tt.want)
+		}
+	}
+
+	order := newestFirst(all)
+	// Skip counts from the cursor.
+	page, _, err := s.Tasks(ctx, "acct-a", store.TaskQuery{After: store.CursorOf(mustTask(t, s, order[2])), Skip: 2, Limit: 2})
+	if err != nil || !slices.Equal(ids(page), order[5:7]) {
+		t.Errorf("after order[2], skip 2, limit 2 = %v, %v; want %v", ids(page), err, order[5:7])
+	}
+	// A cursor is a position, not a task: one between two tasks, or of
+	// a task that does not exist, resumes where it falls.
+	gone := store.CursorOf(mustTask(t, s, order[4]))
+	gone.ID += "~"
+	page, _, err = s.Tasks(ctx, "acct-a", store.TaskQuery{After: gone, Limit: 2})
+	if err != nil || !slices.Equal(ids(page), order[4:6]) {
+		t.Errorf("after a position just above order[4] = %v, %v; want %v", ids(page), err, order[4:6])
+	}
+}

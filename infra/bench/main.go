@@ -1,0 +1,93 @@
+// Command bench measures the local service where clients wait, next to a
+// bare net/http server on the same machine in the same run: status
+// polling, starts, history pages of an account with 10,000 tasks (on
+// SQLite through the server, and on DynamoDB Local through the store),
+// models; then the endpoint Lambdas' sizes and init times. It prints one
+// table; `make bench` runs it. Nothing here is a test: no figure is
+// asserted, the table is read by people (infra/docs/performance.md).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// startPattern is the route of the start workload.
+const startPattern = "POST /api/gen/text-to-video"
+
+type config struct {
+	conns     int
+	duration  time.Duration
+	warm      time.Duration
+	rounds    int
+	generator string
+	latency   time.Duration
+	tasks     int
+	dynamo    bool
+	lambdas   bool
+	keep      bool
+	only      string
+	profile   string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.conns, "conns", 64, "connections of each load")
+	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "how long each load is measured, per server")
+	flag.DurationVar(&cfg.warm, "warm", 500*time.Millisecond, "warm-up before each measure")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "turns of bare server and service each load is split in")
+	flag.StringVar(&cfg.generator, "generator", "remote",
+		"what generates the videos of the starts: remote (the bench's stand-in for a provider's API: no local CPU) or ffmpeg (the local renderer)")
+	flag.DurationVar(&cfg.latency, "latency", 5*time.Second, "how long the remote generator takes for a generation")
+	flag.IntVar(&cfg.tasks, "tasks", 10000, "tasks of the history account")
+	flag.BoolVar(&cfg.dynamo, "dynamodb", true, "also measure history pages on DynamoDB Local")
+	flag.BoolVar(&cfg.lambdas, "lambdas", true, "also measure the endpoint Lambdas' size and init")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directory")
+	flag.StringVar(&cfg.only, "only", "", "run only the HTTP workloads whose name contains this")
+	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the HTTP loads to this file")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	host, _ := os.Hostname()
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(out, "gen bench: %s, %s/%s, %d CPUs (GOMAXPROCS %d), %s, load average %s\n%d connections, %v per load and server in %d turns (each after %v warm-up), generator %s (latency %v)\n\n",
+		host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), strings.TrimSpace(string(load)),
+		cfg.conns, cfg.duration, cfg.rounds, cfg.warm, cfg.generator, cfg.latency)
+
+	b, err := setUp(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := b.http(ctx, out); err != nil {
+		return err
+	}
+	if cfg.dynamo {
+		if err := dynamoHistory(ctx, cfg, out); err != nil {
+			return err
+		}
+	}
+	if cfg.lambdas {
+		if err := lambdas(ctx, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

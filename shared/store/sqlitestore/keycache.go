@@ -1,0 +1,83 @@
+package sqlitestore
+
+import (
+	"sync"
+	"time"
+
+	"github.com/genvideo/gen/shared/store"
+)
+
+// KeyCacheTTL is how long KeyByHash answers a key it has read from memory.
+// A revocation through this Store forgets the key at once; one made by
+// another process on the same file (genctl keys revoke) is seen within
+// KeyCacheTTL, because no cached answer outlives it.
+const KeyCacheTTL = time.Second
+
+// keyCacheMax bounds the entries kept before expired ones are dropped.
+const keyCacheMax = 4096
+
+// keyCache holds the keys KeyByHash found, by hash. Misses are never
+// cached, so that a key created by another process works at once.
+type keyCache struct {
+	mu     sync.Mutex
+	byHash map[string]cachedKey
+	// gen counts invalidations: a read that began before one must not
+	// put what it read into the cache, or a revocation racing with it
+	// would be forgotten for a whole TTL.
+	gen uint64
+}
+
+type cachedKey struct {
+	key   store.Key
+	until time.Time
+}
+
+func (c *keyCache) get(hash string, now time.Time) (store.Key, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byHash[hash]
+	if !ok || !now.Before(e.until) {
+		return store.Key{}, false
+	}
+	return e.key, true
+}
+
+// generation is read before a database read whose result put may cache.
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+func (c *keyCache) put(k store.Key, gen uint64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.byHash == nil {
+		c.byHash = map[string]cachedKey{}
+	}
+	if len(c.byHash) >= keyCacheMax {
+		for h, e := range c.byHash {
+			if !now.Before(e.until) {
+				delete(c.byHash, h)
+			}
+		}
+	}
+	if len(c.byHash) < keyCacheMax {
+		c.byHash[k.Hash] = cachedKey{key: k, until: now.Add(KeyCacheTTL)}
+	}
+}
+
+// forget drops key id and stops reads in progress from caching it.
+func (c *keyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for h, e := range c.byHash {
+		if e.key.ID == id {
+			delete(c.byHash, h)
+		}
+	}
+}

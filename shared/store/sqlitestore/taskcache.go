@@ -1,0 +1,106 @@
+package sqlitestore
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/genvideo/gen/shared/task"
+)
+
+// TaskCacheTTL is how long Task answers a pending or processing task it
+// has read from memory. Every change this Store makes to a task forgets it
+// at once, and on the local stack every change is made by the server's
+// Store (the workflow and the sweeper run in it); a change made by another
+// process on the same file is seen within TaskCacheTTL. A finished task
+// never changes (store.Store's contract: Complete and Fail refuse the
+// other terminal state and change nothing on their own), so it is kept
+// until the cache is full.
+const TaskCacheTTL = time.Second
+
+// taskCacheMax bounds the tasks kept in memory; past it the cache starts
+// again empty, which costs one read per task polled.
+const taskCacheMax = 10000
+
+// taskStripes spread the invalidation counters, so that a write to one
+// task rarely stops another's read from being cached.
+const taskStripes = 256
+
+// taskCache holds the tasks Task read, so that status polling reads no
+// database. Misses are never cached.
+type taskCache struct {
+	mu   sync.Mutex
+	byID map[string]cachedTask
+	// gens counts the changes to the tasks of each stripe: a read that
+	// began before one must not cache what it read.
+	gens [taskStripes]uint64
+	seed maphash.Seed
+	once sync.Once
+}
+
+type cachedTask struct {
+	t     task.Task
+	until time.Time // zero: a finished task, kept for good
+}
+
+func (c *taskCache) stripe(id string) int {
+	c.once.Do(func() { c.seed = maphash.MakeSeed() })
+	return int(maphash.String(c.seed, id) % taskStripes)
+}
+
+func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
+	c.mu.Lock()
+	e, ok := c.byID[id]
+	c.mu.Unlock()
+	if !ok || (!e.until.IsZero() && !now.Before(e.until)) {
+		return task.Task{}, false
+	}
+	return cloneTask(e.t), true
+}
+
+// generation is read before a database read whose result put may cache.
+func (c *taskCache) generation(id string) uint64 {
+	i := c.stripe(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens[i]
+}
+
+func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {
+	e := cachedTask{t: cloneTask(t)}
+	if !t.Status.Terminal() {
+		e.until = now.Add(TaskCacheTTL)
+	}
+	i := c.stripe(t.ID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gens[i] != gen {
+		return
+	}
+	if c.byID == nil || len(c.byID) >= taskCacheMax {
+		c.byID = map[string]cachedTask{}
+	}
+	c.byID[t.ID] = e
+}
+
+// forget drops task id and stops reads in progress from caching it.
+func (c *taskCache) forget(id string) {
+	i := c.stripe(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gens[i]++
+	delete(c.byID, id)
+}
+
+// cloneTask copies t's slices and pointers, so that no caller shares the
+// cache's.
+func cloneTask(t task.Task) task.Task {
+	t.Inputs = slices.Clone(t.Inputs)
+	t.Videos = slices.Clone(t.Videos)
+	if t.Failure != nil {
+		f := *t.Failure
+		t.Failure = &f
+	}
+	return t
+}
