@@ -363,6 +363,9 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 
 // SetOperation implements store.Store.
 func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
+	// Forget before and after, as every change does (StartProcessing).
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
 	var t task.Task
 	what := "set operation of " + id
 	err := s.write(ctx, what, func(tx *txn) error {
