@@ -36,7 +36,9 @@ func TestServeProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the server process of TestCrashLeftoversAreCleaned")
 	}
-	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, SweepInterval: time.Hour, RenderConcurrency: 1}
+	// Fault injection holds the generation in its work directory
+	// ([slow:N]) while the test kills the process.
+	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, SweepInterval: time.Hour, RenderConcurrency: 1, FaultInjection: true}
 	if err := Serve(context.Background(), cfg, os.Stdout); err != nil {
 		t.Fatal(err)
 	}
