@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/genvideo/gen/shared/imagecheck"
@@ -87,7 +87,7 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 		if name == "" {
 			return up, badRequest("", "Every part of the form needs a name.")
 		}
-		if isOneOf(name, roles) {
+		if slices.Contains(roles, name) {
 			if _, dup := up.input(name); dup {
 				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
 			}
@@ -113,25 +113,6 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 	}
 }
 
-// Image types, recognised by their first bytes.
-var (
-	jpegMagic = []byte{0xFF, 0xD8, 0xFF}
-	pngMagic  = []byte{0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A}
-)
-
-// sniff returns the type and file extension of an image from its first
-// bytes, or "" when it is neither JPEG nor PNG. The declared type and
-// the file name are not trusted.
-func sniff(head []byte) (mimeType, ext string) {
-	switch {
-	case bytes.HasPrefix(head, jpegMagic):
-		return "image/jpeg", "jpg"
-	case bytes.HasPrefix(head, pngMagic):
-		return "image/png", "png"
-	}
-	return "", ""
-}
-
 // putImage streams one file part into blob storage through a counter that
 // stops it past MaxImageBytes, so that an oversized image is refused while
 // it arrives, never buffered whole, and through imagecheck, so that what
@@ -140,7 +121,7 @@ func sniff(head []byte) (mimeType, ext string) {
 // bytes. It returns the stored input and the hex SHA-256 of its bytes.
 func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, string, error) {
 	br := bufio.NewReaderSize(p, 512)
-	head, err := br.Peek(len(pngMagic))
+	head, err := br.Peek(imagecheck.SignatureLen)
 	if err != nil && err != io.EOF {
 		return task.Input{}, "", a.bodyError(err, role)
 	}
@@ -148,7 +129,7 @@ func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) 
 		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
 			Message: fmt.Sprintf("The file field %q is empty.", role)}
 	}
-	mimeType, ext := sniff(head)
+	mimeType, ext := imagecheck.Sniff(head)
 	if mimeType == "" {
 		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: role,
 			Message: fmt.Sprintf("The file field %q must be a JPEG or PNG image.", role)}
@@ -269,12 +250,3 @@ func (a *API) deleteInputs(ctx context.Context, inputs []task.Input) {
 }
 
 func (a *API) deleteBlob(ctx context.Context, key string) { a.svc.DeleteBlob(ctx, key) }
-
-func isOneOf(s string, list []string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

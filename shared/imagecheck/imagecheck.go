@@ -144,3 +144,20 @@ func canvas(w, h, maxSide int) *Error {
 	}
 	return nil
 }
+
+// SignatureLen is how many first bytes Sniff needs.
+const SignatureLen = len(pngSignature)
+
+// Sniff returns the type and file extension an image's first bytes
+// announce, or "" when they are neither a JPEG's nor a PNG's. It decides
+// only where an upload is stored and under which type; whether the bytes
+// are one whole image is the Checker's verdict.
+func Sniff(head []byte) (mimeType, ext string) {
+	switch {
+	case strings.HasPrefix(string(head), jpegStart):
+		return JPEG, "jpg"
+	case strings.HasPrefix(string(head), pngSignature):
+		return PNG, "png"
+	}
+	return "", ""
+}

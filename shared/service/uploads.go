@@ -2,7 +2,6 @@ package service
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,7 +99,7 @@ func (s *Service) CreateUpload(ctx context.Context, c Caller, contentType string
 		return Upload{}, &UploadError{Problem: UploadUnavailable, Message: "This deployment takes images in the start request only."}
 	}
 	ct := strings.ToLower(strings.TrimSpace(contentType))
-	if !isOneOfStrings(ct, uploadTypes) {
+	if !slices.Contains(uploadTypes, ct) {
 		return Upload{}, &UploadError{Problem: UploadBadType, Field: "contentType",
 			Message: fmt.Sprintf("contentType must be one of %s.", strings.Join(uploadTypes, ", "))}
 	}
@@ -143,8 +143,8 @@ func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, 
 	}
 	defer rc.Close()
 	br := bufio.NewReader(rc)
-	head, _ := br.Peek(8)
-	mimeType, ext := sniffImage(head)
+	head, _ := br.Peek(imagecheck.SignatureLen)
+	mimeType, ext := imagecheck.Sniff(head)
 	if mimeType == "" {
 		s.DeleteBlob(ctx, src)
 		return task.Input{}, "", &UploadError{Problem: UploadNotImage, Field: field,
@@ -188,25 +188,4 @@ func (s *Service) imageProblem(field, id string, err error) *UploadError {
 	}
 	return &UploadError{Problem: UploadNotImage, Field: field,
 		Message: fmt.Sprintf("The upload %q is not a whole JPEG or PNG image: %s.", id, ie.Reason)}
-}
-
-// sniffImage is the type and file extension of an image by its first
-// bytes, or "".
-func sniffImage(head []byte) (mimeType, ext string) {
-	switch {
-	case bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}):
-		return "image/jpeg", "jpg"
-	case bytes.HasPrefix(head, []byte{0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A}):
-		return "image/png", "png"
-	}
-	return "", ""
-}
-
-func isOneOfStrings(s string, list []string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
