@@ -130,3 +130,13 @@ func PastDeadline(t task.Task, at time.Time) bool { return PastGrace(t, at, 0) }
 func PastGrace(t task.Task, at time.Time, grace time.Duration) bool {
 	return !t.Deadline.IsZero() && at.After(t.Deadline.Add(grace))
 }
+
+// Delete decides whether t may be deleted: only a terminal task may,
+// since one pending or processing still holds credits and a workflow
+// that would write to it. Anything else is store.ErrNotFinished.
+func Delete(t task.Task) error {
+	if !t.Status.Terminal() {
+		return fmt.Errorf("delete task %s: it is %s: %w", t.ID, t.Status, store.ErrNotFinished)
+	}
+	return nil
+}

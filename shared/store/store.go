@@ -30,6 +30,9 @@ var (
 	// ErrUnavailable wraps failures of the backend itself (it is down,
 	// timing out, throttling), which the API answers with 503.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrNotFinished: the task is still pending or processing, which
+	// DeleteTask refuses (a task is deleted once it is terminal).
+	ErrNotFinished = errors.New("task not finished")
 )
 
 // InsufficientCreditsError: the account cannot pay for the task.
@@ -125,6 +128,19 @@ type LedgerEntry struct {
 	Balance   int64 // the balance after this entry
 	At        time.Time
 	Note      string
+	// Seq is the entry's position: a later entry of the account has a
+	// larger one. Ledger and LedgerPage set it; LedgerQuery.Before takes
+	// it. Its values are the store's own (not necessarily 1, 2, 3...).
+	Seq int64
+}
+
+// LedgerQuery selects a page of an account's ledger, newest first.
+type LedgerQuery struct {
+	// Before, when positive, starts the page at the entry before the one
+	// whose Seq it is; 0 starts at the newest entry.
+	Before int64
+	// Limit bounds the page; 0 or less means no bound.
+	Limit int
 }
 
 // Counter is one fixed rate-limit window: at most Limit units under Key
@@ -285,6 +301,21 @@ type Store interface {
 	// refunded), all at once: a task is refunded exactly once. On a failed
 	// task it changes nothing; on a completed one it returns ErrTerminal.
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
+
+	// LedgerPage returns a page of the account's ledger, newest first,
+	// with Seq set; store.ErrNotFound when there is no such account.
+	LedgerPage(ctx context.Context, accountID string, q LedgerQuery) ([]LedgerEntry, error)
+	// Held is the credits the account's tasks pending or processing hold:
+	// the sum of what they were charged, less anything already refunded.
+	// It is 0 for an account without such tasks, or without tasks at all.
+	Held(ctx context.Context, accountID string) (int64, error)
+	// DeleteTask removes a terminal task (lifecycle.Delete) and returns
+	// it as it was, so that the caller can remove its blobs. Its ledger
+	// entries and its idempotency record stay: money history is never
+	// deleted, and a replay of its start must not start (and charge) it
+	// again. A task pending or processing is ErrNotFinished and stays;
+	// an unknown one is ErrNotFound.
+	DeleteTask(ctx context.Context, id string) (task.Task, error)
 
 	Close() error
 }

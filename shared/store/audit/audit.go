@@ -30,8 +30,10 @@ type Books interface {
 //   - each task has exactly one charge, of its CreditsCost, and at most one
 //     refund, which is its CreditsRefunded; a failed task was refunded all
 //     it was charged, a task not yet terminal nothing;
-//   - every charge and refund belongs to one of its tasks, every grant to
-//     none.
+//   - every grant belongs to no task, every charge and refund to one of
+//     its tasks or to a task it deleted (store.DeleteTask keeps a deleted
+//     task's entries): such a task, necessarily finished, has exactly one
+//     charge and at most one refund, no larger than the charge.
 //
 // Call it when no change to the account is under way. The error reports a
 // store that could not be read.
@@ -139,8 +141,23 @@ func Account(ctx context.Context, s Books, accountID string) ([]string, error) {
 		if e.Kind == store.EntryGrant {
 			continue
 		}
-		if _, ok := byID[e.TaskID]; !ok {
-			errorf("account %s: %s entry %d names task %q, not one of the account's", accountID, e.Kind, i, e.TaskID)
+		if _, ok := byID[e.TaskID]; ok {
+			continue
+		}
+		// A deleted task: its entries must still balance on their own.
+		if e.Kind == store.EntryCharge && len(charges[e.TaskID]) == 1 {
+			c, r := charges[e.TaskID][0], refunds[e.TaskID]
+			switch {
+			case len(r) > 1:
+				errorf("deleted task %s: %d refund entries, want at most one", e.TaskID, len(r))
+			case len(r) == 1 && r[0].Amount > -c.Amount:
+				errorf("deleted task %s: refunded %d, more than its charge %d", e.TaskID, r[0].Amount, -c.Amount)
+			}
+			continue
+		}
+		if len(charges[e.TaskID]) != 1 {
+			errorf("account %s: %s entry %d names task %q, neither one of the account's nor a deleted one charged once",
+				accountID, e.Kind, i, e.TaskID)
 		}
 	}
 	return problems, nil

@@ -86,6 +86,7 @@ func decodeEntry(it item) store.LedgerEntry {
 		Balance:   getN(it, "balance"),
 		At:        getTime(it, "at"),
 		Note:      getS(it, "note"),
+		Seq:       getN(it, "seq"),
 	}
 }
 

@@ -113,7 +113,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 			return dbErr(op, err)
 		}
 		rows, err := tx.QueryContext(ctx,
-			`SELECT account_id, task_id, kind, amount, balance, at, note
+			`SELECT account_id, task_id, kind, amount, balance, at, note, seq
 			FROM ledger WHERE account_id = ? ORDER BY seq`, accountID)
 		if err != nil {
 			return dbErr(op, err)
@@ -122,7 +122,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 		for rows.Next() {
 			var e store.LedgerEntry
 			var at int64
-			if err := rows.Scan(&e.AccountID, &e.TaskID, &e.Kind, &e.Amount, &e.Balance, &at, &e.Note); err != nil {
+			if err := rows.Scan(&e.AccountID, &e.TaskID, &e.Kind, &e.Amount, &e.Balance, &at, &e.Note, &e.Seq); err != nil {
 				return dbErr(op, err)
 			}
 			e.At = fromMS(at)

@@ -115,6 +115,27 @@ UPDATE idempotency_keys SET balance = coalesce((SELECT ledger.balance FROM ledge
 	`
 ALTER TABLE tasks ADD COLUMN operation TEXT;
 `,
+	// 5: a task can be deleted (DeleteTask) while the idempotency record
+	// of its start lives on, so that a replay of that start is told the
+	// task is gone instead of starting (and charging) it again: the
+	// record no longer references tasks. SQLite drops a foreign key only
+	// by rebuilding the table.
+	`
+CREATE TABLE idempotency_keys_v5 (
+	account_id   TEXT NOT NULL REFERENCES accounts (id),
+	key          TEXT NOT NULL,
+	request_hash TEXT NOT NULL,
+	task_id      TEXT NOT NULL,
+	expires_at   INTEGER NOT NULL,
+	balance      INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (account_id, key)
+) STRICT, WITHOUT ROWID;
+INSERT INTO idempotency_keys_v5 (account_id, key, request_hash, task_id, expires_at, balance)
+	SELECT account_id, key, request_hash, task_id, expires_at, balance FROM idempotency_keys;
+DROP TABLE idempotency_keys;
+ALTER TABLE idempotency_keys_v5 RENAME TO idempotency_keys;
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

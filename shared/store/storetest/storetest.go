@@ -65,6 +65,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"IdempotencyReplaces", testIdempotencyReplaces},
 		{"IdempotencyBalance", testIdempotencyBalance},
 		{"RaceIdempotency", testRaceIdempotency},
+		{"LedgerPage", testLedgerPage},
+		{"Held", testHeld},
+		{"DeleteTask", testDeleteTask},
+		{"DeleteKeepsIdempotency", testDeleteKeepsIdempotency},
+		{"RaceCancelComplete", testRaceCancelComplete},
 		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
 	}
 	for _, tt := range tests {

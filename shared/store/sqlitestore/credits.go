@@ -1,0 +1,102 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/genvideo/gen/shared/lifecycle"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// LedgerPage implements store.Store. Seq is the ledger's own row number,
+// shared by every account: it only grows, which is all a cursor needs.
+func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error) {
+	op := "read ledger page of " + accountID
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	before := q.Before
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	var entries []store.LedgerEntry
+	err := s.read(ctx, op, func(tx *txn) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, accountID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		}
+		if err != nil {
+			return dbErr(op, err)
+		}
+		rows, err := tx.QueryContext(ctx,
+			`SELECT account_id, task_id, kind, amount, balance, at, note, seq
+			FROM ledger WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, accountID, before, limit)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e store.LedgerEntry
+			var at int64
+			if err := rows.Scan(&e.AccountID, &e.TaskID, &e.Kind, &e.Amount, &e.Balance, &at, &e.Note, &e.Seq); err != nil {
+				return dbErr(op, err)
+			}
+			e.At = fromMS(at)
+			entries = append(entries, e)
+		}
+		if err := rows.Err(); err != nil {
+			return dbErr(op, err)
+		}
+		return nil
+	})
+	return entries, err
+}
+
+// Held implements store.Store, from the status index: it reads only the
+// account's few tasks in flight.
+func (s *Store) Held(ctx context.Context, accountID string) (int64, error) {
+	op := "read credits held by " + accountID
+	var held int64
+	err := s.read(ctx, op, func(tx *txn) error {
+		err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(credits_cost - credits_refunded), 0) FROM tasks
+			WHERE account_id = ? AND status IN ('pending', 'processing')`, accountID).Scan(&held)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		return nil
+	})
+	return held, err
+}
+
+// DeleteTask implements store.Store. The task's row goes; its ledger
+// entries and idempotency record stay.
+func (s *Store) DeleteTask(ctx context.Context, id string) (t task.Task, err error) {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
+	op := "delete task " + id
+	err = s.write(ctx, op, func(tx *txn) error {
+		var err error
+		if t, err = loadTask(ctx, tx, op, id); err != nil {
+			return err
+		}
+		if err := lifecycle.Delete(t); err != nil {
+			return err
+		}
+		// The status is the one read: nothing moves a terminal task, but
+		// the condition says what the delete relies on.
+		res, err := tx.ExecContext(ctx, `DELETE FROM tasks WHERE id = ? AND status = ?`, id, string(t.Status))
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return dbErr(op, fmt.Errorf("deleted %d rows: %v", n, err))
+		}
+		return nil
+	})
+	return t, err
+}
