@@ -90,6 +90,8 @@ type Executor struct {
 	idle    *sync.Cond // signalled when active drops to 0
 	active  int        // executions and task calls still running
 	running map[string]bool
+	// cancels aborts each running execution by name (Stop).
+	cancels map[string]context.CancelFunc
 	closed  bool
 }
 
@@ -107,6 +109,7 @@ func NewExecutor(sm *StateMachine, tasks map[string]TaskFunc, opts ...Option) (*
 		clock:   systemClock{},
 		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		running: map[string]bool{},
+		cancels: map[string]context.CancelFunc{},
 	}
 	e.idle = sync.NewCond(&e.mu)
 	for _, o := range opts {
@@ -132,6 +135,7 @@ func (e *Executor) Run(ctx context.Context, name string, input any) (Execution, 
 	defer e.unregister(name)
 	ctx, cancel := e.link(ctx)
 	defer cancel()
+	e.setCancel(name, cancel)
 	exec := e.execute(ctx, name, doc)
 	switch exec.Status {
 	case Succeeded:
@@ -166,6 +170,7 @@ func (e *Executor) Start(ctx context.Context, name string, input any) error {
 		return err
 	}
 	xctx, cancel := e.link(context.WithoutCancel(ctx))
+	e.setCancel(name, cancel)
 	go func() {
 		defer e.unregister(name)
 		defer cancel()
@@ -179,6 +184,29 @@ func (e *Executor) Running(name string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.running[name]
+}
+
+// Stop aborts the running execution of that name, as StopExecution
+// does: the contexts of its task calls are cancelled, it takes no
+// further state, and it ends Aborted. It reports whether one was
+// running.
+func (e *Executor) Stop(name string) bool {
+	e.mu.Lock()
+	cancel, ok := e.cancels[name]
+	e.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// setCancel records how to abort the registered execution name.
+func (e *Executor) setCancel(name string, cancel context.CancelFunc) {
+	e.mu.Lock()
+	if e.running[name] {
+		e.cancels[name] = cancel
+	}
+	e.mu.Unlock()
 }
 
 // Wait blocks until no execution is running (including task calls left
@@ -223,6 +251,7 @@ func (e *Executor) register(name string) error {
 func (e *Executor) unregister(name string) {
 	e.mu.Lock()
 	delete(e.running, name)
+	delete(e.cancels, name)
 	e.mu.Unlock()
 	e.release()
 }

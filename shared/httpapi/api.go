@@ -77,6 +77,10 @@ const (
 	EndpointHistory        = "history"
 	EndpointModels         = "models"
 	EndpointUploads        = "uploads"
+	// Cancel, delete and credits (manage.go): extensions of the contract.
+	EndpointCancel     = "cancel"
+	EndpointDeleteTask = "delete-task"
+	EndpointCredits    = "credits"
 )
 
 // route is one endpoint: its method, its ServeMux path pattern and its
@@ -134,6 +138,7 @@ func New(cfg Config) *API {
 		{EndpointModels, http.MethodGet, "/api/gen/models", a.models},
 		{EndpointUploads, http.MethodPost, "/api/gen/uploads", a.createUpload},
 	}
+	routes = append(routes, manageRoutes(a)...)
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.

@@ -39,6 +39,15 @@ const (
 	CodeUnavailable         = "SERVICE_UNAVAILABLE"
 )
 
+// Codes of cancel and delete (409s; extensions of the contract): a
+// finished task cannot be cancelled, one in flight cannot be deleted, and
+// an Idempotency-Key cannot replay the start of a deleted task.
+const (
+	CodeTaskNotCancellable = "TASK_NOT_CANCELLABLE"
+	CodeTaskNotFinished    = "TASK_NOT_FINISHED"
+	CodeTaskDeleted        = "TASK_DELETED"
+)
+
 // The messages of the two 401s, which the spec fixes.
 const (
 	MessageKeyMissing = "API key missing or invalid"
@@ -172,6 +181,9 @@ func toError(err error, now time.Time) *Error {
 		notReady   *service.NotReadyError
 		blobFault  *service.BlobError
 		upload     *service.UploadError
+		notCancel  *service.NotCancellableError
+		notDelete  *service.NotDeletableError
+		deleted    *service.TaskDeletedError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -192,6 +204,18 @@ func toError(err error, now time.Time) *Error {
 		}
 		return &Error{Status: http.StatusBadRequest, Code: CodeVideoNotReady, Message: msg,
 			Details: map[string]any{"status": notReady.Status}}
+	case errors.As(err, &notCancel):
+		return &Error{Status: http.StatusConflict, Code: CodeTaskNotCancellable,
+			Message: fmt.Sprintf("The task is already %s; only a pending or processing task can be cancelled.", notCancel.Status),
+			Details: map[string]any{"taskId": notCancel.TaskID, "status": notCancel.Status}}
+	case errors.As(err, &notDelete):
+		return &Error{Status: http.StatusConflict, Code: CodeTaskNotFinished,
+			Message: fmt.Sprintf("The task is %s; cancel it first, or delete it once it has finished.", notDelete.Status),
+			Details: map[string]any{"taskId": notDelete.TaskID, "status": notDelete.Status}}
+	case errors.As(err, &deleted):
+		return &Error{Status: http.StatusConflict, Code: CodeTaskDeleted, Field: headerIdempotencyKey,
+			Message: "The task this Idempotency-Key started has been deleted; nothing was charged. Use a new key for a new generation.",
+			Details: map[string]any{"taskId": deleted.TaskID}}
 	case errors.As(err, &conflict):
 		return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict, Field: headerIdempotencyKey,
 			Message: "This Idempotency-Key was used with a different request in the last 24 hours; " +

@@ -53,7 +53,7 @@ func (a *API) endpoint(rt route) http.Handler {
 			return
 		}
 		rl.accountID, rl.keyID = c.Key.AccountID, c.Key.ID
-		if err := a.countRequest(rec, r, c); err != nil {
+		if err := a.countRequest(rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 			return
 		}
@@ -129,8 +129,9 @@ func (a *API) authenticate(r *http.Request, now time.Time) (service.Caller, erro
 // countRequest counts the request in the key's windows and sets the
 // X-RateLimit-* headers of the minute window, which every response after
 // authentication carries, a 429 included.
-func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c service.Caller) error {
-	q, err := a.svc.CountRequest(r.Context(), c)
+func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	q, err := a.svc.CountRequest(r.Context(), *c)
+	c.Requests = q
 	var limit *store.LimitError
 	if err != nil && !errors.As(err, &limit) {
 		return err

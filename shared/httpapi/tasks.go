@@ -57,6 +57,12 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 	if err != nil {
 		return err
 	}
+	return a.writeStatus(w, r, t)
+}
+
+// writeStatus answers t's status body: the status endpoint's 200, and
+// the cancel endpoint's.
+func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, t task.Task) error {
 	resp := statusResponse{
 		Success:     true,
 		TaskID:      t.ID,
@@ -71,6 +77,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
 	if t.Status == task.Completed {
+		var err error
 		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
 			return err
 		}

@@ -16,6 +16,9 @@ type Caller struct {
 	Key    store.Key
 	Limits store.Limits
 	Now    time.Time
+	// Requests is the caller's request windows as this request left
+	// them, once counted (CountRequest): what Credits reports.
+	Requests Quota
 }
 
 // Authenticate finds the caller of a request that sent key at now. An
@@ -52,6 +55,15 @@ type Quota struct {
 	Limit     int
 	Remaining int
 	Reset     time.Time
+	// Day is the key's daily window, likewise.
+	Day Window
+}
+
+// Window is one rate-limit window as a request left it.
+type Window struct {
+	Limit     int
+	Remaining int
+	Reset     time.Time
 }
 
 // CountRequest counts the request in the key's minute and day windows, in
@@ -61,8 +73,8 @@ type Quota struct {
 // 0: no request is accepted before that window ends.
 func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
-	minute := counters[0]
-	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt}
+	minute, day := counters[0], counters[1]
+	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt, Day: Window{Limit: day.Limit, Reset: day.ExpiresAt}}
 	used, err := s.cfg.Counters.Take(ctx, counters, c.Now)
 	var limit *store.LimitError
 	switch {
@@ -74,5 +86,6 @@ func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 		return q, fmt.Errorf("take request counters: store returned %d counts for %d counters", len(used), len(counters))
 	}
 	q.Remaining = max(minute.Limit-used[0], 0)
+	q.Day.Remaining = max(day.Limit-used[1], 0)
 	return q, nil
 }

@@ -29,6 +29,26 @@ type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
+	// Of the account's credits (manage.go):
+	Account(ctx context.Context, id string) (store.Account, error)
+	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error)
+	Held(ctx context.Context, accountID string) (int64, error)
+	DeleteTask(ctx context.Context, id string) (task.Task, error)
+}
+
+// Stopper stops the workflow of a task the client cancelled (Step
+// Functions' StopExecution on AWS, the local executor's cancellation
+// locally), so that it makes no further call to the provider. Its task
+// is already failed: a step that still runs finds it terminal and
+// changes nothing.
+type Stopper interface {
+	Stop(ctx context.Context, t task.Task) error
+}
+
+// Windows reads a rate-limit window without taking from it; both stores
+// are one.
+type Windows interface {
+	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
 }
 
 // Counters counts a request's rate-limit windows with store.Store's Take
@@ -69,6 +89,13 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the longest polling hint of an unfinished task.
 	RetryAfter time.Duration
+	// Stopper stops a cancelled task's workflow; by default Executions,
+	// when it is one. Without it a cancelled task's workflow runs on,
+	// changing nothing.
+	Stopper Stopper
+	// Windows reads the starts window for Credits; by default Store,
+	// when it is one. Without it that window is not reported.
+	Windows Windows
 	// Uploads signs direct uploads (CreateUpload); nil means none.
 	Uploads Uploads
 	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
@@ -100,6 +127,12 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if st, ok := cfg.Executions.(Stopper); ok && cfg.Stopper == nil {
+		cfg.Stopper = st
+	}
+	if w, ok := cfg.Store.(Windows); ok && cfg.Windows == nil {
+		cfg.Windows = w
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

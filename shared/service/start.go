@@ -152,9 +152,13 @@ func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc)
 // task and the balance its charge left.
 func (s *Service) original(ctx context.Context, c Caller, used *store.IdempotencyError) (Started, error) {
 	t, err := s.cfg.Store.Task(ctx, used.TaskID)
+	if errors.Is(err, store.ErrNotFound) {
+		// The record and its task are written together, and the record
+		// outlives the task only when the client deleted it (Delete):
+		// the start is not made (and charged) again.
+		return Started{}, &TaskDeletedError{TaskID: used.TaskID}
+	}
 	if err != nil {
-		// The record and its task are written together: a missing task
-		// is our bug, not the client's 404.
 		return Started{}, fmt.Errorf("task %s of an idempotency record: %w", used.TaskID, err)
 	}
 	if t.AccountID != c.Key.AccountID {

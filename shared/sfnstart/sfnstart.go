@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -25,6 +26,7 @@ import (
 type api interface {
 	StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
+	StopExecution(context.Context, *sfn.StopExecutionInput, ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
 }
 
 // Executions starts executions of one state machine.
@@ -105,3 +107,31 @@ func (s *Executions) Execution(ctx context.Context, name string) (exists, runnin
 
 // ExecutionARN is the ARN of the execution of the state machine named name.
 func (s *Executions) ExecutionARN(name string) string { return s.execPrefix + name }
+
+// maxStops bounds the execution names Stop tries: a task has its first
+// execution and the few the sweeper started after it.
+const maxStops = 20
+
+// Stop stops the executions of t, a task its client cancelled: the first
+// one (named t.ID) and those the sweeper started after it
+// (sweeper.ExecutionName), up to the first name that does not exist.
+// Stopping an execution that has ended changes nothing. A Lambda that is
+// running a step finishes that step, which finds the task failed and
+// changes nothing; no further step runs.
+func (s *Executions) Stop(ctx context.Context, t task.Task) error {
+	for n := 1; n <= maxStops; n++ {
+		name := sweeper.ExecutionName(t.ID, n)
+		_, err := s.api.StopExecution(ctx, &sfn.StopExecutionInput{
+			ExecutionArn: aws.String(s.ExecutionARN(name)),
+			Cause:        aws.String("the task was cancelled"),
+		})
+		var missing *types.ExecutionDoesNotExist
+		if errors.As(err, &missing) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stop execution %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -47,6 +47,9 @@ const (
 	FailContentPolicy = "CONTENT_POLICY_VIOLATION"
 	FailTimeout       = "TIMEOUT"
 	FailInternal      = "INTERNAL_ERROR"
+	// FailCancelled: the client cancelled the task (POST
+	// /api/gen/cancel/{taskId}) while it was pending or processing.
+	FailCancelled = "CANCELLED"
 )
 
 // Failure says why a task failed: Code and Message are what the client
@@ -59,6 +62,19 @@ type Failure struct {
 	// retry under its Idempotency-Key starts afresh. Stored with the
 	// failure, never shown.
 	NotStarted bool `json:"notStarted,omitempty"`
+}
+
+// Cancelled reports whether t failed because its client cancelled it.
+func (t Task) Cancelled() bool {
+	return t.Status == Failed && t.Failure != nil && t.Failure.Code == FailCancelled
+}
+
+// VideoKey is the blob key of task taskID's n-th video (from 0): the
+// workflow writes the same keys on every run, and a delete removes them
+// all, those of a generation that ended after its task was cancelled
+// included.
+func VideoKey(taskID string, n int) string {
+	return fmt.Sprintf("videos/%s/%d.mp4", taskID, n)
 }
 
 // Input roles: the multipart field each uploaded image came from.

@@ -131,6 +131,27 @@ func (r *LocalExecutions) Execution(ctx context.Context, name string) (exists, r
 	return exists, exists && r.exec.Running(name), nil
 }
 
+// Stop aborts every execution this process started for t, as Step
+// Functions' StopExecution does: a step running is cancelled (a
+// generation in progress stops), no further step runs, and the task is
+// never completed by them. t is expected to be finished (cancelled):
+// otherwise the sweeper would start it again.
+func (r *LocalExecutions) Stop(ctx context.Context, t task.Task) error {
+	r.mu.Lock()
+	var names []string
+	for name, id := range r.started {
+		if id == t.ID {
+			names = append(names, name)
+		}
+	}
+	maps.DeleteFunc(r.started, func(_, id string) bool { return id == t.ID })
+	r.mu.Unlock()
+	for _, name := range names {
+		r.exec.Stop(name)
+	}
+	return nil
+}
+
 // Wait blocks until no workflow is running.
 func (r *LocalExecutions) Wait() { r.exec.Wait() }
 

@@ -17,9 +17,7 @@ import (
 
 // VideoKey is the blob key of a task's n-th video (from 0). Generate
 // writes the same keys on every run, so a re-run overwrites, never adds.
-func VideoKey(taskID string, n int) string {
-	return fmt.Sprintf("videos/%s/%d.mp4", taskID, n)
-}
+func VideoKey(taskID string, n int) string { return task.VideoKey(taskID, n) }
 
 const videoMimeType = "video/mp4"
 

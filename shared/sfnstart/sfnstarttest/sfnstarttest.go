@@ -1,5 +1,5 @@
 // Package sfnstarttest runs a fake of the Step Functions JSON API on
-// loopback for tests: StartExecution and DescribeExecution of standard
+// loopback for tests: StartExecution, DescribeExecution and StopExecution of standard
 // executions, with the service's naming rules (a name is taken for good;
 // starting it again with the same input while it runs returns it, anything
 // else is ExecutionAlreadyExists). Executions run nothing: a test finishes
@@ -139,6 +139,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"executionArn": in.ExecutionArn, "stateMachineArn": StateMachineARN, "name": e.Name,
 			"status": e.Status, "input": e.Input, "startDate": float64(time.Now().Unix()),
 		})
+	case "StopExecution":
+		// A running execution is aborted; one that has ended stays as
+		// it is.
+		name := strings.TrimPrefix(in.ExecutionArn, executionPrefix())
+		s.calls = append(s.calls, op+" "+name)
+		e, ok := s.execs[name]
+		if !ok || name == in.ExecutionArn {
+			writeErr(w, http.StatusBadRequest, "ExecutionDoesNotExist", "Execution Does Not Exist: '"+in.ExecutionArn+"'")
+			return
+		}
+		if e.Status == "RUNNING" {
+			e.Status = "ABORTED"
+		}
+		writeJSON(w, map[string]any{"stopDate": float64(time.Now().Unix())})
 	default:
 		writeErr(w, http.StatusBadRequest, "UnknownOperationException", "the fake does not serve "+op)
 	}

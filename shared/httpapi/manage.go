@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/store"
+)
+
+// manageRoutes are the endpoints that manage what an account has, beyond
+// the contract: cancel a generation, delete a finished one, and read the
+// credits, the limits and the ledger.
+func manageRoutes(a *API) []route {
+	return []route{
+		{EndpointCancel, http.MethodPost, "/api/gen/cancel/{taskId}", a.cancel},
+		{EndpointDeleteTask, http.MethodDelete, "/api/gen/tasks/{taskId}", a.deleteTask},
+		{EndpointCredits, http.MethodGet, "/api/gen/credits", a.credits},
+	}
+}
+
+// cancel answers the cancelled task's status body: status failed, error
+// code CANCELLED, creditsRefunded its cost.
+func (a *API) cancel(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	t, err := a.svc.Cancel(r.Context(), *c, taskID(r))
+	if err != nil {
+		return err
+	}
+	return a.writeStatus(w, r, t)
+}
+
+// deleteTask answers 204 and no body once the task and its objects are
+// gone.
+func (a *API) deleteTask(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	if err := a.svc.Delete(r.Context(), *c, taskID(r)); err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Ledger page bounds, as history's.
+const (
+	defaultLedgerLimit = 20
+	maxLedgerLimit     = 100
+)
+
+// creditsResponse is the credits endpoint's 200.
+type creditsResponse struct {
+	Success bool  `json:"success"`
+	Balance int64 `json:"balance"`
+	// Held is what the generations in flight were charged.
+	Held       int64            `json:"held"`
+	InFlight   int              `json:"inFlight"`
+	Tier       string           `json:"tier"`
+	Limits     creditsLimits    `json:"limits"`
+	Ledger     []ledgerEntry    `json:"ledger"`
+	Pagination ledgerPagination `json:"pagination"`
+}
+
+type creditsLimits struct {
+	RequestsPerMinute     limitWindow  `json:"requestsPerMinute"`
+	RequestsPerDay        limitWindow  `json:"requestsPerDay"`
+	StartsPerMinute       *limitWindow `json:"startsPerMinute,omitempty"`
+	ConcurrentGenerations limitWindow  `json:"concurrentGenerations"`
+}
+
+// limitWindow is one limit and what is left of it; Reset is absent for
+// the concurrent generations, which no window bounds.
+type limitWindow struct {
+	Limit     int    `json:"limit"`
+	Remaining int    `json:"remaining"`
+	Reset     string `json:"reset,omitempty"`
+}
+
+type ledgerEntry struct {
+	Kind    string `json:"kind"`
+	Amount  int64  `json:"amount"`
+	Balance int64  `json:"balance"`
+	TaskID  string `json:"taskId,omitempty"`
+	Note    string `json:"note,omitempty"`
+	At      string `json:"at"`
+}
+
+type ledgerPagination struct {
+	Limit      int    `json:"limit"`
+	HasMore    bool   `json:"hasMore"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	q := r.URL.Query()
+	limit, err := intParam(q, "limit", defaultLedgerLimit, 1, maxLedgerLimit)
+	if err != nil {
+		return err
+	}
+	var before int64
+	if vs, ok := q["cursor"]; ok {
+		seq, ok := parseLedgerCursor(vs[0])
+		if len(vs) > 1 || !ok {
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "cursor", Value: vs[0],
+				Message: "cursor must be a pagination.nextCursor this endpoint returned."}
+		}
+		before = seq
+	}
+	cr, err := a.svc.Credits(r.Context(), *c, store.LedgerQuery{Before: before, Limit: limit})
+	if err != nil {
+		return err
+	}
+	window := func(w service.Window) limitWindow {
+		return limitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: formatTime(w.Reset)}
+	}
+	resp := creditsResponse{
+		Success:  true,
+		Balance:  cr.Balance,
+		Held:     cr.Held,
+		InFlight: cr.InFlight,
+		Tier:     cr.Tier,
+		Limits: creditsLimits{
+			RequestsPerMinute: window(cr.Requests),
+			RequestsPerDay:    window(cr.Day),
+			ConcurrentGenerations: limitWindow{Limit: cr.InFlightLimit,
+				Remaining: max(cr.InFlightLimit-cr.InFlight, 0)},
+		},
+		Ledger:     make([]ledgerEntry, 0, len(cr.Ledger)),
+		Pagination: ledgerPagination{Limit: limit, HasMore: cr.Next > 0},
+	}
+	if cr.Starts.Limit > 0 {
+		s := window(cr.Starts)
+		resp.Limits.StartsPerMinute = &s
+	}
+	if cr.Next > 0 {
+		resp.Pagination.NextCursor = formatLedgerCursor(cr.Next)
+	}
+	for _, e := range cr.Ledger {
+		resp.Ledger = append(resp.Ledger, ledgerEntry{Kind: e.Kind, Amount: e.Amount, Balance: e.Balance,
+			TaskID: e.TaskID, Note: e.Note, At: formatTime(e.At)})
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// ledgerCursorPrefix tells a ledger cursor from a history one, so that
+// either sent to the other endpoint is a clear 400.
+const ledgerCursorPrefix = "L"
+
+func formatLedgerCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(ledgerCursorPrefix + strconv.FormatInt(seq, 10)))
+}
+
+func parseLedgerCursor(s string) (int64, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, false
+	}
+	num, ok := strings.CutPrefix(string(raw), ledgerCursorPrefix)
+	seq, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || seq <= 0 || strconv.FormatInt(seq, 10) != num {
+		return 0, false
+	}
+	return seq, true
+}
