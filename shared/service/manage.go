@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 
 	"github.com/genvideo/gen/shared/ratelimit"
@@ -75,7 +76,8 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 		return &NotDeletableError{TaskID: id, Status: t.Status}
 	}
 	for _, key := range blobKeys(t) {
-		if err := s.cfg.Blobs.Delete(ctx, key); err != nil {
+		// An object never stored (a sample not produced) is already gone.
+		if err := s.cfg.Blobs.Delete(ctx, key); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return &BlobError{fmt.Errorf("delete %s of task %s: %w", key, t.ID, err)}
 		}
 	}

@@ -30,7 +30,23 @@ var _ service.Executions = (*Executions)(nil)
 type Executions struct {
 	mu      sync.Mutex
 	started []task.Task
+	stopped []string
 	err     error
+}
+
+// Stop records that t's workflow was stopped (service.Stopper).
+func (s *Executions) Stop(ctx context.Context, t task.Task) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = append(s.stopped, t.ID)
+	return nil
+}
+
+// Stopped returns the ids of the tasks stopped so far, in order.
+func (s *Executions) Stopped() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.stopped)
 }
 
 // Start records t, or fails with the error SetErr gave.

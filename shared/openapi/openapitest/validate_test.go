@@ -25,6 +25,8 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 		"/api/gen/status/{taskId}", "/api/gen/download/{taskId}", "/api/gen/history", "/api/gen/models",
 		"/openapi.json", "/docs", "/api/gen/uploads",
 	}
+	// Cancel, delete and credits.
+	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")
 	for _, p := range want {
 		if doc.Paths.Value(p) == nil {
 			t.Errorf("path %s is missing", p)
