@@ -1,0 +1,151 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Codes of cancel and delete (extensions of the contract).
+const (
+	// CodeTaskNotCancellable: Cancel of a task that is finished.
+	CodeTaskNotCancellable = "TASK_NOT_CANCELLABLE"
+	// CodeTaskNotFinished: Delete of a task pending or processing.
+	CodeTaskNotFinished = "TASK_NOT_FINISHED"
+	// CodeTaskDeleted: a start replayed under the Idempotency-Key of a
+	// task deleted since; nothing was charged.
+	CodeTaskDeleted = "TASK_DELETED"
+)
+
+// Cancel ends a pending or processing task: it fails with error code
+// "CANCELLED" and its credits are refunded. Cancelling a task already
+// cancelled answers it again, so a Cancel is safe to retry. A finished
+// task is an *Error with Code CodeTaskNotCancellable.
+func (c *Client) Cancel(ctx context.Context, taskID string) (*Task, error) {
+	_, body, err := c.do(ctx, call{method: http.MethodPost, path: "/api/gen/cancel/" + url.PathEscape(taskID), retry: true})
+	if err != nil {
+		return nil, err
+	}
+	var t Task
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("gen: cancel %s: decode answer: %w", taskID, err)
+	}
+	return &t, nil
+}
+
+// Delete removes a finished task, its videos and its uploaded images;
+// download links already handed out stop working. A task pending or
+// processing is an *Error with Code CodeTaskNotFinished (Cancel it
+// first). A retry after a lost answer may find the task gone already:
+// an *Error with Code CodeTaskNotFound.
+func (c *Client) Delete(ctx context.Context, taskID string) error {
+	_, _, err := c.do(ctx, call{method: http.MethodDelete, path: "/api/gen/tasks/" + url.PathEscape(taskID), retry: true})
+	return err
+}
+
+// CreditsQuery selects a page of the ledger.
+type CreditsQuery struct {
+	// Limit is the page size (1-100; 0: the service's default, 20).
+	Limit int
+	// Cursor is a previous page's NextCursor.
+	Cursor string
+}
+
+// Credits is the account's credits and the key's limits.
+type Credits struct {
+	// Balance is what starts can spend.
+	Balance int64 `json:"balance"`
+	// Held is what generations pending or processing were charged:
+	// refunded if they fail.
+	Held     int64  `json:"held"`
+	InFlight int    `json:"inFlight"`
+	Tier     string `json:"tier"`
+	Limits   struct {
+		RequestsPerMinute LimitWindow `json:"requestsPerMinute"`
+		RequestsPerDay    LimitWindow `json:"requestsPerDay"`
+		// StartsPerMinute is nil when the service could not read it.
+		StartsPerMinute       *LimitWindow `json:"startsPerMinute,omitempty"`
+		ConcurrentGenerations LimitWindow  `json:"concurrentGenerations"`
+	} `json:"limits"`
+	// Ledger is one page of the account's movements of credits, newest
+	// first.
+	Ledger     []LedgerEntry `json:"ledger"`
+	HasMore    bool          `json:"-"`
+	NextCursor string        `json:"-"`
+}
+
+// LimitWindow is a limit and what is left of it until Reset (zero for
+// the concurrent generations, which no window bounds).
+type LimitWindow struct {
+	Limit     int       `json:"limit"`
+	Remaining int       `json:"remaining"`
+	Reset     time.Time `json:"reset,omitzero"`
+}
+
+// LedgerEntry is one movement of credits: a grant, a charge (negative)
+// or a refund, with the balance after it.
+type LedgerEntry struct {
+	Kind    string    `json:"kind"`
+	Amount  int64     `json:"amount"`
+	Balance int64     `json:"balance"`
+	TaskID  string    `json:"taskId,omitempty"`
+	Note    string    `json:"note,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Credits returns the balance, the credits held, the key's tier and
+// limits (this request counted), and one page of the ledger.
+func (c *Client) Credits(ctx context.Context, q CreditsQuery) (*Credits, error) {
+	v := url.Values{}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
+	var body struct {
+		Credits
+		Pagination struct {
+			HasMore    bool   `json:"hasMore"`
+			NextCursor string `json:"nextCursor"`
+		} `json:"pagination"`
+	}
+	if _, err := c.getJSON(ctx, "/api/gen/credits", v, &body); err != nil {
+		return nil, err
+	}
+	cr := body.Credits
+	cr.HasMore, cr.NextCursor = body.Pagination.HasMore, body.Pagination.NextCursor
+	return &cr, nil
+}
+
+// AllLedger yields every ledger entry from q.Cursor on, newest first,
+// following each page's NextCursor (pages of q.Limit, default 100). An
+// error is yielded once, and ends the sequence.
+func (c *Client) AllLedger(ctx context.Context, q CreditsQuery) iter.Seq2[LedgerEntry, error] {
+	return func(yield func(LedgerEntry, error) bool) {
+		if q.Limit == 0 {
+			q.Limit = 100
+		}
+		for {
+			page, err := c.Credits(ctx, q)
+			if err != nil {
+				yield(LedgerEntry{}, err)
+				return
+			}
+			for _, e := range page.Ledger {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" || len(page.Ledger) == 0 {
+				return
+			}
+			q.Cursor = page.NextCursor
+		}
+	}
+}
