@@ -66,6 +66,8 @@ var functionNames = []string{
 	"uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper", "rotate-signer",
 }
 
+func init() { functionNames = append(functionNames, "cancel", "delete-task", "credits") }
+
 type harness struct {
 	t       *testing.T // the parent test, which the cached processes live as long as
 	env     *awsstacktest.Env
@@ -583,6 +585,9 @@ func TestFunctions(t *testing.T) {
 
 	// Last: its task would count in the history and the sweep above.
 	t.Run("direct upload of 19 MiB into image-to-video", func(t *testing.T) { testDirectUpload(t, h) })
+
+	// Last: delete-task removes task1, which the subtests above read.
+	t.Run("cancel, credits and delete-task", func(t *testing.T) { testManage(t, h, newTask) })
 
 	t.Run("cold start without configuration", func(t *testing.T) {
 		for _, tc := range []struct {

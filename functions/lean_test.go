@@ -18,6 +18,8 @@ import (
 var endpointFunctions = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
 	"authorizer",
+	// Cancel, delete and credits.
+	"cancel", "delete-task", "credits",
 }
 
 // maxEndpointBytes bounds the stripped linux/arm64 bootstrap of an

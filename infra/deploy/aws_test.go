@@ -373,6 +373,11 @@ func TestPublicFunctionsLeastPrivilege(t *testing.T) {
 			continue
 		}
 		for _, line := range policySummary(t, tp, id, tp.Resources[id].Properties["Policies"]) {
+			// DELETE /api/gen/tasks/{taskId} removes a finished task:
+			// its function alone may delete, and only tasks.
+			if id == "DeleteTaskFunction" && strings.HasPrefix(line, "dynamodb:DeleteItem TasksTable") {
+				continue
+			}
 			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|DeleteItem|BatchWriteItem|\*)) `).MatchString(line) {
 				t.Errorf("%s, reachable from the Internet, may %s", id, line)
 			}

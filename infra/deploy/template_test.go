@@ -230,6 +230,10 @@ var contractRoutes = []route{
 	{"GET", "/api/gen/history", "HistoryFunction", false},
 	{"GET", "/api/gen/models", "ModelsFunction", false},
 	{"POST", "/api/gen/uploads", "UploadsFunction", false},
+	// Extensions: cancel, delete and credits.
+	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
+	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
+	{"GET", "/api/gen/credits", "CreditsFunction", false},
 }
 
 // apiEvent is an Api event of a function.
@@ -715,6 +719,9 @@ var (
 		"HistoryFunction":        endpointEnv,
 		"ModelsFunction":         endpointEnv,
 		"UploadsFunction":        endpointEnv,
+		"CancelFunction":         endpointEnv,
+		"DeleteTaskFunction":     endpointEnv,
+		"CreditsFunction":        endpointEnv,
 		"RotateSignerFunction":   {awsstack.EnvSignerUser},
 		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
@@ -917,6 +924,18 @@ var (
 // readTable and writeTable are the lines of a public function's statement
 // on a table: reads, and reads with conditional writes, on the table and
 // its indexes; never Scan, DeleteItem or BatchWriteItem (issue 12).
+// The policies of cancel, delete and credits: a cancel fails and refunds
+// (accounts and tasks) and stops executions; a delete removes a task item
+// and its media; credits reads.
+func init() {
+	wantPolicies["CancelFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
+		[]string{"states:StopExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"})
+	wantPolicies["DeleteTaskFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
+		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
+			"s3:DeleteObject MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/videos/*"})
+	wantPolicies["CreditsFunction"] = slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+}
+
 func readTable(table string) []string {
 	return tableLines(table, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 }
