@@ -118,7 +118,11 @@ const maxStops = 20
 // Stopping an execution that has ended changes nothing. A Lambda that is
 // running a step finishes that step, which finds the task failed and
 // changes nothing; no further step runs.
+//
+// A failure to stop one execution does not keep the next from being
+// stopped; the errors are returned together.
 func (s *Executions) Stop(ctx context.Context, t task.Task) error {
+	var errs []error
 	for n := 1; n <= maxStops; n++ {
 		name := sweeper.ExecutionName(t.ID, n)
 		_, err := s.api.StopExecution(ctx, &sfn.StopExecutionInput{
@@ -127,11 +131,14 @@ func (s *Executions) Stop(ctx context.Context, t task.Task) error {
 		})
 		var missing *types.ExecutionDoesNotExist
 		if errors.As(err, &missing) {
-			return nil
+			break
 		}
 		if err != nil {
-			return fmt.Errorf("stop execution %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("stop execution %s: %w", name, err))
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

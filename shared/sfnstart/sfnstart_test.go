@@ -183,3 +183,36 @@ func TestStartFailureRefundsThroughAPI(t *testing.T) {
 		t.Errorf("Step Functions calls %v, want one StartExecution named %s", calls, tasks[0].ID)
 	}
 }
+
+var _ service.Stopper = (*sfnstart.Executions)(nil)
+
+// Stop aborts the task's first execution and those the sweeper started
+// after it, leaves an ended one as it is and another task's alone, and
+// stops at the first name that does not exist.
+func TestStop(t *testing.T) {
+	fake := sfnstarttest.NewServer(t)
+	now := created
+	s := newStarter(t, fake, &now)
+	tk, other := newTask("gen_1772366400000_abcdefghij"), newTask("gen_1772366400000_otherother")
+	for _, name := range []string{tk.ID, tk.ID + "-redrive-2", tk.ID + "-redrive-3"} {
+		if err := s.StartNamed(context.Background(), name, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	fake.Finish(t, tk.ID, "FAILED")
+	if err := s.Stop(context.Background(), tk); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	want := map[string]string{tk.ID: "FAILED", tk.ID + "-redrive-2": "ABORTED", tk.ID + "-redrive-3": "ABORTED", other.ID: "RUNNING"}
+	for _, e := range fake.Executions() {
+		if e.Status != want[e.Name] {
+			t.Errorf("execution %s is %s, want %s", e.Name, e.Status, want[e.Name])
+		}
+	}
+	if err := s.Stop(context.Background(), newTask("gen_1772366400000_nonenonenone")); err != nil {
+		t.Errorf("Stop of a task without executions: %v, want nil", err)
+	}
+}
