@@ -57,6 +57,22 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 	if err != nil {
 		return err
 	}
+	resp := statusBody(t)
+	if t.Status == task.Completed {
+		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
+			return err
+		}
+	}
+	if !t.Status.Terminal() {
+		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// statusBody is t's status body without its signed video links, which
+// each request signs afresh.
+func statusBody(t task.Task) statusResponse {
 	resp := statusResponse{
 		Success:     true,
 		TaskID:      t.ID,
@@ -70,16 +86,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 		DownloadURL: downloadPath(t.ID),
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
-	if t.Status == task.Completed {
-		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
-			return err
-		}
-	}
-	if !t.Status.Terminal() {
-		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return resp
 }
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
