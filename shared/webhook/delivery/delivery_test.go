@@ -224,4 +224,3 @@ func TestGivesUpAfterADay(t *testing.T) {
 		t.Fatalf("replay: %d accepted", len(rcv.ok))
 	}
 }
-
