@@ -69,6 +69,7 @@ func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task, at time.
 			return dbErr(op, fmt.Errorf("write webhook event: %w", err))
 		}
 	}
+	tx.events = true
 	return nil
 }
 
