@@ -20,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -67,6 +68,10 @@ type Config struct {
 	// default, so that a customer's prompt is only ever a prompt; tests
 	// and the walk-through's failure step turn it on.
 	FaultInjection bool
+	// WebhookAllowPrivate lets webhooks go to plain http and private
+	// addresses, such as a receiver on this machine
+	// (GEN_WEBHOOK_ALLOW_PRIVATE, default off).
+	WebhookAllowPrivate bool
 	// FaultRate is the share of generations made to fail, 0..1
 	// (GEN_FAULT_RATE). Above 0 it needs FaultInjection.
 	FaultRate float64
@@ -95,6 +100,9 @@ type Config struct {
 	// Hooks wrap the store, blob storage and generator (tests and the soak
 	// run only; see Hooks).
 	Hooks Hooks
+	// WebhookResolver resolves webhook URLs' hosts at registration
+	// (default net.DefaultResolver); tests inject one.
+	WebhookResolver webhook.Resolver
 	// Timeouts bound how long a client may take over a request's head and
 	// body, and how long a kept-alive connection may idle; zero fields
 	// take httpguard's defaults.
@@ -136,6 +144,7 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		r.Reject(EnvAddr, cfg.Addr, "want host:port, such as "+DefaultAddr)
 	}
 	cfg.FaultInjection = r.Switch(EnvFaultInjection, false)
+	cfg.WebhookAllowPrivate = r.Switch(settings.WebhookAllowPrivate, false)
 	if cfg.FaultRate > 0 && !cfg.FaultInjection {
 		// An operator must not believe faults run when they do not.
 		r.Reject(EnvFaultRate, r.String(EnvFaultRate, ""),

@@ -24,6 +24,8 @@ import (
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/webhook/delivery"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -41,6 +43,8 @@ type Stack struct {
 	// past their deadline: the same sweeper as on AWS, over executions.
 	sweeper *sweeper.Sweeper
 	api     *httpapi.API
+	// webhooks delivers the outbox (shared/webhook/delivery).
+	webhooks *delivery.Worker
 
 	handler http.Handler
 	logger  *slog.Logger
@@ -93,6 +97,13 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	s.stop = stop
 	s.swept.Add(1)
 	go s.sweep(sweepCtx, cfg.SweepInterval)
+	// Webhooks: delivered as moves write them, and what a previous run
+	// left due is picked up at once.
+	s.swept.Add(1)
+	go func() {
+		defer s.swept.Done()
+		s.webhooks.Run(sweepCtx, s.Store.Events(), webhookPoll)
+	}()
 	return s, nil
 }
 
@@ -144,11 +155,21 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          s.renderer.Estimate,
 		// Direct uploads go to the local server, as they go to S3 on AWS.
-		Uploads: s.Blobs,
+		Uploads:             s.Blobs,
+		Webhooks:            s.Store,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		WebhookResolver:     cfg.WebhookResolver,
 	})
+	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
+		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
 	s.handler = route(s.Blobs.Handler(), s.Blobs.UploadHandler(), s.api.Handler())
 	return nil
 }
+
+// webhookPoll is the longest the local worker waits between looks at
+// the outbox: moves wake it at once, and it wakes when the earliest retry
+// is due.
+const webhookPoll = 30 * time.Second
 
 // route sends the signed links to files, the signed direct uploads to
 // uploads, and everything else to api. It is

@@ -16,6 +16,8 @@ import (
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/webhook"
 )
 
 // Defaults of Config.
@@ -56,6 +58,11 @@ type Config struct {
 	Uploads service.Uploads
 	// MaxUploadBytes bounds a direct upload (default 20 MiB).
 	MaxUploadBytes int64
+	// Webhooks, WebhookAllowPrivate and WebhookResolver: see
+	// service.Config.
+	Webhooks            store.Webhooks
+	WebhookAllowPrivate bool
+	WebhookResolver     webhook.Resolver
 }
 
 // API serves the contract. Build it with New.
@@ -113,18 +120,21 @@ func New(cfg Config) *API {
 		cfg.MaxImageSide = DefaultMaxImageSide
 	}
 	svc := service.New(service.Config{
-		Store:             cfg.Store,
-		Blobs:             cfg.Blobs,
-		Executions:        cfg.Executions,
-		Counters:          cfg.Counters,
-		Now:               cfg.Now,
-		Logger:            cfg.Logger,
-		GenerationTimeout: cfg.GenerationTimeout,
-		Estimate:          cfg.Estimate,
-		RetryAfter:        cfg.RetryAfter,
-		Uploads:           cfg.Uploads,
-		MaxUploadBytes:    cfg.MaxUploadBytes,
-		MaxImageSide:      cfg.MaxImageSide,
+		Store:               cfg.Store,
+		Blobs:               cfg.Blobs,
+		Executions:          cfg.Executions,
+		Counters:            cfg.Counters,
+		Now:                 cfg.Now,
+		Logger:              cfg.Logger,
+		GenerationTimeout:   cfg.GenerationTimeout,
+		Estimate:            cfg.Estimate,
+		RetryAfter:          cfg.RetryAfter,
+		Uploads:             cfg.Uploads,
+		MaxUploadBytes:      cfg.MaxUploadBytes,
+		MaxImageSide:        cfg.MaxImageSide,
+		Webhooks:            cfg.Webhooks,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		WebhookResolver:     cfg.WebhookResolver,
 	})
 	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
@@ -142,11 +152,19 @@ func New(cfg Config) *API {
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
+	routes = append(routes, a.webhookRoutes()...)
 	mux := http.NewServeMux()
+	byPattern := map[string][]route{}
+	var patterns []string
 	for _, rt := range routes {
-		h := a.endpoint(rt)
-		a.endpoints[rt.name] = h
-		mux.Handle(rt.pattern, h)
+		a.endpoints[rt.name] = a.endpoint(rt)
+		if byPattern[rt.pattern] == nil {
+			patterns = append(patterns, rt.pattern)
+		}
+		byPattern[rt.pattern] = append(byPattern[rt.pattern], rt)
+	}
+	for _, p := range patterns {
+		mux.Handle(p, a.methods(byPattern[p]))
 	}
 	// The document and its page need no key (docs.go).
 	for _, rt := range docsRoutes(a.log) {

@@ -195,6 +195,8 @@ func toError(err error, now time.Time) *Error {
 		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
 	case errors.Is(err, service.ErrKeyInvalid):
 		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyInvalid}
+	case errors.Is(err, service.ErrWebhookNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "Webhook endpoint or delivery not found."}
 	case errors.Is(err, service.ErrTaskNotFound):
 		return &Error{Status: http.StatusNotFound, Code: CodeTaskNotFound, Message: "Task not found."}
 	case errors.As(err, &notReady):

@@ -8,6 +8,7 @@ import (
 	"path"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/service"
@@ -60,6 +61,35 @@ func (a *API) endpoint(rt route) http.Handler {
 		if err := rt.serve(rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 		}
+	})
+}
+
+// methods serves the routes of one path, each for its method: a path
+// with one route is that route's endpoint (which answers another method
+// 405 itself); with several, another method is a 405 allowing them all.
+func (a *API) methods(rts []route) http.Handler {
+	if len(rts) == 1 {
+		return a.endpoints[rts[0].name]
+	}
+	var allow []string
+	for _, rt := range rts {
+		allow = append(allow, rt.method)
+		if rt.method == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, rt := range rts {
+			if r.Method == rt.method || rt.method == http.MethodGet && r.Method == http.MethodHead {
+				a.endpoints[rt.name].ServeHTTP(w, r)
+				return
+			}
+		}
+		rec := &recorder{ResponseWriter: w}
+		defer finish(a.log, rec, r, time.Now(), &requestLog{})
+		WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Allow:   strings.Join(allow, ", "),
+			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(allow, " or "))})
 	})
 }
 

@@ -63,6 +63,24 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 // writeStatus answers t's status body: the status endpoint's 200, and
 // the cancel endpoint's.
 func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, t task.Task) error {
+	resp := statusBody(t)
+	if t.Status == task.Completed {
+		var err error
+		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
+			return err
+		}
+	}
+	if !t.Status.Terminal() {
+		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// statusBody is t's status body without its signed video links, which
+// each request signs afresh: the status endpoint's and the webhook
+// events' data.
+func statusBody(t task.Task) statusResponse {
 	resp := statusResponse{
 		Success:     true,
 		TaskID:      t.ID,
@@ -76,17 +94,7 @@ func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, t task.Task) e
 		DownloadURL: downloadPath(t.ID),
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
-	if t.Status == task.Completed {
-		var err error
-		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
-			return err
-		}
-	}
-	if !t.Status.Terminal() {
-		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return resp
 }
 
 func (a *API) download(w http.ResponseWriter, r *http.Request, c *service.Caller) error {

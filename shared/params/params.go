@@ -28,6 +28,7 @@ const (
 	MaxNegativePromptChars = 1000
 	MaxSampleCount         = 2
 	MaxSeed                = 4294967295
+	MaxWebhookURLChars     = 2048
 )
 
 // Parameters are the generation settings a task is made with, defaults
@@ -51,6 +52,10 @@ type Request struct {
 	Prompt string
 	Model  string
 	Params Parameters
+	// WebhookURL is where this task's events go besides the account's
+	// endpoints (an extension of the contract); its address is checked
+	// by the service, which knows the operator's setting.
+	WebhookURL string
 }
 
 // Cost is the number of credits the request is charged at start.
@@ -73,7 +78,7 @@ func (e *Error) Error() string { return e.Message }
 var Fields = []string{
 	"prompt", "model", "sampleCount", "durationSeconds", "aspectRatio",
 	"resolution", "generateAudio", "enhancePrompt", "negativePrompt", "seed",
-	"personGeneration",
+	"personGeneration", "webhookUrl",
 }
 
 var (
@@ -213,6 +218,17 @@ func validate(kind string, present map[string]value) (Request, error) {
 		p.Seed = randomSeed()
 	}
 	r.Params = p
+	if v, ok := present["webhookUrl"]; ok {
+		u, verr := v.asString("webhookUrl")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if u == "" || utf8.RuneCountInString(u) > MaxWebhookURLChars {
+			return Request{}, &Error{Code: CodeValidation, Field: "webhookUrl", Value: u,
+				Message: fmt.Sprintf("webhookUrl must be an https URL of 1 to %d characters", MaxWebhookURLChars)}
+		}
+		r.WebhookURL = u
+	}
 	return r, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/webhook"
 )
 
 // Store is the part of store.Store the use cases need.
@@ -103,6 +104,15 @@ type Config struct {
 	// MaxImageSide bounds the width and the height of a direct upload's
 	// image, as httpapi bounds a streamed one (DefaultMaxImageSide).
 	MaxImageSide int
+	// Webhooks keeps webhook endpoints and their deliveries; nil answers
+	// the webhook endpoints, and a start carrying webhookUrl, 503.
+	Webhooks store.Webhooks
+	// WebhookAllowPrivate accepts plain http and private addresses in
+	// webhook URLs (GEN_WEBHOOK_ALLOW_PRIVATE, local development only).
+	WebhookAllowPrivate bool
+	// WebhookResolver resolves webhook URLs' hosts (default
+	// net.DefaultResolver).
+	WebhookResolver webhook.Resolver
 }
 
 // Service serves the use cases. Build it with New.

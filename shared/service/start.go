@@ -87,6 +87,12 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 		CreatedAt:   at,
 		Deadline:    at.Add(s.cfg.GenerationTimeout),
 	}
+	if u := req.Request.WebhookURL; u != "" {
+		if err := s.taskWebhook(ctx, c, u); err != nil {
+			return Started{}, err
+		}
+		t.WebhookURL = u
+	}
 	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
 	if idem := req.Idempotency; idem != nil {
 		g.Idempotency = &store.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}

@@ -34,6 +34,10 @@ const (
 	// (default render.DefaultFontFile, which a Lambda image does not
 	// have: the ffmpeg layer brings one).
 	FontFile = "GEN_FONT_FILE"
+	// WebhookAllowPrivate lets webhook URLs use plain http and private,
+	// loopback or link-local addresses: on or off, default off. For
+	// local development only; the AWS stack never reads it.
+	WebhookAllowPrivate = "GEN_WEBHOOK_ALLOW_PRIVATE"
 )
 
 // Their defaults and bounds.

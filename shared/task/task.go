@@ -127,6 +127,10 @@ type Task struct {
 	// has one is polled, never submitted (and paid for) again.
 	Operation string
 
+	// WebhookURL, when set, receives this task's events (a start's
+	// webhookUrl), besides the account's registered endpoints.
+	WebhookURL string
+
 	Videos  []Video
 	Failure *Failure
 }

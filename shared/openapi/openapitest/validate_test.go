@@ -24,6 +24,9 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 		"/api/gen/text-to-video", "/api/gen/image-to-video", "/api/gen/first-last-frame",
 		"/api/gen/status/{taskId}", "/api/gen/download/{taskId}", "/api/gen/history", "/api/gen/models",
 		"/openapi.json", "/docs", "/api/gen/uploads",
+		// The webhooks (an extension).
+		"/api/gen/webhooks", "/api/gen/webhooks/secret", "/api/gen/webhooks/{webhookId}",
+		"/api/gen/webhooks/{webhookId}/deliveries", "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
 	}
 	// Cancel, delete and credits.
 	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")

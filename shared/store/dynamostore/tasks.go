@@ -62,6 +62,9 @@ func encodeTask(t task.Task) (item, error) {
 	if t.Operation != "" {
 		it["operation"] = str(t.Operation)
 	}
+	if t.WebhookURL != "" {
+		it["webhookUrl"] = str(t.WebhookURL)
+	}
 	it[attrHist] = str(histKey(t.CreatedAt, t.ID))
 	for k, v := range statusAttrs(t) {
 		it[k] = v
@@ -95,6 +98,7 @@ func decodeTask(it item) (task.Task, error) {
 		CompletedAt:     getTime(it, "completedAt"),
 		Deadline:        getTime(it, "deadline"),
 		Operation:       getS(it, "operation"),
+		WebhookURL:      getS(it, "webhookUrl"),
 	}
 	if err := json.Unmarshal([]byte(getS(it, "params")), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)

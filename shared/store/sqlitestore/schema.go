@@ -136,6 +136,56 @@ DROP TABLE idempotency_keys;
 ALTER TABLE idempotency_keys_v5 RENAME TO idempotency_keys;
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 `,
+	// 6: webhooks. Endpoints an account registered; the account's
+	// signing secret for the URLs starts carry; the outbox
+	// (webhook_deliveries), one row per event and target, written in the
+	// transaction of the task's move it reports; and every attempt.
+	`
+ALTER TABLE tasks ADD COLUMN webhook_url TEXT;
+
+CREATE TABLE webhook_endpoints (
+	id         TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	url        TEXT NOT NULL,
+	events     TEXT NOT NULL CHECK (json_valid(events)),
+	secret     TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created_at, id);
+
+CREATE TABLE webhook_secrets (
+	account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+	secret     TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE webhook_deliveries (
+	id          TEXT PRIMARY KEY, -- the webhook-id
+	account_id  TEXT NOT NULL,
+	endpoint_id TEXT NOT NULL, -- '' for the task's own URL
+	url         TEXT NOT NULL,
+	event       TEXT NOT NULL,
+	task_id     TEXT NOT NULL,
+	task        TEXT NOT NULL CHECK (json_valid(task)),
+	created_at  INTEGER NOT NULL,
+	state       TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	next_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id);
+
+CREATE TABLE webhook_attempts (
+	seq         INTEGER PRIMARY KEY,
+	delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id),
+	endpoint_id TEXT NOT NULL,
+	attempt     INTEGER NOT NULL,
+	at          INTEGER NOT NULL,
+	status      INTEGER NOT NULL,
+	latency_ms  INTEGER NOT NULL,
+	error       TEXT NOT NULL
+) STRICT;
+CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, seq);
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

@@ -52,7 +52,14 @@ type Store struct {
 	tasks            taskCache
 	// now is the caches' clock: time.Now unless a test sets it.
 	now func() time.Time
+	// events is signalled after a commit that wrote webhook deliveries.
+	events chan struct{}
 }
+
+// Events fires after a transaction that wrote webhook deliveries
+// commits, so that the local worker delivers them at once. It holds one
+// signal at most: a worker that wakes reads every due row anyway.
+func (s *Store) Events() <-chan struct{} { return s.events }
 
 func (s *Store) clock() time.Time {
 	if s.now != nil {
@@ -91,7 +98,7 @@ func Open(path string) (*Store, error) {
 		wr.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{wr: wr, rd: wr, wrStmts: newStmtCache(wr)}
+	s := &Store{wr: wr, rd: wr, wrStmts: newStmtCache(wr), events: make(chan struct{}, 1)}
 	s.rdStmts = s.wrStmts
 	if memory {
 		// Another connection would open another, empty database.
@@ -158,6 +165,12 @@ func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op st
 	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(op, err)
+	}
+	if tx.events {
+		select {
+		case s.events <- struct{}{}:
+		default:
+		}
 	}
 	if tx.stmts.wantsPreparing() {
 		tx.stmts.prepareWanted(ctx)

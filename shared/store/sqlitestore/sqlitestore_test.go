@@ -302,8 +302,11 @@ func TestMigrateFromVersion2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v2.db")
 	storetest.CheckLegacyRecord(t, openAt(t, path), func(t *testing.T, s store.Store) store.Store {
 		// Back to version 2: the records as they were, without the balance
-		// (and the tasks without the operation handle of version 4).
-		for _, stmt := range []string{"ALTER TABLE idempotency_keys DROP COLUMN balance",
+		// (and the tasks without the operation handle of version 4, nor
+		// the webhooks of version 5).
+		for _, stmt := range []string{"DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
+			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
+			"ALTER TABLE idempotency_keys DROP COLUMN balance",
 			"ALTER TABLE tasks DROP COLUMN operation", "PRAGMA user_version = 2"} {
 			if _, err := s.(*Store).wr.Exec(stmt); err != nil {
 				t.Fatalf("make a version 2 database: %s: %v", stmt, err)

@@ -12,6 +12,9 @@ import (
 // prepares a kept statement again on a connection that has not seen it,
 // and reuses it on one that has.
 type txn struct {
+	// events is set when the transaction wrote webhook deliveries: the
+	// store signals Events once it commits.
+	events bool
 	*sql.Tx
 	stmts *stmtCache
 }

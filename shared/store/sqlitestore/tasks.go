@@ -52,7 +52,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 			return dbErr(op, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
@@ -139,7 +139,7 @@ func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.
 
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,
 	credits_cost, credits_refunded, status,
-	created_at, started_at, completed_at, deadline, videos, failure, operation`
+	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url`
 
 // encodeTask returns t's values in the order of taskColumns.
 func encodeTask(t task.Task) ([]any, error) {
@@ -162,7 +162,8 @@ func encodeTask(t task.Task) ([]any, error) {
 	return []any{t.ID, t.AccountID, t.KeyName, t.Type, t.Model, t.Prompt, string(params), inputs,
 		t.CreditsCost, t.CreditsRefunded, string(t.Status),
 		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure,
-		sql.NullString{String: t.Operation, Valid: t.Operation != ""}}, nil
+		sql.NullString{String: t.Operation, Valid: t.Operation != ""},
+		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}}, nil
 }
 
 // jsonOrNull is v as JSON text, or NULL when it is empty.
@@ -180,13 +181,13 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	var t task.Task
 	var params string
-	var inputs, videos, failure, operation sql.NullString
+	var inputs, videos, failure, operation, webhookURL sql.NullString
 	var status string
 	var created int64
 	var started, completed, deadline sql.NullInt64
 	err := row.Scan(&t.ID, &t.AccountID, &t.KeyName, &t.Type, &t.Model, &t.Prompt, &params, &inputs,
 		&t.CreditsCost, &t.CreditsRefunded, &status,
-		&created, &started, &completed, &deadline, &videos, &failure, &operation)
+		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -196,6 +197,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	t.CompletedAt = fromNullMS(completed)
 	t.Deadline = fromNullMS(deadline)
 	t.Operation = operation.String
+	t.WebhookURL = webhookURL.String
 	if err := json.Unmarshal([]byte(params), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
 	}
@@ -353,7 +355,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		if err != nil {
 			return dbErr(op, err)
 		}
-		return nil
+		return enqueueEvent(ctx, tx, op, t, t.StartedAt)
 	})
 	if err != nil {
 		return task.Task{}, err
@@ -431,6 +433,9 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			WHERE id = ? RETURNING credits`, refund, t.AccountID).Scan(&balance)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("release and refund: %w", err))
+		}
+		if err := enqueueEvent(ctx, tx, op, t, t.CompletedAt); err != nil {
+			return err
 		}
 		if tr.Refund == nil {
 			return nil

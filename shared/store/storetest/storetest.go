@@ -70,6 +70,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"DeleteTask", testDeleteTask},
 		{"DeleteKeepsIdempotency", testDeleteKeepsIdempotency},
 		{"RaceCancelComplete", testRaceCancelComplete},
+		{"WebhookEndpoints", testWebhookEndpoints},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookOutboxNotOnRefusedMove", testWebhookOutboxRefused},
+		{"WebhookDeliveries", testWebhookDeliveries},
 		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
 	}
 	for _, tt := range tests {
@@ -231,6 +235,7 @@ func diffTask(got, want task.Task) []string {
 		field("Videos", got.Videos, want.Videos)
 	}
 	field("Failure", got.Failure, want.Failure)
+	field("WebhookURL", got.WebhookURL, want.WebhookURL)
 	return d
 }
 

@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// Webhook endpoint names, for Endpoint (an extension of the contract).
+const (
+	EndpointWebhooksCreate  = "webhooks-create"
+	EndpointWebhooksList    = "webhooks-list"
+	EndpointWebhooksDelete  = "webhooks-delete"
+	EndpointWebhooksSecret  = "webhooks-secret"
+	EndpointWebhookAttempts = "webhooks-deliveries"
+	EndpointWebhookReplay   = "webhooks-replay"
+)
+
+// webhookRoutes are the webhook endpoints.
+func (a *API) webhookRoutes() []route {
+	return []route{
+		{EndpointWebhooksCreate, http.MethodPost, "/api/gen/webhooks", a.createWebhook},
+		{EndpointWebhooksList, http.MethodGet, "/api/gen/webhooks", a.listWebhooks},
+		{EndpointWebhooksSecret, http.MethodGet, "/api/gen/webhooks/secret", a.webhookSecret},
+		{EndpointWebhooksDelete, http.MethodDelete, "/api/gen/webhooks/{webhookId}", a.deleteWebhook},
+		{EndpointWebhookAttempts, http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", a.webhookAttempts},
+		{EndpointWebhookReplay, http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", a.replayDelivery},
+	}
+}
+
+// WebhookData is the data of a webhook event about t: its body as GET
+// /api/gen/status answers it, without the signed video links, which
+// expire; a receiver of generation.completed follows downloadUrl with
+// its key for fresh ones.
+func WebhookData(t task.Task) any { return statusBody(t) }
+
+// webhookJSON is an endpoint as the API shows it.
+type webhookJSON struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	Secret    string   `json:"secret,omitempty"`
+	CreatedAt string   `json:"createdAt"`
+}
+
+func toWebhookJSON(e store.WebhookEndpoint) webhookJSON {
+	return webhookJSON{ID: e.ID, URL: e.URL, Events: e.Events, Secret: e.Secret, CreatedAt: formatTime(e.CreatedAt)}
+}
+
+const maxWebhookBody = 8 << 10
+
+func (a *API) createWebhook(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return badRequest("", "Content-Type must be application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return badRequest("", "The request body is larger than %d bytes.", maxWebhookBody)
+		}
+		return badRequest("", "The request body could not be read.")
+	}
+	var req struct {
+		URL    string   `json:"url"`
+		Events []string `json:"events"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return badRequest("", "The body must be a JSON object with url (https) and, optionally, events "+
+			"(generation.processing, generation.completed, generation.failed).")
+	}
+	e, err := a.svc.CreateWebhook(r.Context(), *c, req.URL, req.Events)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		Success bool        `json:"success"`
+		Webhook webhookJSON `json:"webhook"`
+	}{true, toWebhookJSON(e)})
+	return nil
+}
+
+func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	es, err := a.svc.Webhooks(r.Context(), *c)
+	if err != nil {
+		return err
+	}
+	out := make([]webhookJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, toWebhookJSON(e))
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success  bool          `json:"success"`
+		Webhooks []webhookJSON `json:"webhooks"`
+	}{true, out})
+	return nil
+}
+
+func (a *API) webhookSecret(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	secret, err := a.svc.SigningSecret(r.Context(), *c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success bool   `json:"success"`
+		Secret  string `json:"secret"`
+	}{true, secret})
+	return nil
+}
+
+func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	if err := a.svc.DeleteWebhook(r.Context(), *c, r.PathValue("webhookId")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success bool   `json:"success"`
+		ID      string `json:"id"`
+	}{true, r.PathValue("webhookId")})
+	return nil
+}
+
+// attemptJSON is one delivery attempt as the API shows it.
+type attemptJSON struct {
+	DeliveryID string `json:"deliveryId"`
+	Event      string `json:"event"`
+	TaskID     string `json:"taskId"`
+	Attempt    int    `json:"attempt"`
+	At         string `json:"at"`
+	Status     int    `json:"status"`
+	LatencyMS  int64  `json:"latencyMs"`
+	Error      string `json:"error,omitempty"`
+}
+
+func (a *API) webhookAttempts(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	q := store.AttemptQuery{Cursor: r.URL.Query().Get("cursor"), Limit: 20}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return badRequest("limit", "limit must be a whole number from 1 to 100.")
+		}
+		q.Limit = n
+	}
+	as, next, err := a.svc.WebhookAttempts(r.Context(), *c, r.PathValue("webhookId"), q)
+	if err != nil {
+		return err
+	}
+	out := make([]attemptJSON, 0, len(as))
+	for _, at := range as {
+		out = append(out, attemptJSON{DeliveryID: at.DeliveryID, Event: at.Event, TaskID: at.TaskID,
+			Attempt: at.Attempt, At: formatTime(at.At), Status: at.Status,
+			LatencyMS: at.Latency.Milliseconds(), Error: at.Error})
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success    bool          `json:"success"`
+		Deliveries []attemptJSON `json:"deliveries"`
+		NextCursor string        `json:"nextCursor,omitempty"`
+	}{true, out, next})
+	return nil
+}
+
+func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	if err := a.svc.ReplayDelivery(r.Context(), *c, r.PathValue("webhookId"), r.PathValue("deliveryId")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, struct {
+		Success    bool   `json:"success"`
+		DeliveryID string `json:"deliveryId"`
+		QueuedAt   string `json:"queuedAt"`
+	}{true, r.PathValue("deliveryId"), formatTime(c.Now)})
+	return nil
+}

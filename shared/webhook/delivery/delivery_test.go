@@ -1,0 +1,226 @@
+package delivery_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/webhook/delivery"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
+)
+
+// clock is a fake clock the test moves.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// receiver records what it got; it answers 500 until healthy.
+type receiver struct {
+	mu      sync.Mutex
+	healthy bool
+	got     []webhooktest.Message
+	ok      []webhooktest.Message
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := webhooktest.Message{Header: req.Header.Clone(), Body: body}
+	r.got = append(r.got, m)
+	if !r.healthy {
+		w.WriteHeader(500)
+		return
+	}
+	r.ok = append(r.ok, m)
+	w.WriteHeader(204)
+}
+
+func setup(t *testing.T, clk *clock, url string) (*sqlitestore.Store, string) {
+	t.Helper()
+	s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	if err := s.CreateAccount(ctx, store.Account{ID: "acct", Credits: 1000, CreatedAt: clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	secret := webhook.NewSecret()
+	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_1", AccountID: "acct", URL: url,
+		Events: store.EventTypes, Secret: secret, CreatedAt: clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return s, secret
+}
+
+func newTask(clk *clock, suffix string) task.Task {
+	return task.Task{ID: "gen_" + suffix, AccountID: "acct", KeyName: "k", Type: "text-to-video",
+		Model: "gen-3.1-fast-generate-001", Prompt: "p", CreditsCost: 10, CreatedAt: clk.Now(),
+		Params: params.Parameters{SampleCount: 1, DurationSeconds: 8}}
+}
+
+// TestOutageOfTenMinutes: a receiver answers 500 for ten minutes, then
+// 200; every event arrives, each verified by the reference library, and
+// every retry of an event carries its webhook-id. The clock is fake: ten
+// minutes pass in steps, without sleeping.
+func TestOutageOfTenMinutes(t *testing.T) {
+	clk := &clock{now: time.Now().UTC().Add(-11 * time.Minute)}
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	s, secret := setup(t, clk, srv.URL+"/hook")
+	ctx := t.Context()
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true},
+		Data: func(t task.Task) any { return map[string]any{"taskId": t.ID, "status": t.Status} }, Now: clk.Now}
+
+	const n = 3
+	for i := range n {
+		tk := newTask(clk, string(rune('a'+i)))
+		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if i == n-1 {
+			if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := s.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "v"}}}, clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outageEnds := clk.Now().Add(10 * time.Minute)
+	for step := 0; step < 200; step++ {
+		if !clk.Now().Before(outageEnds) {
+			rcv.mu.Lock()
+			rcv.healthy = true
+			rcv.mu.Unlock()
+		}
+		if _, err := w.RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.NextDelivery(ctx); !ok {
+			break
+		}
+		clk.Add(10 * time.Second)
+	}
+	if _, ok, _ := s.NextDelivery(ctx); ok {
+		t.Fatal("deliveries still pending")
+	}
+	// 3 processing + 2 completed + 1 failed events, each delivered once.
+	byID := map[string]int{}
+	types := map[string]int{}
+	for _, m := range rcv.ok {
+		byID[m.Header.Get("webhook-id")]++
+		var p struct{ Type string }
+		json.Unmarshal(m.Body, &p)
+		types[p.Type]++
+	}
+	if len(byID) != 6 || types[store.EventProcessing] != 3 || types[store.EventCompleted] != 2 || types[store.EventFailed] != 1 {
+		t.Fatalf("accepted %d events by id %v, by type %v", len(rcv.ok), byID, types)
+	}
+	// Retries: the outage made several attempts of each; all ids are
+	// among the six.
+	if len(rcv.got) <= len(rcv.ok) {
+		t.Fatalf("%d attempts for %d deliveries: the outage was not retried", len(rcv.got), len(rcv.ok))
+	}
+	for _, m := range rcv.got {
+		if _, ok := byID[m.Header.Get("webhook-id")]; !ok {
+			t.Errorf("an attempt with an unknown webhook-id %q", m.Header.Get("webhook-id"))
+		}
+	}
+	// The signatures, by the reference library: the timestamps are the
+	// fake clock's, within five minutes of the real one at the end.
+	var msgs []webhooktest.Message
+	for _, m := range rcv.ok {
+		m.Secret = secret
+		msgs = append(msgs, m)
+	}
+	for i, res := range webhooktest.Verify(t, msgs) {
+		if res != "ok" {
+			t.Errorf("delivery %d: reference verifier: %s", i, res)
+		}
+	}
+	page, _, err := s.Attempts(ctx, "acct", "wh_1", store.AttemptQuery{Limit: 100})
+	if err != nil || len(page) != len(rcv.got) {
+		t.Fatalf("attempts listed %d, receiver got %d (%v)", len(page), len(rcv.got), err)
+	}
+}
+
+// TestGivesUpAfterADay: a receiver that never answers 2xx is retried,
+// with backoff capped, for at least a day, then the delivery fails; a
+// replay sends it again.
+func TestGivesUpAfterADay(t *testing.T) {
+	clk := &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	s, _ := setup(t, clk, srv.URL)
+	ctx := t.Context()
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true},
+		Data: func(t task.Task) any { return t.ID }, Now: clk.Now}
+	tk := newTask(clk, "a")
+	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		t.Fatal(err)
+	}
+	start := clk.Now()
+	if _, err := s.StartProcessing(ctx, tk.ID, start); err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for range 1000 {
+		next, ok, err := s.NextDelivery(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if next.After(clk.Now()) {
+			clk.Add(next.Sub(clk.Now()))
+		}
+		last = clk.Now()
+		if _, err := w.RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.Sub(start) < 24*time.Hour || last.Sub(start) > 26*time.Hour {
+		t.Errorf("last attempt %s after the event, want about a day", last.Sub(start))
+	}
+	attempts := len(rcv.got)
+	if attempts < 20 || attempts > 60 {
+		t.Errorf("%d attempts over a day", attempts)
+	}
+	id := store.DeliveryID(tk.ID, store.EventProcessing, "wh_1")
+	rcv.healthy = true
+	if err := s.ReplayDelivery(ctx, "acct", "wh_1", id, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rcv.ok) != 1 || rcv.ok[0].Header.Get("webhook-id") != id {
+		t.Fatalf("replay: %d accepted", len(rcv.ok))
+	}
+}
