@@ -457,3 +457,32 @@ func (g *Gateway) deleteUsagePlan(r *http.Request) (int, any, *apiError) {
 	delete(g.plans, p.ID)
 	return http.StatusAccepted, nil, nil
 }
+
+// EnsureKey makes sure an enabled key with this value (and name) is in
+// the plan planID, as `genctl keys create --aws` leaves a key: the AWS
+// assembly on one machine wires its dev key so.
+func (g *Gateway) EnsureKey(value, customerID, planID string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.plans[planID]
+	if !ok {
+		return fmt.Errorf("api keys: no usage plan %s", planID)
+	}
+	var k *Key
+	for _, key := range g.keys {
+		if key.Value == value {
+			k = key
+		}
+	}
+	if k == nil {
+		k = &Key{ID: g.id("key"), Name: value, Value: value, CustomerID: customerID}
+		g.keys[k.ID] = k
+	}
+	k.Enabled = true
+	for _, other := range g.plans {
+		delete(other.keys, k.ID)
+	}
+	p.keys[k.ID] = true
+	g.saveLocked()
+	return nil
+}

@@ -3,7 +3,6 @@ package lambdaruntime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 )
@@ -28,12 +27,12 @@ type Pool struct {
 }
 
 // NewPool returns a pool of processes started with cfg. output, if not
-// nil, gives the writer of each process's output by a label of it, and
+// nil, gives the writer of each process's output by its pid, and
 // onStart, if not nil, is told of each start.
-func NewPool(cfg Config, output func(label string) io.Writer, onStart func(p *Process, err error)) *Pool {
+func NewPool(cfg Config, output func(pid int) io.Writer, onStart func(p *Process, err error)) *Pool {
 	pl := &Pool{cfg: cfg, onStart: onStart, all: map[*Process]bool{}}
 	if output != nil {
-		pl.output = func(pid int) io.Writer { return output(fmt.Sprint(pid)) }
+		pl.output = output
 	}
 	return pl
 }
