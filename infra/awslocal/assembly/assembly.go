@@ -104,6 +104,8 @@ type Assembly struct {
 	servers  []*http.Server
 	dynamo   *dynamolocal.Server
 	listener net.Listener
+	keys     *apikeys.Gateway
+	planIDs  map[string]string
 }
 
 // Pool returns the processes of a function by its directory name
@@ -210,6 +212,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		keys.PutPlan(p)
 		planIDs[strings.ToLower(up.LogicalID)] = up.LogicalID
 	}
+	a.keys, a.planIDs = keys, planIDs
 	gwAdminURL, err := a.serve(keys.Handler())
 	if err != nil {
 		return nil, err
@@ -362,6 +365,20 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	}
 	a.log.Info("ready", "component", "assembly", "baseUrl", a.BaseURL, "s3", s3URL, "sfn", sfnURL)
 	return a, nil
+}
+
+// CreateKey creates an API key as `genctl keys create` does on AWS: in
+// the store, and wired to its tier's usage plan (Standard or Pro).
+func (a *Assembly) CreateKey(ctx context.Context, req admin.KeyRequest) (admin.CreatedKey, error) {
+	k, err := admin.New(a.Store).CreateKey(ctx, req)
+	if err != nil {
+		return k, err
+	}
+	plan := a.planIDs["standardusageplan"]
+	if k.Tier == "pro" {
+		plan = a.planIDs["prousageplan"]
+	}
+	return k, a.keys.EnsureKey(authorizer.UsageIdentifierKey(k.KeyID), k.AccountID, plan)
 }
 
 // wireKeys wires the dev key to the Standard plan.
