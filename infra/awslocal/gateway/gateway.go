@@ -35,9 +35,15 @@ import (
 const (
 	// MaxRequestBytes is API Gateway's payload cap: 10 MB.
 	MaxRequestBytes = 10 << 20
-	// MaxLambdaPayloadBytes is Lambda's cap on a synchronous invocation's
-	// request and response: 6 MB.
-	MaxLambdaPayloadBytes = 6 << 20
+	// MaxLambdaRequestBytes and MaxLambdaResponseBytes are Lambda's caps
+	// on a synchronous invocation ("6 MB"): Lambda refuses a larger event
+	// with RequestEntityTooLargeException ("Request must be smaller than
+	// 6291456 bytes"), which API Gateway answers 413, and a larger answer
+	// ("Exceeded maximum allowed payload size (6291556 bytes)"), which
+	// API Gateway answers 502. Sources: infra/docs/deploy.md, "The AWS
+	// assembly on one machine".
+	MaxLambdaRequestBytes  = 6291456
+	MaxLambdaResponseBytes = 6291556
 	// IntegrationTimeout is API Gateway's default (and, for REST APIs,
 	// regional maximum without a quota increase) integration timeout.
 	IntegrationTimeout = 29 * time.Second
@@ -182,11 +188,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 	if err != nil {
 		return g.respond(w, "DEFAULT_5XX", http.StatusInternalServerError, "Internal server error", reqID)
 	}
-	if len(event) > MaxLambdaPayloadBytes {
-		// Lambda refuses the invocation (RequestEntityTooLargeException,
-		// 413 to API Gateway); API Gateway answers an integration error.
-		log.Warn("integration", "function", route.Function, "error", "payload over 6 MB", "bytes", len(event))
-		return g.respond(w, "DEFAULT_5XX", http.StatusInternalServerError, "Internal server error", reqID)
+	if len(event) > MaxLambdaRequestBytes {
+		// Lambda refuses the invocation (RequestEntityTooLargeException);
+		// API Gateway answers 413.
+		log.Warn("integration", "function", route.Function, "error", "event over Lambda's 6 MB", "bytes", len(event))
+		return g.respond(w, "REQUEST_TOO_LARGE", http.StatusRequestEntityTooLarge, "Request Too Long", reqID)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	defer cancel()
@@ -205,7 +211,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 	case res.IsError:
 		log.Warn("integration", "function", route.Function, "pid", pid, "errorType", res.ErrorType, "errorMessage", res.ErrorMessage)
 		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
-	case len(res.Payload) > MaxLambdaPayloadBytes:
+	case len(res.Payload) > MaxLambdaResponseBytes:
 		log.Warn("integration", "function", route.Function, "pid", pid, "error", "response over 6 MB")
 		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
 	}
