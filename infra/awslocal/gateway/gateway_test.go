@@ -56,7 +56,7 @@ func TestGateway(t *testing.T) {
 		}
 		b, _ := json.Marshal(map[string]any{"principalId": "key_1", "usageIdentifierKey": "gen-usage-key_1",
 			"policyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": effect, "Action": "execute-api:Invoke", "Resource": "*"}}},
-			"context": map[string]any{"keyId": "key_1"}})
+			"context":        map[string]any{"keyId": "key_1"}})
 		return lambdaruntime.Result{Payload: b}
 	}}
 	models := &fn{answer: func(map[string]any) lambdaruntime.Result { return ok(`{"success":true}`) }}
@@ -175,4 +175,3 @@ func TestMatchPath(t *testing.T) {
 		}
 	}
 }
-
