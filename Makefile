@@ -6,7 +6,7 @@ GOFLAGS  ?=
 export GEN_ADDR     ?= 127.0.0.1:8080
 export GEN_DATA_DIR ?= .gen
 
-.PHONY: run run-tools test tools fmt vet race check genctl help
+.PHONY: run run-aws-local run-tools test tools fmt vet race check genctl help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,6 +19,13 @@ run-tools:
 
 run: run-tools ## start the service on http://$(GEN_ADDR), data in $(GEN_DATA_DIR)
 	$(GO) run ./infra/gen-local
+
+# The AWS assembly on one machine: template.yaml's functions built for this
+# host behind an API Gateway emulator, Step Functions, S3 and DynamoDB Local,
+# no AWS account, no Docker. Needs java and npm (DynamoDB Local). See the
+# README, "The AWS assembly on one machine", and infra/docs/deploy.md.
+run-aws-local: tools ## the AWS assembly on one machine on http://$(GEN_ADDR)/v1, data in $(GEN_DATA_DIR)
+	$(GO) run ./infra/aws-local
 
 test: tools fmt vet race ## the whole suite: gofmt, go vet, go test -race
 

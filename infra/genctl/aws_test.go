@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/genvideo/gen/infra/awslocal/apikeys"
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/authorizer"
 	"github.com/genvideo/gen/shared/store"
@@ -35,7 +36,7 @@ type awsEnv struct {
 	t       *testing.T
 	prefix  string
 	store   *dynamostore.Store
-	gateway *fakeGateway
+	gateway *apikeys.Gateway
 }
 
 func newAWSEnv(t *testing.T) *awsEnv {
@@ -46,10 +47,10 @@ func newAWSEnv(t *testing.T) *awsEnv {
 	if err := st.CreateTables(t.Context()); err != nil {
 		t.Fatalf("CreateTables: %v", err)
 	}
-	gw := newFakeGateway()
-	gw.addPlan("std", "gen-standard")
-	gw.addPlan("pro", "gen-pro")
-	srv := httptest.NewServer(gw.handler())
+	gw := apikeys.New()
+	gw.AddPlan("std", "gen-standard")
+	gw.AddPlan("pro", "gen-pro")
+	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 
 	// No shared config or credentials of the machine leak in.
@@ -148,14 +149,14 @@ func TestAWSKeysCreateWiresUsagePlans(t *testing.T) {
 			}
 			// The gateway key holds the usage identifier, never the secret.
 			value := authorizer.UsageIdentifierKey(k.KeyID)
-			gk, ok := e.gateway.keyByValue(value)
+			gk, ok := e.gateway.KeyByValue(value)
 			if !ok {
 				t.Fatalf("no gateway key with value %s", value)
 			}
 			if !gk.Enabled || gk.CustomerID != k.AccountID || strings.Contains(gk.Description+gk.Name, k.APIKey) {
 				t.Errorf("gateway key %+v", gk)
 			}
-			if got := e.gateway.plansOf(gk.ID); !slices.Equal(got, []string{c.plan}) {
+			if got := e.gateway.PlansOf(gk.ID); !slices.Equal(got, []string{c.plan}) {
 				t.Errorf("gateway key in plans %v, want [%s]", got, c.plan)
 			}
 			if k.UsagePlan == nil || k.UsagePlan.UsagePlanID != c.plan || k.UsagePlan.GatewayKeyID != gk.ID {
@@ -167,10 +168,10 @@ func TestAWSKeysCreateWiresUsagePlans(t *testing.T) {
 			if err != nil {
 				t.Fatalf("keys wire: %v\n%s", err, out)
 			}
-			if n := e.gateway.countKeys(value); n != 1 {
+			if n := e.gateway.CountKeys(value); n != 1 {
 				t.Errorf("%d gateway keys after a second wiring, want 1", n)
 			}
-			if got := e.gateway.plansOf(gk.ID); !slices.Equal(got, []string{c.plan}) {
+			if got := e.gateway.PlansOf(gk.ID); !slices.Equal(got, []string{c.plan}) {
 				t.Errorf("after a second wiring the key is in plans %v, want [%s]", got, c.plan)
 			}
 		})
@@ -180,20 +181,20 @@ func TestAWSKeysCreateWiresUsagePlans(t *testing.T) {
 func TestAWSEnterpriseKeyGetsItsOwnPlan(t *testing.T) {
 	e := newAWSEnv(t)
 	k := e.createKey("--name", "big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
-	gk, ok := e.gateway.keyByValue(authorizer.UsageIdentifierKey(k.KeyID))
+	gk, ok := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(k.KeyID))
 	if !ok {
 		t.Fatal("no gateway key")
 	}
-	plans := e.gateway.plansOf(gk.ID)
+	plans := e.gateway.PlansOf(gk.ID)
 	if len(plans) != 1 || plans[0] == "std" || plans[0] == "pro" {
 		t.Fatalf("enterprise key in plans %v, want one of its own", plans)
 	}
-	p, _ := e.gateway.plan(plans[0])
+	p, _ := e.gateway.UsagePlan(plans[0])
 	if p.Name != "gen-enterprise-"+k.KeyID || p.Throttle == nil || p.Throttle.RateLimit != 10 ||
 		p.Throttle.BurstLimit != 100 || p.Quota == nil || p.Quota.Limit != 50000 || p.Quota.Period != "DAY" {
 		t.Errorf("plan %+v throttle %+v quota %+v, want 10/s, burst 100, 50000 a day", p, p.Throttle, p.Quota)
 	}
-	std, _ := e.gateway.plan("std")
+	std, _ := e.gateway.UsagePlan("std")
 	if !slices.Equal(p.APIStages, std.APIStages) {
 		t.Errorf("plan stages %v, want the Standard plan's %v", p.APIStages, std.APIStages)
 	}
@@ -201,7 +202,7 @@ func TestAWSEnterpriseKeyGetsItsOwnPlan(t *testing.T) {
 	if out, err := e.genctl("keys", "wire", k.KeyID); err != nil {
 		t.Fatalf("keys wire: %v\n%s", err, out)
 	}
-	if got := e.gateway.plansOf(gk.ID); !slices.Equal(got, plans) {
+	if got := e.gateway.PlansOf(gk.ID); !slices.Equal(got, plans) {
 		t.Errorf("after a second wiring the key is in plans %v, want %v", got, plans)
 	}
 }
@@ -216,7 +217,7 @@ func TestAWSRevokeDisablesGatewayKey(t *testing.T) {
 	if !e.storedKey(k.APIKey).Revoked() {
 		t.Errorf("the stored key is not revoked")
 	}
-	gk, _ := e.gateway.keyByValue(authorizer.UsageIdentifierKey(k.KeyID))
+	gk, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(k.KeyID))
 	if gk.Enabled {
 		t.Errorf("the gateway key is still enabled")
 	}
@@ -224,14 +225,14 @@ func TestAWSRevokeDisablesGatewayKey(t *testing.T) {
 	if out, err := e.genctl("keys", "wire", k.KeyID); err == nil || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("keys wire of a revoked key: %v\n%s", err, out)
 	}
-	if gk, _ := e.gateway.keyByValue(authorizer.UsageIdentifierKey(k.KeyID)); gk.Enabled {
+	if gk, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(k.KeyID)); gk.Enabled {
 		t.Errorf("the gateway key was enabled again")
 	}
 }
 
 func TestAWSWiringFailureKeepsTheKey(t *testing.T) {
 	e := newAWSEnv(t)
-	e.gateway.failNext("CreateUsagePlanKey", 1)
+	e.gateway.FailNext("CreateUsagePlanKey", 1)
 	out, err := e.genctl("keys", "create", "--name", "unlucky", "--tier", "pro")
 	if err == nil {
 		t.Fatalf("keys create succeeded although the usage plan refused the key:\n%s", out)
@@ -254,8 +255,8 @@ func TestAWSWiringFailureKeepsTheKey(t *testing.T) {
 	if out, err := e.genctl("keys", "wire", k.ID); err != nil {
 		t.Fatalf("keys wire: %v\n%s", err, out)
 	}
-	gk, _ := e.gateway.keyByValue(authorizer.UsageIdentifierKey(k.ID))
-	if got := e.gateway.plansOf(gk.ID); !slices.Equal(got, []string{"pro"}) {
+	gk, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(k.ID))
+	if got := e.gateway.PlansOf(gk.ID); !slices.Equal(got, []string{"pro"}) {
 		t.Errorf("after keys wire the key is in plans %v, want [pro]", got)
 	}
 }
@@ -352,8 +353,8 @@ func TestAWSRevokeDeletesGatewayKeyAndPlan(t *testing.T) {
 	e := newAWSEnv(t)
 	std := e.createKey("--name", "standard")
 	ent := e.createKey("--name", "big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
-	gk, _ := e.gateway.keyByValue(authorizer.UsageIdentifierKey(ent.KeyID))
-	plans := e.gateway.plansOf(gk.ID)
+	gk, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(ent.KeyID))
+	plans := e.gateway.PlansOf(gk.ID)
 	if len(plans) != 1 {
 		t.Fatalf("enterprise key in plans %v, want one", plans)
 	}
@@ -361,14 +362,14 @@ func TestAWSRevokeDeletesGatewayKeyAndPlan(t *testing.T) {
 		if out, err := e.genctl("keys", "revoke", k.KeyID); err != nil {
 			t.Fatalf("keys revoke %s: %v\n%s", k.KeyID, err, out)
 		}
-		if n := e.gateway.countKeys(authorizer.UsageIdentifierKey(k.KeyID)); n != 0 {
+		if n := e.gateway.CountKeys(authorizer.UsageIdentifierKey(k.KeyID)); n != 0 {
 			t.Errorf("after revoking %s, %d gateway keys are left for it", k.KeyID, n)
 		}
 	}
-	if _, ok := e.gateway.plan(plans[0]); ok {
+	if _, ok := e.gateway.UsagePlan(plans[0]); ok {
 		t.Errorf("the enterprise key's usage plan %s is left after its revocation", plans[0])
 	}
-	if _, ok := e.gateway.plan("std"); !ok {
+	if _, ok := e.gateway.UsagePlan("std"); !ok {
 		t.Errorf("revoking removed the Standard plan")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/apigateway"
 
+	"github.com/genvideo/gen/infra/awslocal/localdeploy"
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/devstack"
@@ -110,4 +111,23 @@ func openAWS(ctx context.Context, o awsOptions) (*backend, error) {
 		admin: admin.New(stack.Store),
 		plans: &usagePlans{api: apigateway.NewFromConfig(cfg), standard: o.planStandard, pro: o.planPro},
 	}, nil
+}
+
+// useLocalDeployment switches to the AWS backend when the data directory
+// is that of a running `make run-aws-local` (localdeploy), pointing the SDK
+// at its DynamoDB Local and API Gateway control plane.
+func useLocalDeployment(opts *options) (bool, error) {
+	d, ok, err := localdeploy.Read(opts.dataDir)
+	if err != nil || !ok {
+		return false, err
+	}
+	for k, v := range d.Environ() {
+		os.Setenv(k, v)
+	}
+	opts.aws.enabled = true
+	opts.aws.region = d.Region
+	opts.aws.tablePrefix = d.TablePrefix
+	opts.aws.planStandard = d.UsagePlanStandard
+	opts.aws.planPro = d.UsagePlanPro
+	return true, nil
 }

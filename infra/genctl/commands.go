@@ -32,6 +32,13 @@ func newRoot() *cobra.Command {
 			if cmd.Flags().Changed("aws") {
 				return nil
 			}
+			if os.Getenv(envBackend) == "" {
+				// The data directory of make run-aws-local: its
+				// DynamoDB Local and usage plans (infra/docs/deploy.md).
+				if on, err := useLocalDeployment(opts); on || err != nil {
+					return err
+				}
+			}
 			aws, err := backendFromEnv()
 			opts.aws.enabled = aws
 			return err

@@ -80,10 +80,24 @@ type taskPanic struct {
 
 func (p *taskPanic) Error() string { return "panic: " + p.value }
 
+// NamedError is an error named by its Name rather than its Go type: what a
+// task function returns for a Lambda that ran elsewhere (its own process,
+// as in infra/aws-local), whose error type came back by name over the
+// Lambda Runtime API.
+type NamedError struct {
+	Name  string
+	Cause string
+}
+
+func (e *NamedError) Error() string { return e.Name + ": " + e.Cause }
+
 // taskError converts what a task function returned into an ASL error.
 func taskError(err error) *Error {
 	if p, ok := err.(*taskPanic); ok {
 		return &Error{Name: p.name, Cause: p.value}
+	}
+	if n, ok := err.(*NamedError); ok {
+		return &Error{Name: n.Name, Cause: n.Cause}
 	}
 	return &Error{Name: ErrorName(err), Cause: err.Error()}
 }

@@ -14,14 +14,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/localsecrets"
 	"github.com/genvideo/gen/shared/blob/s3blob/s3blobtest"
 	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store/dynamostore"
@@ -120,64 +119,20 @@ func (e *Env) Environ(t testing.TB, extra ...string) []string {
 	return env
 }
 
-// Secrets is a fake of the Secrets Manager JSON API serving
-// GetSecretValue.
+// Secrets is the Secrets Manager of localsecrets, on loopback.
 type Secrets struct {
+	*localsecrets.Server
 	// URL is the endpoint, http://127.0.0.1:<port>.
 	URL string
-
-	mu      sync.Mutex
-	secrets map[string]string
-	reads   int
 }
 
 // NewSecrets starts the fake; it stops when the test ends.
 func NewSecrets(t testing.TB) *Secrets {
 	t.Helper()
-	s := &Secrets{secrets: map[string]string{}}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	s := localsecrets.New()
+	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-// Put stores a secret's string under its ARN.
-func (s *Secrets) Put(arn, value string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.secrets[arn] = value
-}
-
-// Reads counts the GetSecretValue calls served.
-func (s *Secrets) Reads() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reads
-}
-
-func (s *Secrets) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".GetSecretValue") {
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]string{"__type": "InvalidRequestException", "message": "the fake serves GetSecretValue only"})
-		return
-	}
-	var in struct{ SecretId string }
-	json.NewDecoder(r.Body).Decode(&in)
-	s.mu.Lock()
-	v, ok := s.secrets[in.SecretId]
-	s.reads++
-	s.mu.Unlock()
-	if !ok {
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]string{"__type": "ResourceNotFoundException",
-			"message": "Secrets Manager can't find the specified secret."})
-		return
-	}
-	json.NewEncoder(w).Encode(map[string]any{
-		"ARN": in.SecretId, "Name": "gen-url-signer", "SecretString": v,
-		"VersionId": "00000000-0000-4000-8000-000000000001", "VersionStages": []string{"AWSCURRENT"},
-	})
+	return &Secrets{Server: s, URL: srv.URL}
 }
 
 func randomHex(n int) string {

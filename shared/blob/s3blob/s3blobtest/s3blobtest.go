@@ -1,131 +1,57 @@
-// Package s3blobtest runs a fake S3 on loopback for tests: gofakes3 (an
-// in-memory S3 that speaks the real protocol, multipart uploads included)
-// behind S3's own checks of multipart checksums (checkChecksums) and of
-// presigned URLs that S3 itself makes: the SigV4 query
-// signature must verify with a known signer's secret, and the URL must
-// not have expired by the server's clock. Requests signed in headers (the
-// SDK's own calls) are not checked.
+// Package s3blobtest runs the fake S3 of s3fake on loopback for tests,
+// in memory, stopped when the test ends.
 package s3blobtest
 
 import (
-	"context"
-	"crypto/hmac"
-	"encoding/xml"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
 )
 
 // Region is the region the fake answers for.
-const Region = "us-east-1"
+const Region = s3fake.Region
 
-// Server is a fake S3 with the buckets it was made with.
+// Server is a fake S3 listening on loopback.
 type Server struct {
+	*s3fake.Server
 	// URL is the endpoint, http://127.0.0.1:<port>; a client addresses
 	// buckets path-style on it (the SDK does so for an IP endpoint).
 	URL string
-
-	backend   *s3mem.Backend
-	mu        sync.Mutex
-	signers   map[string]string // access key id -> secret
-	now       func() time.Time
-	served    []string              // presigned requests that passed, as "METHOD path"
-	uploads   map[string]*multipart // open multipart uploads by id
-	completed map[string]string     // bucket/key -> checksums of its last multipart upload
-	// uploadSigners verify POST uploads besides signers.
-	uploadSigners map[string]string
 }
 
 // NewServer starts a fake S3 holding the empty buckets named; it stops
 // when the test ends.
 func NewServer(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	s := &Server{backend: s3mem.New(), signers: map[string]string{}, uploads: map[string]*multipart{}, uploadSigners: map[string]string{},
-		completed: map[string]string{}, now: time.Now}
-	for _, b := range buckets {
-		if err := s.backend.CreateBucket(b); err != nil {
-			t.Fatalf("create bucket %s: %v", b, err)
-		}
+	fake, err := s3fake.NewMemory(buckets...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	fake := gofakes3.New(s.backend, gofakes3.WithoutVersioning())
-	srv := httptest.NewServer(s.checkPost(s.checkPresigned(s.checkChecksums(fake.Server()))))
+	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-// AddSigner makes presigned URLs of this access key verifiable.
-func (s *Server) AddSigner(accessKeyID, secret string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.signers[accessKeyID] = secret
-}
-
-// AddUploadSigner makes POST uploads (PresignPostObject) signed with this
-// access key verifiable, and only those: a Lambda role signs uploads, but
-// its presigned GET URLs would die with its session.
-func (s *Server) AddUploadSigner(accessKeyID, secret string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.uploadSigners[accessKeyID] = secret
-}
-
-// SetNow sets the clock presigned URLs expire by.
-func (s *Server) SetNow(now func() time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.now = now
-}
-
-// Presigned lists the presigned requests the server let through.
-func (s *Server) Presigned() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.served...)
+	return &Server{Server: fake, URL: srv.URL}
 }
 
 // Object returns the bytes and content type stored under key, and whether
 // there is such an object.
 func (s *Server) Object(t testing.TB, bucket, key string) (data []byte, contentType string, ok bool) {
 	t.Helper()
-	obj, err := s.backend.GetObject(bucket, key, nil)
-	if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
-		return nil, "", false
-	}
+	data, contentType, ok, err := s.Server.Object(bucket, key)
 	if err != nil {
-		t.Fatalf("fake S3: get %s/%s: %v", bucket, key, err)
+		t.Fatal(err)
 	}
-	defer obj.Contents.Close()
-	buf := make([]byte, obj.Size)
-	if _, err := io.ReadFull(obj.Contents, buf); err != nil {
-		t.Fatalf("fake S3: read %s/%s: %v", bucket, key, err)
-	}
-	return buf, obj.Metadata["Content-Type"], true
+	return data, contentType, ok
 }
 
 // Keys lists the keys in bucket under prefix.
 func (s *Server) Keys(t testing.TB, bucket, prefix string) []string {
 	t.Helper()
-	list, err := s.backend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: true, Prefix: prefix}, gofakes3.ListBucketPage{})
+	keys, err := s.Server.Keys(bucket, prefix)
 	if err != nil {
-		t.Fatalf("fake S3: list %s/%s: %v", bucket, prefix, err)
-	}
-	var keys []string
-	for _, c := range list.Contents {
-		keys = append(keys, c.Key)
+		t.Fatal(err)
 	}
 	return keys
 }
@@ -133,128 +59,11 @@ func (s *Server) Keys(t testing.TB, bucket, prefix string) []string {
 // Client returns an S3 client of the fake with the given static
 // credentials.
 func (s *Server) Client(accessKeyID, secret string) *s3.Client {
-	return s3.New(s3.Options{
-		Region:       Region,
-		BaseEndpoint: aws.String(s.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
-	})
+	return s3fake.Client(s.URL, accessKeyID, secret)
 }
 
-// ClientOverTLS is Client, but the client believes it speaks HTTPS (its
-// transport sends plain HTTP to the fake). The SDK sends the automatic
-// checksums of uploads, as aws-chunked trailers, only over TLS: with this
-// client the fake sees what real S3 sees. (URLs it presigns are https.)
+// ClientOverTLS is Client, but the client believes it speaks HTTPS; see
+// s3fake.ClientOverTLS.
 func (s *Server) ClientOverTLS(accessKeyID, secret string) *s3.Client {
-	return s3.New(s3.Options{
-		Region:       Region,
-		BaseEndpoint: aws.String(strings.Replace(s.URL, "http://", "https://", 1)),
-		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
-		HTTPClient:   &http.Client{Transport: plainHTTP{}},
-	})
-}
-
-// plainHTTP sends an https request to the fake as http.
-type plainHTTP struct{}
-
-func (plainHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.URL.Scheme = "http"
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// checkPresigned refuses a presigned request the way S3 does: 403
-// AccessDenied once expired, 403 SignatureDoesNotMatch for a bad
-// signature, 403 InvalidAccessKeyId for an unknown signer.
-func (s *Server) checkPresigned(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("X-Amz-Signature") == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		s.mu.Lock()
-		now, signers := s.now(), s.signers
-		s.mu.Unlock()
-		if code, msg := verify(r, q, now, signers); code != "" {
-			writeError(w, presignedStatus(code), code, msg)
-			return
-		}
-		s.mu.Lock()
-		s.served = append(s.served, r.Method+" "+r.URL.Path)
-		s.mu.Unlock()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// verify checks a presigned request at now; it returns an S3 error code
-// and message, or "" if the request may pass.
-func verify(r *http.Request, q url.Values, now time.Time, signers map[string]string) (code, msg string) {
-	if q.Get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256" {
-		return "AuthorizationQueryParametersError", "X-Amz-Algorithm must be AWS4-HMAC-SHA256"
-	}
-	// <key id>/<yyyymmdd>/<region>/<service>/aws4_request
-	scope := strings.Split(q.Get("X-Amz-Credential"), "/")
-	if len(scope) != 5 || scope[4] != "aws4_request" {
-		return "AuthorizationQueryParametersError", "malformed X-Amz-Credential"
-	}
-	secret, ok := signers[scope[0]]
-	if !ok {
-		return "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."
-	}
-	date, err := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
-	if err != nil {
-		return "AuthorizationQueryParametersError", "malformed X-Amz-Date"
-	}
-	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
-	if err != nil || expires < 1 || expires > 604800 {
-		return "AuthorizationQueryParametersError", "X-Amz-Expires must be from 1 to 604800 seconds"
-	}
-	if !now.Before(date.Add(time.Duration(expires) * time.Second)) {
-		return "AccessDenied", "Request has expired"
-	}
-
-	// Sign the same request again, at the same time with the same
-	// secret, and compare.
-	unsigned := *r.URL
-	uq := r.URL.Query()
-	got := uq.Get("X-Amz-Signature")
-	uq.Del("X-Amz-Signature")
-	unsigned.RawQuery = uq.Encode()
-	unsigned.Scheme, unsigned.Host = "http", r.Host
-	req, err := http.NewRequestWithContext(context.Background(), r.Method, unsigned.String(), nil)
-	if err != nil {
-		return "AuthorizationQueryParametersError", err.Error()
-	}
-	signed, _, err := v4.NewSigner().PresignHTTP(context.Background(),
-		aws.Credentials{AccessKeyID: scope[0], SecretAccessKey: secret},
-		req, "UNSIGNED-PAYLOAD", scope[3], scope[2], date)
-	if err != nil {
-		return "AuthorizationQueryParametersError", err.Error()
-	}
-	want, err := url.Parse(signed)
-	if err != nil {
-		return "AuthorizationQueryParametersError", err.Error()
-	}
-	if !hmac.Equal([]byte(got), []byte(want.Query().Get("X-Amz-Signature"))) {
-		return "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided."
-	}
-	return "", ""
-}
-
-// presignedStatus is the status of a refused presigned request.
-func presignedStatus(code string) int {
-	if code == "AuthorizationQueryParametersError" {
-		return http.StatusBadRequest
-	}
-	return http.StatusForbidden
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(status)
-	xml.NewEncoder(w).Encode(struct {
-		XMLName xml.Name `xml:"Error"`
-		Code    string
-		Message string
-	}{Code: code, Message: msg})
+	return s3fake.ClientOverTLS(s.URL, accessKeyID, secret)
 }

@@ -133,7 +133,19 @@ type Server struct {
 
 // Start installs DynamoDB Local if needed and starts it in memory on a
 // free loopback port, returning once it answers.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
+
+// Options say where a server keeps its tables.
+type Options struct {
+	// DBPath, if set, is the directory of the server's database file, kept
+	// across restarts (infra/aws-local); empty means in memory.
+	DBPath string
+	// Port, if set, is the loopback port to listen on; 0 picks a free one.
+	Port int
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, o Options) (*Server, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("start DynamoDB Local: java not found: install a Java runtime, 17 or newer "+
@@ -146,9 +158,22 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
+	port := o.Port
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+	}
+	storage := []string{"-inMemory"}
+	if o.DBPath != "" {
+		abs, err := filepath.Abs(o.DBPath)
+		if err != nil {
+			return nil, fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+		storage = []string{"-dbPath", abs}
 	}
 	s := &Server{
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
@@ -157,10 +182,11 @@ func Start(ctx context.Context) (*Server, error) {
 	}
 	// C1 only and a serial collector: the server lives for one test run on
 	// a small machine, where start-up time matters more than peak speed.
-	s.cmd = exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Djava.library.path="+filepath.Join(home, libName),
-		"-jar", filepath.Join(home, jarName),
-		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	args := []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+		"-Djava.library.path=" + filepath.Join(home, libName),
+		"-jar", filepath.Join(home, jarName)}
+	args = append(append(args, storage...), "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	s.cmd = exec.Command(java, args...)
 	s.cmd.Dir = home
 	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 	s.cmd.SysProcAttr = sysProcAttr()
@@ -210,6 +236,9 @@ func (s *Server) Client() *dynamodb.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
 }
+
+// PID is the Java process's id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Stop kills the server and waits for it to exit; its tables are lost.
 func (s *Server) Stop() {

@@ -1,4 +1,4 @@
-package s3blobtest
+package s3fake
 
 import (
 	"bufio"

@@ -1,28 +1,37 @@
-package main
+// Package apikeys is API Gateway's API keys and usage plans on one
+// machine: the control-plane API that genctl --aws calls (GetApiKeys,
+// CreateApiKey, CreateUsagePlanKey, ...), answering as the service does
+// (JSON with the SDK's field names, list results under "item", errors as
+// X-Amzn-ErrorType plus {"message"}), and the lookup by key value that
+// the gateway emulator (infra/awslocal/gateway) meters requests by. The
+// genctl tests run it in memory; infra/aws-local keeps it in a file.
+package apikeys
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// fakeGateway is the part of the API Gateway REST API (the control plane
+// Gateway is the part of the API Gateway REST API (the control plane
 // the SDK calls) that genctl uses, in memory, answering as the service
 // does: JSON with the SDK's field names, list results under "item",
 // errors as X-Amzn-ErrorType plus {"message"}.
-type fakeGateway struct {
+type Gateway struct {
 	mu       sync.Mutex
-	keys     map[string]*fakeKey  // by id
-	plans    map[string]*fakePlan // by id
+	keys     map[string]*Key  // by id
+	plans    map[string]*Plan // by id
 	next     int
 	failures map[string]int // operation -> calls left that fail
+	path     string         // the file it is kept in, "" for memory only
 }
 
-type fakeKey struct {
+type Key struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Value       string `json:"value,omitempty"`
@@ -31,46 +40,145 @@ type fakeKey struct {
 	Description string `json:"description,omitempty"`
 }
 
-type fakeStage struct {
+type Stage struct {
 	APIID string `json:"apiId"`
 	Stage string `json:"stage"`
 }
 
-type fakePlan struct {
-	ID        string      `json:"id"`
-	Name      string      `json:"name"`
-	APIStages []fakeStage `json:"apiStages"`
-	Throttle  *struct {
-		BurstLimit int     `json:"burstLimit"`
-		RateLimit  float64 `json:"rateLimit"`
-	} `json:"throttle,omitempty"`
-	Quota *struct {
-		Limit  int    `json:"limit"`
-		Period string `json:"period"`
-	} `json:"quota,omitempty"`
-	keys map[string]bool // gateway key ids
+type Plan struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	APIStages []Stage         `json:"apiStages"`
+	Throttle  *Throttle       `json:"throttle,omitempty"`
+	Quota     *Quota          `json:"quota,omitempty"`
+	keys      map[string]bool // gateway key ids
 }
 
-func newFakeGateway() *fakeGateway {
-	return &fakeGateway{keys: map[string]*fakeKey{}, plans: map[string]*fakePlan{}, failures: map[string]int{}}
+// Throttle and Quota are a plan's limits, as API Gateway names them.
+type Throttle struct {
+	BurstLimit int     `json:"burstLimit"`
+	RateLimit  float64 `json:"rateLimit"`
 }
 
-// addPlan adds a usage plan, as the stack creates one.
-func (g *fakeGateway) addPlan(id, name string) {
+// Quota is a plan's request quota per period (DAY, WEEK, MONTH).
+type Quota struct {
+	Limit  int    `json:"limit"`
+	Period string `json:"period"`
+}
+
+func New() *Gateway {
+	return &Gateway{keys: map[string]*Key{}, plans: map[string]*Plan{}, failures: map[string]int{}}
+}
+
+// AddPlan adds a usage plan, as the stack creates one, on the stage v1
+// of the API api123, without limits.
+func (g *Gateway) AddPlan(id, name string) {
+	g.PutPlan(Plan{ID: id, Name: name, APIStages: []Stage{{APIID: "api123", Stage: "v1"}}})
+}
+
+// PutPlan adds or updates a usage plan (its keys are kept), as a stack
+// deployment does.
+func (g *Gateway) PutPlan(p Plan) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.plans[id] = &fakePlan{ID: id, Name: name, APIStages: []fakeStage{{APIID: "api123", Stage: "v1"}}, keys: map[string]bool{}}
+	if old, ok := g.plans[p.ID]; ok {
+		p.keys = old.keys
+	} else {
+		p.keys = map[string]bool{}
+	}
+	g.plans[p.ID] = &p
+	g.saveLocked()
 }
 
-// failNext makes the next n calls of an operation fail.
-func (g *fakeGateway) failNext(op string, n int) {
+// Meter returns what API Gateway meters a request by when the authorizer
+// names the API key value: the key and its usage plan. ok is false when
+// no key has that value or it is in no plan.
+func (g *Gateway) Meter(value string) (k Key, p Plan, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, key := range g.keys {
+		if key.Value != value {
+			continue
+		}
+		for _, plan := range g.plans {
+			if plan.keys[key.ID] {
+				return *key, *plan, true
+			}
+		}
+		return *key, Plan{}, false
+	}
+	return Key{}, Plan{}, false
+}
+
+// snapshot is the file Open reads and every change writes.
+type snapshot struct {
+	Keys     []*Key              `json:"keys"`
+	Plans    []*Plan             `json:"plans"`
+	PlanKeys map[string][]string `json:"planKeys"`
+	Next     int                 `json:"next"`
+}
+
+// Open returns a gateway kept in the JSON file path: read now if it
+// exists, written after every change.
+func Open(path string) (*Gateway, error) {
+	g := New()
+	g.path = path
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return g, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("api keys: %w", err)
+	}
+	var snap snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return nil, fmt.Errorf("api keys: %s: %w", path, err)
+	}
+	for _, k := range snap.Keys {
+		g.keys[k.ID] = k
+	}
+	for _, p := range snap.Plans {
+		p.keys = map[string]bool{}
+		for _, id := range snap.PlanKeys[p.ID] {
+			p.keys[id] = true
+		}
+		g.plans[p.ID] = p
+	}
+	g.next = snap.Next
+	return g, nil
+}
+
+// saveLocked writes the file, if there is one; g.mu is held.
+func (g *Gateway) saveLocked() {
+	if g.path == "" {
+		return
+	}
+	snap := snapshot{PlanKeys: map[string][]string{}, Next: g.next}
+	for _, k := range g.keys {
+		snap.Keys = append(snap.Keys, k)
+	}
+	for _, p := range g.plans {
+		snap.Plans = append(snap.Plans, p)
+		for id := range p.keys {
+			snap.PlanKeys[p.ID] = append(snap.PlanKeys[p.ID], id)
+		}
+	}
+	b, _ := json.MarshalIndent(snap, "", "  ")
+	tmp := g.path + ".tmp"
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		os.Rename(tmp, g.path)
+	}
+}
+
+// FailNext makes the next n calls of an operation fail.
+func (g *Gateway) FailNext(op string, n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.failures[op] = n
 }
 
-// keyByValue returns a copy of the key with that value.
-func (g *fakeGateway) keyByValue(value string) (fakeKey, bool) {
+// KeyByValue returns a copy of the key with that value.
+func (g *Gateway) KeyByValue(value string) (Key, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, k := range g.keys {
@@ -78,11 +186,11 @@ func (g *fakeGateway) keyByValue(value string) (fakeKey, bool) {
 			return *k, true
 		}
 	}
-	return fakeKey{}, false
+	return Key{}, false
 }
 
-// countKeys counts the keys with that value.
-func (g *fakeGateway) countKeys(value string) int {
+// CountKeys counts the keys with that value.
+func (g *Gateway) CountKeys(value string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := 0
@@ -94,8 +202,8 @@ func (g *fakeGateway) countKeys(value string) int {
 	return n
 }
 
-// plansOf lists the ids of the plans a key is in, sorted.
-func (g *fakeGateway) plansOf(keyID string) []string {
+// PlansOf lists the ids of the plans a key is in, sorted.
+func (g *Gateway) PlansOf(keyID string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []string
@@ -108,17 +216,19 @@ func (g *fakeGateway) plansOf(keyID string) []string {
 	return out
 }
 
-func (g *fakeGateway) plan(id string) (fakePlan, bool) {
+// UsagePlan returns a copy of the plan.
+func (g *Gateway) UsagePlan(id string) (Plan, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p, ok := g.plans[id]
 	if !ok {
-		return fakePlan{}, false
+		return Plan{}, false
 	}
 	return *p, true
 }
 
-func (g *fakeGateway) handler() http.Handler {
+// Handler serves the control-plane API.
+func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /apikeys", g.op("GetApiKeys", g.getAPIKeys))
 	mux.HandleFunc("POST /apikeys", g.op("CreateApiKey", g.createAPIKey))
@@ -142,7 +252,7 @@ type apiError struct {
 
 // op serves one operation under the lock, injecting the failures asked
 // for, and renders its result or error as the service does.
-func (g *fakeGateway) op(name string, fn func(r *http.Request) (int, any, *apiError)) http.HandlerFunc {
+func (g *Gateway) op(name string, fn func(r *http.Request) (int, any, *apiError)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		var status int
@@ -154,6 +264,9 @@ func (g *fakeGateway) op(name string, fn func(r *http.Request) (int, any, *apiEr
 			err = &apiError{http.StatusForbidden, "AccessDeniedException", "not authorized to perform apigateway:POST (injected)"}
 		} else {
 			status, body, err = fn(r)
+			if err == nil && r.Method != http.MethodGet {
+				g.saveLocked()
+			}
 		}
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -168,7 +281,7 @@ func (g *fakeGateway) op(name string, fn func(r *http.Request) (int, any, *apiEr
 	}
 }
 
-func (g *fakeGateway) id(prefix string) string {
+func (g *Gateway) id(prefix string) string {
 	g.next++
 	return fmt.Sprintf("%s%04d", prefix, g.next)
 }
@@ -180,10 +293,10 @@ func decode(r *http.Request, v any) *apiError {
 	return nil
 }
 
-func (g *fakeGateway) getAPIKeys(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) getAPIKeys(r *http.Request) (int, any, *apiError) {
 	name := r.URL.Query().Get("name")
 	values := r.URL.Query().Get("includeValues") == "true"
-	items := []fakeKey{}
+	items := []Key{}
 	for _, k := range g.keys {
 		if strings.HasPrefix(k.Name, name) { // the name query matches prefixes
 			c := *k
@@ -197,8 +310,8 @@ func (g *fakeGateway) getAPIKeys(r *http.Request) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"item": items}, nil
 }
 
-func (g *fakeGateway) createAPIKey(r *http.Request) (int, any, *apiError) {
-	var in fakeKey
+func (g *Gateway) createAPIKey(r *http.Request) (int, any, *apiError) {
+	var in Key
 	if err := decode(r, &in); err != nil {
 		return 0, nil, err
 	}
@@ -212,7 +325,7 @@ func (g *fakeGateway) createAPIKey(r *http.Request) (int, any, *apiError) {
 	return http.StatusCreated, in, nil
 }
 
-func (g *fakeGateway) updateAPIKey(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) updateAPIKey(r *http.Request) (int, any, *apiError) {
 	k, ok := g.keys[r.PathValue("id")]
 	if !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified"}
@@ -232,8 +345,8 @@ func (g *fakeGateway) updateAPIKey(r *http.Request) (int, any, *apiError) {
 	return http.StatusOK, *k, nil
 }
 
-func (g *fakeGateway) getUsagePlans(r *http.Request) (int, any, *apiError) {
-	items := []fakePlan{}
+func (g *Gateway) getUsagePlans(r *http.Request) (int, any, *apiError) {
+	items := []Plan{}
 	for _, p := range g.plans {
 		items = append(items, *p)
 	}
@@ -241,7 +354,7 @@ func (g *fakeGateway) getUsagePlans(r *http.Request) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{"item": items}, nil
 }
 
-func (g *fakeGateway) getUsagePlan(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) getUsagePlan(r *http.Request) (int, any, *apiError) {
 	p, ok := g.plans[r.PathValue("id")]
 	if !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
@@ -249,8 +362,8 @@ func (g *fakeGateway) getUsagePlan(r *http.Request) (int, any, *apiError) {
 	return http.StatusOK, *p, nil
 }
 
-func (g *fakeGateway) createUsagePlan(r *http.Request) (int, any, *apiError) {
-	var in fakePlan
+func (g *Gateway) createUsagePlan(r *http.Request) (int, any, *apiError) {
+	var in Plan
 	if err := decode(r, &in); err != nil {
 		return 0, nil, err
 	}
@@ -260,7 +373,7 @@ func (g *fakeGateway) createUsagePlan(r *http.Request) (int, any, *apiError) {
 	return http.StatusCreated, in, nil
 }
 
-func (g *fakeGateway) createUsagePlanKey(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) createUsagePlanKey(r *http.Request) (int, any, *apiError) {
 	p, ok := g.plans[r.PathValue("id")]
 	if !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
@@ -289,7 +402,7 @@ func (g *fakeGateway) createUsagePlanKey(r *http.Request) (int, any, *apiError) 
 	return http.StatusCreated, map[string]string{"id": k.ID, "type": "API_KEY", "name": k.Name}, nil
 }
 
-func (g *fakeGateway) getUsagePlanKey(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) getUsagePlanKey(r *http.Request) (int, any, *apiError) {
 	p, ok := g.plans[r.PathValue("id")]
 	if !ok || !p.keys[r.PathValue("keyId")] {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan Key identifier specified"}
@@ -299,7 +412,7 @@ func (g *fakeGateway) getUsagePlanKey(r *http.Request) (int, any, *apiError) {
 }
 
 // deleteAPIKey deletes a key and its usage-plan keys, as API Gateway does.
-func (g *fakeGateway) deleteAPIKey(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) deleteAPIKey(r *http.Request) (int, any, *apiError) {
 	id := r.PathValue("id")
 	if _, ok := g.keys[id]; !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified"}
@@ -312,7 +425,7 @@ func (g *fakeGateway) deleteAPIKey(r *http.Request) (int, any, *apiError) {
 }
 
 // updateUsagePlan supports what genctl patches: removing API stages.
-func (g *fakeGateway) updateUsagePlan(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) updateUsagePlan(r *http.Request) (int, any, *apiError) {
 	p, ok := g.plans[r.PathValue("id")]
 	if !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
@@ -327,13 +440,13 @@ func (g *fakeGateway) updateUsagePlan(r *http.Request) (int, any, *apiError) {
 		if op.Op != "remove" || op.Path != "/apiStages" {
 			return 0, nil, &apiError{http.StatusBadRequest, "BadRequestException", "unsupported patch " + op.Op + " " + op.Path}
 		}
-		p.APIStages = slices.DeleteFunc(p.APIStages, func(s fakeStage) bool { return s.APIID+":"+s.Stage == op.Value })
+		p.APIStages = slices.DeleteFunc(p.APIStages, func(s Stage) bool { return s.APIID+":"+s.Stage == op.Value })
 	}
 	return http.StatusOK, *p, nil
 }
 
 // deleteUsagePlan refuses a plan still on a stage, as API Gateway does.
-func (g *fakeGateway) deleteUsagePlan(r *http.Request) (int, any, *apiError) {
+func (g *Gateway) deleteUsagePlan(r *http.Request) (int, any, *apiError) {
 	p, ok := g.plans[r.PathValue("id")]
 	if !ok {
 		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
@@ -343,4 +456,33 @@ func (g *fakeGateway) deleteUsagePlan(r *http.Request) (int, any, *apiError) {
 	}
 	delete(g.plans, p.ID)
 	return http.StatusAccepted, nil, nil
+}
+
+// EnsureKey makes sure an enabled key with this value (and name) is in
+// the plan planID, as `genctl keys create --aws` leaves a key: the AWS
+// assembly on one machine wires its dev key so.
+func (g *Gateway) EnsureKey(value, customerID, planID string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.plans[planID]
+	if !ok {
+		return fmt.Errorf("api keys: no usage plan %s", planID)
+	}
+	var k *Key
+	for _, key := range g.keys {
+		if key.Value == value {
+			k = key
+		}
+	}
+	if k == nil {
+		k = &Key{ID: g.id("key"), Name: value, Value: value, CustomerID: customerID}
+		g.keys[k.ID] = k
+	}
+	k.Enabled = true
+	for _, other := range g.plans {
+		delete(other.keys, k.ID)
+	}
+	p.keys[k.ID] = true
+	g.saveLocked()
+	return nil
 }
