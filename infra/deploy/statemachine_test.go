@@ -85,9 +85,9 @@ func TestDefinitionPassesASLValidator(t *testing.T) {
 	t.Parallel()
 	tools := requireNodeTools(t)
 	def, _ := substitutedDefinition(t)
-	validator := filepath.Join(tools.modules(), "asl-validator", "dist", "bin", "asl-validator.js")
+	validator := filepath.Join(tools.Modules(), "asl-validator", "dist", "bin", "asl-validator.js")
 	validate := func(def []byte) (string, error) {
-		out, errOut, err := tools.run(t.Context(), validator, "--json-path", writeTemp(t, "definition.json", def))
+		out, errOut, err := tools.Run(t.Context(), validator, "--json-path", writeTemp(t, "definition.json", def))
 		return string(out) + string(errOut), err
 	}
 	if out, err := validate(def); err != nil {
@@ -390,7 +390,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, errOut, err := tools.run(runCtx, "sfnlocal.cjs",
+	out, errOut, err := tools.Run(runCtx, "sfnlocal.cjs",
 		writeTemp(t, "definition.json", def), writeTemp(t, "spec.json", spec))
 	if err != nil {
 		t.Fatalf("sfnlocal.cjs: %v\n%s", err, errOut)

@@ -25,6 +25,8 @@ const state = {
   files: {},       // field -> File, checked
   history: { cursors: [""], page: 0, total: 0 },
   tasks: new Map(), // taskId -> card
+  // epoch changes with the key: a poll of the previous key's task stops.
+  epoch: 0,
 };
 
 const modeFields = {
@@ -82,7 +84,21 @@ function describe(err) {
 
 // ---------------------------------------------------------------- key
 
+// clearAccount removes what the page shows of the previous key's account
+// and stops following its tasks.
+function clearAccount() {
+  state.epoch++;
+  state.tasks.clear();
+  $("#tasks").replaceChildren();
+  $("#tasks-empty").hidden = false;
+  $("#history-table tbody").replaceChildren();
+  $("#history-page").textContent = "";
+  state.history = { cursors: [""], page: 0, total: 0 };
+  $("#gen-error").textContent = "";
+}
+
 async function useKey(key) {
+  clearAccount();
   apiKey.set(key);
   $("#key-status").textContent = "Checking the key...";
   try {
@@ -107,6 +123,7 @@ async function useKey(key) {
 
 function forgetKey() {
   apiKey.clear();
+  clearAccount();
   $("#app").hidden = true;
   $("#forget-key").hidden = true;
   $("#key-status").className = "";
@@ -375,7 +392,9 @@ async function follow(taskId, card, info) {
   const bar = $("progress", card);
   const maxWait = parseInt(String(info.estimate || "").split("-")[1] || "", 10);
   let last = "";
+  const epoch = state.epoch;
   for (;;) {
+    if (epoch !== state.epoch) return;
     let task, wait = 2;
     try {
       const r = await request("GET", "/api/gen/status/" + encodeURIComponent(taskId));
@@ -387,10 +406,12 @@ async function follow(taskId, card, info) {
         await sleep(1000 * Math.max(1, err.retryAfter ?? 2));
         continue;
       }
+      if (epoch !== state.epoch) return;
       status.textContent = describe(err);
       bar.remove();
       return;
     }
+    if (epoch !== state.epoch) return;
     $(".task-error", card).textContent = "";
     if (task.status !== last) {
       last = task.status;
