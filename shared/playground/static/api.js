@@ -48,7 +48,9 @@ function retryAfterOf(res) {
   return v === null ? NaN : parseInt(v, 10);
 }
 
-// request makes one call to the API with the key. json is sent as a JSON
+// request makes one call to the API with the key. Paths are relative
+// (api/gen/models), so that the page works under API Gateway's stage
+// prefix (/Prod/) as well as at a server's root. json is sent as a JSON
 // body, form (a FormData) as multipart; headers are added. It resolves to
 // {data, retryAfter, headers} for a 2xx and rejects with an APIError
 // otherwise (status 0 when the service could not be reached).
@@ -99,7 +101,7 @@ export async function sniffImage(file) {
 // form (POST /api/gen/uploads), the file goes to the storage's URL with
 // that form and no key, and the start names it by its upload id.
 export async function uploadImage(file, contentType) {
-  const { data: up } = await request("POST", "/api/gen/uploads", { json: { contentType } });
+  const { data: up } = await request("POST", "api/gen/uploads", { json: { contentType } });
   if (file.size > up.maxBytes) {
     throw new APIError(413, { error: "FILE_TOO_LARGE", message: `The file "${file.name}" is larger than the limit of ${up.maxBytes} bytes.` });
   }

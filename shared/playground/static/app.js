@@ -102,7 +102,7 @@ async function useKey(key) {
   apiKey.set(key);
   $("#key-status").textContent = "Checking the key...";
   try {
-    const { data } = await request("GET", "/api/gen/models");
+    const { data } = await request("GET", "api/gen/models");
     state.models = data.models;
     state.defaultModel = data.defaultModel || state.limits.defaultModel;
   } catch (err) {
@@ -345,7 +345,7 @@ async function start(e) {
       }
       opts = { form, headers };
     }
-    const { data } = await request("POST", "/api/gen/" + m, opts);
+    const { data } = await request("POST", "api/gen/" + m, opts);
     addTask(data.taskId, { prompt: p.prompt, type: m, estimate: data.estimatedWaitTime, started: data });
     loadHistory(state.history.page);
   } catch (err) {
@@ -397,7 +397,7 @@ async function follow(taskId, card, info) {
     if (epoch !== state.epoch) return;
     let task, wait = 2;
     try {
-      const r = await request("GET", "/api/gen/status/" + encodeURIComponent(taskId));
+      const r = await request("GET", "api/gen/status/" + encodeURIComponent(taskId));
       task = r.data;
       if (r.retryAfter !== null) wait = r.retryAfter;
     } catch (err) {
@@ -437,7 +437,7 @@ async function finished(card, task) {
   let videos = task.videos;
   try {
     // The download endpoint gives fresh links, as a client does.
-    videos = (await request("GET", "/api/gen/download/" + encodeURIComponent(task.taskId))).data.videos;
+    videos = (await request("GET", "api/gen/download/" + encodeURIComponent(task.taskId))).data.videos;
   } catch (err) {
     $(".task-error", card).textContent = describe(err);
   }
@@ -474,7 +474,7 @@ async function loadHistory(n) {
   else if (n > 0) q.set("skip", String(n * limit));
   let data;
   try {
-    data = (await request("GET", "/api/gen/history?" + q)).data;
+    data = (await request("GET", "api/gen/history?" + q)).data;
   } catch (err) {
     $("#history-page").textContent = describe(err);
     return;
@@ -504,7 +504,7 @@ async function loadHistory(n) {
 
 async function main() {
   try {
-    const res = await fetch("/playground/limits.json", { credentials: "omit" });
+    const res = await fetch("playground/limits.json", { credentials: "omit" });
     state.limits = await res.json();
   } catch {
     $("#key-status").textContent = "The page could not load its settings; reload it.";

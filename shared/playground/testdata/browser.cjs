@@ -45,7 +45,7 @@ async function main() {
     report.keyboardFocus.push(await page.evaluate(() => {
       const a = document.activeElement;
       if (a.classList.contains("skip")) return "skip";
-      if (a.getAttribute("href") === "/docs") return "docs";
+      if (a.getAttribute("href") === "docs") return "docs";
       return a.id;
     }));
   }
