@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
@@ -137,8 +139,9 @@ type report struct {
 }
 
 // TestPlaygroundInChromium: a person with a key, in a real browser, on a
-// fresh stack served as `make run` serves it: starts a text-to-video and
-// an image-to-video generation, watches them finish, plays the videos,
+// fresh stack served as `make run` serves it: starts a text-to-video, an
+// image-to-video and a first-last-frame generation (one frame large enough
+// to go through a direct upload), watches them finish, plays the videos,
 // meets a 402 and a 429 and reads their messages, and pages the history.
 // The page asks nothing of any other origin, and its every exchange with
 // the API matches the OpenAPI document.
@@ -218,7 +221,14 @@ func TestPlaygroundInChromium(t *testing.T) {
 
 	work := t.TempDir()
 	picture := filepath.Join(work, "picture.png")
-	writePicture(t, picture)
+	writePicture(t, picture, 640, 360, false)
+	// Over half of what a start request may carry: first-last-frame sends
+	// it through a direct upload.
+	large := filepath.Join(work, "noise.png")
+	writePicture(t, large, 1024, 1024, true)
+	if fi, err := os.Stat(large); err != nil || fi.Size() <= client.DefaultDirectUploadAbove/2 {
+		t.Fatalf("the large picture is %v bytes, want over %d (%v)", fi.Size(), client.DefaultDirectUploadAbove/2, err)
+	}
 	shots := filepath.Join(work, "screenshots")
 	if os.Getenv(updateScreenshotsEnv) == "1" {
 		shots, _ = filepath.Abs(screenshotsDir)
@@ -228,7 +238,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{
 		"base": base, "devKey": strings.TrimSpace(string(devKey)), "poorKey": poor.APIKey, "tightKey": tight.APIKey,
-		"picture": picture, "screenshots": shots, "chromium": chromiumPath, "userDataDir": filepath.Join(work, "profile"),
+		"picture": picture, "largePicture": large, "screenshots": shots, "chromium": chromiumPath, "userDataDir": filepath.Join(work, "profile"),
 		"duration": 4,
 	})
 	script, _ := filepath.Abs("testdata/browser.cjs")
@@ -255,7 +265,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	defer rec.mu.Unlock()
 	seen := strings.Join(rec.paths, "\n")
 	for _, want := range []string{"GET /\n", "GET /playground/app.js", "GET /api/gen/models", "POST /api/gen/text-to-video",
-		"POST /api/gen/image-to-video", "GET /api/gen/status/", "GET /api/gen/download/", "GET /api/gen/history", "GET /files/"} {
+		"POST /api/gen/image-to-video", "POST /api/gen/first-last-frame", "POST /api/gen/uploads", "POST /uploads", "GET /api/gen/status/", "GET /api/gen/download/", "GET /api/gen/history", "GET /files/"} {
 		if !strings.Contains(seen+"\n", want) {
 			t.Errorf("the server saw no %q; it saw:\n%s", want, seen)
 		}
@@ -294,8 +304,8 @@ func checkReport(t *testing.T, r report, base string, keys []string) {
 	if !strings.Contains(r.ImageRefusal, "not a JPEG or PNG") {
 		t.Errorf("a text file as the image: %q, want it refused before upload", r.ImageRefusal)
 	}
-	if len(r.Durations) != 2 {
-		t.Fatalf("durations %v, want two videos", r.Durations)
+	if len(r.Durations) != 3 {
+		t.Fatalf("durations %v, want three videos", r.Durations)
 	}
 	for i, d := range r.Durations {
 		if d < 3.8 || d > 4.3 {
@@ -310,14 +320,14 @@ func checkReport(t *testing.T, r report, base string, keys []string) {
 			t.Errorf("task status %q, want completed", s)
 		}
 	}
-	if len(r.Downloads) != 2 {
-		t.Errorf("download links %v, want two", r.Downloads)
+	if len(r.Downloads) != 3 {
+		t.Errorf("download links %v, want three", r.Downloads)
 	}
-	if len(r.HistoryPages) != 2 || r.HistoryPages[0] != "Page 1 of 2 (2 generations)" || r.HistoryPages[1] != "Page 2 of 2 (2 generations)" ||
-		len(r.HistoryRows) != 2 || r.HistoryRows[0] != 1 || r.HistoryRows[1] != 1 {
-		t.Errorf("history pages %q with rows %v, want two pages of one", r.HistoryPages, r.HistoryRows)
+	if len(r.HistoryPages) != 2 || r.HistoryPages[0] != "Page 1 of 2 (3 generations)" || r.HistoryPages[1] != "Page 2 of 2 (3 generations)" ||
+		len(r.HistoryRows) != 2 || r.HistoryRows[0] != 2 || r.HistoryRows[1] != 1 {
+		t.Errorf("history pages %q with rows %v, want a page of two and one of one", r.HistoryPages, r.HistoryRows)
 	}
-	if r.Completed != "Page 1 of 1 (2 generations)" {
+	if r.Completed != "Page 1 of 1 (3 generations)" {
 		t.Errorf("history of completed generations: %q", r.Completed)
 	}
 	if !strings.Contains(r.Message402, "Not enough credits") || !strings.Contains(r.Message402, "costs 65 credits; the account has 10") {
@@ -337,12 +347,18 @@ func checkReport(t *testing.T, r report, base string, keys []string) {
 	}
 }
 
-// writePicture writes a 640 x 360 PNG, a gradient.
-func writePicture(t *testing.T, path string) {
-	img := image.NewRGBA(image.Rect(0, 0, 640, 360))
-	for y := range 360 {
-		for x := range 640 {
-			img.Set(x, y, color.RGBA{uint8(x * 255 / 640), uint8(y * 255 / 360), 160, 255})
+// writePicture writes a w x h PNG: a gradient, or noise, which PNG
+// cannot compress (3 bytes a pixel).
+func writePicture(t *testing.T, path string, w, h int, noise bool) {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for y := range h {
+		for x := range w {
+			c := color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), 160, 255}
+			if noise {
+				c = color.RGBA{uint8(rnd.Uint32()), uint8(rnd.Uint32()), uint8(rnd.Uint32()), 255}
+			}
+			img.Set(x, y, c)
 		}
 	}
 	var b bytes.Buffer

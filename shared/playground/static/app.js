@@ -119,6 +119,7 @@ async function useKey(key) {
   renderModels();
   fillForm();
   loadHistory(0);
+  showCredits();
 }
 
 function forgetKey() {
@@ -348,6 +349,7 @@ async function start(e) {
     const { data } = await request("POST", "api/gen/" + m, opts);
     addTask(data.taskId, { prompt: p.prompt, type: m, estimate: data.estimatedWaitTime, started: data });
     loadHistory(state.history.page);
+    showCredits();
   } catch (err) {
     out.textContent = describe(err);
   } finally {
@@ -378,7 +380,7 @@ function addTask(taskId, info = {}) {
     el("p", { class: "elapsed hint" }),
     el("div", { class: "videos" }),
     el("p", { class: "error task-error" }));
-  // Issue 14: taskActions(card, taskId) adds Cancel and Delete here.
+  taskActions(card, taskId, "pending");
   $("#tasks").prepend(card);
   state.tasks.set(taskId, card);
   follow(taskId, card, info);
@@ -415,6 +417,7 @@ async function follow(taskId, card, info) {
     $(".task-error", card).textContent = "";
     if (task.status !== last) {
       last = task.status;
+      taskActions(card, taskId, task.status);
       if (task.status === "pending") status.textContent = "Pending: queued for generation.";
       if (task.status === "processing") status.textContent = "Processing: the video is being generated.";
     }
@@ -428,6 +431,7 @@ async function follow(taskId, card, info) {
 }
 
 async function finished(card, task) {
+  taskActions(card, task.taskId, task.status);
   $("progress", card)?.remove();
   $(".elapsed", card).textContent = `Done in ${task.processingTime} s.`;
   const status = $(".task-status", card);
@@ -449,6 +453,7 @@ async function finished(card, task) {
 }
 
 function failed(card, task) {
+  taskActions(card, task.taskId, task.status);
   $("progress", card)?.remove();
   $(".elapsed", card).textContent = "";
   const status = $(".task-status", card);
@@ -457,6 +462,22 @@ function failed(card, task) {
   status.textContent = `Failed${e.code ? " (" + e.code + ")" : ""}: ${e.message || "the generation failed."} ` +
     `${task.creditsRefunded ?? task.creditsCost} credits were refunded.`;
 }
+
+// ---------------------------------------------------------------- issue 14
+
+// taskActions is where a task card gets its Cancel button (while the task
+// is pending or processing: POST api/gen/cancel/{taskId}) and its Delete
+// button (once it is terminal: DELETE api/gen/tasks/{taskId}). Those
+// endpoints do not exist yet (issue 14), so it adds nothing; follow(),
+// finished() and failed() call it on each change of status.
+function taskActions(card, taskId, status) {}
+
+// showCredits is where the account's balance and ledger (GET
+// api/gen/credits, issue 14) will be shown, in a section after the
+// history (see index.html); it is called when a key is accepted and after
+// each start. Until that endpoint exists the balance is only the one a
+// start answers (remainingCredits, shown on the task's card).
+async function showCredits() {}
 
 // ---------------------------------------------------------------- history
 

@@ -93,8 +93,25 @@ async function main() {
   await page.locator("#tasks-section").screenshot({ path: path.join(cfg.screenshots, "progress.png") });
   log("image-to-video started");
 
-  // 3. Both finish; their videos load, last the requested seconds, play.
-  await page.waitForFunction(() => document.querySelectorAll(".task video").length === 2, null, { timeout: 120000 });
+  // 3. First and last frame, the last one too large to go in the start
+  // request: it goes through a direct upload first.
+  await page.check("input[value=first-last-frame]");
+  await page.setInputFiles("#file-firstFrame", cfg.picture);
+  await page.setInputFiles("#file-lastFrame", cfg.largePicture);
+  await page.waitForSelector(".drop[data-field=lastFrame] .preview:not([hidden])");
+  await page.waitForSelector(".drop[data-field=firstFrame] .preview:not([hidden])");
+  await page.fill("#prompt", "from a gradient to noise");
+  await page.selectOption("#durationSeconds", String(cfg.duration));
+  await page.selectOption("#resolution", "720p");
+  await shot("first-last-frame", { fullPage: true });
+  await page.click("#start");
+  await page.waitForFunction(() => document.querySelectorAll(".task").length === 3 || document.querySelector("#gen-error").textContent !== "");
+  const flfError = await page.textContent("#gen-error");
+  if (flfError) throw new Error("first-last-frame refused: " + flfError);
+  log("first-last-frame started");
+
+  // 4. All finish; their videos load, last the requested seconds, play.
+  await page.waitForFunction(() => document.querySelectorAll(".task video").length === 3, null, { timeout: 120000 });
   for (const v of await page.$$(".task video")) {
     const r = await v.evaluate(async (video) => {
       if (video.readyState < 1) await new Promise((ok, fail) => { video.onloadedmetadata = ok; video.onerror = () => fail(new Error("video error " + (video.error && video.error.message))); });
@@ -114,8 +131,8 @@ async function main() {
   await page.locator("#tasks-section").screenshot({ path: path.join(cfg.screenshots, "videos.png") });
   log("videos played", JSON.stringify(report.durations));
 
-  // 4. History: one per page, two pages, then only the completed ones.
-  await page.fill("#history-limit", "1");
+  // 5. History: two per page, two pages, then only the completed ones.
+  await page.fill("#history-limit", "2");
   await page.click("#history-show");
   await page.waitForFunction(() => document.querySelector("#history-page").textContent.startsWith("Page 1 of 2"));
   report.historyPages.push(await page.textContent("#history-page"));
@@ -144,7 +161,7 @@ async function main() {
   await page.setViewportSize({ width: 1100, height: 900 });
   log("history paged");
 
-  // 5. 402: a key whose account has 10 credits.
+  // 6. 402: a key whose account has 10 credits.
   await page.click("#forget-key");
   await page.fill("#api-key", cfg.poorKey);
   await page.click("#use-key");
@@ -159,7 +176,7 @@ async function main() {
   await page.locator("#generate-section").screenshot({ path: path.join(cfg.screenshots, "credits-402.png") });
   log("402 shown");
 
-  // 6. 429: a key that may make three requests a minute. Using it asks
+  // 7. 429: a key that may make three requests a minute. Using it asks
   // for the models and the history; asking again meets the limit.
   await page.click("#forget-key");
   await page.fill("#api-key", cfg.tightKey);
