@@ -141,7 +141,8 @@ type report struct {
 // TestPlaygroundInChromium: a person with a key, in a real browser, on a
 // fresh stack served as `make run` serves it: starts a text-to-video, an
 // image-to-video and a first-last-frame generation (one frame large enough
-// to go through a direct upload), watches them finish, plays the videos,
+// to go through a direct upload) and one that fails, watches them end,
+// reads the failure and its refund, plays the videos,
 // meets a 402 and a 429 and reads their messages, and pages the history.
 // The page asks nothing of any other origin, and its every exchange with
 // the API matches the OpenAPI document.
@@ -169,6 +170,8 @@ func TestPlaygroundInChromium(t *testing.T) {
 		DataDir:       dir,
 		SweepInterval: time.Hour,
 		Logger:        slog.New(slog.DiscardHandler),
+		// A prompt with [fail] fails, to show a failure and its refund.
+		FaultInjection: true,
 		Hooks: devstack.Hooks{WrapHandler: func(h http.Handler) http.Handler {
 			rec.next = h
 			return rec
@@ -315,17 +318,26 @@ func checkReport(t *testing.T, r report, base string, keys []string) {
 			t.Errorf("video %d did not play (currentTime %v)", i, r.Played[i])
 		}
 	}
+	var completed, failed int
 	for _, s := range r.TaskStatuses {
-		if !strings.HasPrefix(s, "Completed: 1 video") {
-			t.Errorf("task status %q, want completed", s)
+		switch {
+		case strings.HasPrefix(s, "Completed: 1 video."):
+			completed++
+		case strings.HasPrefix(s, "Failed (GENERATION_FAILED): ") && strings.HasSuffix(s, " Refunded: 65 credits."):
+			failed++
+		default:
+			t.Errorf("task status %q", s)
 		}
+	}
+	if completed != 3 || failed != 1 {
+		t.Errorf("task statuses %q, want three completed and one failed with its refund", r.TaskStatuses)
 	}
 	if len(r.Downloads) != 3 {
 		t.Errorf("download links %v, want three", r.Downloads)
 	}
-	if len(r.HistoryPages) != 2 || r.HistoryPages[0] != "Page 1 of 2 (3 generations)" || r.HistoryPages[1] != "Page 2 of 2 (3 generations)" ||
-		len(r.HistoryRows) != 2 || r.HistoryRows[0] != 2 || r.HistoryRows[1] != 1 {
-		t.Errorf("history pages %q with rows %v, want a page of two and one of one", r.HistoryPages, r.HistoryRows)
+	if len(r.HistoryPages) != 2 || r.HistoryPages[0] != "Page 1 of 2 (4 generations)" || r.HistoryPages[1] != "Page 2 of 2 (4 generations)" ||
+		len(r.HistoryRows) != 2 || r.HistoryRows[0] != 2 || r.HistoryRows[1] != 2 {
+		t.Errorf("history pages %q with rows %v, want two pages of two", r.HistoryPages, r.HistoryRows)
 	}
 	if r.Completed != "Page 1 of 1 (3 generations)" {
 		t.Errorf("history of completed generations: %q", r.Completed)

@@ -460,7 +460,7 @@ function failed(card, task) {
   status.className = "task-status status-failed";
   const e = task.error || {};
   status.textContent = `Failed${e.code ? " (" + e.code + ")" : ""}: ${e.message || "the generation failed."} ` +
-    `${task.creditsRefunded ?? task.creditsCost} credits were refunded.`;
+    `Refunded: ${task.creditsRefunded ?? task.creditsCost} credits.`;
 }
 
 // ---------------------------------------------------------------- issue 14

@@ -110,8 +110,17 @@ async function main() {
   if (flfError) throw new Error("first-last-frame refused: " + flfError);
   log("first-last-frame started");
 
-  // 4. All finish; their videos load, last the requested seconds, play.
-  await page.waitForFunction(() => document.querySelectorAll(".task video").length === 3, null, { timeout: 120000 });
+  // 4. A generation that fails (the test's stack runs with fault
+  // injection on): its card shows the contract's message and the refund.
+  await page.check("input[value=text-to-video]");
+  await page.fill("#prompt", "[fail] a storm at sea");
+  await page.selectOption("#model", "gen-3.1-lite-generate-001");
+  await page.click("#start");
+  await page.waitForFunction(() => document.querySelectorAll(".task").length === 4);
+
+  // 5. All end; the videos load, last the requested seconds, play.
+  await page.waitForFunction(() => document.querySelectorAll(".task video").length === 3 &&
+    document.querySelectorAll(".task .status-failed").length === 1, null, { timeout: 120000 });
   for (const v of await page.$$(".task video")) {
     const r = await v.evaluate(async (video) => {
       if (video.readyState < 1) await new Promise((ok, fail) => { video.onloadedmetadata = ok; video.onerror = () => fail(new Error("video error " + (video.error && video.error.message))); });
@@ -131,7 +140,7 @@ async function main() {
   await page.locator("#tasks-section").screenshot({ path: path.join(cfg.screenshots, "videos.png") });
   log("videos played", JSON.stringify(report.durations));
 
-  // 5. History: two per page, two pages, then only the completed ones.
+  // 6. History: two per page, two pages, then only the completed ones.
   await page.fill("#history-limit", "2");
   await page.click("#history-show");
   await page.waitForFunction(() => document.querySelector("#history-page").textContent.startsWith("Page 1 of 2"));
@@ -161,7 +170,7 @@ async function main() {
   await page.setViewportSize({ width: 1100, height: 900 });
   log("history paged");
 
-  // 6. 402: a key whose account has 10 credits.
+  // 7. 402: a key whose account has 10 credits.
   await page.click("#forget-key");
   await page.fill("#api-key", cfg.poorKey);
   await page.click("#use-key");
@@ -176,7 +185,7 @@ async function main() {
   await page.locator("#generate-section").screenshot({ path: path.join(cfg.screenshots, "credits-402.png") });
   log("402 shown");
 
-  // 7. 429: a key that may make three requests a minute. Using it asks
+  // 8. 429: a key that may make three requests a minute. Using it asks
   // for the models and the history; asking again meets the limit.
   await page.click("#forget-key");
   await page.fill("#api-key", cfg.tightKey);
