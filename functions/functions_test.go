@@ -63,7 +63,7 @@ const (
 // functionNames are the directories of functions/, one Lambda each.
 var functionNames = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
-	"uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper", "rotate-signer",
+	"playground", "uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper", "rotate-signer",
 }
 
 func init() { functionNames = append(functionNames, "cancel", "delete-task", "credits") }
@@ -228,6 +228,39 @@ func TestFunctions(t *testing.T) {
 		if allow := strings.Join(resp.MultiValueHeaders["Allow"], ","); resp.StatusCode != http.StatusMethodNotAllowed ||
 			body.Error != "METHOD_NOT_ALLOWED" || allow != "GET, HEAD" {
 			t.Errorf("POST /docs: %d %s with Allow %q, want 405 METHOD_NOT_ALLOWED with Allow GET, HEAD", resp.StatusCode, resp.Body, allow)
+		}
+	})
+
+	t.Run("playground", func(t *testing.T) {
+		// Without the variables the API's functions need: the page is
+		// compiled in; the bucket's origin reaches its policy.
+		f := h.start(t, "playground", awsstack.EnvTablePrefix+"=", awsstack.EnvBucket+"=",
+			awsstack.EnvStateMachineARN+"=", awsstack.EnvSignerSecretARN+"=",
+			"GEN_PLAYGROUND_MEDIA_ORIGINS=https://gen-media.s3.us-east-1.amazonaws.com")
+		var page events.APIGatewayProxyResponse
+		stepResult(t, f.Invoke(t, readEvent(t, "playground")), &page)
+		ct := strings.Join(page.MultiValueHeaders["Content-Type"], ",")
+		csp := strings.Join(page.MultiValueHeaders["Content-Security-Policy"], ",")
+		if page.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/html") || page.IsBase64Encoded ||
+			!strings.Contains(page.Body, `src="playground/app.js"`) ||
+			!strings.Contains(csp, "media-src 'self' blob: https://gen-media.s3.us-east-1.amazonaws.com;") {
+			t.Errorf("GET /: %d %q (base64 %v) with policy %q, want 200 with the HTML page and the bucket in media-src", page.StatusCode, ct, page.IsBase64Encoded, csp)
+		}
+
+		ev := proxyEvent(t, "playground")
+		ev.Path, ev.Resource, ev.RequestContext.ResourcePath = "/playground/app.js", "/playground/{file}", "/playground/{file}"
+		ev.PathParameters = map[string]string{"file": "app.js"}
+		stepResult(t, f.Invoke(t, mustJSON(t, ev)), &page)
+		if ct := strings.Join(page.MultiValueHeaders["Content-Type"], ","); page.StatusCode != http.StatusOK ||
+			!strings.HasPrefix(ct, "text/javascript") || page.IsBase64Encoded || !strings.Contains(page.Body, "import ") {
+			t.Errorf("GET /playground/app.js: %d %q (base64 %v), want 200 with the script", page.StatusCode, ct, page.IsBase64Encoded)
+		}
+
+		ev.HTTPMethod = http.MethodPost
+		var body struct{ Error string }
+		resp := response(t, f.Invoke(t, mustJSON(t, ev)), &body)
+		if resp.StatusCode != http.StatusMethodNotAllowed || body.Error != "METHOD_NOT_ALLOWED" {
+			t.Errorf("POST /playground/app.js: %d %s, want 405 METHOD_NOT_ALLOWED", resp.StatusCode, resp.Body)
 		}
 	})
 

@@ -17,7 +17,7 @@ import (
 // for their cold starts.
 var endpointFunctions = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
-	"authorizer",
+	"playground", "authorizer",
 	// Cancel, delete and credits.
 	"cancel", "delete-task", "credits",
 }

@@ -285,6 +285,11 @@ func TestRoutes(t *testing.T) {
 			route{"GET", "/openapi.json", "DocsFunction", true},
 			route{"GET", "/docs", "DocsFunction", true})
 	}
+	if _, err := os.Stat(filepath.Join(root, "functions", "playground", "main.go")); err == nil {
+		routes = append(routes,
+			route{"GET", "/", "PlaygroundFunction", true},
+			route{"GET", "/playground/{file}", "PlaygroundFunction", true})
+	}
 	matched := map[string]bool{} // function/event
 	for _, rt := range routes {
 		e, ok := find(rt.method, rt.path)
@@ -723,7 +728,8 @@ var (
 		"DeleteTaskFunction":     endpointEnv,
 		"CreditsFunction":        endpointEnv,
 		"RotateSignerFunction":   {awsstack.EnvSignerUser},
-		"DocsFunction":           {}, // the documents are compiled in (awsstack/docs)
+		"DocsFunction":           {},                               // the documents are compiled in (awsstack/docs)
+		"PlaygroundFunction":     {"GEN_PLAYGROUND_MEDIA_ORIGINS"}, // the page is compiled in; the bucket's origin for its CSP
 		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
 		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
@@ -903,6 +909,7 @@ var (
 			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
 		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
+		"PlaygroundFunction":     {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
 		"GenerateFunction": {"AWSSecretsManagerGetSecretValuePolicy GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the programs the service and its tests shell out to are
 # present: ffmpeg/ffprobe render and check the videos, drawtext needs the
-# DejaVu font; the test suite also runs Amazon's DynamoDB Local (Java) and
-# Node tools from npm (the ASL validator and the local Step Functions). With
+# DejaVu font; the test suite also runs Amazon's DynamoDB Local (Java),
+# Node tools from npm (the ASL validator, the local Step Functions and
+# Playwright) and Debian's Chromium (the playground's browser test). With
 # --run only what `make run` needs is checked. As root with apt-get it
 # installs what is missing; otherwise it says what to run.
 set -euo pipefail
@@ -14,6 +15,7 @@ command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
 if [ "${1:-}" != "--run" ]; then
 	command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 	command -v npm >/dev/null 2>&1 || missing+=(npm)
+	[ -x /usr/bin/chromium ] || missing+=(chromium)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -43,6 +43,13 @@ const (
 	// API Gateway and Lambda cannot carry much more; see
 	// DefaultMaxImageBytes.
 	EnvMaxImageBytes = "GEN_MAX_IMAGE_BYTES"
+	// EnvPlaygroundMediaOrigins lists the origins, separated by commas,
+	// that the playground page's Content-Security-Policy allows videos to
+	// play from and images to upload to: the media bucket's https origin
+	// (https://<bucket>.s3.<region>.amazonaws.com, where presigned URLs
+	// point), which the template sets. Only the playground function reads
+	// it.
+	EnvPlaygroundMediaOrigins = "GEN_PLAYGROUND_MEDIA_ORIGINS"
 	// EnvSignerUser is the IAM user whose access key the signer secret
 	// holds. Only the rotation function needs it.
 	EnvSignerUser = "GEN_SIGNER_USER"

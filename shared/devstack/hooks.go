@@ -1,6 +1,8 @@
 package devstack
 
 import (
+	"net/http"
+
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/workflow"
@@ -15,6 +17,17 @@ type Hooks struct {
 	WrapStore     func(store.Store) store.Store
 	WrapBlobs     func(blob.Store) blob.Store
 	WrapGenerator func(workflow.Generator) workflow.Generator
+	// WrapHandler wraps the whole served handler, for a test that records
+	// or checks every exchange (the playground's browser test checks each
+	// against the OpenAPI document).
+	WrapHandler func(http.Handler) http.Handler
+}
+
+func (h Hooks) handler(next http.Handler) http.Handler {
+	if h.WrapHandler != nil {
+		return h.WrapHandler(next)
+	}
+	return next
 }
 
 func (h Hooks) store(s store.Store) store.Store {

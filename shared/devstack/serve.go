@@ -50,7 +50,8 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	fmt.Fprintf(out, "\ngen is running on %s\n", cfg.publicURL())
 	fmt.Fprintf(out, "  data:        %s\n", cfg.DataDir)
 	fmt.Fprintf(out, "  dev API key: %s  [%s%s; also in %s]\n\n", key, state, acct, DevKeyPath(cfg.DataDir))
-	fmt.Fprintf(out, "Try:\n  curl -s %s/api/gen/models -H 'X-API-Key: %s'\n\n", cfg.publicURL(), key)
+	fmt.Fprintf(out, "Try:\n  curl -s %s/api/gen/models -H 'X-API-Key: %s'\n", cfg.publicURL(), key)
+	fmt.Fprintf(out, "  or open %s/ in a browser (the playground) and paste the key\n\n", cfg.publicURL())
 
 	srv := httpguard.NewServer(stack.Handler(), httpguard.Config{
 		Timeouts: cfg.Timeouts,

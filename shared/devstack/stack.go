@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/localcount"
+	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/store"
@@ -162,7 +163,18 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
-	s.handler = route(s.Blobs.Handler(), s.Blobs.UploadHandler(), s.api.Handler())
+	// The playground plays the signed links and posts direct uploads to
+	// the public URL, which is the page's own origin unless GEN_PUBLIC_URL
+	// names another.
+	origin, err := playground.Origin(cfg.publicURL())
+	if err != nil {
+		return fmt.Errorf("playground: %w", err)
+	}
+	page, err := playground.Handler(playground.Config{MediaOrigins: []string{origin}, Logger: s.logger})
+	if err != nil {
+		return err
+	}
+	s.handler = cfg.Hooks.handler(route(s.Blobs.Handler(), s.Blobs.UploadHandler(), page, s.api.Handler()))
 	return nil
 }
 
@@ -172,13 +184,14 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 const webhookPoll = 30 * time.Second
 
 // route sends the signed links to files, the signed direct uploads to
-// uploads, and everything else to api. It is
+// uploads, the playground (/ and its files under /playground/) to page,
+// and everything else to api. It is
 // no http.ServeMux: that would answer a path with a dot segment or a
 // doubled slash (/files/../x, //api/gen/models) with a redirect and an
 // HTML body before the API could answer it, and every answer of the
 // service is one of the contract's JSON bodies. A path that is not in
 // canonical form goes to the API, which answers it as an unknown route.
-func route(files, uploads, api http.Handler) http.Handler {
+func route(files, uploads, page, api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
 		switch {
@@ -191,6 +204,8 @@ func route(files, uploads, api http.Handler) http.Handler {
 			files.ServeHTTP(w, r)
 		case p == fsblob.UploadPath:
 			uploads.ServeHTTP(w, r)
+		case p == "/" || strings.HasPrefix(p, playground.AssetPrefix) && canonical(p):
+			page.ServeHTTP(w, r)
 		default:
 			api.ServeHTTP(w, r)
 		}
@@ -228,7 +243,8 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 // wants every generation it started to have ended (the bench).
 func (s *Stack) Wait() { s.executions.Wait() }
 
-// Handler serves the API and the signed download links.
+// Handler serves the API, the signed download links and uploads, and the
+// playground.
 func (s *Stack) Handler() http.Handler { return s.handler }
 
 // Close stops the workflow executions and closes the store. Tasks still

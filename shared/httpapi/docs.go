@@ -84,6 +84,17 @@ func public(log *slog.Logger, h http.HandlerFunc) http.Handler {
 	}))
 }
 
+// PublicRoute wraps the handler of a page that needs no key, served
+// beside the API (the playground): the same recovery, request log and 405
+// of any method but GET and HEAD as /openapi.json and /docs. A nil logger
+// means slog.Default().
+func PublicRoute(logger *slog.Logger, h http.HandlerFunc) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return public(logger, h)
+}
+
 // serveOpenAPI answers the document. Any origin may read it (it is public
 // and carries no credentials), so that browser tools elsewhere can load
 // it; the ETag lets them revalidate cheaply.

@@ -1,9 +1,8 @@
-// Package nodetools installs pinned npm packages, with a pinned Node.js 22
-// that ships as the node-linux-* npm package, for tests that run a
-// reference implementation written in JavaScript (the Step Functions
-// validator and emulator, the Standard Webhooks verifier). Installations
-// are cached outside the module, in $GEN_NODE_CACHE or gen/node in the
-// user's cache directory, one directory per package list.
+// Package nodetools installs the npm packages some tests run (the ASL
+// validator, the local Step Functions, Playwright), pinned, with the
+// Node.js 22 they need, into the user's cache directory, outside the
+// module: nothing is downloaded at build or run time, and `go test ./...`
+// never walks a node_modules. Only tests import it.
 package nodetools
 
 import (
@@ -16,20 +15,29 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// NodeVersion is the Node.js the packages run on.
+// NodeVersion is the Node.js every installation runs: some tools
+// (aws-local-stepfunctions) need 22 or newer, which the machine may not
+// have; the node-linux-* package ships it as a plain binary.
+const NodeVersion = "22.23.3"
+
+// The environment variables the tests read.
 const (
-	NodeVersion   = "22.23.3"
-	cacheEnv      = "GEN_NODE_CACHE"
-	skipEnv       = "GEN_SKIP_NODE"
-	installLimit  = 5 * time.Minute
-	installMarker = ".installed"
+	// CacheEnv overrides the cache directory (CacheDir).
+	CacheEnv = "GEN_NODE_CACHE"
+	// SkipEnv=1 skips the tests that need Node.js tools (Require), for a
+	// machine without npm; in CI it is unset and they run.
+	SkipEnv = "GEN_SKIP_NODE"
+)
+
+const (
+	installTimeout = 5 * time.Minute
+	installMarker  = ".installed"
 )
 
 // nodePackage is the npm package of Node.js for this machine.
@@ -49,11 +57,11 @@ func nodePackage() (string, error) {
 
 // Tools is an installation of pinned packages.
 type Tools struct {
-	dir string // npm prefix: dir/node_modules/<package>
+	Dir string // npm prefix: Dir/node_modules/<package>
 }
 
-// Modules is the node_modules directory holding the packages.
-func (n Tools) Modules() string { return filepath.Join(n.dir, "node_modules") }
+// Modules is the node_modules directory.
+func (n Tools) Modules() string { return filepath.Join(n.Dir, "node_modules") }
 
 // Node is the Node.js 22 binary.
 func (n Tools) Node() string {
@@ -62,16 +70,23 @@ func (n Tools) Node() string {
 	return filepath.Join(n.Modules(), name, "bin", "node")
 }
 
-// Run runs a Node.js script with the packages on NODE_PATH, so that a
-// CommonJS require finds them although the script is not beside them.
+// Command is a Node.js script run with the packages on NODE_PATH, so
+// that a CommonJS require finds them although the script is not beside
+// them.
+func (n Tools) Command(ctx context.Context, script string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, n.Node(), append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+n.Modules())
+	return cmd
+}
+
+// Run runs a Node.js script (Command) and returns what it wrote.
 func (n Tools) Run(ctx context.Context, script string, args ...string) (stdout, stderr []byte, err error) {
 	return n.RunInput(ctx, nil, script, args...)
 }
 
 // RunInput is Run with stdin read from in.
 func (n Tools) RunInput(ctx context.Context, in []byte, script string, args ...string) (stdout, stderr []byte, err error) {
-	cmd := exec.CommandContext(ctx, n.Node(), append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+n.Modules())
+	cmd := n.Command(ctx, script, args...)
 	if in != nil {
 		cmd.Stdin = bytes.NewReader(in)
 	}
@@ -81,11 +96,9 @@ func (n Tools) RunInput(ctx context.Context, in []byte, script string, args ...s
 	return out.Bytes(), errOut.Bytes(), err
 }
 
-// CacheDir is $GEN_NODE_CACHE, or gen/node in the user's cache
-// directory: outside the module, so that `go test ./...` never walks a
-// node_modules.
+// CacheDir is $GEN_NODE_CACHE, or gen/node in the user's cache directory.
 func CacheDir() string {
-	if d := os.Getenv(cacheEnv); d != "" {
+	if d := os.Getenv(CacheEnv); d != "" {
 		return d
 	}
 	base, err := os.UserCacheDir()
@@ -95,11 +108,11 @@ func CacheDir() string {
 	return filepath.Join(base, "gen", "node")
 }
 
-// Install installs Node.js and pkgs (each "name@version") under cache,
-// unless they are there already. The directory is named after the
-// package list, so that a change of version installs afresh. Several test
-// binaries may install at once: each installs into a directory of its own
-// and renames it into place, and the first rename wins.
+// Install installs Node.js and the pinned packages under cache, unless
+// they are there already. The directory is named after the package list,
+// so that a change of version installs afresh. Several test binaries may
+// install at once: each installs into a directory of its own and renames
+// it into place, and the first rename wins.
 func Install(ctx context.Context, cache string, pkgs ...string) (Tools, error) {
 	nodePkg, err := nodePackage()
 	if err != nil {
@@ -107,15 +120,15 @@ func Install(ctx context.Context, cache string, pkgs ...string) (Tools, error) {
 	}
 	pkgs = append([]string{nodePkg}, pkgs...)
 	sum := sha256.Sum256([]byte(strings.Join(pkgs, "\n")))
-	tools := Tools{dir: filepath.Join(cache, "tools-"+hex.EncodeToString(sum[:6]))}
-	if _, err := os.Stat(filepath.Join(tools.dir, installMarker)); err == nil {
+	tools := Tools{Dir: filepath.Join(cache, "tools-"+hex.EncodeToString(sum[:6]))}
+	if _, err := os.Stat(filepath.Join(tools.Dir, installMarker)); err == nil {
 		return tools, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return Tools{}, fmt.Errorf("npm not found: the tests install %s with npm; "+
-			"install Node.js and npm (Debian: apt-get install npm), or set %s=1 to skip them",
-			strings.Join(pkgs, ", "), skipEnv)
+			"install Node.js and npm (Debian: apt-get install npm, or make tools), or set %s=1 to skip them",
+			strings.Join(pkgs, ", "), SkipEnv)
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return Tools{}, err
@@ -125,7 +138,7 @@ func Install(ctx context.Context, cache string, pkgs ...string) (Tools, error) {
 		return Tools{}, err
 	}
 	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(ctx, installLimit)
+	ctx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
 	// --engine-strict=false: the packages want Node 22, npm may run on an
 	// older one; they run on the Node 22 installed with them.
@@ -140,59 +153,42 @@ func Install(ctx context.Context, cache string, pkgs ...string) (Tools, error) {
 	if err := os.WriteFile(filepath.Join(tmp, installMarker), nil, 0o644); err != nil {
 		return Tools{}, err
 	}
-	if err := os.Rename(tmp, tools.dir); err != nil {
+	if err := os.Rename(tmp, tools.Dir); err != nil {
 		// Another process finished first: use its installation.
-		if _, statErr := os.Stat(filepath.Join(tools.dir, installMarker)); statErr != nil {
-			return Tools{}, fmt.Errorf("install into %s: %w", tools.dir, err)
+		if _, statErr := os.Stat(filepath.Join(tools.Dir, installMarker)); statErr != nil {
+			return Tools{}, fmt.Errorf("install into %s: %w", tools.Dir, err)
 		}
 	}
 	return tools, nil
 }
 
-// installed are the installations of this process, by package list.
-var installed struct {
-	sync.Mutex
-	by map[string]*installation
-}
+// installed memoizes Require per package list, for the test binary.
+var installed sync.Map // string -> func() (Tools, error)
 
-type installation struct {
-	once  sync.Once
-	tools Tools
-	err   error
-}
-
-// Require returns an installation of pkgs, installing it on first use in
-// this process. It skips the test when GEN_SKIP_NODE=1 and fails it,
-// saying what to install, when the packages cannot be installed.
+// Require returns the installed tools, installing them on first use. It
+// skips the test when GEN_SKIP_NODE=1 and fails it, saying what to
+// install, when they cannot be installed.
 func Require(t testing.TB, pkgs ...string) Tools {
 	t.Helper()
-	if os.Getenv(skipEnv) == "1" {
-		t.Skipf("%s=1: skipping a test that needs Node.js tools", skipEnv)
+	if os.Getenv(SkipEnv) == "1" {
+		t.Skipf("%s=1: skipping a test that needs Node.js tools (%s)", SkipEnv, strings.Join(pkgs, ", "))
 	}
-	key := strings.Join(slices.Clone(pkgs), "\n")
-	installed.Lock()
-	if installed.by == nil {
-		installed.by = map[string]*installation{}
-	}
-	in := installed.by[key]
-	if in == nil {
-		in = &installation{}
-		installed.by[key] = in
-	}
-	installed.Unlock()
-	in.once.Do(func() {
-		in.tools, in.err = Install(context.Background(), CacheDir(), pkgs...)
-		if in.err == nil {
-			// The binary must run here (the right architecture, a libc it
-			// can use).
-			out, err := exec.Command(in.tools.Node(), "--version").CombinedOutput()
-			if err != nil || !strings.HasPrefix(string(out), "v22.") {
-				in.err = fmt.Errorf("%s --version: %q, %v", in.tools.Node(), out, err)
-			}
+	f, _ := installed.LoadOrStore(strings.Join(pkgs, "\n"), sync.OnceValues(func() (Tools, error) {
+		tools, err := Install(context.Background(), CacheDir(), pkgs...)
+		if err != nil {
+			return tools, err
 		}
-	})
-	if in.err != nil {
-		t.Fatalf("Node.js tools: %v", in.err)
+		// The binary must run here (the right architecture, a libc it can
+		// use).
+		out, err := exec.Command(tools.Node(), "--version").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "v22.") {
+			return tools, fmt.Errorf("%s --version: %q, %v", tools.Node(), out, err)
+		}
+		return tools, nil
+	}))
+	tools, err := f.(func() (Tools, error))()
+	if err != nil {
+		t.Fatalf("Node.js tools: %v", err)
 	}
-	return in.tools
+	return tools
 }

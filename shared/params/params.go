@@ -29,6 +29,8 @@ const (
 	MaxSampleCount         = 2
 	MaxSeed                = 4294967295
 	MaxWebhookURLChars     = 2048
+	// DefaultDuration is durationSeconds when a request names none.
+	DefaultDuration = 8
 )
 
 // Parameters are the generation settings a task is made with, defaults
@@ -86,6 +88,17 @@ var (
 	aspectRatios     = []string{"16:9", "9:16"}
 	personGeneration = []string{"allow_adult", "dont_allow"}
 )
+
+// Durations returns the allowed values of durationSeconds.
+func Durations() []int { return append([]int(nil), durations...) }
+
+// AspectRatios returns the allowed values of aspectRatio; the first is the
+// default.
+func AspectRatios() []string { return append([]string(nil), aspectRatios...) }
+
+// PersonGenerations returns the allowed values of personGeneration; the
+// first is the default.
+func PersonGenerations() []string { return append([]string(nil), personGeneration...) }
 
 // value is one raw field: exactly one of its forms is set. JSON fields keep
 // their JSON type; form fields are strings that must parse.
@@ -147,7 +160,7 @@ func validate(kind string, present map[string]value) (Request, error) {
 
 	p := Parameters{
 		SampleCount:      1,
-		DurationSeconds:  8,
+		DurationSeconds:  DefaultDuration,
 		AspectRatio:      "16:9",
 		Resolution:       model.DefaultResolution(),
 		GenerateAudio:    true,

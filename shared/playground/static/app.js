@@ -1,0 +1,564 @@
+// The playground's page: the key, the models and prices, the start form
+// for the three modes, the progress of running generations, and the
+// history. Every figure it checks comes from the service: prices from
+// GET /api/gen/models, the parameters' bounds and each model's
+// resolutions from /playground/limits.json (shared/params and
+// shared/catalog, the service's own definitions).
+import { apiKey, APIError, request, newIdempotencyKey, sniffImage, uploadImage } from "./api.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const el = (tag, props = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") e.className = v;
+    else if (k in e) e[k] = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+};
+
+const state = {
+  limits: null,
+  models: [],      // from GET /api/gen/models
+  defaultModel: "",
+  files: {},       // field -> File, checked
+  history: { cursors: [""], page: 0, total: 0 },
+  tasks: new Map(), // taskId -> card
+  // epoch changes with the key: a poll of the previous key's task stops.
+  epoch: 0,
+};
+
+const modeFields = {
+  "text-to-video": [],
+  "image-to-video": ["image"],
+  "first-last-frame": ["firstFrame", "lastFrame"],
+};
+
+// ---------------------------------------------------------------- limits
+
+let limitTimer = null;
+
+// showLimit shows a 429's message and counts down to its Retry-After.
+function showLimit(err) {
+  const banner = $("#limit-banner");
+  const titles = {
+    RATE_LIMIT_EXCEEDED: "Rate limit reached.",
+    DAILY_LIMIT_EXCEEDED: "Daily limit reached.",
+    CONCURRENCY_LIMIT_EXCEEDED: "Too many generations in progress.",
+  };
+  $("#limit-title").textContent = titles[err.code] || "Limit reached.";
+  $("#limit-message").textContent = err.message;
+  let left = Math.max(0, Math.ceil(err.retryAfter ?? 1));
+  const end = Date.now() + left * 1000;
+  $("#limit-countdown").textContent = String(left);
+  banner.hidden = false;
+  clearInterval(limitTimer);
+  limitTimer = setInterval(() => {
+    left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
+    $("#limit-countdown").textContent = String(left);
+    if (left === 0) {
+      clearInterval(limitTimer);
+      banner.hidden = true;
+    }
+  }, 1000);
+}
+
+// describe turns an APIError into the sentence to show, and shows the
+// countdown of a 429.
+function describe(err) {
+  if (!(err instanceof APIError)) return "Something went wrong in the page: " + err.message;
+  switch (err.status) {
+    case 429:
+      showLimit(err);
+      return `${err.message} (retry in ${err.retryAfter ?? 1} s)`;
+    case 402:
+      return `Not enough credits: ${err.message}` +
+        (err.required !== undefined ? ` This generation costs ${err.required} credits; the account has ${err.available}.` : "");
+    case 401:
+      return `${err.message}. Check the API key.`;
+    default:
+      return err.field ? `${err.message} (field ${err.field})` : err.message;
+  }
+}
+
+// ---------------------------------------------------------------- key
+
+// clearAccount removes what the page shows of the previous key's account
+// and stops following its tasks.
+function clearAccount() {
+  state.epoch++;
+  state.tasks.clear();
+  $("#tasks").replaceChildren();
+  $("#tasks-empty").hidden = false;
+  $("#history-table tbody").replaceChildren();
+  $("#history-page").textContent = "";
+  state.history = { cursors: [""], page: 0, total: 0 };
+  $("#gen-error").textContent = "";
+}
+
+async function useKey(key) {
+  clearAccount();
+  apiKey.set(key);
+  $("#key-status").textContent = "Checking the key...";
+  try {
+    const { data } = await request("GET", "api/gen/models");
+    state.models = data.models;
+    state.defaultModel = data.defaultModel || state.limits.defaultModel;
+  } catch (err) {
+    if (err.status === 401) apiKey.clear();
+    $("#key-status").textContent = describe(err);
+    $("#key-status").className = "error";
+    return;
+  }
+  $("#api-key").value = "";
+  $("#key-status").className = "ok";
+  $("#key-status").textContent = `Using the key ending in ...${key.slice(-4)}.`;
+  $("#forget-key").hidden = false;
+  $("#app").hidden = false;
+  renderModels();
+  fillForm();
+  loadHistory(0);
+  showCredits();
+}
+
+function forgetKey() {
+  apiKey.clear();
+  clearAccount();
+  $("#app").hidden = true;
+  $("#forget-key").hidden = true;
+  $("#key-status").className = "";
+  $("#key-status").textContent = "The key is forgotten.";
+  $("#api-key").focus();
+}
+
+// ---------------------------------------------------------------- models
+
+function modelName(id) {
+  const m = state.models.find((m) => m.modelId === id);
+  return m ? m.name : id;
+}
+
+function renderModels() {
+  const body = $("#models-table tbody");
+  body.replaceChildren();
+  for (const m of state.models) {
+    const modes = m.capabilities.filter((c) => c in modeFields).join(", ");
+    body.append(el("tr", {},
+      el("td", {}, el("strong", {}, m.name), el("br"), el("code", {}, m.modelId), el("br"), el("span", { class: "hint" }, m.description)),
+      el("td", {}, modes + (m.capabilities.includes("audio-generation") ? "; audio" : "")),
+      el("td", {}, String(m.pricing.creditsPerVideo)),
+      el("td", {}, String(m.pricing.creditsPerVideoNoAudio))));
+  }
+}
+
+// ---------------------------------------------------------------- form
+
+function mode() { return $("input[name=mode]:checked").value; }
+
+function options(select, values, labels, selected) {
+  select.replaceChildren(...values.map((v, i) => el("option", { value: String(v), selected: String(v) === String(selected) }, labels ? labels[i] : String(v))));
+}
+
+function fillForm() {
+  const L = state.limits;
+  options($("#sampleCount"), Array.from({ length: L.maxSampleCount }, (_, i) => i + 1), null, 1);
+  options($("#durationSeconds"), L.durations, null, L.defaultDuration);
+  options($("#aspectRatio"), L.aspectRatios, L.aspectRatios.map((a) => a === "16:9" ? "16:9 (landscape)" : a === "9:16" ? "9:16 (portrait)" : a), L.aspectRatios[0]);
+  options($("#personGeneration"), L.personGeneration,
+    L.personGeneration.map((p) => p === "allow_adult" ? "Allow adults" : p === "dont_allow" ? "Don't allow people" : p), L.personGeneration[0]);
+  $("#prompt").maxLength = L.maxPromptChars;
+  $("#negativePrompt").maxLength = L.maxNegativePromptChars;
+  $("#seed").max = String(L.maxSeed);
+  $("#seed-help").textContent = `0 to ${L.maxSeed}; empty picks one at random.`;
+  for (const f of ["image", "firstFrame", "lastFrame"]) {
+    $(`#hint-${f}`).textContent = `Pick a file, or drop one here. At most ${L.maxImageBytes / 1048576} MiB and ${L.maxImageSide} x ${L.maxImageSide} pixels.`;
+  }
+  fillModels();
+  update();
+}
+
+// fillModels offers the models that support the mode, keeping the choice
+// when it still applies.
+function fillModels() {
+  const sel = $("#model");
+  const keep = sel.value || state.defaultModel;
+  const usable = state.models.filter((m) => m.capabilities.includes(mode()));
+  const chosen = usable.some((m) => m.modelId === keep) ? keep :
+    (usable.some((m) => m.modelId === state.defaultModel) ? state.defaultModel : usable[0]?.modelId);
+  options(sel, usable.map((m) => m.modelId), usable.map((m) => m.name), chosen);
+  fillResolutions();
+}
+
+function fillResolutions() {
+  const lim = state.limits.models.find((m) => m.modelId === $("#model").value);
+  const res = lim ? lim.resolutions : ["720p"];
+  const keep = $("#resolution").value;
+  options($("#resolution"), res, res.map((r, i) => i === 0 ? `${r} (default)` : r), res.includes(keep) ? keep : res[0]);
+}
+
+// cost is the price the service will charge: price(model, audio) x videos
+// (params.Request.Cost), from the models endpoint's prices.
+function cost() {
+  const m = state.models.find((m) => m.modelId === $("#model").value);
+  if (!m) return null;
+  const audio = $("#generateAudio").checked;
+  const per = audio ? m.pricing.creditsPerVideo : m.pricing.creditsPerVideoNoAudio;
+  const n = Number($("#sampleCount").value);
+  return { total: per * n, per, n, audio, name: m.name };
+}
+
+function update() {
+  const m = mode();
+  for (const d of document.querySelectorAll(".drop")) d.hidden = !modeFields[m].includes(d.dataset.field);
+  const c = cost();
+  $("#cost").textContent = c ? `Cost: ${c.total} credits (${c.name}, ${c.audio ? "with" : "without"} audio: ${c.per} x ${c.n} video${c.n > 1 ? "s" : ""}).` : "";
+  const count = (id, max, out) => {
+    const n = [...$(id).value.trim()].length;
+    $(out).textContent = `${n} of ${max} characters.`;
+  };
+  count("#prompt", state.limits.maxPromptChars, "#prompt-count");
+  count("#negativePrompt", state.limits.maxNegativePromptChars, "#negative-count");
+}
+
+// pickFile checks an image as the service would (type by its bytes,
+// size, and width and height) and shows its preview; a file that would be
+// refused is not kept.
+async function pickFile(field, file) {
+  const box = $(`.drop[data-field=${field}]`);
+  const err = $(`#err-${field}`);
+  const img = $(".preview", box);
+  err.textContent = "";
+  delete state.files[field];
+  if (img.src) URL.revokeObjectURL(img.src);
+  img.removeAttribute("src");
+  img.hidden = true;
+  if (!file) return;
+  const L = state.limits;
+  const type = await sniffImage(file);
+  if (!type) {
+    err.textContent = `"${file.name}" is not a JPEG or PNG image.`;
+    return;
+  }
+  if (file.size > L.maxImageBytes) {
+    err.textContent = `"${file.name}" is ${(file.size / 1048576).toFixed(1)} MiB; the limit is ${L.maxImageBytes / 1048576} MiB.`;
+    return;
+  }
+  img.src = URL.createObjectURL(file);
+  try {
+    await img.decode();
+  } catch {
+    err.textContent = `"${file.name}" could not be read as an image.`;
+    return;
+  }
+  if (img.naturalWidth > L.maxImageSide || img.naturalHeight > L.maxImageSide) {
+    err.textContent = `"${file.name}" is ${img.naturalWidth} x ${img.naturalHeight} pixels; each side may be at most ${L.maxImageSide}.`;
+    return;
+  }
+  img.hidden = false;
+  state.files[field] = { file, type };
+}
+
+function wireDrop(box) {
+  const field = box.dataset.field;
+  const input = $("input[type=file]", box);
+  input.addEventListener("change", () => pickFile(field, input.files[0]));
+  box.addEventListener("dragover", (e) => { e.preventDefault(); box.classList.add("over"); });
+  box.addEventListener("dragleave", () => box.classList.remove("over"));
+  box.addEventListener("drop", (e) => {
+    e.preventDefault();
+    box.classList.remove("over");
+    const file = e.dataTransfer.files[0];
+    if (file) {
+      const dt = new DataTransfer();
+      dt.items.add(file);
+      input.files = dt.files;
+      pickFile(field, file);
+    }
+  });
+}
+
+// parameters are the form's generation parameters; text values stay
+// strings for multipart and become numbers and booleans for JSON.
+function parameters() {
+  const p = {
+    prompt: $("#prompt").value,
+    model: $("#model").value,
+    sampleCount: Number($("#sampleCount").value),
+    durationSeconds: Number($("#durationSeconds").value),
+    aspectRatio: $("#aspectRatio").value,
+    resolution: $("#resolution").value,
+    generateAudio: $("#generateAudio").checked,
+    enhancePrompt: $("#enhancePrompt").checked,
+    personGeneration: $("#personGeneration").value,
+  };
+  const neg = $("#negativePrompt").value;
+  if (neg.trim() !== "") p.negativePrompt = neg;
+  const seed = $("#seed").value.trim();
+  if (seed !== "") p.seed = Number(seed);
+  return p;
+}
+
+// check finds what the service would refuse before anything is sent.
+function check(p) {
+  const L = state.limits;
+  const n = [...p.prompt.trim()].length;
+  if (n === 0) return ["prompt", "Write a prompt."];
+  if (n > L.maxPromptChars) return ["prompt", `The prompt is ${n} characters; at most ${L.maxPromptChars}.`];
+  if (p.seed !== undefined && !(Number.isInteger(p.seed) && p.seed >= 0 && p.seed <= L.maxSeed)) {
+    return ["seed", `The seed must be a whole number from 0 to ${L.maxSeed}.`];
+  }
+  for (const f of modeFields[mode()]) {
+    if (!state.files[f]) return [`file-${f}`, `Choose the ${f === "image" ? "image" : f === "firstFrame" ? "first frame" : "last frame"}: a JPEG or PNG.`];
+  }
+  return null;
+}
+
+async function start(e) {
+  e.preventDefault();
+  const out = $("#gen-error");
+  out.textContent = "";
+  const p = parameters();
+  const bad = check(p);
+  if (bad) {
+    out.textContent = bad[1];
+    $("#" + bad[0]).focus();
+    return;
+  }
+  const button = $("#start");
+  button.disabled = true;
+  const m = mode();
+  try {
+    const headers = { "Idempotency-Key": newIdempotencyKey() };
+    let opts;
+    if (m === "text-to-video") {
+      opts = { json: p, headers };
+    } else {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(p)) form.append(k, String(v));
+      // first-last-frame carries both frames in one request: each gets
+      // half of what a request may carry, as in the Go client.
+      const limit = state.limits.directUploadAbove / modeFields[m].length;
+      for (const f of modeFields[m]) {
+        const { file, type } = state.files[f];
+        if (file.size > limit) form.append(f + "UploadId", await uploadImage(file, type));
+        else form.append(f, file, file.name);
+      }
+      opts = { form, headers };
+    }
+    const { data } = await request("POST", "api/gen/" + m, opts);
+    addTask(data.taskId, { prompt: p.prompt, type: m, estimate: data.estimatedWaitTime, started: data });
+    loadHistory(state.history.page);
+    showCredits();
+  } catch (err) {
+    out.textContent = describe(err);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- tasks
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// addTask shows a card for the task and follows it to its end.
+function addTask(taskId, info = {}) {
+  $("#tasks-empty").hidden = true;
+  let card = state.tasks.get(taskId);
+  if (card) {
+    card.scrollIntoView({ block: "nearest" });
+    $("h3", card).focus();
+    return;
+  }
+  card = el("article", { class: "task", "data-task-id": taskId, "aria-labelledby": "h-" + taskId },
+    el("h3", { id: "h-" + taskId, tabIndex: -1 }, info.prompt || taskId),
+    el("p", { class: "hint" }, `${info.type || ""} · `, el("code", {}, taskId)),
+    el("p", { class: "task-status", role: "status" }, info.started
+      ? `Started: ${info.started.creditsUsed ?? info.started.creditsCost} credits charged, ${info.started.remainingCredits} left. Waiting for the generation...`
+      : "Reading the status..."),
+    el("progress", { max: 100, "aria-label": "Progress of " + taskId }),
+    el("p", { class: "elapsed hint" }),
+    el("div", { class: "videos" }),
+    el("p", { class: "error task-error" }));
+  taskActions(card, taskId, "pending");
+  $("#tasks").prepend(card);
+  state.tasks.set(taskId, card);
+  follow(taskId, card, info);
+}
+
+// follow polls the task's status, waiting what Retry-After asks between
+// polls (and a 429's Retry-After), until it is completed or failed.
+async function follow(taskId, card, info) {
+  const status = $(".task-status", card);
+  const elapsed = $(".elapsed", card);
+  const bar = $("progress", card);
+  const maxWait = parseInt(String(info.estimate || "").split("-")[1] || "", 10);
+  let last = "";
+  const epoch = state.epoch;
+  for (;;) {
+    if (epoch !== state.epoch) return;
+    let task, wait = 2;
+    try {
+      const r = await request("GET", "api/gen/status/" + encodeURIComponent(taskId));
+      task = r.data;
+      if (r.retryAfter !== null) wait = r.retryAfter;
+    } catch (err) {
+      if (err.status === 429 || err.status === 0 || err.status >= 500) {
+        $(".task-error", card).textContent = describe(err);
+        await sleep(1000 * Math.max(1, err.retryAfter ?? 2));
+        continue;
+      }
+      if (epoch !== state.epoch) return;
+      status.textContent = describe(err);
+      bar.remove();
+      return;
+    }
+    if (epoch !== state.epoch) return;
+    $(".task-error", card).textContent = "";
+    if (task.status !== last) {
+      last = task.status;
+      taskActions(card, taskId, task.status);
+      if (task.status === "pending") status.textContent = "Pending: queued for generation.";
+      if (task.status === "processing") status.textContent = "Processing: the video is being generated.";
+    }
+    const secs = Math.max(0, Math.round((Date.now() - Date.parse(task.createdAt)) / 1000));
+    if (task.status === "completed") return finished(card, task);
+    if (task.status === "failed") return failed(card, task);
+    elapsed.textContent = `${secs} s since it started` + (maxWait ? `; expected within ${maxWait} s.` : ".");
+    if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
+    await sleep(1000 * Math.max(1, wait));
+  }
+}
+
+async function finished(card, task) {
+  taskActions(card, task.taskId, task.status);
+  $("progress", card)?.remove();
+  $(".elapsed", card).textContent = `Done in ${task.processingTime} s.`;
+  const status = $(".task-status", card);
+  status.className = "task-status status-completed";
+  const refund = task.creditsRefunded ? ` ${task.creditsRefunded} credits were refunded for the videos that could not be made.` : "";
+  status.textContent = `Completed: ${task.videos.length} video${task.videos.length > 1 ? "s" : ""}.${refund}`;
+  let videos = task.videos;
+  try {
+    // The download endpoint gives fresh links, as a client does.
+    videos = (await request("GET", "api/gen/download/" + encodeURIComponent(task.taskId))).data.videos;
+  } catch (err) {
+    $(".task-error", card).textContent = describe(err);
+  }
+  const box = $(".videos", card);
+  box.replaceChildren(...videos.map((v, i) => el("figure", {},
+    el("video", { controls: true, preload: "metadata", src: v.url, playsInline: true, "aria-label": `Video ${i + 1} of ${task.prompt}` }),
+    el("figcaption", {}, el("a", { href: v.url, download: `${task.taskId}-${i + 1}.mp4` }, `Download video ${i + 1}`),
+      ` (link valid until ${new Date(v.expiresAt).toLocaleString()})`))));
+}
+
+function failed(card, task) {
+  taskActions(card, task.taskId, task.status);
+  $("progress", card)?.remove();
+  $(".elapsed", card).textContent = "";
+  const status = $(".task-status", card);
+  status.className = "task-status status-failed";
+  const e = task.error || {};
+  status.textContent = `Failed${e.code ? " (" + e.code + ")" : ""}: ${e.message || "the generation failed."} ` +
+    `Refunded: ${task.creditsRefunded ?? task.creditsCost} credits.`;
+}
+
+// ---------------------------------------------------------------- issue 14
+
+// taskActions is where a task card gets its Cancel button (while the task
+// is pending or processing: POST api/gen/cancel/{taskId}) and its Delete
+// button (once it is terminal: DELETE api/gen/tasks/{taskId}). Those
+// endpoints do not exist yet (issue 14), so it adds nothing; follow(),
+// finished() and failed() call it on each change of status.
+function taskActions(card, taskId, status) {}
+
+// showCredits is where the account's balance and ledger (GET
+// api/gen/credits, issue 14) will be shown, in a section after the
+// history (see index.html); it is called when a key is accepted and after
+// each start. Until that endpoint exists the balance is only the one a
+// start answers (remainingCredits, shown on the task's card).
+async function showCredits() {}
+
+// ---------------------------------------------------------------- history
+
+// loadHistory shows page n of the history: page 0 has no cursor, each
+// next page the cursor the page before it answered.
+async function loadHistory(n) {
+  const h = state.history;
+  const q = new URLSearchParams();
+  const limit = Math.min(100, Math.max(1, parseInt($("#history-limit").value, 10) || 20));
+  $("#history-limit").value = String(limit);
+  q.set("limit", String(limit));
+  const st = $("#history-status").value;
+  if (st) q.set("status", st);
+  if (n > 0 && h.cursors[n]) q.set("cursor", h.cursors[n]);
+  else if (n > 0) q.set("skip", String(n * limit));
+  let data;
+  try {
+    data = (await request("GET", "api/gen/history?" + q)).data;
+  } catch (err) {
+    $("#history-page").textContent = describe(err);
+    return;
+  }
+  h.page = n;
+  h.cursors.length = n + 1;
+  h.cursors[n + 1] = data.pagination.nextCursor || "";
+  h.total = data.pagination.total;
+  const body = $("#history-table tbody");
+  body.replaceChildren(...data.videos.map((t) => el("tr", {},
+    el("td", {}, new Date(t.createdAt).toLocaleString()),
+    el("td", {}, t.type),
+    el("td", {}, modelName(t.model)),
+    el("td", { class: "prompt" }, t.prompt),
+    el("td", { class: "status-" + t.status }, t.status + (t.status === "failed" && t.creditsRefunded ? ` (${t.creditsRefunded} refunded)` : "")),
+    el("td", {}, String(t.creditsCost)),
+    el("td", {}, String(t.videoCount ?? 0)),
+    el("td", {}, el("button", { type: "button", class: "secondary open-task", "data-task-id": t.taskId, "aria-label": "Open " + t.prompt }, "Open")))));
+  if (data.videos.length === 0) body.append(el("tr", {}, el("td", { colSpan: 8 }, "No generations" + (st ? " with this status" : "") + " yet.")));
+  const pages = Math.max(1, Math.ceil(h.total / limit));
+  $("#history-page").textContent = `Page ${n + 1} of ${pages} (${h.total} generation${h.total === 1 ? "" : "s"})`;
+  $("#history-prev").disabled = n === 0;
+  $("#history-next").disabled = !data.pagination.hasMore;
+}
+
+// ---------------------------------------------------------------- start
+
+async function main() {
+  try {
+    const res = await fetch("playground/limits.json", { credentials: "omit" });
+    state.limits = await res.json();
+  } catch {
+    $("#key-status").textContent = "The page could not load its settings; reload it.";
+    return;
+  }
+  $("#key-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const k = $("#api-key").value.trim();
+    if (!k) {
+      $("#key-status").className = "error";
+      $("#key-status").textContent = "Paste an API key first (it begins with gen_).";
+      $("#api-key").focus();
+      return;
+    }
+    useKey(k);
+  });
+  $("#forget-key").addEventListener("click", forgetKey);
+  const form = $("#gen-form");
+  form.addEventListener("submit", start);
+  for (const r of document.querySelectorAll("input[name=mode]")) r.addEventListener("change", () => { fillModels(); update(); });
+  $("#model").addEventListener("change", () => { fillResolutions(); update(); });
+  form.addEventListener("input", update);
+  form.addEventListener("change", update);
+  for (const box of document.querySelectorAll(".drop")) wireDrop(box);
+  $("#history-form").addEventListener("submit", (e) => { e.preventDefault(); state.history.cursors = [""]; loadHistory(0); });
+  $("#history-prev").addEventListener("click", () => loadHistory(state.history.page - 1));
+  $("#history-next").addEventListener("click", () => loadHistory(state.history.page + 1));
+  $("#history-table").addEventListener("click", (e) => {
+    const b = e.target.closest(".open-task");
+    if (b) addTask(b.dataset.taskId, { prompt: b.closest("tr").querySelector(".prompt").textContent });
+  });
+  const saved = apiKey.get();
+  if (saved) useKey(saved);
+}
+
+main();
