@@ -519,6 +519,7 @@ func TestTables(t *testing.T) {
 	want := map[string]string{
 		"AccountsTable": names.Accounts, "KeysTable": names.Keys,
 		"CountersTable": names.Counters, "TasksTable": names.Tasks,
+		"WebhooksTable": names.Webhooks,
 	}
 	tables := tp.ofType("AWS::DynamoDB::Table")
 	if len(tables) != len(want) {
@@ -882,7 +883,8 @@ var (
 		"s3:GetObject MediaBucket/inputs/uploads/*")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
-	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
+	// The steps' moves write their webhook events in their transaction.
+	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBCrudPolicy WebhooksTable"}
 	wantPolicies = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
@@ -1113,7 +1115,7 @@ func TestOutputs(t *testing.T) {
 	for _, name := range []string{
 		"ApiUrl", "StandardUsagePlanId", "ProUsagePlanId", "TablePrefix",
 		"AccountsTableName", "KeysTableName", "CountersTableName", "TasksTableName",
-		"MediaBucketName", "StateMachineArn", "SignerSecretArn",
+		"WebhooksTableName", "MediaBucketName", "StateMachineArn", "SignerSecretArn",
 	} {
 		if _, ok := tp.Outputs[name]; !ok {
 			t.Errorf("no output %s", name)
