@@ -38,7 +38,7 @@ func TestTablesMatchDynamoStore(t *testing.T) {
 	names := st.Tables()
 	for id, name := range map[string]string{
 		"AccountsTable": names.Accounts, "KeysTable": names.Keys,
-		"CountersTable": names.Counters, "TasksTable": names.Tasks,
+		"CountersTable": names.Counters, "TasksTable": names.Tasks, "WebhooksTable": names.Webhooks,
 	} {
 		r, ok := tp.Resources[id]
 		if !ok {

@@ -528,6 +528,7 @@ func TestTables(t *testing.T) {
 	want := map[string]string{
 		"AccountsTable": names.Accounts, "KeysTable": names.Keys,
 		"CountersTable": names.Counters, "TasksTable": names.Tasks,
+		"WebhooksTable": names.Webhooks,
 	}
 	tables := tp.ofType("AWS::DynamoDB::Table")
 	if len(tables) != len(want) {
@@ -895,7 +896,8 @@ var (
 		"s3:GetObject MediaBucket/inputs/uploads/*")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
-	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable"}
+	// The steps' moves write their webhook events in their transaction.
+	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBCrudPolicy WebhooksTable"}
 	wantPolicies = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
@@ -932,10 +934,10 @@ var (
 // on a table: reads, and reads with conditional writes, on the table and
 // its indexes; never Scan, DeleteItem or BatchWriteItem (issue 12).
 // The policies of cancel, delete and credits: a cancel fails and refunds
-// (accounts and tasks) and stops executions; a delete removes a task item
+// (accounts and tasks, with the move's webhook events) and stops executions; a delete removes a task item
 // and its media; credits reads.
 func init() {
-	wantPolicies["CancelFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
+	wantPolicies["CancelFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"),
 		[]string{"states:StopExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"})
 	wantPolicies["DeleteTaskFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
 		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
@@ -1139,7 +1141,7 @@ func TestOutputs(t *testing.T) {
 	for _, name := range []string{
 		"ApiUrl", "StandardUsagePlanId", "ProUsagePlanId", "TablePrefix",
 		"AccountsTableName", "KeysTableName", "CountersTableName", "TasksTableName",
-		"MediaBucketName", "StateMachineArn", "SignerSecretArn",
+		"WebhooksTableName", "MediaBucketName", "StateMachineArn", "SignerSecretArn",
 	} {
 		if _, ok := tp.Outputs[name]; !ok {
 			t.Errorf("no output %s", name)

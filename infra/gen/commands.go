@@ -89,6 +89,7 @@ func newRoot(opts *options) *cobra.Command {
 	pf.BoolVar(&opts.json, "json", false, "print JSON on stdout, for scripts")
 	root.AddCommand(generateCmd(opts), statusCmd(opts), downloadCmd(opts), historyCmd(opts), modelsCmd(opts))
 	root.AddCommand(manageCmds(opts)...)
+	root.AddCommand(webhooksCmd(opts))
 	return root
 }
 

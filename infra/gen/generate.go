@@ -22,6 +22,7 @@ type generateFlags struct {
 	waitTimeout                time.Duration
 	progress                   string
 	idempotencyKey             string
+	webhook                    string
 }
 
 func generateCmd(opts *options) *cobra.Command {
@@ -64,6 +65,7 @@ func generateCmd(opts *options) *cobra.Command {
 	f.DurationVar(&g.waitTimeout, "wait-timeout", 10*time.Minute, "how long to wait for the videos")
 	f.StringVar(&g.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, else lines), bar, plain or none")
 	f.StringVar(&g.idempotencyKey, "idempotency-key", "", "Idempotency-Key of the start (default a fresh one)")
+	f.StringVar(&g.webhook, "webhook", "", "also send this task's events to this https URL (signed with the secret gen webhooks secret shows)")
 	return cmd
 }
 
@@ -77,6 +79,7 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 		AspectRatio:     g.aspect,
 		Resolution:      g.resolution,
 		NegativePrompt:  g.negate,
+		WebhookURL:      g.webhook,
 	}
 	if id, ok := modelNames[g.model]; ok {
 		req.Model = id

@@ -52,6 +52,10 @@ type Request struct {
 	Seed *int64 `json:"seed,omitempty"`
 	// PersonGeneration is "allow_adult" (default) or "dont_allow".
 	PersonGeneration string `json:"personGeneration,omitempty"`
+	// WebhookURL also sends this task's events to an https URL (an
+	// extension of the contract), signed with the account's secret
+	// (WebhookSigningSecret).
+	WebhookURL string `json:"webhookUrl,omitempty"`
 }
 
 // formFields is r as the text fields of a multipart start.
@@ -82,6 +86,7 @@ func (r Request) formFields() [][2]string {
 		add("seed", strconv.FormatInt(*r.Seed, 10))
 	}
 	add("personGeneration", r.PersonGeneration)
+	add("webhookUrl", r.WebhookURL)
 	return f
 }
 

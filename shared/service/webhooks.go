@@ -116,6 +116,10 @@ func (s *Service) WebhookAttempts(ctx context.Context, c Caller, id string, q st
 		return nil, "", ErrWebhooksUnavailable
 	}
 	as, next, err := s.cfg.Webhooks.Attempts(ctx, c.Key.AccountID, id, q)
+	if errors.Is(err, store.ErrBadCursor) {
+		return nil, "", &params.Error{Code: params.CodeValidation, Field: "cursor", Value: q.Cursor,
+			Message: "cursor must be a nextCursor this endpoint returned."}
+	}
 	return as, next, notFound(err)
 }
 

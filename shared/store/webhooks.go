@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/genvideo/gen/shared/task"
@@ -105,6 +106,9 @@ type DeliveryAttempt struct {
 	Latency    time.Duration
 	Error      string // "" when the receiver accepted it
 }
+
+// ErrBadCursor: an attempts cursor that no page of this store returned.
+var ErrBadCursor = errors.New("bad cursor")
 
 // AttemptQuery selects a page of an endpoint's attempts, newest first.
 type AttemptQuery struct {

@@ -39,6 +39,9 @@ type Tables struct {
 	Keys     string // API keys
 	Counters string // rate-limit windows
 	Tasks    string // generation tasks
+	// Webhooks holds webhook endpoints, signing secrets, the outbox and
+	// the delivery attempts (webhooks.go).
+	Webhooks string
 }
 
 // Config says which tables the store uses. A name left empty in Tables is
@@ -62,7 +65,8 @@ func (c Config) tables() Tables {
 	for _, f := range []struct {
 		name *string
 		base string
-	}{{&t.Accounts, "accounts"}, {&t.Keys, "keys"}, {&t.Counters, "counters"}, {&t.Tasks, "tasks"}} {
+	}{{&t.Accounts, "accounts"}, {&t.Keys, "keys"}, {&t.Counters, "counters"}, {&t.Tasks, "tasks"},
+		{&t.Webhooks, "webhooks"}} {
 		if *f.name == "" {
 			*f.name = p + f.base
 		}

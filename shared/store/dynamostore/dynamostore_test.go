@@ -229,10 +229,10 @@ func TestConfigTables(t *testing.T) {
 		cfg  Config
 		want Tables
 	}{
-		{Config{}, Tables{"gen-accounts", "gen-keys", "gen-counters", "gen-tasks"}},
-		{Config{TablePrefix: "prod-"}, Tables{"prod-accounts", "prod-keys", "prod-counters", "prod-tasks"}},
+		{Config{}, Tables{"gen-accounts", "gen-keys", "gen-counters", "gen-tasks", "gen-webhooks"}},
+		{Config{TablePrefix: "prod-"}, Tables{"prod-accounts", "prod-keys", "prod-counters", "prod-tasks", "prod-webhooks"}},
 		{Config{TablePrefix: "x-", Tables: Tables{Tasks: "Tasks-ABC", Keys: "Keys-DEF"}},
-			Tables{"x-accounts", "Keys-DEF", "x-counters", "Tasks-ABC"}},
+			Tables{"x-accounts", "Keys-DEF", "x-counters", "Tasks-ABC", "x-webhooks"}},
 	}
 	for _, tt := range tests {
 		if got := New(nil, tt.cfg).Tables(); got != tt.want {

@@ -52,7 +52,7 @@ func (s *Store) CreateTables(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks} {
+	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks, s.t.Webhooks} {
 		if err := s.enableTTL(ctx, table); err != nil {
 			return err
 		}
@@ -140,6 +140,12 @@ func (s *Store) tableDefinitions() []*dynamodb.CreateTableInput {
 			index(indexHistory, attrAccount, attrHist),
 			index(indexStatus, attrAcctStatus, attrHist),
 			index(indexUnfinished, attrUnfinished, attrHist)),
+		// webhooks: partition pk, sort sk; index due on due and nextAt
+		// (a number), the pending outbox items by when they are due.
+		table(s.t.Webhooks, append(strAttr(attrWhPK, attrWhSort, attrDue),
+			types.AttributeDefinition{AttributeName: strPtr(attrNextAt), AttributeType: types.ScalarAttributeTypeN}),
+			keySchema(attrWhPK, attrWhSort),
+			index(indexDue, attrDue, attrNextAt)),
 	}
 }
 

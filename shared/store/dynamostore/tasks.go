@@ -508,7 +508,12 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		m := movement{a: account{Account: store.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
 		acct, _ := m.items(s.t.Accounts)
-		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+		events, err := s.eventItems(ctx, op, t, t.StartedAt)
+		if err != nil {
+			return err
+		}
+		items := append([]types.TransactWriteItem{up.transactItem()}, acct...)
+		return retryOnCondition(s.transact(ctx, op, append(items, events...)))
 	})
 	if err != nil {
 		return task.Task{}, err
@@ -600,7 +605,12 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			}
 		}
 		acct, _ := m.items(s.t.Accounts)
-		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{up.transactItem()}, acct...)))
+		events, err := s.eventItems(ctx, op, t, t.CompletedAt)
+		if err != nil {
+			return err
+		}
+		items := append([]types.TransactWriteItem{up.transactItem()}, acct...)
+		return retryOnCondition(s.transact(ctx, op, append(items, events...)))
 	})
 	return t, err
 }

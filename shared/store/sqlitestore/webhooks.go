@@ -249,7 +249,7 @@ func (s *Store) Attempts(ctx context.Context, accountID, endpointID string, q st
 	if q.Cursor != "" {
 		n, err := strconv.ParseInt(q.Cursor, 10, 64)
 		if err != nil || n < 0 {
-			return nil, "", fmt.Errorf("%s: bad cursor: %w", op, store.ErrNotFound)
+			return nil, "", fmt.Errorf("%s: %w", op, store.ErrBadCursor)
 		}
 		before = n
 	}

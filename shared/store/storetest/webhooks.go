@@ -271,6 +271,8 @@ func testWebhookDeliveries(t *testing.T, s store.Store) {
 	if err != nil || len(page) != 1 || next != "" || page[0].Attempt != 1 {
 		t.Fatalf("Attempts page 2 = %+v, %q, %v", page, next, err)
 	}
+	_, _, err = w.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: "not-a-cursor", Limit: 3})
+	wantErrIs(t, "Attempts(bad cursor)", err, store.ErrBadCursor)
 	_, _, err = w.Attempts(ctx, "acct-b", "wh_all", store.AttemptQuery{})
 	wantErrIs(t, "Attempts(other account)", err, store.ErrNotFound)
 
