@@ -50,11 +50,11 @@ async function main() {
     }));
   }
   await shot("key");
-  await page.keyboard.type(cfg.devKey);
+  await page.keyboard.type(cfg.mainKey);
   await page.keyboard.press("Enter");
   await page.waitForSelector("#app:not([hidden])");
   await page.waitForSelector("#models-table tbody tr");
-  report.keyInStorage = await page.evaluate((k) => sessionStorage.getItem("gen.apiKey") === k, cfg.devKey);
+  report.keyInStorage = await page.evaluate((k) => sessionStorage.getItem("gen.apiKey") === k, cfg.mainKey);
   report.cookies = await page.evaluate(() => document.cookie);
   log("key accepted");
 
@@ -194,7 +194,7 @@ async function main() {
   // go. The second tab's stale row then meets the contract's 404.
   const other = await context.newPage();
   await other.goto(cfg.base + "/");
-  await other.fill("#api-key", cfg.devKey);
+  await other.fill("#api-key", cfg.mainKey);
   await other.click("#use-key");
   await other.waitForSelector("#history-table tbody tr.task-row");
   await page.waitForFunction(() => document.querySelector("#history-page").textContent.includes("(5 generations)"));
