@@ -149,6 +149,7 @@ type report struct {
 	HeldDuringSlow     string   `json:"heldDuringSlow"`
 	CancelStatus       string   `json:"cancelStatus"`
 	CancelledActions   []string `json:"cancelledActions"`
+	FocusAfterCancel   string   `json:"focusAfterCancel"`
 	BalanceAfterCancel string   `json:"balanceAfterCancel"`
 	LedgerTop          string   `json:"ledgerTop"`
 	CancelledTaskID    string   `json:"cancelledTaskId"`
@@ -419,6 +420,9 @@ func checkCancelDelete(t *testing.T, r report) {
 	}
 	if strings.Join(r.CancelledActions, ",") != "Delete" {
 		t.Errorf("the cancelled card offers %v, want Delete", r.CancelledActions)
+	}
+	if r.FocusAfterCancel != "Delete in its card" {
+		t.Errorf("after the cancel the focus is on %q, want the card's Delete that replaced Cancel", r.FocusAfterCancel)
 	}
 	if want := "Refunded (CANCELLED) | +65 | " + strconv.Itoa(after) + " | " + r.CancelledTaskID; r.LedgerTop != want {
 		t.Errorf("the ledger's newest entry is %q, want %q", r.LedgerTop, want)

@@ -521,6 +521,7 @@ function actionButton(taskId, status, label, out) {
 // error code CANCELLED and the credits refunded, shown on its card (one
 // is opened if there is none).
 async function cancelTask(taskId, button, out) {
+  const inCard = button.closest(".task") !== null;
   out.textContent = "";
   button.disabled = true;
   let task;
@@ -535,8 +536,24 @@ async function cancelTask(taskId, button, out) {
   const card = state.tasks.get(taskId);
   if (card) failed(card, task);
   else addTask(taskId, { prompt: task.prompt, type: task.type });
-  loadHistory(state.history.page);
   showCredits();
+  // The Cancel button is replaced by Delete: the focus goes to it, on the
+  // card or on the row drawn again.
+  if (inCard && card) $(".actions button", card).focus();
+  await loadHistory(state.history.page);
+  if (!inCard) focusOr(`#history-table tr[data-task-id="${CSS.escape(taskId)}"] .delete-task`, "#history-heading");
+}
+
+// focusOr moves the focus to the first of the selectors that matches.
+function focusOr(...selectors) {
+  for (const sel of selectors) {
+    const e = $(sel);
+    if (e) {
+      if (e.tagName === "H2") e.tabIndex = -1;
+      e.focus();
+      return;
+    }
+  }
 }
 
 // confirmDelete asks, in a modal dialog, whether to delete; it resolves
@@ -588,9 +605,7 @@ async function deleteTask(taskId, label, button, out) {
   }
   $("#history-note").textContent = `Deleted "${label}".`;
   // The focus was on the removed button: it goes to the history's heading.
-  const h = $("#history-heading");
-  h.tabIndex = -1;
-  h.focus();
+  focusOr("#history-heading");
   const page = state.history.page;
   await loadHistory(page);
   if (page > 0 && $("#history-table tbody .task-row") === null) loadHistory(page - 1);
@@ -599,8 +614,9 @@ async function deleteTask(taskId, label, button, out) {
 // refreshStale shows the history again after a 404 or 409, which say the
 // page showed a task as it no longer is (another tab or client cancelled,
 // deleted or finished it); the error stays shown.
-function refreshStale() {
-  loadHistory(state.history.page);
+async function refreshStale() {
+  await loadHistory(state.history.page);
+  if (!document.activeElement || document.activeElement === document.body) focusOr("#history-heading");
 }
 
 // failure is the sentence for an action's error: the contract's message,

@@ -180,6 +180,7 @@ async function main() {
   await slow.locator(".status-failed").waitFor();
   report.cancelStatus = await slow.locator(".task-status").textContent();
   report.cancelledActions = await slow.locator(".actions button").allTextContents();
+  report.focusAfterCancel = await page.evaluate(() => { const a = document.activeElement; return a.textContent + " in " + (a.closest(".task") ? "its card" : a.tagName); });
   await page.waitForFunction(() => document.querySelector("#credits-held").textContent.startsWith("0 credits"));
   await page.waitForFunction((b) => document.querySelector("#credits-balance").textContent === b, report.balanceBefore);
   report.balanceAfterCancel = await page.textContent("#credits-balance");
