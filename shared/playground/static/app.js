@@ -1,6 +1,6 @@
 // The playground's page: the key, the models and prices, the start form
-// for the three modes, the progress of running generations, and the
-// history. Every figure it checks comes from the service: prices from
+// for the three modes, the progress of running generations, the history,
+// cancel and delete, and the credits with their ledger. Every figure it checks comes from the service: prices from
 // GET /api/gen/models, the parameters' bounds and each model's
 // resolutions from /playground/limits.json (shared/params and
 // shared/catalog, the service's own definitions).
