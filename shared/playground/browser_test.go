@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +96,7 @@ func (c *checked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The validator routes by absolute URL, as a client's request has.
 	abs := r.Clone(r.Context())
 	abs.URL.Scheme, abs.URL.Host = "http", r.Host
-	if r.Method == http.MethodPost && r.URL.Path != "/api/gen/uploads" && r.Header.Get("Idempotency-Key") == "" {
+	if startPath.MatchString(r.URL.Path) && r.Header.Get("Idempotency-Key") == "" {
 		c.t.Errorf("POST %s without an Idempotency-Key", r.URL.Path)
 	}
 	if err := c.v.ValidateRequest(r.Context(), abs, body); err != nil {
@@ -109,6 +111,10 @@ func (c *checked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(rec.Body.Bytes())
 	openapitest.CheckResponse(c.t, abs, rec.Code, rec.Header(), rec.Body.Bytes())
 }
+
+// startPath is a start's path: each carries an Idempotency-Key (a cancel
+// is idempotent by itself; an upload is not a charge).
+var startPath = regexp.MustCompile(`^/api/gen/(text-to-video|image-to-video|first-last-frame)$`)
 
 // report is what the browser script saw.
 type report struct {
@@ -136,6 +142,28 @@ type report struct {
 	// TasksAfterSwitch counts the task cards shown after another key
 	// replaced the first: none of the first account's may stay.
 	TasksAfterSwitch int `json:"tasksAfterSwitch"`
+
+	// Cancel: the credits view before, during and after, the card.
+	BalanceBefore      string   `json:"balanceBefore"`
+	BalanceDuringSlow  string   `json:"balanceDuringSlow"`
+	HeldDuringSlow     string   `json:"heldDuringSlow"`
+	CancelStatus       string   `json:"cancelStatus"`
+	CancelledActions   []string `json:"cancelledActions"`
+	FocusAfterCancel   string   `json:"focusAfterCancel"`
+	BalanceAfterCancel string   `json:"balanceAfterCancel"`
+	LedgerTop          string   `json:"ledgerTop"`
+	CancelledTaskID    string   `json:"cancelledTaskId"`
+	// Delete: the dialog's focus, Escape, what went, the stale tab's 404.
+	DialogFocus        []string `json:"dialogFocus"`
+	KeptOnEscape       bool     `json:"keptOnEscape"`
+	HistoryAfterDelete string   `json:"historyAfterDelete"`
+	DeletedRowGone     bool     `json:"deletedRowGone"`
+	DeletedCardGone    bool     `json:"deletedCardGone"`
+	DeleteNote         string   `json:"deleteNote"`
+	Message404         string   `json:"message404"`
+	// The ledger paged two entries at a time: older, then newer.
+	LedgerPages []string `json:"ledgerPages"`
+	LedgerRows  []string `json:"ledgerRows"`
 }
 
 // TestPlaygroundInChromium: a person with a key, in a real browser, on a
@@ -203,14 +231,21 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Two more accounts, made as genctl makes them beside a running
-	// server: one too poor for any generation, one whose key may make
-	// three requests a minute.
+	// Three more accounts, made as genctl makes them beside a running
+	// server: a Pro one for the main walk (the page follows five
+	// generations, the credits and the history in a second tab; a
+	// Standard key's 60 requests a minute leave too little margin on a
+	// busy machine), one too poor for any generation, and one whose key
+	// may make three requests a minute.
 	st, err := devstack.OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := admin.New(st)
+	pro, err := a.CreateKey(context.Background(), admin.KeyRequest{Name: "playground", Credits: 10000, Tier: "pro"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	poor, err := a.CreateKey(context.Background(), admin.KeyRequest{Name: "poor", Credits: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +275,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	input, _ := json.Marshal(map[string]any{
-		"base": base, "devKey": strings.TrimSpace(string(devKey)), "poorKey": poor.APIKey, "tightKey": tight.APIKey,
+		"base": base, "mainKey": pro.APIKey, "poorKey": poor.APIKey, "tightKey": tight.APIKey,
 		"picture": picture, "largePicture": large, "screenshots": shots, "chromium": chromiumPath, "userDataDir": filepath.Join(work, "profile"),
 		"duration": 4,
 	})
@@ -259,7 +294,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("browser script's report: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	checkReport(t, r, base, []string{strings.TrimSpace(string(devKey)), poor.APIKey, tight.APIKey})
+	checkReport(t, r, base, []string{pro.APIKey, strings.TrimSpace(string(devKey)), poor.APIKey, tight.APIKey})
 	t.Logf("screenshots in %s", shots)
 
 	// The page made the requests a client makes, and every one reached
@@ -268,7 +303,8 @@ func TestPlaygroundInChromium(t *testing.T) {
 	defer rec.mu.Unlock()
 	seen := strings.Join(rec.paths, "\n")
 	for _, want := range []string{"GET /\n", "GET /playground/app.js", "GET /api/gen/models", "POST /api/gen/text-to-video",
-		"POST /api/gen/image-to-video", "POST /api/gen/first-last-frame", "POST /api/gen/uploads", "POST /uploads", "GET /api/gen/status/", "GET /api/gen/download/", "GET /api/gen/history", "GET /files/"} {
+		"POST /api/gen/image-to-video", "POST /api/gen/first-last-frame", "POST /api/gen/uploads", "POST /uploads", "GET /api/gen/status/", "GET /api/gen/download/", "GET /api/gen/history", "GET /files/",
+		"POST /api/gen/cancel/", "DELETE /api/gen/tasks/", "GET /api/gen/credits"} {
 		if !strings.Contains(seen+"\n", want) {
 			t.Errorf("the server saw no %q; it saw:\n%s", want, seen)
 		}
@@ -356,6 +392,53 @@ func checkReport(t *testing.T, r report, base string, keys []string) {
 	}
 	if r.PhoneOverflows {
 		t.Error("on a phone-sized screen the page is wider than the screen")
+	}
+	checkCancelDelete(t, r)
+}
+
+// checkCancelDelete: the cancelled generation failed with CANCELLED and
+// its 65 credits came back, in the balance and at the top of the ledger;
+// the deleted task left the history and the page, with the keyboard
+// alone; a stale tab got the contract's 404; the ledger paged.
+func checkCancelDelete(t *testing.T, r report) {
+	t.Helper()
+	var before, during, after int
+	if _, err := fmt.Sscanf(r.BalanceBefore, "%d credits", &before); err != nil {
+		t.Errorf("balance before the cancel %q: %v", r.BalanceBefore, err)
+	}
+	fmt.Sscanf(r.BalanceDuringSlow, "%d credits", &during)
+	fmt.Sscanf(r.BalanceAfterCancel, "%d credits", &after)
+	if during != before-65 || after != before {
+		t.Errorf("balance %d, then %d while the slow generation ran, %d after its cancel; want %d, %d, %d",
+			before, during, after, before, before-65, before)
+	}
+	if r.HeldDuringSlow != "65 credits (1 generation)" {
+		t.Errorf("held while the slow generation ran: %q", r.HeldDuringSlow)
+	}
+	if !strings.HasPrefix(r.CancelStatus, "Failed (CANCELLED): ") || !strings.HasSuffix(r.CancelStatus, " Refunded: 65 credits.") {
+		t.Errorf("the cancelled card says %q, want failed with CANCELLED and the refund", r.CancelStatus)
+	}
+	if strings.Join(r.CancelledActions, ",") != "Delete" {
+		t.Errorf("the cancelled card offers %v, want Delete", r.CancelledActions)
+	}
+	if r.FocusAfterCancel != "Delete in its card" {
+		t.Errorf("after the cancel the focus is on %q, want the card's Delete that replaced Cancel", r.FocusAfterCancel)
+	}
+	if want := "Refunded (CANCELLED) | +65 | " + strconv.Itoa(after) + " | " + r.CancelledTaskID; r.LedgerTop != want {
+		t.Errorf("the ledger's newest entry is %q, want %q", r.LedgerTop, want)
+	}
+	if strings.Join(r.DialogFocus, ",") != "confirm-keep,confirm-yes" || !r.KeptOnEscape {
+		t.Errorf("the delete dialog's focus went %v (want Keep it, then Tab to Delete for good); Escape kept the task: %v", r.DialogFocus, r.KeptOnEscape)
+	}
+	if r.HistoryAfterDelete != "Page 1 of 1 (4 generations)" || !r.DeletedRowGone || !r.DeletedCardGone || !strings.HasPrefix(r.DeleteNote, "Deleted ") {
+		t.Errorf("after the delete: history %q, row gone %v, card gone %v, note %q", r.HistoryAfterDelete, r.DeletedRowGone, r.DeletedCardGone, r.DeleteNote)
+	}
+	if !strings.HasSuffix(r.Message404, "(TASK_NOT_FOUND)") {
+		t.Errorf("a stale tab's delete of the deleted task shows %q, want the contract's 404", r.Message404)
+	}
+	if strings.Join(r.LedgerPages, ",") != "Page 1,Page 2,Page 1" || len(r.LedgerRows) != 3 ||
+		r.LedgerRows[0] != r.LedgerRows[2] || r.LedgerRows[0] == r.LedgerRows[1] || !strings.HasPrefix(r.LedgerRows[0], "Refunded (CANCELLED) | +65") {
+		t.Errorf("ledger pages %q with rows %q, want page 1 (the refund first), an older page 2, and page 1 again", r.LedgerPages, r.LedgerRows)
 	}
 }
 

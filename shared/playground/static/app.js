@@ -1,6 +1,6 @@
 // The playground's page: the key, the models and prices, the start form
-// for the three modes, the progress of running generations, and the
-// history. Every figure it checks comes from the service: prices from
+// for the three modes, the progress of running generations, the history,
+// cancel and delete, and the credits with their ledger. Every figure it checks comes from the service: prices from
 // GET /api/gen/models, the parameters' bounds and each model's
 // resolutions from /playground/limits.json (shared/params and
 // shared/catalog, the service's own definitions).
@@ -23,7 +23,9 @@ const state = {
   models: [],      // from GET /api/gen/models
   defaultModel: "",
   files: {},       // field -> File, checked
-  history: { cursors: [""], page: 0, total: 0 },
+  history: { cursors: [""], page: 0, total: 0, seq: 0 },
+  // The ledger's pages: cursors[n] asks for page n; seq orders answers.
+  credits: { cursors: [""], page: 0, seq: 0 },
   tasks: new Map(), // taskId -> card
   // epoch changes with the key: a poll of the previous key's task stops.
   epoch: 0,
@@ -93,7 +95,15 @@ function clearAccount() {
   $("#tasks-empty").hidden = false;
   $("#history-table tbody").replaceChildren();
   $("#history-page").textContent = "";
-  state.history = { cursors: [""], page: 0, total: 0 };
+  state.history = { cursors: [""], page: 0, total: 0, seq: state.history.seq + 1 };
+  $("#history-error").textContent = "";
+  $("#history-note").textContent = "";
+  state.credits = { cursors: [""], page: 0, seq: state.credits.seq + 1 };
+  for (const id of ["#credits-balance", "#credits-held", "#credits-tier"]) $(id).textContent = "-";
+  $("#limits-table tbody").replaceChildren();
+  $("#ledger-table tbody").replaceChildren();
+  $("#ledger-page").textContent = "";
+  $("#credits-error").textContent = "";
   $("#gen-error").textContent = "";
 }
 
@@ -395,8 +405,9 @@ async function follow(taskId, card, info) {
   const maxWait = parseInt(String(info.estimate || "").split("-")[1] || "", 10);
   let last = "";
   const epoch = state.epoch;
+  let running = false;
   for (;;) {
-    if (epoch !== state.epoch) return;
+    if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
     let task, wait = 2;
     try {
       const r = await request("GET", "api/gen/status/" + encodeURIComponent(taskId));
@@ -413,7 +424,9 @@ async function follow(taskId, card, info) {
       bar.remove();
       return;
     }
-    if (epoch !== state.epoch) return;
+    if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
+    // A cancel from the page has shown the end already.
+    if (card.dataset.ended) return;
     $(".task-error", card).textContent = "";
     if (task.status !== last) {
       last = task.status;
@@ -422,8 +435,18 @@ async function follow(taskId, card, info) {
       if (task.status === "processing") status.textContent = "Processing: the video is being generated.";
     }
     const secs = Math.max(0, Math.round((Date.now() - Date.parse(task.createdAt)) / 1000));
-    if (task.status === "completed") return finished(card, task);
-    if (task.status === "failed") return failed(card, task);
+    if (task.status === "completed" || task.status === "failed") {
+      if (task.status === "completed") finished(card, task);
+      else failed(card, task);
+      // It ended while followed: the balance, the ledger and the
+      // history's status changed.
+      if (running) {
+        showCredits();
+        loadHistory(state.history.page);
+      }
+      return;
+    }
+    running = true;
     elapsed.textContent = `${secs} s since it started` + (maxWait ? `; expected within ${maxWait} s.` : ".");
     if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
     await sleep(1000 * Math.max(1, wait));
@@ -431,6 +454,7 @@ async function follow(taskId, card, info) {
 }
 
 async function finished(card, task) {
+  card.dataset.ended = "1";
   taskActions(card, task.taskId, task.status);
   $("progress", card)?.remove();
   $(".elapsed", card).textContent = `Done in ${task.processingTime} s.`;
@@ -453,6 +477,7 @@ async function finished(card, task) {
 }
 
 function failed(card, task) {
+  card.dataset.ended = "1";
   taskActions(card, task.taskId, task.status);
   $("progress", card)?.remove();
   $(".elapsed", card).textContent = "";
@@ -463,21 +488,203 @@ function failed(card, task) {
     `Refunded: ${task.creditsRefunded ?? task.creditsCost} credits.`;
 }
 
-// ---------------------------------------------------------------- issue 14
+// ---------------------------------------------------------------- cancel and delete
 
-// taskActions is where a task card gets its Cancel button (while the task
-// is pending or processing: POST api/gen/cancel/{taskId}) and its Delete
-// button (once it is terminal: DELETE api/gen/tasks/{taskId}). Those
-// endpoints do not exist yet (issue 14), so it adds nothing; follow(),
+// taskActions gives a task card the action its status allows: Cancel
+// while it is pending or processing (POST api/gen/cancel/{taskId}),
+// Delete once it is finished (DELETE api/gen/tasks/{taskId}). follow(),
 // finished() and failed() call it on each change of status.
-function taskActions(card, taskId, status) {}
+function taskActions(card, taskId, status) {
+  let box = $(".actions", card);
+  if (!box) {
+    box = el("div", { class: "row actions" });
+    $(".task-error", card).before(box);
+  }
+  const label = $("h3", card).textContent;
+  box.replaceChildren(actionButton(taskId, status, label, $(".task-error", card)));
+}
 
-// showCredits is where the account's balance and ledger (GET
-// api/gen/credits, issue 14) will be shown, in a section after the
-// history (see index.html); it is called when a key is accepted and after
-// each start. Until that endpoint exists the balance is only the one a
-// start answers (remainingCredits, shown on the task's card).
-async function showCredits() {}
+// actionButton is the Cancel or Delete button of a task in status, for a
+// card or a history row; errors go to out.
+function actionButton(taskId, status, label, out) {
+  if (status === "pending" || status === "processing") {
+    const b = el("button", { type: "button", class: "secondary cancel-task", "aria-label": "Cancel " + label }, "Cancel");
+    b.addEventListener("click", () => cancelTask(taskId, b, out));
+    return b;
+  }
+  const b = el("button", { type: "button", class: "secondary delete-task", "aria-label": "Delete " + label }, "Delete");
+  b.addEventListener("click", () => deleteTask(taskId, label, b, out));
+  return b;
+}
+
+// cancelTask cancels the task: the answer is its status body, failed with
+// error code CANCELLED and the credits refunded, shown on its card (one
+// is opened if there is none).
+async function cancelTask(taskId, button, out) {
+  const inCard = button.closest(".task") !== null;
+  out.textContent = "";
+  button.disabled = true;
+  let task;
+  try {
+    task = (await request("POST", "api/gen/cancel/" + encodeURIComponent(taskId))).data;
+  } catch (err) {
+    out.textContent = failure(err);
+    button.disabled = false;
+    if (err.status === 404 || err.status === 409) refreshStale();
+    return;
+  }
+  const card = state.tasks.get(taskId);
+  if (card) failed(card, task);
+  else addTask(taskId, { prompt: task.prompt, type: task.type });
+  showCredits();
+  // The Cancel button is replaced by Delete: the focus goes to it, on the
+  // card or on the row drawn again.
+  if (inCard && card) $(".actions button", card).focus();
+  await loadHistory(state.history.page);
+  if (!inCard) focusOr(`#history-table tr[data-task-id="${CSS.escape(taskId)}"] .delete-task`, "#history-heading");
+}
+
+// focusOr moves the focus to the first of the selectors that matches.
+function focusOr(...selectors) {
+  for (const sel of selectors) {
+    const e = $(sel);
+    if (e) {
+      if (e.tagName === "H2") e.tabIndex = -1;
+      e.focus();
+      return;
+    }
+  }
+}
+
+// confirmDelete asks, in a modal dialog, whether to delete; it resolves
+// to true only for "Delete for good". Escape and "Keep it" keep the task.
+function confirmDelete(label) {
+  const dlg = $("#confirm-delete");
+  $("#confirm-text").textContent = `"${label}": its videos and images are deleted at once and its download links stop working. ` +
+    "The credit ledger keeps its charge and refund.";
+  return new Promise((resolve) => {
+    const done = (yes) => {
+      $("#confirm-yes").removeEventListener("click", yes1);
+      $("#confirm-keep").removeEventListener("click", no1);
+      dlg.removeEventListener("close", no1);
+      if (dlg.open) dlg.close();
+      resolve(yes);
+    };
+    const yes1 = () => done(true);
+    const no1 = () => done(false);
+    $("#confirm-yes").addEventListener("click", yes1);
+    $("#confirm-keep").addEventListener("click", no1);
+    dlg.addEventListener("close", no1);
+    dlg.showModal();
+  });
+}
+
+// deleteTask deletes a finished task once confirmed: its card goes from
+// the page, and the history is shown again without it.
+async function deleteTask(taskId, label, button, out) {
+  out.textContent = "";
+  if (!(await confirmDelete(label))) {
+    button.focus();
+    return;
+  }
+  button.disabled = true;
+  try {
+    await request("DELETE", "api/gen/tasks/" + encodeURIComponent(taskId));
+  } catch (err) {
+    out.textContent = failure(err);
+    button.disabled = false;
+    button.focus();
+    if (err.status === 404 || err.status === 409) refreshStale();
+    return;
+  }
+  const card = state.tasks.get(taskId);
+  if (card) {
+    state.tasks.delete(taskId);
+    card.remove();
+    if (state.tasks.size === 0) $("#tasks-empty").hidden = false;
+  }
+  $("#history-note").textContent = `Deleted "${label}".`;
+  // The focus was on the removed button: it goes to the history's heading.
+  focusOr("#history-heading");
+  const page = state.history.page;
+  await loadHistory(page);
+  if (page > 0 && $("#history-table tbody .task-row") === null) loadHistory(page - 1);
+}
+
+// refreshStale shows the history again after a 404 or 409, which say the
+// page showed a task as it no longer is (another tab or client cancelled,
+// deleted or finished it); the error stays shown.
+async function refreshStale() {
+  await loadHistory(state.history.page);
+  if (!document.activeElement || document.activeElement === document.body) focusOr("#history-heading");
+}
+
+// failure is the sentence for an action's error: the contract's message,
+// with its code for the refusals a stale view meets (409, 404).
+function failure(err) {
+  const msg = describe(err);
+  return err instanceof APIError && (err.status === 409 || err.status === 404) && err.code ? `${msg} (${err.code})` : msg;
+}
+
+// ---------------------------------------------------------------- credits
+
+const limitNames = {
+  requestsPerMinute: "Requests per minute",
+  requestsPerDay: "Requests per day",
+  startsPerMinute: "Starts per minute",
+  concurrentGenerations: "Generations at once",
+};
+
+// showCredits shows the balance, the credits held by generations in
+// flight, the tier, each limit with what is left of it, and the ledger
+// page being looked at (by its cursor). It is called when a key is
+// accepted, after each start and cancel, and when a followed generation
+// ends.
+async function showCredits() {
+  const c = state.credits;
+  const seq = ++c.seq;
+  const limit = Math.min(100, Math.max(1, parseInt($("#ledger-limit").value, 10) || 20));
+  $("#ledger-limit").value = String(limit);
+  const q = new URLSearchParams({ limit: String(limit) });
+  const n = c.page;
+  if (n > 0 && c.cursors[n]) q.set("cursor", c.cursors[n]);
+  let data;
+  try {
+    data = (await request("GET", "api/gen/credits?" + q)).data;
+  } catch (err) {
+    if (seq === c.seq && c === state.credits) $("#credits-error").textContent = describe(err);
+    return;
+  }
+  if (seq !== c.seq || c !== state.credits) return; // a newer request, or another key, answers
+  $("#credits-error").textContent = "";
+  $("#credits-balance").textContent = `${data.balance} credits`;
+  $("#credits-held").textContent = `${data.held} credits (${data.inFlight} generation${data.inFlight === 1 ? "" : "s"})`;
+  $("#credits-tier").textContent = data.tier;
+  $("#limits-table tbody").replaceChildren(...Object.keys(limitNames).filter((k) => data.limits[k]).map((k) => {
+    const w = data.limits[k];
+    return el("tr", {}, el("th", { scope: "row" }, limitNames[k]), el("td", {}, String(w.limit)),
+      el("td", {}, String(w.remaining)), el("td", {}, w.reset ? new Date(w.reset).toLocaleTimeString() : "-"));
+  }));
+  c.cursors.length = n + 1;
+  c.cursors[n + 1] = data.pagination.nextCursor || "";
+  const kinds = { grant: "Granted", charge: "Charged", refund: "Refunded" };
+  const body = $("#ledger-table tbody");
+  body.replaceChildren(...data.ledger.map((e) => el("tr", { class: "ledger-" + e.kind },
+    el("td", {}, new Date(e.at).toLocaleString()),
+    el("td", {}, (kinds[e.kind] || e.kind) + (e.note ? ` (${e.note})` : "")),
+    el("td", { class: "amount" }, (e.amount > 0 ? "+" : "") + e.amount),
+    el("td", {}, String(e.balance)),
+    el("td", {}, e.taskId ? el("code", {}, e.taskId) : ""))));
+  if (data.ledger.length === 0) body.append(el("tr", {}, el("td", { colSpan: 5 }, "No movements.")));
+  $("#ledger-page").textContent = `Page ${n + 1}` + (data.pagination.hasMore ? "" : n > 0 ? " (the oldest)" : "");
+  $("#ledger-prev").disabled = n === 0;
+  $("#ledger-next").disabled = !data.pagination.hasMore;
+}
+
+function ledgerPage(n) {
+  state.credits.page = Math.max(0, n);
+  showCredits();
+}
 
 // ---------------------------------------------------------------- history
 
@@ -485,6 +692,7 @@ async function showCredits() {}
 // next page the cursor the page before it answered.
 async function loadHistory(n) {
   const h = state.history;
+  const seq = ++h.seq;
   const q = new URLSearchParams();
   const limit = Math.min(100, Math.max(1, parseInt($("#history-limit").value, 10) || 20));
   $("#history-limit").value = String(limit);
@@ -497,15 +705,18 @@ async function loadHistory(n) {
   try {
     data = (await request("GET", "api/gen/history?" + q)).data;
   } catch (err) {
-    $("#history-page").textContent = describe(err);
+    if (seq === h.seq && h === state.history) $("#history-page").textContent = describe(err);
     return;
   }
+  // Only the latest request's answer is shown (a refresh after a
+  // completion may cross a click on Older).
+  if (seq !== h.seq || h !== state.history) return;
   h.page = n;
   h.cursors.length = n + 1;
   h.cursors[n + 1] = data.pagination.nextCursor || "";
   h.total = data.pagination.total;
   const body = $("#history-table tbody");
-  body.replaceChildren(...data.videos.map((t) => el("tr", {},
+  body.replaceChildren(...data.videos.map((t) => el("tr", { class: "task-row", "data-task-id": t.taskId },
     el("td", {}, new Date(t.createdAt).toLocaleString()),
     el("td", {}, t.type),
     el("td", {}, modelName(t.model)),
@@ -513,7 +724,8 @@ async function loadHistory(n) {
     el("td", { class: "status-" + t.status }, t.status + (t.status === "failed" && t.creditsRefunded ? ` (${t.creditsRefunded} refunded)` : "")),
     el("td", {}, String(t.creditsCost)),
     el("td", {}, String(t.videoCount ?? 0)),
-    el("td", {}, el("button", { type: "button", class: "secondary open-task", "data-task-id": t.taskId, "aria-label": "Open " + t.prompt }, "Open")))));
+    el("td", { class: "row-actions" }, el("button", { type: "button", class: "secondary open-task", "data-task-id": t.taskId, "aria-label": "Open " + t.prompt }, "Open"),
+      " ", actionButton(t.taskId, t.status, t.prompt, $("#history-error"))))));
   if (data.videos.length === 0) body.append(el("tr", {}, el("td", { colSpan: 8 }, "No generations" + (st ? " with this status" : "") + " yet.")));
   const pages = Math.max(1, Math.ceil(h.total / limit));
   $("#history-page").textContent = `Page ${n + 1} of ${pages} (${h.total} generation${h.total === 1 ? "" : "s"})`;
@@ -553,6 +765,9 @@ async function main() {
   $("#history-form").addEventListener("submit", (e) => { e.preventDefault(); state.history.cursors = [""]; loadHistory(0); });
   $("#history-prev").addEventListener("click", () => loadHistory(state.history.page - 1));
   $("#history-next").addEventListener("click", () => loadHistory(state.history.page + 1));
+  $("#ledger-form").addEventListener("submit", (e) => { e.preventDefault(); state.credits.cursors = [""]; ledgerPage(0); });
+  $("#ledger-prev").addEventListener("click", () => ledgerPage(state.credits.page - 1));
+  $("#ledger-next").addEventListener("click", () => ledgerPage(state.credits.page + 1));
   $("#history-table").addEventListener("click", (e) => {
     const b = e.target.closest(".open-task");
     if (b) addTask(b.dataset.taskId, { prompt: b.closest("tr").querySelector(".prompt").textContent });

@@ -50,11 +50,11 @@ async function main() {
     }));
   }
   await shot("key");
-  await page.keyboard.type(cfg.devKey);
+  await page.keyboard.type(cfg.mainKey);
   await page.keyboard.press("Enter");
   await page.waitForSelector("#app:not([hidden])");
   await page.waitForSelector("#models-table tbody tr");
-  report.keyInStorage = await page.evaluate((k) => sessionStorage.getItem("gen.apiKey") === k, cfg.devKey);
+  report.keyInStorage = await page.evaluate((k) => sessionStorage.getItem("gen.apiKey") === k, cfg.mainKey);
   report.cookies = await page.evaluate(() => document.cookie);
   log("key accepted");
 
@@ -156,6 +156,93 @@ async function main() {
   await page.waitForFunction(() => document.querySelector("#history-page").textContent.startsWith("Page 1 of 1"));
   report.completed = await page.textContent("#history-page");
   await page.locator("#history-section").screenshot({ path: path.join(cfg.screenshots, "history.png") });
+
+  // 6b. Cancel: a generation held back by [slow:N] is cancelled from its
+  // card with the keyboard; it ends failed/CANCELLED, refunded, and the
+  // credits view shows the refund.
+  await page.selectOption("#history-status", "");
+  await page.click("#history-show");
+  await page.waitForFunction(() => document.querySelector("#history-page").textContent.includes("(4 generations)"));
+  await page.waitForFunction(() => /^\d+ credits$/.test(document.querySelector("#credits-balance").textContent));
+  report.balanceBefore = await page.textContent("#credits-balance");
+  await page.check("input[value=text-to-video]");
+  await page.fill("#prompt", "[slow:300] a lighthouse in fog");
+  await page.selectOption("#model", "gen-3.1-lite-generate-001");
+  await page.selectOption("#durationSeconds", String(cfg.duration));
+  await page.click("#start");
+  await page.waitForFunction(() => document.querySelectorAll(".task").length === 5);
+  const slow = page.locator(".task").first();
+  await page.waitForFunction(() => document.querySelector("#credits-held").textContent.startsWith("65 credits (1 generation)"));
+  report.heldDuringSlow = await page.textContent("#credits-held");
+  report.balanceDuringSlow = await page.textContent("#credits-balance");
+  await slow.locator(".cancel-task").focus();
+  await page.keyboard.press("Enter");
+  await slow.locator(".status-failed").waitFor();
+  report.cancelStatus = await slow.locator(".task-status").textContent();
+  report.cancelledActions = await slow.locator(".actions button").allTextContents();
+  report.focusAfterCancel = await page.evaluate(() => { const a = document.activeElement; return a.textContent + " in " + (a.closest(".task") ? "its card" : a.tagName); });
+  await page.waitForFunction(() => document.querySelector("#credits-held").textContent.startsWith("0 credits"));
+  await page.waitForFunction((b) => document.querySelector("#credits-balance").textContent === b, report.balanceBefore);
+  report.balanceAfterCancel = await page.textContent("#credits-balance");
+  report.ledgerTop = await page.$eval("#ledger-table tbody tr", (tr) => [...tr.cells].slice(1).map((c) => c.textContent).join(" | "));
+  report.cancelledTaskId = await slow.getAttribute("data-task-id");
+  await page.locator("#credits-section").screenshot({ path: path.join(cfg.screenshots, "credits.png") });
+  log("cancelled, refunded:", report.ledgerTop);
+
+  // 6c. Delete: a second tab shows the history first; the first tab deletes
+  // the failed task from its history row, with the keyboard (Escape
+  // keeps it, then Tab to "Delete for good" and Enter); its row and card
+  // go. The second tab's stale row then meets the contract's 404.
+  const other = await context.newPage();
+  await other.goto(cfg.base + "/");
+  await other.fill("#api-key", cfg.mainKey);
+  await other.click("#use-key");
+  await other.waitForSelector("#history-table tbody tr.task-row");
+  await page.waitForFunction(() => document.querySelector("#history-page").textContent.includes("(5 generations)"));
+  const failedRow = page.locator("#history-table tbody tr.task-row", { hasText: "[fail] a storm at sea" });
+  const failedId = await failedRow.getAttribute("data-task-id");
+  await failedRow.locator(".delete-task").focus();
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#confirm-delete[open]");
+  report.dialogFocus = [await page.evaluate(() => document.activeElement.id)];
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("#confirm-delete", { state: "hidden" });
+  report.keptOnEscape = (await failedRow.count()) === 1 && (await page.evaluate(() => document.activeElement.classList.contains("delete-task")));
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#confirm-delete[open]");
+  await page.keyboard.press("Tab");
+  report.dialogFocus.push(await page.evaluate(() => document.activeElement.id));
+  await page.locator("#confirm-delete").screenshot({ path: path.join(cfg.screenshots, "delete-confirm.png") });
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelector("#history-page").textContent.includes("(4 generations)"));
+  report.historyAfterDelete = await page.textContent("#history-page");
+  report.deletedRowGone = (await page.locator(`#history-table tr[data-task-id="${failedId}"]`).count()) === 0;
+  report.deletedCardGone = (await page.locator(`.task[data-task-id="${failedId}"]`).count()) === 0;
+  report.deleteNote = await page.textContent("#history-note");
+  const staleRow = other.locator(`#history-table tbody tr[data-task-id="${failedId}"]`);
+  await staleRow.locator(".delete-task").click();
+  await other.click("#confirm-yes");
+  await other.waitForFunction(() => document.querySelector("#history-error").textContent !== "");
+  report.message404 = await other.textContent("#history-error");
+  await other.waitForFunction(() => document.querySelector("#history-page").textContent.includes("(4 generations)"));
+  await other.close();
+  log("deleted;", report.message404);
+
+  // 6d. The ledger, two entries a page: older, then newer again.
+  await page.fill("#ledger-limit", "2");
+  await page.click("#ledger-show");
+  const ledgerRows = () => page.$$eval("#ledger-table tbody tr", (trs) => trs.map((tr) => [...tr.cells].slice(1, 4).map((c) => c.textContent).join(" | ")));
+  report.ledgerPages = [];
+  report.ledgerRows = [];
+  for (const [button, want] of [[null, "Page 1"], ["#ledger-next", "Page 2"], ["#ledger-prev", "Page 1"]]) {
+    if (button) await page.click(button);
+    await page.waitForFunction((w) => document.querySelector("#ledger-page").textContent.startsWith(w) && document.querySelectorAll("#ledger-table tbody tr").length === 2, want);
+    report.ledgerPages.push(await page.textContent("#ledger-page"));
+    report.ledgerRows.push((await ledgerRows()).join(" / "));
+  }
+  await page.fill("#ledger-limit", "20");
+  await page.click("#ledger-show");
+  log("ledger paged");
 
   // On a phone-sized screen nothing is wider than the screen.
   await page.setViewportSize({ width: 390, height: 844 });
