@@ -46,7 +46,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
 	"github.com/genvideo/gen/shared/awsstack/localsecrets"
 	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
-	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 )
@@ -331,7 +331,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 
 	// The dev key, wired to the Standard plan as genctl would wire it.
 	adm := admin.New(a.Store)
-	a.DevKey, _, err = devstack.EnsureDevKey(ctx, cfg.DataDir, adm, a.Store)
+	a.DevKey, _, err = devkey.Ensure(ctx, cfg.DataDir, adm, a.Store)
 	if err != nil {
 		return nil, err
 	}
