@@ -6,7 +6,7 @@ GOFLAGS  ?=
 export GEN_ADDR     ?= 127.0.0.1:8080
 export GEN_DATA_DIR ?= .gen
 
-.PHONY: run run-aws-local run-tools test tools fmt vet race check genctl help
+.PHONY: run run-aws-local run-tools test tools fmt vet race test-aws-local check genctl help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -27,7 +27,7 @@ run: run-tools ## start the service on http://$(GEN_ADDR), data in $(GEN_DATA_DI
 run-aws-local: tools ## the AWS assembly on one machine on http://$(GEN_ADDR)/v1, data in $(GEN_DATA_DIR)
 	$(GO) run ./infra/aws-local
 
-test: tools fmt vet race ## the whole suite: gofmt, go vet, go test -race
+test: tools fmt vet race test-aws-local ## the whole suite: gofmt, go vet, go test -race, then the e2e suites on the AWS assembly
 
 fmt: ## fail on files gofmt would change
 	@out=$$(find . -name '*.go' -not -path './.gen/*' -not -path '*/node_modules/*' -print0 | xargs -0 gofmt -l); \
@@ -38,6 +38,16 @@ vet: ## go vet every package
 
 race: ## go test with the race detector
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# The end-to-end suites of devstack and the client again, against the AWS
+# assembly of run-aws-local (GEN_E2E_STACK=aws-local; one assembly per
+# package). Without -race: the race pass above already ran these tests on
+# the embedded stack, and the functions run as separate processes. About a
+# minute; skipped with GEN_SKIP_DYNAMODB=1 (no java).
+E2E_PACKAGES := ./shared/devstack ./shared/client
+test-aws-local: ## the e2e suites against the AWS assembly (GEN_E2E_STACK=aws-local)
+	@if [ "$$GEN_SKIP_DYNAMODB" = 1 ]; then echo "test-aws-local: skipped (GEN_SKIP_DYNAMODB=1)"; else \
+	GEN_E2E_STACK=aws-local $(GO) test -count=1 -timeout 15m $(E2E_PACKAGES); fi
 
 genctl: ## operator CLI, e.g. make genctl ARGS="keys list"
 	$(GO) run ./infra/genctl $(ARGS)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/infra/awslocal/assembly"
+	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/devstack"
 )
 
@@ -55,7 +56,7 @@ func run(ctx context.Context, stdout, stderr io.Writer) int {
 	defer a.Close()
 	fmt.Fprintf(stdout, "\ngen (the AWS assembly on one machine) is running on %s\n", a.BaseURL)
 	fmt.Fprintf(stdout, "  data:        %s\n", cfg.DataDir)
-	fmt.Fprintf(stdout, "  dev API key: %s  [also in %s]\n\n", a.DevKey, devstack.DevKeyPath(cfg.DataDir))
+	fmt.Fprintf(stdout, "  dev API key: %s  [also in %s]\n\n", a.DevKey, devkey.Path(cfg.DataDir))
 	fmt.Fprintf(stdout, "Try:\n  curl -s %s/api/gen/models -H 'X-API-Key: %s'\n\n", a.BaseURL, a.DevKey)
 	<-ctx.Done()
 	return 0

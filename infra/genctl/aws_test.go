@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/usageplans"
 )
 
 func TestMain(m *testing.M) {
@@ -68,8 +69,8 @@ func newAWSEnv(t *testing.T) *awsEnv {
 		"AWS_EC2_METADATA_DISABLED":    "true",
 		envBackend:                     "",
 		"GEN_TABLE_PREFIX":             "",
-		envPlanStandard:                "",
-		envPlanPro:                     "",
+		usageplans.EnvStandard:         "",
+		usageplans.EnvPro:              "",
 		"GEN_DATA_DIR":                 filepath.Join(dir, "local"),
 	} {
 		t.Setenv(k, v)
@@ -102,7 +103,7 @@ type createdJSON struct {
 	AccountID string
 	Tier      string
 	Credits   int64
-	UsagePlan *wiredKey
+	UsagePlan *usageplans.Wired
 }
 
 func (e *awsEnv) createKey(args ...string) createdJSON {
@@ -310,7 +311,7 @@ func TestAWSConfiguration(t *testing.T) {
 	// from the environment too.
 	t.Setenv(envBackend, "aws")
 	t.Setenv("GEN_TABLE_PREFIX", e.prefix)
-	t.Setenv(envPlanStandard, "std")
+	t.Setenv(usageplans.EnvStandard, "std")
 	out, err := run(t, "keys", "create", "--name", "from env", "--json")
 	if err != nil {
 		t.Fatalf("keys create with GEN_BACKEND=aws: %v\n%s", err, out)
@@ -328,7 +329,7 @@ func TestAWSConfiguration(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"pro plan missing", nil, []string{"keys", "create", "--name", "x", "--tier", "pro"}, envPlanPro},
+		{"pro plan missing", nil, []string{"keys", "create", "--name", "x", "--tier", "pro"}, usageplans.EnvPro},
 		{"no table prefix", map[string]string{"GEN_TABLE_PREFIX": ""}, []string{"keys", "list"}, "GEN_TABLE_PREFIX"},
 		{"bad backend", map[string]string{envBackend: "cloud"}, []string{"keys", "list"}, envBackend},
 		{"wire is AWS only", map[string]string{envBackend: "local"}, []string{"keys", "wire", "key_x"}, "--aws"},

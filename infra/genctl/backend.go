@@ -15,6 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/usageplans"
 )
 
 // envBackend chooses the backend when --aws is not given: "local" (the
@@ -56,7 +57,7 @@ func backendFromEnv() (aws bool, err error) {
 type backend struct {
 	admin *admin.Admin
 	// plans is nil on the local backend, which has no gateway.
-	plans *usagePlans
+	plans *usageplans.Plans
 }
 
 // withBackend opens the backend for one command and closes it after.
@@ -109,7 +110,7 @@ func openAWS(ctx context.Context, o awsOptions) (*backend, error) {
 	}
 	return &backend{
 		admin: admin.New(stack.Store),
-		plans: &usagePlans{api: apigateway.NewFromConfig(cfg), standard: o.planStandard, pro: o.planPro},
+		plans: &usageplans.Plans{API: apigateway.NewFromConfig(cfg), Standard: o.planStandard, Pro: o.planPro},
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/usageplans"
 )
 
 func newRoot() *cobra.Command {
@@ -51,10 +52,10 @@ func newRoot() *cobra.Command {
 	f.StringVar(&opts.aws.region, "region", "", "AWS region of the stack (default: the AWS configuration's, e.g. AWS_REGION)")
 	f.StringVar(&opts.aws.tablePrefix, "table-prefix", os.Getenv(awsstack.EnvTablePrefix),
 		"with --aws: prefix of the stack's DynamoDB tables, its output TablePrefix (env "+awsstack.EnvTablePrefix+")")
-	f.StringVar(&opts.aws.planStandard, "usage-plan-standard", os.Getenv(envPlanStandard),
-		"with --aws: usage plan of Standard keys, the stack output StandardUsagePlanId (env "+envPlanStandard+")")
-	f.StringVar(&opts.aws.planPro, "usage-plan-pro", os.Getenv(envPlanPro),
-		"with --aws: usage plan of Pro keys, the stack output ProUsagePlanId (env "+envPlanPro+")")
+	f.StringVar(&opts.aws.planStandard, "usage-plan-standard", os.Getenv(usageplans.EnvStandard),
+		"with --aws: usage plan of Standard keys, the stack output StandardUsagePlanId (env "+usageplans.EnvStandard+")")
+	f.StringVar(&opts.aws.planPro, "usage-plan-pro", os.Getenv(usageplans.EnvPro),
+		"with --aws: usage plan of Pro keys, the stack output ProUsagePlanId (env "+usageplans.EnvPro+")")
 
 	keys := &cobra.Command{Use: "keys", Short: "Create, list and revoke API keys"}
 	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts), keysWire(opts))
@@ -82,7 +83,7 @@ func keysCreate(opts *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withBackend(cmd.Context(), opts, func(b *backend) error {
 				if b.plans != nil {
-					if err := b.plans.check(req.Tier); err != nil {
+					if err := b.plans.Check(req.Tier); err != nil {
 						return err
 					}
 				}
@@ -93,10 +94,10 @@ func keysCreate(opts *options) *cobra.Command {
 				// On AWS the key is useless until its gateway key is in its
 				// tier's usage plan. If that fails the key is printed all
 				// the same (it is the only copy) with how to finish.
-				var wired *wiredKey
+				var wired *usageplans.Wired
 				var wireErr error
 				if b.plans != nil {
-					w, err := b.plans.wire(cmd.Context(), storeKey(k))
+					w, err := b.plans.Wire(cmd.Context(), storeKey(k))
 					if err == nil {
 						wired = &w
 					}
@@ -222,7 +223,7 @@ func keysRevoke(opts *options) *cobra.Command {
 				if b.plans == nil {
 					return nil
 				}
-				found, err := b.plans.remove(cmd.Context(), args[0])
+				found, err := b.plans.Remove(cmd.Context(), args[0])
 				if err != nil {
 					return fmt.Errorf("the key is revoked, but its usage-plan key is not deleted: %w\n"+
 						"run the revocation again to retry", err)
@@ -259,7 +260,7 @@ func keysWire(opts *options) *cobra.Command {
 				if i < 0 {
 					return fmt.Errorf("no key %s", args[0])
 				}
-				w, err := b.plans.wire(cmd.Context(), keys[i])
+				w, err := b.plans.Wire(cmd.Context(), keys[i])
 				if err != nil {
 					return err
 				}

@@ -19,43 +19,87 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/infra/awslocal/awslocaltest"
+	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
 )
 
-// stack is the real local service every test and example talks to; each
-// test makes its own account.
-var stack *devstacktest.Env
+// liveStack is the service every test and example talks to: the embedded
+// stack of `make run` (devstacktest), or with GEN_E2E_STACK=aws-local the
+// AWS assembly of `make run-aws-local` (awslocaltest). Each test makes
+// its own account.
+type liveStack interface {
+	Key(tb testing.TB, credits int64, limits store.Limits) admin.CreatedKey
+	Balance(tb testing.TB, accountID string) int64
+}
 
-func TestMain(m *testing.M) {
+var (
+	stack liveStack
+	// baseURL is the service's base URL (on the assembly it ends with /v1).
+	baseURL string
+	// local is the embedded stack, nil on the assembly.
+	local *devstacktest.Env
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var k admin.CreatedKey
 	var err error
-	// Some tests fail or stall generations with prompt directives.
-	stack, err = devstacktest.New(devstacktest.FaultInjection)
+	if awslocaltest.Selected() {
+		// The assembly starts on first use; the examples need it now.
+		a := awslocaltest.Shared(&mainTB{})
+		stack, baseURL = a, a.URL
+		k, err = a.NewKey(10000, "enterprise", awslocaltest.Roomy)
+	} else {
+		// Some tests fail or stall generations with prompt directives.
+		local, err = devstacktest.New(devstacktest.FaultInjection)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer local.Close()
+		stack, baseURL = local, local.URL
+		k, err = local.NewKey(10000, store.Limits{})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	// The examples read the service's address and key from the
 	// environment, as a program would.
-	k, err := stack.NewKey(10000, store.Limits{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("GEN_BASE_URL", stack.URL)
+	os.Setenv("GEN_BASE_URL", baseURL)
 	os.Setenv("GEN_API_KEY", k.APIKey)
-	code := m.Run()
-	stack.Close()
-	os.Exit(code)
+	return awslocaltest.Main(m)
+}
+
+// mainTB is the testing.TB of TestMain, where a failure ends the run.
+type mainTB struct{ testing.TB }
+
+func (mainTB) Helper() {}
+func (mainTB) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// needsFaults skips a test that steers generations with prompt
+// directives on the assembly, whose functions run with fault injection
+// off, as deployed.
+func needsFaults(t *testing.T) {
+	t.Helper()
+	if local == nil {
+		t.Skipf("%s=aws-local: the test steers generations with prompt directives ([fail], [slow:N], [policy]); the assembly's functions run with fault injection off, as on AWS", awslocaltest.StackEnv)
+	}
 }
 
 // newClient is a client of the stack with the key. Its requests and the
 // answers it gets are checked against the OpenAPI document.
 func newClient(t *testing.T, key string, opts ...client.Option) *client.Client {
 	t.Helper()
-	return clientOf(t, stack.URL, key, true, opts...)
+	return clientOf(t, baseURL, key, true, opts...)
 }
 
 // clientOf is a client of the service at base; checkRequests also checks
@@ -238,6 +282,7 @@ func TestModelsVariant(t *testing.T) {
 }
 
 func TestAllHistoryPages(t *testing.T) {
+	needsFaults(t)
 	t.Parallel()
 	k := stack.Key(t, 10000, store.Limits{})
 	c := newClient(t, k.APIKey)
@@ -309,6 +354,7 @@ func TestAllHistoryPages(t *testing.T) {
 // A generation that fails comes back from Wait as a *GenerationError,
 // refunded.
 func TestWaitForAFailedTask(t *testing.T) {
+	needsFaults(t)
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
@@ -334,6 +380,7 @@ func TestWaitForAFailedTask(t *testing.T) {
 // task goes on. The service says how long to wait between polls: a wait of
 // 1.5 s polls no more often than that, however short MinInterval is.
 func TestWaitTimesOut(t *testing.T) {
+	needsFaults(t)
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
@@ -367,6 +414,7 @@ func TestWaitTimesOut(t *testing.T) {
 
 // A context that ends is not a timeout of the wait.
 func TestWaitCancelled(t *testing.T) {
+	needsFaults(t)
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)

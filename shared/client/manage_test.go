@@ -14,6 +14,7 @@ import (
 // generation is cancelled and refunded, a repeat answers the same, the
 // cancelled task is deleted, the ledger pages back to the opening grant.
 func TestCancelDeleteCredits(t *testing.T) {
+	needsFaults(t)
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)

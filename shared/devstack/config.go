@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/httpguard"
 	"github.com/genvideo/gen/shared/render"
@@ -49,7 +50,7 @@ const (
 	DefaultSweepInterval     = 30 * time.Second
 	// maxSweepInterval keeps a typo from leaving lost tasks alone for days.
 	maxSweepInterval = 24 * time.Hour
-	DevCredits       = 10000
+	DevCredits       = devkey.Credits
 )
 
 // Config of the local stack. ConfigFromEnv reads it from GEN_* variables.

@@ -95,6 +95,7 @@ func ageAll(t *testing.T, dir string, d time.Duration) {
 // old enough, except what a live task owns, which goes on the first sweep
 // after the task ended. Nothing a task owns, nor anything recent, goes.
 func TestCrashLeftoversAreCleaned(t *testing.T) {
+	localOnly(t, "the test kills the embedded stack's process and inspects its data directory")
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), serveDirEnv+"="+dir)

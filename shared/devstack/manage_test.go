@@ -193,11 +193,11 @@ func TestDeleteRemovesFilesAndLinks(t *testing.T) {
 	dl := e.do(http.MethodGet, "/api/gen/download/"+id, k.APIKey, "", nil)
 	url := str(dl.body["videos"].([]any)[0].(map[string]any)["url"])
 	e.fetch(url) // works before
-	tk, err := e.stack.Store.Task(context.Background(), id)
+	tk, err := e.store.Task(context.Background(), id)
 	if err != nil || len(tk.Videos) == 0 {
 		t.Fatalf("task %+v, %v", tk, err)
 	}
-	ledger, _ := e.stack.Store.Ledger(context.Background(), k.AccountID)
+	ledger, _ := e.store.Ledger(context.Background(), k.AccountID)
 
 	d := e.do(http.MethodDelete, "/api/gen/tasks/"+id, k.APIKey, "", nil)
 	if d.status != http.StatusNoContent {
@@ -211,7 +211,11 @@ func TestDeleteRemovesFilesAndLinks(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusForbidden {
 		t.Errorf("the old download link answers %d after delete, want 404 or 403", resp.StatusCode)
 	}
+	// On the assembly the old link's 404 from S3 is the check.
 	for _, v := range tk.Videos {
+		if e.stack == nil {
+			break
+		}
 		if _, err := e.stack.Blobs.Get(context.Background(), v.Key); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("blob %s after delete: %v, want gone", v.Key, err)
 		}
@@ -219,14 +223,14 @@ func TestDeleteRemovesFilesAndLinks(t *testing.T) {
 	if s := e.do(http.MethodGet, "/api/gen/status/"+id, k.APIKey, "", nil); s.status != http.StatusNotFound {
 		t.Errorf("status after delete = %d", s.status)
 	}
-	if after, _ := e.stack.Store.Ledger(context.Background(), k.AccountID); len(after) != len(ledger) {
+	if after, _ := e.store.Ledger(context.Background(), k.AccountID); len(after) != len(ledger) {
 		t.Errorf("ledger has %d entries after delete, want %d", len(after), len(ledger))
 	}
 	cr := e.do(http.MethodGet, "/api/gen/credits", k.APIKey, "", nil)
 	if cr.status != http.StatusOK || num(cr.body["balance"]) != e.balance(k.AccountID) || num(cr.body["held"]) != 0 {
 		t.Errorf("credits = %d %s", cr.status, cr.raw)
 	}
-	if p, err := audit.Account(context.Background(), e.stack.Store, k.AccountID); err != nil || len(p) > 0 {
+	if p, err := audit.Account(context.Background(), e.store, k.AccountID); err != nil || len(p) > 0 {
 		t.Errorf("audit: %v %v", p, err)
 	}
 }

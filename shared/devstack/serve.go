@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpguard"
 )
@@ -32,7 +33,7 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	defer stack.Close()
 
-	key, created, err := EnsureDevKey(ctx, cfg.DataDir, admin.New(stack.Store), stack.Store)
+	key, created, err := devkey.Ensure(ctx, cfg.DataDir, admin.New(stack.Store), stack.Store)
 	if err != nil {
 		ln.Close()
 		return err

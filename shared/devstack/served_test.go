@@ -72,6 +72,7 @@ var runningOn = regexp.MustCompile(`gen is running on http://(\S+)`)
 // configuration as GEN_* variables would.
 func serve(t *testing.T, dir string, edit func(*Config)) *served {
 	t.Helper()
+	localOnly(t, "the test drives devstack.Serve's own listener (its HTTP framing, timeouts, log and files); on the assembly API Gateway's emulator fronts the functions")
 	if dir == "" {
 		dir = t.TempDir()
 	}

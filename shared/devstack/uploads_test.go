@@ -140,7 +140,7 @@ func (e *env) postFormIdem(path, key, idem string, fields map[string]string) res
 		w.WriteField(k, v)
 	}
 	w.Close()
-	req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, &buf)
+	req, err := http.NewRequest(http.MethodPost, e.url+path, &buf)
 	if err != nil {
 		e.t.Fatal(err)
 	}

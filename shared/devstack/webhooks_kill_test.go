@@ -83,6 +83,7 @@ func call(t *testing.T, base, method, path, key, body string) (int, map[string]a
 }
 
 func TestWebhooksSurviveServerKill(t *testing.T) {
+	localOnly(t, "the assembly has no webhook delivery yet (infra/docs/deploy.md: DynamoDB streams are not emulated), and the test kills the embedded stack's process")
 	if testing.Short() {
 		t.Skip("kills and restarts a server")
 	}

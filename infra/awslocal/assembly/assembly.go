@@ -31,6 +31,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/apigateway"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	bolt "go.etcd.io/bbolt"
 
@@ -46,9 +49,10 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
 	"github.com/genvideo/gen/shared/awsstack/localsecrets"
 	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
-	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/usageplans"
 )
 
 // The made-up names of the local "account".
@@ -106,6 +110,7 @@ type Assembly struct {
 	listener net.Listener
 	keys     *apikeys.Gateway
 	planIDs  map[string]string
+	plans    *usageplans.Plans
 }
 
 // Pool returns the processes of a function by its directory name
@@ -216,6 +221,15 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	gwAdminURL, err := a.serve(keys.Handler())
 	if err != nil {
 		return nil, err
+	}
+	// Keys are wired as genctl --aws wires them, through the control
+	// plane's API.
+	a.plans = &usageplans.Plans{
+		API: apigateway.New(apigateway.Options{
+			Region: Region, BaseEndpoint: aws.String(gwAdminURL),
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		}),
+		Standard: planIDs["standardusageplan"], Pro: planIDs["prousageplan"],
 	}
 
 	// Step Functions' endpoint first: the functions need its URL.
@@ -331,7 +345,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 
 	// The dev key, wired to the Standard plan as genctl would wire it.
 	adm := admin.New(a.Store)
-	a.DevKey, _, err = devstack.EnsureDevKey(ctx, cfg.DataDir, adm, a.Store)
+	a.DevKey, _, err = devkey.Ensure(ctx, cfg.DataDir, adm, a.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -368,17 +382,24 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 }
 
 // CreateKey creates an API key as `genctl keys create` does on AWS: in
-// the store, and wired to its tier's usage plan (Standard or Pro).
+// the store, and wired to its tier's usage plan (Standard or Pro), or to
+// a plan of its own with its figures (Enterprise).
 func (a *Assembly) CreateKey(ctx context.Context, req admin.KeyRequest) (admin.CreatedKey, error) {
+	if err := a.plans.Check(req.Tier); err != nil {
+		return admin.CreatedKey{}, err
+	}
 	k, err := admin.New(a.Store).CreateKey(ctx, req)
 	if err != nil {
 		return k, err
 	}
-	plan := a.planIDs["standardusageplan"]
-	if k.Tier == "pro" {
-		plan = a.planIDs["prousageplan"]
+	sk, err := a.Store.KeyByHash(ctx, hashKey(k.APIKey))
+	if err != nil {
+		return k, fmt.Errorf("key %s: %w", k.KeyID, err)
 	}
-	return k, a.keys.EnsureKey(authorizer.UsageIdentifierKey(k.KeyID), k.AccountID, plan)
+	if _, err := a.plans.Wire(ctx, sk); err != nil {
+		return k, err
+	}
+	return k, nil
 }
 
 // wireKeys wires the dev key to the Standard plan.

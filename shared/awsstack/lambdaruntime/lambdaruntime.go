@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +53,8 @@ type Process struct {
 	timeout time.Duration
 
 	events chan invocation
+	// busy counts the invocations taken and not yet answered (0 or 1).
+	busy atomic.Int32
 	// started is when the process was started; ready is closed, and
 	// readyAt set, at its first Runtime API next call.
 	started   time.Time
@@ -165,6 +168,10 @@ func (p *Process) Ready() <-chan struct{} { return p.ready }
 // Ready is closed.
 func (p *Process) InitDuration() time.Duration { return p.readyAt.Sub(p.started) }
 
+// Busy reports whether the process holds an invocation: it has taken
+// an event and not yet answered it.
+func (p *Process) Busy() bool { return p.busy.Load() > 0 }
+
 // Kill kills the process, waits for it and closes its Runtime API.
 func (p *Process) Kill() {
 	p.cmd.Process.Kill()
@@ -195,6 +202,8 @@ func (p *Process) Invoke(ctx context.Context, requestID string, event []byte) (R
 	}
 	select {
 	case p.events <- invocation{id: requestID, payload: event, deadline: deadline}:
+		p.busy.Add(1)
+		defer p.busy.Add(-1)
 	case <-p.exited:
 		return Result{}, fmt.Errorf("%s exited before taking the event (%v): %w", p.name, p.cmd.ProcessState, ErrExited)
 	case <-ctx.Done():

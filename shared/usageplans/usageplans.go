@@ -1,4 +1,8 @@
-package main
+// Package usageplans wires customer keys to API Gateway usage plans, as
+// the operator CLI does on AWS (genctl --aws) and the AWS assembly on one
+// machine does for its keys: a Standard or Pro key joins its tier's plan,
+// an Enterprise key gets a plan of its own with its figures.
+package usageplans
 
 import (
 	"context"
@@ -23,8 +27,8 @@ import (
 // gateway keys below hold "gen-usage-<key id>", never the customer's
 // secret, which stays hash-only.
 
-// gatewayAPI is the part of the API Gateway client the wiring calls.
-type gatewayAPI interface {
+// GatewayAPI is the part of the API Gateway client the wiring calls.
+type GatewayAPI interface {
 	GetApiKeys(context.Context, *apigateway.GetApiKeysInput, ...func(*apigateway.Options)) (*apigateway.GetApiKeysOutput, error)
 	CreateApiKey(context.Context, *apigateway.CreateApiKeyInput, ...func(*apigateway.Options)) (*apigateway.CreateApiKeyOutput, error)
 	UpdateApiKey(context.Context, *apigateway.UpdateApiKeyInput, ...func(*apigateway.Options)) (*apigateway.UpdateApiKeyOutput, error)
@@ -41,19 +45,19 @@ type gatewayAPI interface {
 // Environment variables naming the stack's usage plans (its outputs
 // StandardUsagePlanId and ProUsagePlanId).
 const (
-	envPlanStandard = "GEN_USAGE_PLAN_STANDARD"
-	envPlanPro      = "GEN_USAGE_PLAN_PRO"
+	EnvStandard = "GEN_USAGE_PLAN_STANDARD"
+	EnvPro      = "GEN_USAGE_PLAN_PRO"
 )
 
-// usagePlans wires customer keys to the usage plans of their tiers.
-type usagePlans struct {
-	api      gatewayAPI
-	standard string // usage plan ids
-	pro      string
+// Plans wires customer keys to the usage plans of their tiers.
+type Plans struct {
+	API      GatewayAPI
+	Standard string // usage plan ids
+	Pro      string
 }
 
-// wiredKey says where a customer key was wired.
-type wiredKey struct {
+// Wired says where a customer key was wired.
+type Wired struct {
 	GatewayKeyID string `json:"gatewayKeyId"`
 	UsagePlanID  string `json:"usagePlanId"`
 }
@@ -63,25 +67,25 @@ type wiredKey struct {
 // keeps that ratio.
 const enterpriseBurstFactor = 10
 
-// wire makes sure the key has an enabled gateway key attached to its
+// Wire makes sure the key has an enabled gateway key attached to its
 // tier's usage plan; an enterprise key gets a plan of its own with its
 // figures. Every step looks before it creates, so wire may be run again
 // after a failure, or on a key already wired.
-func (u *usagePlans) wire(ctx context.Context, k store.Key) (wiredKey, error) {
+func (u *Plans) Wire(ctx context.Context, k store.Key) (Wired, error) {
 	if k.Revoked() {
-		return wiredKey{}, fmt.Errorf("key %s is revoked: a revoked key is not wired", k.ID)
+		return Wired{}, fmt.Errorf("key %s is revoked: a revoked key is not wired", k.ID)
 	}
 	planID, err := u.planFor(ctx, k)
 	if err != nil {
-		return wiredKey{}, err
+		return Wired{}, err
 	}
 	gk, err := u.gatewayKey(ctx, k.ID)
 	if err != nil {
-		return wiredKey{}, err
+		return Wired{}, err
 	}
 	name := authorizer.UsageIdentifierKey(k.ID)
 	if gk == nil {
-		out, err := u.api.CreateApiKey(ctx, &apigateway.CreateApiKeyInput{
+		out, err := u.API.CreateApiKey(ctx, &apigateway.CreateApiKeyInput{
 			Name:        aws.String(name),
 			Value:       aws.String(name),
 			Enabled:     true,
@@ -89,49 +93,49 @@ func (u *usagePlans) wire(ctx context.Context, k store.Key) (wiredKey, error) {
 			Description: aws.String(fmt.Sprintf("usage-plan key of gen key %s (%q, %s)", k.ID, k.Name, k.Tier)),
 		})
 		if err != nil {
-			return wiredKey{}, fmt.Errorf("create gateway key %s: %w", name, err)
+			return Wired{}, fmt.Errorf("create gateway key %s: %w", name, err)
 		}
 		gk = &types.ApiKey{Id: out.Id, Name: out.Name, Enabled: out.Enabled}
 	} else if !gk.Enabled {
 		if err := u.setEnabled(ctx, *gk.Id, true); err != nil {
-			return wiredKey{}, err
+			return Wired{}, err
 		}
 	}
-	_, err = u.api.CreateUsagePlanKey(ctx, &apigateway.CreateUsagePlanKeyInput{
+	_, err = u.API.CreateUsagePlanKey(ctx, &apigateway.CreateUsagePlanKeyInput{
 		UsagePlanId: aws.String(planID), KeyId: gk.Id, KeyType: aws.String("API_KEY"),
 	})
 	var conflict *types.ConflictException
 	if errors.As(err, &conflict) {
 		// Already in this plan (a second run), or in another plan of the
 		// same stage, which API Gateway refuses alike.
-		_, err = u.api.GetUsagePlanKey(ctx, &apigateway.GetUsagePlanKeyInput{UsagePlanId: aws.String(planID), KeyId: gk.Id})
+		_, err = u.API.GetUsagePlanKey(ctx, &apigateway.GetUsagePlanKeyInput{UsagePlanId: aws.String(planID), KeyId: gk.Id})
 		var notFound *types.NotFoundException
 		if errors.As(err, &notFound) {
-			return wiredKey{}, fmt.Errorf("gateway key %s is in another usage plan than %s, its tier's (%s): "+
+			return Wired{}, fmt.Errorf("gateway key %s is in another usage plan than %s, its tier's (%s): "+
 				"remove it from that plan first", name, planID, k.Tier)
 		}
 	}
 	if err != nil {
-		return wiredKey{}, fmt.Errorf("add gateway key %s to usage plan %s: %w", name, planID, err)
+		return Wired{}, fmt.Errorf("add gateway key %s to usage plan %s: %w", name, planID, err)
 	}
-	return wiredKey{GatewayKeyID: *gk.Id, UsagePlanID: planID}, nil
+	return Wired{GatewayKeyID: *gk.Id, UsagePlanID: planID}, nil
 }
 
-// remove deletes the gateway key of a revoked customer key, so that API
+// Remove deletes the gateway key of a revoked customer key, so that API
 // Gateway refuses it at once, before the authorizer's cached answer
 // expires, and so that revoked keys do not pile up: a region holds at most
 // 10,000 API keys, and a disabled key still counts. An Enterprise key's own
 // usage plan (300 a region by default) is deleted too. found is false when
 // the key had no gateway key. Each step is idempotent: a revocation that
 // failed half-way is run again.
-func (u *usagePlans) remove(ctx context.Context, keyID string) (found bool, err error) {
+func (u *Plans) Remove(ctx context.Context, keyID string) (found bool, err error) {
 	gk, err := u.gatewayKey(ctx, keyID)
 	if err != nil {
 		return false, err
 	}
 	if gk != nil {
 		// Deleting the key also removes it from its usage plans.
-		_, err := u.api.DeleteApiKey(ctx, &apigateway.DeleteApiKeyInput{ApiKey: gk.Id})
+		_, err := u.API.DeleteApiKey(ctx, &apigateway.DeleteApiKeyInput{ApiKey: gk.Id})
 		var notFound *types.NotFoundException
 		if err != nil && !errors.As(err, &notFound) {
 			return true, fmt.Errorf("delete gateway key %s: %w", aws.ToString(gk.Name), err)
@@ -145,7 +149,7 @@ func (u *usagePlans) remove(ctx context.Context, keyID string) (found bool, err 
 
 // removeEnterprisePlan deletes the key's own usage plan, if it has one:
 // API Gateway deletes a plan only once no stage is attached to it.
-func (u *usagePlans) removeEnterprisePlan(ctx context.Context, keyID string) error {
+func (u *Plans) removeEnterprisePlan(ctx context.Context, keyID string) error {
 	plan, err := u.findPlan(ctx, enterprisePlanName(keyID))
 	if err != nil || plan == nil {
 		return err
@@ -156,19 +160,19 @@ func (u *usagePlans) removeEnterprisePlan(ctx context.Context, keyID string) err
 			Value: aws.String(aws.ToString(st.ApiId) + ":" + aws.ToString(st.Stage))})
 	}
 	if len(ops) > 0 {
-		if _, err := u.api.UpdateUsagePlan(ctx, &apigateway.UpdateUsagePlanInput{UsagePlanId: plan.Id, PatchOperations: ops}); err != nil {
+		if _, err := u.API.UpdateUsagePlan(ctx, &apigateway.UpdateUsagePlanInput{UsagePlanId: plan.Id, PatchOperations: ops}); err != nil {
 			return fmt.Errorf("detach usage plan %s from its stages: %w", aws.ToString(plan.Name), err)
 		}
 	}
-	if _, err := u.api.DeleteUsagePlan(ctx, &apigateway.DeleteUsagePlanInput{UsagePlanId: plan.Id}); err != nil {
+	if _, err := u.API.DeleteUsagePlan(ctx, &apigateway.DeleteUsagePlanInput{UsagePlanId: plan.Id}); err != nil {
 		return fmt.Errorf("delete usage plan %s: %w", aws.ToString(plan.Name), err)
 	}
 	return nil
 }
 
 // findPlan finds a usage plan by name, or nil.
-func (u *usagePlans) findPlan(ctx context.Context, name string) (*types.UsagePlan, error) {
-	p := apigateway.NewGetUsagePlansPaginator(u.api, &apigateway.GetUsagePlansInput{Limit: aws.Int32(500)})
+func (u *Plans) findPlan(ctx context.Context, name string) (*types.UsagePlan, error) {
+	p := apigateway.NewGetUsagePlansPaginator(u.API, &apigateway.GetUsagePlansInput{Limit: aws.Int32(500)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -185,8 +189,8 @@ func (u *usagePlans) findPlan(ctx context.Context, name string) (*types.UsagePla
 
 func enterprisePlanName(keyID string) string { return "gen-enterprise-" + keyID }
 
-func (u *usagePlans) setEnabled(ctx context.Context, id string, enabled bool) error {
-	_, err := u.api.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
+func (u *Plans) setEnabled(ctx context.Context, id string, enabled bool) error {
+	_, err := u.API.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
 		ApiKey: aws.String(id),
 		PatchOperations: []types.PatchOperation{{
 			Op: types.OpReplace, Path: aws.String("/enabled"), Value: aws.String(strconv.FormatBool(enabled)),
@@ -199,9 +203,9 @@ func (u *usagePlans) setEnabled(ctx context.Context, id string, enabled bool) er
 }
 
 // gatewayKey finds the gateway key of a customer key by its name, or nil.
-func (u *usagePlans) gatewayKey(ctx context.Context, keyID string) (*types.ApiKey, error) {
+func (u *Plans) gatewayKey(ctx context.Context, keyID string) (*types.ApiKey, error) {
 	name := authorizer.UsageIdentifierKey(keyID)
-	p := apigateway.NewGetApiKeysPaginator(u.api, &apigateway.GetApiKeysInput{NameQuery: aws.String(name), Limit: aws.Int32(500)})
+	p := apigateway.NewGetApiKeysPaginator(u.API, &apigateway.GetApiKeysInput{NameQuery: aws.String(name), Limit: aws.Int32(500)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -217,36 +221,36 @@ func (u *usagePlans) gatewayKey(ctx context.Context, keyID string) (*types.ApiKe
 	return nil, nil
 }
 
-// check fails when a key of the tier could not be wired for want of a
+// Check fails when a key of the tier could not be wired for want of a
 // plan id, so that keys create refuses before it creates anything.
-func (u *usagePlans) check(tier string) error {
+func (u *Plans) Check(tier string) error {
 	switch tier {
 	case ratelimit.Pro:
-		if u.pro == "" {
-			return missingPlan("pro", envPlanPro, "ProUsagePlanId")
+		if u.Pro == "" {
+			return missingPlan("pro", EnvPro, "ProUsagePlanId")
 		}
 	case ratelimit.Standard, ratelimit.Enterprise, "":
 		// An enterprise plan copies the Standard plan's stages.
-		if u.standard == "" {
-			return missingPlan("standard", envPlanStandard, "StandardUsagePlanId")
+		if u.Standard == "" {
+			return missingPlan("standard", EnvStandard, "StandardUsagePlanId")
 		}
 	}
 	return nil
 }
 
 // planFor returns the usage plan of the key's tier.
-func (u *usagePlans) planFor(ctx context.Context, k store.Key) (string, error) {
+func (u *Plans) planFor(ctx context.Context, k store.Key) (string, error) {
 	switch k.Tier {
 	case ratelimit.Standard, "":
-		if u.standard == "" {
-			return "", missingPlan("standard", envPlanStandard, "StandardUsagePlanId")
+		if u.Standard == "" {
+			return "", missingPlan("standard", EnvStandard, "StandardUsagePlanId")
 		}
-		return u.standard, nil
+		return u.Standard, nil
 	case ratelimit.Pro:
-		if u.pro == "" {
-			return "", missingPlan("pro", envPlanPro, "ProUsagePlanId")
+		if u.Pro == "" {
+			return "", missingPlan("pro", EnvPro, "ProUsagePlanId")
 		}
-		return u.pro, nil
+		return u.Pro, nil
 	case ratelimit.Enterprise:
 		return u.enterprisePlan(ctx, k)
 	}
@@ -259,7 +263,7 @@ func missingPlan(tier, env, output string) error {
 
 // enterprisePlan finds or creates the key's own usage plan, on the API
 // stages of the Standard plan, with the key's figures.
-func (u *usagePlans) enterprisePlan(ctx context.Context, k store.Key) (string, error) {
+func (u *Plans) enterprisePlan(ctx context.Context, k store.Key) (string, error) {
 	name := enterprisePlanName(k.ID)
 	if plan, err := u.findPlan(ctx, name); err != nil || plan != nil {
 		if err != nil {
@@ -267,20 +271,20 @@ func (u *usagePlans) enterprisePlan(ctx context.Context, k store.Key) (string, e
 		}
 		return aws.ToString(plan.Id), nil
 	}
-	if u.standard == "" {
+	if u.Standard == "" {
 		return "", fmt.Errorf("an enterprise plan is made on the API stages of the Standard plan: %w",
-			missingPlan("standard", envPlanStandard, "StandardUsagePlanId"))
+			missingPlan("standard", EnvStandard, "StandardUsagePlanId"))
 	}
-	std, err := u.api.GetUsagePlan(ctx, &apigateway.GetUsagePlanInput{UsagePlanId: aws.String(u.standard)})
+	std, err := u.API.GetUsagePlan(ctx, &apigateway.GetUsagePlanInput{UsagePlanId: aws.String(u.Standard)})
 	if err != nil {
-		return "", fmt.Errorf("read the Standard usage plan %s: %w", u.standard, err)
+		return "", fmt.Errorf("read the Standard usage plan %s: %w", u.Standard, err)
 	}
 	limits, err := ratelimit.ForKey(k)
 	if err != nil {
 		return "", err
 	}
 	rate := float64(limits.RequestsPerMinute) / 60
-	out, err := u.api.CreateUsagePlan(ctx, &apigateway.CreateUsagePlanInput{
+	out, err := u.API.CreateUsagePlan(ctx, &apigateway.CreateUsagePlanInput{
 		Name:        aws.String(name),
 		Description: aws.String(fmt.Sprintf("Enterprise key %s: %d requests a minute, %d a day.", k.ID, limits.RequestsPerMinute, limits.RequestsPerDay)),
 		ApiStages:   slices.Clone(std.ApiStages),
