@@ -66,7 +66,10 @@ var functionNames = []string{
 	"playground", "uploads", "mark-processing", "generate", "complete", "fail", "authorizer", "sweeper", "rotate-signer",
 }
 
-func init() { functionNames = append(functionNames, "cancel", "delete-task", "credits") }
+func init() {
+	functionNames = append(functionNames, "cancel", "delete-task", "credits",
+		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver")
+}
 
 type harness struct {
 	t       *testing.T // the parent test, which the cached processes live as long as
@@ -621,6 +624,8 @@ func TestFunctions(t *testing.T) {
 
 	// Last: delete-task removes task1, which the subtests above read.
 	t.Run("cancel, credits and delete-task", func(t *testing.T) { testManage(t, h, newTask) })
+
+	t.Run("webhooks and their delivery", func(t *testing.T) { testWebhooks(t, h) })
 
 	t.Run("cold start without configuration", func(t *testing.T) {
 		for _, tc := range []struct {

@@ -20,6 +20,8 @@ var endpointFunctions = []string{
 	"playground", "authorizer",
 	// Cancel, delete and credits.
 	"cancel", "delete-task", "credits",
+	// The webhook endpoints.
+	"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay",
 }
 
 // maxEndpointBytes bounds the stripped linux/arm64 bootstrap of an

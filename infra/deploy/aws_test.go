@@ -378,6 +378,12 @@ func TestPublicFunctionsLeastPrivilege(t *testing.T) {
 			if id == "DeleteTaskFunction" && strings.HasPrefix(line, "dynamodb:DeleteItem TasksTable") {
 				continue
 			}
+			// DELETE /api/gen/webhooks/{webhookId} removes an endpoint:
+			// on the webhooks table alone, its leading keys limited to
+			// the accounts' partitions (TestWebhookFunctions).
+			if id == "WebhookDeleteFunction" && line == "dynamodb:DeleteItem WebhooksTable" {
+				continue
+			}
 			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|DeleteItem|BatchWriteItem|\*)) `).MatchString(line) {
 				t.Errorf("%s, reachable from the Internet, may %s", id, line)
 			}

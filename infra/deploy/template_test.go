@@ -234,6 +234,13 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
 	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
 	{"GET", "/api/gen/credits", "CreditsFunction", false},
+	// Webhooks: one function per path.
+	{"POST", "/api/gen/webhooks", "WebhooksFunction", false},
+	{"GET", "/api/gen/webhooks", "WebhooksFunction", false},
+	{"GET", "/api/gen/webhooks/secret", "WebhookSecretFunction", false},
+	{"DELETE", "/api/gen/webhooks/{webhookId}", "WebhookDeleteFunction", false},
+	{"GET", "/api/gen/webhooks/{webhookId}/deliveries", "WebhookDeliveriesFunction", false},
+	{"POST", "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", "WebhookReplayFunction", false},
 }
 
 // apiEvent is an Api event of a function.
@@ -717,26 +724,32 @@ func functionEnv(t *testing.T, tp *template, id string) map[string]string {
 var (
 	endpointEnv = []string{awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN}
 	needsEnv    = map[string][]string{
-		"TextToVideoFunction":    endpointEnv,
-		"ImageToVideoFunction":   endpointEnv,
-		"FirstLastFrameFunction": endpointEnv,
-		"StatusFunction":         endpointEnv,
-		"DownloadFunction":       endpointEnv,
-		"HistoryFunction":        endpointEnv,
-		"ModelsFunction":         endpointEnv,
-		"UploadsFunction":        endpointEnv,
-		"CancelFunction":         endpointEnv,
-		"DeleteTaskFunction":     endpointEnv,
-		"CreditsFunction":        endpointEnv,
-		"RotateSignerFunction":   {awsstack.EnvSignerUser},
-		"DocsFunction":           {},                               // the documents are compiled in (awsstack/docs)
-		"PlaygroundFunction":     {"GEN_PLAYGROUND_MEDIA_ORIGINS"}, // the page is compiled in; the bucket's origin for its CSP
-		"AuthorizerFunction":     {awsstack.EnvTablePrefix},
-		"MarkProcessingFunction": {awsstack.EnvTablePrefix},
-		"GenerateFunction":       {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
-		"CompleteFunction":       {awsstack.EnvTablePrefix},
-		"FailFunction":           {awsstack.EnvTablePrefix},
-		"SweeperFunction":        {awsstack.EnvTablePrefix, awsstack.EnvStateMachineARN},
+		"TextToVideoFunction":       endpointEnv,
+		"ImageToVideoFunction":      endpointEnv,
+		"FirstLastFrameFunction":    endpointEnv,
+		"StatusFunction":            endpointEnv,
+		"DownloadFunction":          endpointEnv,
+		"HistoryFunction":           endpointEnv,
+		"ModelsFunction":            endpointEnv,
+		"UploadsFunction":           endpointEnv,
+		"CancelFunction":            endpointEnv,
+		"DeleteTaskFunction":        endpointEnv,
+		"CreditsFunction":           endpointEnv,
+		"WebhooksFunction":          endpointEnv,
+		"WebhookSecretFunction":     endpointEnv,
+		"WebhookDeleteFunction":     endpointEnv,
+		"WebhookDeliveriesFunction": endpointEnv,
+		"WebhookReplayFunction":     endpointEnv,
+		"WebhooksDeliverFunction":   {awsstack.EnvTablePrefix},
+		"RotateSignerFunction":      {awsstack.EnvSignerUser},
+		"DocsFunction":              {},                               // the documents are compiled in (awsstack/docs)
+		"PlaygroundFunction":        {"GEN_PLAYGROUND_MEDIA_ORIGINS"}, // the page is compiled in; the bucket's origin for its CSP
+		"AuthorizerFunction":        {awsstack.EnvTablePrefix},
+		"MarkProcessingFunction":    {awsstack.EnvTablePrefix},
+		"GenerateFunction":          {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
+		"CompleteFunction":          {awsstack.EnvTablePrefix},
+		"FailFunction":              {awsstack.EnvTablePrefix},
+		"SweeperFunction":           {awsstack.EnvTablePrefix, awsstack.EnvStateMachineARN},
 	}
 )
 
@@ -890,8 +903,11 @@ func statementSummary(t *testing.T, id string, s any) []string {
 // touches (read or write), the S3 prefixes, StartExecution only where a
 // task is started, the signing secret only where URLs are signed.
 var (
-	signer         = "SignerSecret|SignerSecretArn"
-	startPolicies  = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), []string{"StepFunctionsExecutionPolicy GenerationStateMachine"})
+	signer = "SignerSecret|SignerSecretArn"
+	// A start with webhookUrl reads (or creates) the account's signing
+	// secret: GetItem and PutItem on the webhooks table, nothing more.
+	startPolicies = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
+		[]string{"StepFunctionsExecutionPolicy GenerationStateMachine", "dynamodb:GetItem WebhooksTable", "dynamodb:PutItem WebhooksTable"})
 	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
 		"s3:GetObject MediaBucket/inputs/uploads/*")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
@@ -943,6 +959,20 @@ func init() {
 		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
 			"s3:DeleteObject MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/videos/*"})
 	wantPolicies["CreditsFunction"] = slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+
+	// The webhook endpoints touch the webhooks table, and of the accounts
+	// only the condition that the account exists; only the delete of an
+	// endpoint deletes, and only items of the accounts' partitions
+	// (TestWebhookFunctions). The delivery function claims and records on
+	// the webhooks table alone.
+	wh := slices.Concat(readTable("KeysTable"), writeTable("CountersTable"))
+	checkAccount := []string{"dynamodb:ConditionCheckItem AccountsTable"}
+	wantPolicies["WebhooksFunction"] = slices.Concat(wh, checkAccount, writeTable("WebhooksTable"))
+	wantPolicies["WebhookSecretFunction"] = slices.Concat(wh, checkAccount, []string{"dynamodb:GetItem WebhooksTable", "dynamodb:PutItem WebhooksTable"})
+	wantPolicies["WebhookDeleteFunction"] = slices.Concat(wh, writeTable("WebhooksTable"), []string{"dynamodb:DeleteItem WebhooksTable"})
+	wantPolicies["WebhookDeliveriesFunction"] = slices.Concat(wh, readTable("WebhooksTable"))
+	wantPolicies["WebhookReplayFunction"] = slices.Concat(wh, writeTable("WebhooksTable"))
+	wantPolicies["WebhooksDeliverFunction"] = writeTable("WebhooksTable")
 }
 
 func readTable(table string) []string {

@@ -122,6 +122,13 @@ type Env struct {
 	Provider           settings.Provider
 	GeminiKeySecretARN string
 	VertexWIFConfig    string
+	// WebhookAllowPrivate is GEN_WEBHOOK_ALLOW_PRIVATE (settings), which
+	// lets webhooks go to plain http and private addresses. The template
+	// never sets it (infra/deploy checks that no function has it): it is
+	// for the tests of the functions and a one-machine assembly, whose
+	// receivers are on loopback. Deliberately no Env* constant here, so
+	// that the template check of awsstack's variables does not ask for it.
+	WebhookAllowPrivate bool
 }
 
 // ParseEnv reads the variables through lookup (os.LookupEnv in a Lambda).
@@ -136,17 +143,18 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		Bucket:      r.Check(EnvBucket, isName, "want a bucket name, not a URL or ARN"),
 		StateMachineARN: r.Check(EnvStateMachineARN, isStateMachineARN,
 			"want arn:<partition>:states:<region>:<account>:stateMachine:<name>"),
-		SignerSecretARN:    r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
-		GenerationTimeout:  shared.GenerationTimeout,
-		MaxImageBytes:      r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
-		TaskRetention:      time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
-		SignerUser:         r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),
-		FFmpegPath:         shared.FFmpegPath,
-		FontFile:           shared.FontFile,
-		LogLevel:           shared.LogLevel,
-		Provider:           r.Provider(),
-		GeminiKeySecretARN: r.Check(EnvGeminiKeySecretARN, isARN, "want the ARN of a Secrets Manager secret"),
-		VertexWIFConfig:    r.String(EnvVertexWIFConfig, ""),
+		SignerSecretARN:     r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
+		GenerationTimeout:   shared.GenerationTimeout,
+		MaxImageBytes:       r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
+		TaskRetention:       time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
+		SignerUser:          r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),
+		FFmpegPath:          shared.FFmpegPath,
+		FontFile:            shared.FontFile,
+		LogLevel:            shared.LogLevel,
+		Provider:            r.Provider(),
+		GeminiKeySecretARN:  r.Check(EnvGeminiKeySecretARN, isARN, "want the ARN of a Secrets Manager secret"),
+		VertexWIFConfig:     r.String(EnvVertexWIFConfig, ""),
+		WebhookAllowPrivate: r.Switch(settings.WebhookAllowPrivate, false),
 	}
 	if e.VertexWIFConfig != "" && !isExternalAccount(e.VertexWIFConfig) {
 		// Not quoted: what was pasted by mistake may be a key file.

@@ -166,6 +166,9 @@ func New(cfg Config) *API {
 	for _, p := range patterns {
 		mux.Handle(p, a.methods(byPattern[p]))
 	}
+	for name, p := range pathEndpoints {
+		a.endpoints[name] = a.methods(byPattern[p])
+	}
 	// The document and its page need no key (docs.go).
 	for _, rt := range docsRoutes(a.log) {
 		a.endpoints[rt.name] = rt.handler

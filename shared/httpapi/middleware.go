@@ -42,6 +42,7 @@ func (a *API) endpoint(rt route) http.Handler {
 		var rl requestLog
 		defer finish(a.log, rec, r, time.Now(), &rl)
 
+		setPathValues(r, rt.pattern)
 		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
 			WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
 				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)})
@@ -238,3 +239,30 @@ func (w *recorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// setPathValues gives r the wildcards of pattern ({webhookId}, ...) that
+// the router would have set, for an endpoint served outside it (one per
+// Lambda, behind API Gateway's own routing): the segments of the path
+// where the pattern has wildcards. A path of another shape sets nothing.
+func setPathValues(r *http.Request, pattern string) {
+	if !strings.Contains(pattern, "{") {
+		return
+	}
+	want := strings.Split(strings.Trim(pattern, "/"), "/")
+	got := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(want) != len(got) {
+		return
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(w, "{") && w != got[i] {
+			return
+		}
+	}
+	for i, w := range want {
+		if name, ok := strings.CutPrefix(w, "{"); ok {
+			if name = strings.TrimSuffix(name, "}"); r.PathValue(name) == "" {
+				r.SetPathValue(name, got[i])
+			}
+		}
+	}
+}

@@ -22,7 +22,16 @@ const (
 	EndpointWebhooksSecret  = "webhooks-secret"
 	EndpointWebhookAttempts = "webhooks-deliveries"
 	EndpointWebhookReplay   = "webhooks-replay"
+	// EndpointWebhooks serves both methods of /api/gen/webhooks (create
+	// and list), for the one Lambda of that path: a path's other methods
+	// reach one function (the template's ANY route), whose 405 must name
+	// every method the path allows.
+	EndpointWebhooks = "webhooks"
 )
+
+// pathEndpoints name the handlers of whole paths (every method of the
+// path), for a Lambda that serves a path with more than one method.
+var pathEndpoints = map[string]string{EndpointWebhooks: "/api/gen/webhooks"}
 
 // webhookRoutes are the webhook endpoints.
 func (a *API) webhookRoutes() []route {

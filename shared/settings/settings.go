@@ -36,7 +36,8 @@ const (
 	FontFile = "GEN_FONT_FILE"
 	// WebhookAllowPrivate lets webhook URLs use plain http and private,
 	// loopback or link-local addresses: on or off, default off. For
-	// local development only; the AWS stack never reads it.
+	// local development only; template.yaml never sets it on a function
+	// (the AWS functions honour it only in tests and on one machine).
 	WebhookAllowPrivate = "GEN_WEBHOOK_ALLOW_PRIVATE"
 )
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 )
@@ -166,6 +168,87 @@ func TestAssembly(t *testing.T) {
 		}
 		if throttled == 0 {
 			t.Error("no 429 from the usage plan after 20 requests at once")
+		}
+	})
+
+	t.Run("webhooks", func(t *testing.T) {
+		k, err := a.CreateKey(ctx, admin.KeyRequest{Name: "hooks", Credits: 5000, Tier: "pro"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every webhook path is routed to its function (template.yaml's
+		// Api events), with the contract's 404 and 405 bodies.
+		for _, c := range []struct {
+			method, path string
+			status       int
+			want         string
+		}{
+			{http.MethodGet, "/api/gen/webhooks", http.StatusOK, `"webhooks":[]`},
+			{http.MethodGet, "/api/gen/webhooks/secret", http.StatusOK, `"secret":"whsec_`},
+			{http.MethodPut, "/api/gen/webhooks", http.StatusMethodNotAllowed, `"METHOD_NOT_ALLOWED"`},
+			{http.MethodDelete, "/api/gen/webhooks/wh_nosuchendpoint", http.StatusNotFound, `"NOT_FOUND"`},
+			{http.MethodGet, "/api/gen/webhooks/wh_nosuchendpoint/deliveries", http.StatusNotFound, `"NOT_FOUND"`},
+			{http.MethodPost, "/api/gen/webhooks/wh_nosuchendpoint/deliveries/msg_x/replay", http.StatusNotFound, `"NOT_FOUND"`},
+		} {
+			status, body := call(t, c.method, a.BaseURL+c.path, k.APIKey, "", nil)
+			if status != c.status || !strings.Contains(string(body), c.want) {
+				t.Errorf("%s %s: %d %s; want %d with %s", c.method, c.path, status, body, c.status, c.want)
+			}
+		}
+		// The AWS functions never deliver to private addresses: a
+		// loopback URL is refused when created, and when given to a start.
+		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			t.Errorf("the receiver on loopback got a %s: the AWS assembly must refuse private addresses", r.Method)
+		}))
+		defer recv.Close()
+		status, body := call(t, http.MethodPost, a.BaseURL+"/api/gen/webhooks", k.APIKey, "application/json",
+			[]byte(`{"url":"`+recv.URL+`/hook"}`))
+		if status != http.StatusBadRequest {
+			t.Errorf("create with a loopback URL: %d %s; want 400", status, body)
+		}
+		status, body = call(t, http.MethodPost, a.BaseURL+"/api/gen/text-to-video", k.APIKey, "application/json",
+			[]byte(`{"prompt":"a kite over a beach","durationSeconds":4,"webhookUrl":"https://127.0.0.1/hook"}`))
+		if status != http.StatusBadRequest || !strings.Contains(string(body), "webhookUrl") {
+			t.Errorf("start with a loopback webhookUrl: %d %s; want 400 on webhookUrl", status, body)
+		}
+
+		// An endpoint written straight into the store (as if its name had
+		// resolved to a public address then): the scheduled delivery
+		// function attempts the task's events and its dialer refuses the
+		// address; the attempts are listed.
+		if err := a.Store.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_assemblyloopback", AccountID: k.AccountID,
+			URL: recv.URL + "/hook", Events: store.EventTypes, Secret: "whsec_" + strings.Repeat("A", 43) + "=", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		kc, err := client.New(a.BaseURL, k.APIKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := kc.TextToVideo(ctx, client.Request{Prompt: "a kite over a beach", DurationSeconds: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done, err := kc.Wait(ctx, st.TaskID, client.WaitOptions{Timeout: 5 * time.Minute, MinInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second}); err != nil || done.Status != "completed" {
+			t.Fatalf("wait: %+v, %v", done, err)
+		}
+		var attempts []string
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end) && len(attempts) < 2; time.Sleep(time.Second) {
+			status, body := call(t, http.MethodGet, a.BaseURL+"/api/gen/webhooks/wh_assemblyloopback/deliveries", k.APIKey, "", nil)
+			var got struct {
+				Deliveries []struct{ Event, TaskID, Error string }
+			}
+			if status != http.StatusOK || json.Unmarshal(body, &got) != nil {
+				t.Fatalf("deliveries: %d %s", status, body)
+			}
+			attempts = attempts[:0]
+			for _, d := range got.Deliveries {
+				if d.TaskID == st.TaskID && d.Error != "" {
+					attempts = append(attempts, d.Event)
+				}
+			}
+		}
+		if len(attempts) < 2 {
+			t.Errorf("attempts of the task's processing and completed events: %v; want both, refused (the scheduled delivery function ran)", attempts)
 		}
 	})
 

@@ -98,6 +98,12 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
 		// Larger images go straight to S3 (POST /api/gen/uploads).
 		Uploads: blobs,
+		// The webhooks table: endpoints and signing secrets, which a
+		// start with webhookUrl needs too (its account's secret). URLs
+		// are checked as on the local stack, private addresses refused
+		// unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never sets.
+		Webhooks:            s.Store,
+		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {

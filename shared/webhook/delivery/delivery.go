@@ -36,6 +36,11 @@ const (
 	// parallel bounds the attempts in flight, so that one slow receiver
 	// does not hold up the others.
 	parallel = 8
+	// batchTime is the longest one batch of claimed rows takes: its
+	// attempts in rounds of parallel, each bounded by the sender's
+	// timeout. RunDue claims no batch it could not finish before its
+	// context's deadline (the deliver Lambda's).
+	batchTime = (batch + parallel - 1) / parallel * webhook.DefaultTimeout
 )
 
 // Outbox is what the worker needs of the store.
@@ -106,10 +111,15 @@ func (w *Worker) Backoff(n int) time.Duration {
 }
 
 // RunDue delivers every row due now, attempting each once, and returns
-// how many it attempted.
+// how many it attempted. With a deadline on ctx it stops claiming when
+// a batch could no longer finish in time.
 func (w *Worker) RunDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
+		if end, ok := ctx.Deadline(); ok && time.Until(end) < batchTime {
+			// What is left stays due: the next run takes it.
+			return total, nil
+		}
 		ds, err := w.Outbox.ClaimDeliveries(ctx, w.now(), lease, batch)
 		if err != nil {
 			return total, fmt.Errorf("claim deliveries: %w", err)

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -222,5 +223,39 @@ func TestGivesUpAfterADay(t *testing.T) {
 	}
 	if len(rcv.ok) != 1 || rcv.ok[0].Header.Get("webhook-id") != id {
 		t.Fatalf("replay: %d accepted", len(rcv.ok))
+	}
+}
+
+// countingOutbox counts claims and has nothing due.
+type countingOutbox struct{ claims int }
+
+func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int) ([]store.Delivery, error) {
+	o.claims++
+	return nil, nil
+}
+func (o *countingOutbox) RecordAttempt(context.Context, store.DeliveryAttempt, string, time.Time) error {
+	return nil
+}
+func (o *countingOutbox) NextDelivery(context.Context) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
+
+// TestRunDueLeavesWhatCannotFinish: with a deadline too near for a batch
+// of attempts (the deliver Lambda's last seconds), RunDue claims nothing,
+// so that no row is leased by an invocation about to end; with room, it
+// claims.
+func TestRunDueLeavesWhatCannotFinish(t *testing.T) {
+	for _, c := range []struct {
+		left   time.Duration
+		claims int
+	}{{time.Second, 0}, {10 * time.Minute, 1}} {
+		o := &countingOutbox{}
+		w := &delivery.Worker{Outbox: o}
+		ctx, cancel := context.WithTimeout(context.Background(), c.left)
+		n, err := w.RunDue(ctx)
+		cancel()
+		if n != 0 || err != nil || o.claims != c.claims {
+			t.Errorf("%s left: %d attempted, %v, %d claims; want %d claims", c.left, n, err, o.claims, c.claims)
+		}
 	}
 }

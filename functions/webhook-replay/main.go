@@ -1,0 +1,15 @@
+// Command webhook-replay is the Lambda of POST /api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay: send a delivery again.
+// API Gateway REST proxy events reach the shared net/http handler through
+// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
+	"github.com/genvideo/gen/shared/httpapi"
+)
+
+func main() {
+	lambda.Start(endpoint.MustProxy(httpapi.EndpointWebhookReplay))
+}

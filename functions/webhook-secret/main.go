@@ -1,0 +1,15 @@
+// Command webhook-secret is the Lambda of GET /api/gen/webhooks/secret: the account's signing secret of per-task webhookUrl deliveries.
+// API Gateway REST proxy events reach the shared net/http handler through
+// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/genvideo/gen/shared/awsstack/endpoint"
+	"github.com/genvideo/gen/shared/httpapi"
+)
+
+func main() {
+	lambda.Start(endpoint.MustProxy(httpapi.EndpointWebhooksSecret))
+}
