@@ -101,8 +101,17 @@ func addEntry(ctx context.Context, tx *txn, e store.LedgerEntry) error {
 
 // Ledger implements store.Store.
 func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
+	return s.readLedger(ctx, "read ledger of "+accountID, accountID,
+		`SELECT account_id, task_id, kind, amount, balance, at, note, seq
+		FROM ledger WHERE account_id = ? ORDER BY seq`, accountID)
+}
+
+// readLedger reads the ledger entries query selects (the columns of
+// Ledger's query, in its order) in one read transaction, after checking
+// that the account exists: an unknown account is store.ErrNotFound, not
+// an empty ledger.
+func (s *Store) readLedger(ctx context.Context, op, accountID, query string, args ...any) ([]store.LedgerEntry, error) {
 	var entries []store.LedgerEntry
-	op := "read ledger of " + accountID
 	err := s.read(ctx, op, func(tx *txn) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, accountID).Scan(&one)
@@ -112,9 +121,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 		if err != nil {
 			return dbErr(op, err)
 		}
-		rows, err := tx.QueryContext(ctx,
-			`SELECT account_id, task_id, kind, amount, balance, at, note, seq
-			FROM ledger WHERE account_id = ? ORDER BY seq`, accountID)
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return dbErr(op, err)
 		}

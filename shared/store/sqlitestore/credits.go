@@ -2,8 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/genvideo/gen/shared/lifecycle"
@@ -23,38 +21,9 @@ func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.Ledger
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	var entries []store.LedgerEntry
-	err := s.read(ctx, op, func(tx *txn) error {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, accountID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
-		}
-		if err != nil {
-			return dbErr(op, err)
-		}
-		rows, err := tx.QueryContext(ctx,
-			`SELECT account_id, task_id, kind, amount, balance, at, note, seq
-			FROM ledger WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, accountID, before, limit)
-		if err != nil {
-			return dbErr(op, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e store.LedgerEntry
-			var at int64
-			if err := rows.Scan(&e.AccountID, &e.TaskID, &e.Kind, &e.Amount, &e.Balance, &at, &e.Note, &e.Seq); err != nil {
-				return dbErr(op, err)
-			}
-			e.At = fromMS(at)
-			entries = append(entries, e)
-		}
-		if err := rows.Err(); err != nil {
-			return dbErr(op, err)
-		}
-		return nil
-	})
-	return entries, err
+	return s.readLedger(ctx, op, accountID,
+		`SELECT account_id, task_id, kind, amount, balance, at, note, seq
+		FROM ledger WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, accountID, before, limit)
 }
 
 // Held implements store.Store, from the status index: it reads only the
