@@ -97,37 +97,8 @@ func ageAll(t *testing.T, dir string, d time.Duration) {
 func TestCrashLeftoversAreCleaned(t *testing.T) {
 	localOnly(t, "the test kills the embedded stack's process and inspects its data directory")
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeProcess$", "-test.v")
-	cmd.Env = append(os.Environ(), serveDirEnv+"="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := runningOn.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var host string
-	select {
-	case host = <-addr:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the server process did not start")
-	}
+	proc := startServeProcess(t, "TestServeProcess", serveDirEnv+"="+dir)
+	host := proc.addr
 	keyBytes, err := os.ReadFile(DevKeyPath(dir))
 	if err != nil {
 		t.Fatal(err)
@@ -178,9 +149,7 @@ func TestCrashLeftoversAreCleaned(t *testing.T) {
 		return count("blobs/tmp/put-", "") >= 2 && count("blobs/data/inputs/", "/firstFrame.png") == 1 &&
 			count("tmp/generate-", "/input-0.png") == 1
 	})
-	cmd.Process.Kill() // SIGKILL: no deferred clean-up runs
-	cmd.Wait()
-	killed = true
+	proc.kill() // SIGKILL: no deferred clean-up runs
 
 	leftovers := files(t, dir, func(r string) bool {
 		return strings.HasPrefix(r, "blobs/tmp/put-") || strings.HasSuffix(r, "/firstFrame.png") || strings.Count(r, "/") == 1 && strings.HasPrefix(r, "tmp/generate-")
@@ -325,4 +294,58 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 			t.Errorf("%s is still there", p)
 		}
 	}
+}
+
+// serveProcess is a server in a child process: this test binary run
+// again with one test (a TestXServeProcess that calls Serve), so that a
+// test can kill it with SIGKILL, which nothing drains.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	addr   string // host:port it listens on
+	killed bool
+}
+
+// startServeProcess starts the child running the test named run, with env
+// added to this process's environment, and returns once it prints the
+// address it listens on. The child is killed when the test ends, unless
+// the test killed it.
+func startServeProcess(t *testing.T, run string, env ...string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd}
+	t.Cleanup(func() {
+		if !p.killed {
+			p.kill()
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := runningOn.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.addr = <-addr:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the server process did not start")
+	}
+	return p
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *serveProcess) kill() {
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+	p.killed = true
 }

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -130,38 +128,8 @@ func TestWebhooksSurviveServerKill(t *testing.T) {
 	}()
 
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWebhookServeProcess$", "-test.v")
-	cmd.Env = append(os.Environ(), webhookServeDirEnv+"="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dead := false
-	defer func() {
-		if !dead {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := runningOn.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the server process did not start")
-	}
+	proc := startServeProcess(t, "TestWebhookServeProcess", webhookServeDirEnv+"="+dir)
+	base := "http://" + proc.addr
 	// A key whose limits stay out of the way, made beside the running
 	// server as genctl makes one.
 	db, err := OpenStore(dir)
@@ -201,9 +169,7 @@ func TestWebhooksSurviveServerKill(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatal("no delivery reached the receiver in 3 minutes")
 	}
-	cmd.Process.Kill() // SIGKILL: nothing drains, nothing is recorded
-	cmd.Wait()
-	dead = true
+	proc.kill() // SIGKILL: nothing drains, nothing is recorded
 	mu.Lock()
 	killed = true
 	atKill := len(got)
