@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,11 +13,11 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 )
@@ -38,31 +37,6 @@ type served struct {
 	// store is a second handle on the data directory's database, to look
 	// at the books and make keys, as genctl does beside a running server.
 	store *sqlitestore.Store
-}
-
-// startedWriter is Serve's output; ready closes once Serve has printed
-// how to use it, which it does after it started listening.
-type startedWriter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	ready chan struct{}
-	once  sync.Once
-}
-
-func (w *startedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), "Try:") {
-		w.once.Do(func() { close(w.ready) })
-	}
-	return len(p), nil
-}
-
-func (w *startedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 var runningOn = regexp.MustCompile(`gen is running on http://(\S+)`)
@@ -86,11 +60,12 @@ func serve(t *testing.T, dir string, edit func(*Config)) *served {
 		edit(&cfg)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	out := &startedWriter{ready: make(chan struct{})}
+	out := &logtest.Buffer{}
+	ready := out.Seen("Try:") // Serve prints how to use it once it listens
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, cfg, out) }()
 	select {
-	case <-out.ready:
+	case <-ready:
 	case err := <-done:
 		stop()
 		t.Fatalf("Serve ended before it served: %v\n%s", err, out)

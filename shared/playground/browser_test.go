@@ -26,6 +26,7 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
@@ -41,31 +42,6 @@ const (
 	updateScreenshotsEnv = "GEN_UPDATE_SCREENSHOTS"
 	screenshotsDir       = "../../infra/docs/playground"
 )
-
-// startedWriter is Serve's output; ready closes once Serve has printed
-// how to use it, which it does after it started listening.
-type startedWriter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	ready chan struct{}
-	once  sync.Once
-}
-
-func (w *startedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), "Try:") {
-		w.once.Do(func() { close(w.ready) })
-	}
-	return len(p), nil
-}
-
-func (w *startedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
 
 // checked wraps the served handler: each exchange under /api/ is checked
 // against the OpenAPI document, the request as a client's (its
@@ -206,11 +182,12 @@ func TestPlaygroundInChromium(t *testing.T) {
 		}},
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	out := &startedWriter{ready: make(chan struct{})}
+	out := &logtest.Buffer{}
+	ready := out.Seen("Try:") // Serve prints how to use it once it listens
 	done := make(chan error, 1)
 	go func() { done <- devstack.Serve(ctx, cfg, out) }()
 	select {
-	case <-out.ready:
+	case <-ready:
 	case err := <-done:
 		stop()
 		t.Fatalf("Serve ended before it served: %v\n%s", err, out)
