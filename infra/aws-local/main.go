@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/assembly"
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/settings"
 )
 
 // envScheduleInterval shortens every Schedule event's rate, e.g. 10s.
@@ -43,6 +44,14 @@ func run(ctx context.Context, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cfg.ScheduleInterval = d
+	}
+	// GEN_WEBHOOK_ALLOW_PRIVATE is the operator's, for this assembly only:
+	// passed to the functions so that a receiver on this machine works.
+	r := settings.NewReader(os.LookupEnv)
+	cfg.WebhookAllowPrivate = r.Switch(settings.WebhookAllowPrivate, false)
+	if err := r.Err(); err != nil {
+		fmt.Fprintln(stderr, "aws-local:", err)
+		return 2
 	}
 	if _, err := os.Stat("template.yaml"); err != nil {
 		fmt.Fprintln(stderr, "aws-local: run it from the repository's root (make run-aws-local): template.yaml not found")

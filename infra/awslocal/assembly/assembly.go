@@ -5,7 +5,8 @@
 // in front of them, DynamoDB Local keeping its tables in the data
 // directory, an S3 that checks presigned URLs and POST policies (s3fake,
 // on disk), Secrets Manager holding the URL signer's key, Step Functions
-// running the deployed definition (states), the Schedule events, and the
+// running the deployed definition (states), the Schedule events, the
+// DynamoDB stream events (streams), and the
 // API Gateway control plane the operator CLI wires keys through
 // (apikeys). Everything but the gateway listens on loopback ports of its
 // own; every part logs to one structured stream.
@@ -34,6 +35,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/apigateway"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	bolt "go.etcd.io/bbolt"
 
@@ -42,6 +44,7 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/localdeploy"
 	"github.com/genvideo/gen/infra/awslocal/samtemplate"
 	"github.com/genvideo/gen/infra/awslocal/states"
+	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/authorizer"
@@ -50,6 +53,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/localsecrets"
 	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
 	"github.com/genvideo/gen/shared/devkey"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 	"github.com/genvideo/gen/shared/usageplans"
@@ -86,6 +90,11 @@ type Config struct {
 	ScheduleInterval time.Duration
 	// Parameters override template parameters (GenerationTimeout=1).
 	Parameters map[string]string
+	// WebhookAllowPrivate sets GEN_WEBHOOK_ALLOW_PRIVATE=1 in every
+	// function's environment, so that webhooks may go to a receiver on
+	// this machine (plain http, loopback). Only here: template.yaml never
+	// sets it, and AWS never reads it from the operator.
+	WebhookAllowPrivate bool
 }
 
 // Assembly is a running assembly.
@@ -271,6 +280,9 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		for k, v := range f.Env {
 			env[k] = v
 		}
+		if cfg.WebhookAllowPrivate {
+			env[settings.WebhookAllowPrivate] = "1"
+		}
 		var envList []string
 		for k, v := range env {
 			envList = append(envList, k+"="+v)
@@ -360,6 +372,30 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		AccessKeyID: "local", SecretAccessKey: "local", BaseURL: a.BaseURL,
 	}); err != nil {
 		return nil, err
+	}
+
+	// The DynamoDB streams, read as Lambda's event source mappings read
+	// them.
+	streamsClient := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: Region, BaseEndpoint: aws.String(a.dynamo.Endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	})
+	for _, f := range tp.Functions {
+		for _, st := range f.Streams {
+			fn := filepath.Base(f.Dir)
+			p, err := streams.New(ctx, streams.Config{Source: st, Function: fn, Invoker: byID[f.LogicalID],
+				Tables: a.dynamo.Client(), Streams: streamsClient, Region: Region, Logger: a.log})
+			if err != nil {
+				return nil, err
+			}
+			a.log.Info("stream read", "component", "streams", "function", fn, "table", st.Table,
+				"startingPosition", st.StartingPosition, "batchSize", st.BatchSize, "filters", len(st.Filters))
+			a.wg.Add(1)
+			go func() {
+				defer a.wg.Done()
+				p.Run(runCtx)
+			}()
+		}
 	}
 
 	// The schedules.

@@ -30,11 +30,12 @@ type Function struct {
 	// Timeout and MemorySize, Globals' unless set.
 	Timeout    int
 	MemorySize int
-	// Api events (routes) and Schedule events.
+	// Api events (routes), Schedule events and DynamoDB events.
 	Routes    []Route
 	Schedules []Schedule
+	Streams   []Stream
 	// OtherEvents names the events of other types, which the assembly on
-	// one machine does not drive (a DynamoDB stream, an SQS queue).
+	// one machine does not drive (an SQS queue).
 	OtherEvents []string
 }
 
@@ -56,6 +57,23 @@ const defaultAuth = "\x00default"
 type Schedule struct {
 	Name       string
 	Expression string
+}
+
+// Stream is a DynamoDB event: the stream of a table of the template.
+type Stream struct {
+	Name string
+	// Table is the table's name (its TableName, resolved).
+	Table string
+	// StartingPosition is LATEST or TRIM_HORIZON.
+	StartingPosition string
+	// BatchSize is the most records of one invocation (default 100).
+	BatchSize int
+	// MaximumRetryAttempts is how often a failed batch is retried; -1
+	// (the default) until it succeeds.
+	MaximumRetryAttempts int
+	// Filters are FilterCriteria's patterns (JSON): a record is passed
+	// when any matches, every record when there are none.
+	Filters []string
 }
 
 // API is the AWS::Serverless::Api.
@@ -210,6 +228,12 @@ func Load(file string, names Names) (*Template, error) {
 						return nil, fmt.Errorf("%s: schedule %s: %w", id, name, err)
 					}
 					f.Schedules = append(f.Schedules, Schedule{Name: name, Expression: expr})
+				case "DynamoDB":
+					st, err := r.stream(name, ep)
+					if err != nil {
+						return nil, fmt.Errorf("%s: event %s: %w", id, name, err)
+					}
+					f.Streams = append(f.Streams, st)
 				default:
 					f.OtherEvents = append(f.OtherEvents, fmt.Sprintf("%s (%v)", name, m(ev)["Type"]))
 				}
@@ -392,6 +416,48 @@ func (r *resolver) ref(name string) (string, error) {
 		return r.names.StateMachineARN(name), nil
 	}
 	return r.names.StackName + "-" + name, nil
+}
+
+// stream reads a DynamoDB event, whose Stream is !GetAtt <table>.StreamArn
+// of a table of the template.
+func (r *resolver) stream(name string, ep map[string]any) (Stream, error) {
+	st := Stream{Name: name, BatchSize: 100, MaximumRetryAttempts: -1}
+	ga := list(m(ep["Stream"])["Fn::GetAtt"])
+	if len(ga) != 2 || fmt.Sprint(ga[1]) != "StreamArn" {
+		return st, fmt.Errorf("Stream must be !GetAtt <table>.StreamArn, not %v", ep["Stream"])
+	}
+	table := m(r.resources[fmt.Sprint(ga[0])])
+	if table["Type"] != "AWS::DynamoDB::Table" {
+		return st, fmt.Errorf("stream of %v: not a table of the template", ga[0])
+	}
+	var err error
+	if st.Table, err = r.str(m(table["Properties"])["TableName"]); err != nil || st.Table == "" {
+		return st, fmt.Errorf("stream of %v: table name: %v", ga[0], err)
+	}
+	if m(m(table["Properties"])["StreamSpecification"])["StreamViewType"] == nil {
+		return st, fmt.Errorf("table %v has no StreamSpecification", ga[0])
+	}
+	if st.StartingPosition, err = r.str(ep["StartingPosition"]); err != nil {
+		return st, err
+	}
+	if st.StartingPosition != "LATEST" && st.StartingPosition != "TRIM_HORIZON" {
+		return st, fmt.Errorf("StartingPosition %q: LATEST or TRIM_HORIZON", st.StartingPosition)
+	}
+	for key, dst := range map[string]*int{"BatchSize": &st.BatchSize, "MaximumRetryAttempts": &st.MaximumRetryAttempts} {
+		if v, ok := ep[key]; ok {
+			if *dst, err = strconv.Atoi(r.must(v)); err != nil {
+				return st, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	for _, f := range list(m(ep["FilterCriteria"])["Filters"]) {
+		p, err := r.str(m(f)["Pattern"])
+		if err != nil {
+			return st, fmt.Errorf("filter: %w", err)
+		}
+		st.Filters = append(st.Filters, p)
+	}
+	return st, nil
 }
 
 func (r *resolver) getAtt(res, attr string) (string, error) {

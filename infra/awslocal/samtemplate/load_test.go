@@ -57,6 +57,14 @@ func TestLoadTemplate(t *testing.T) {
 	if s := byID["SweeperFunction"].Schedules; len(s) != 1 || s[0].Expression != "rate(5 minutes)" {
 		t.Errorf("sweeper schedules %+v", s)
 	}
+	if s := byID["WebhooksDeliverFunction"].Streams; len(s) != 1 || s[0].Table != names.StackName+"-webhooks" ||
+		s[0].StartingPosition != "LATEST" || s[0].BatchSize != 10 || s[0].MaximumRetryAttempts != 2 ||
+		len(s[0].Filters) != 1 || !strings.Contains(s[0].Filters[0], `"INSERT"`) {
+		t.Errorf("webhooks-deliver streams %+v", s)
+	}
+	if o := byID["WebhooksDeliverFunction"].OtherEvents; len(o) != 0 {
+		t.Errorf("webhooks-deliver events not emulated: %v", o)
+	}
 	if _, ok := byID["RotateSignerFunction"]; !ok {
 		t.Error("the rotate-signer function (CreateSigner) is missing")
 	}

@@ -210,6 +210,30 @@ func TestCreateTables(t *testing.T) {
 			t.Errorf("TTL of table %s = %+v, want enabled on %q", table, d, attrTTL)
 		}
 	}
+	// The webhooks table streams new images, as template.yaml's does (the
+	// deliver function's trigger, emulated by the assembly on one
+	// machine); CreateTables turns the stream on for a table made
+	// without one.
+	streamOf := func() *types.StreamSpecification {
+		d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.t.Webhooks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Table.StreamSpecification
+	}
+	if sp := streamOf(); sp == nil || !aws.ToBool(sp.StreamEnabled) || sp.StreamViewType != types.StreamViewTypeNewImage {
+		t.Errorf("stream of the webhooks table = %+v, want NEW_IMAGE", sp)
+	}
+	if _, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &s.t.Webhooks,
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(false)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatalf("CreateTables on a webhooks table without a stream: %v", err)
+	}
+	if sp := streamOf(); sp == nil || !aws.ToBool(sp.StreamEnabled) || sp.StreamViewType != types.StreamViewTypeNewImage {
+		t.Errorf("stream of the webhooks table after CreateTables = %+v, want NEW_IMAGE", sp)
+	}
 	desc, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.t.Tasks})
 	if err != nil {
 		t.Fatal(err)

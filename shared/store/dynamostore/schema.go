@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -52,6 +53,9 @@ func (s *Store) CreateTables(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.enableStream(ctx, s.t.Webhooks); err != nil {
+		return err
+	}
 	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks, s.t.Webhooks} {
 		if err := s.enableTTL(ctx, table); err != nil {
 			return err
@@ -74,6 +78,32 @@ func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) 
 		return dbErr("wait for table "+name, err)
 	}
 	return nil
+}
+
+// enableStream turns on the NEW_IMAGE stream of a table made before
+// CreateTables asked for one (a data directory of an older
+// run-aws-local), as template.yaml's WebhooksTable has it.
+func (s *Store) enableStream(ctx context.Context, table string) error {
+	op := "enable the stream of " + table
+	d, err := s.admin.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return dbErr(op, err)
+	}
+	if sp := d.Table.StreamSpecification; sp != nil && sp.StreamEnabled != nil && *sp.StreamEnabled {
+		return nil
+	}
+	_, err = s.admin.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table, StreamSpecification: webhooksStream()})
+	if err != nil {
+		return dbErr(op, err)
+	}
+	return nil
+}
+
+// webhooksStream is the webhooks table's stream, which wakes the deliver
+// function on AWS (template.yaml, WebhooksTable) and in the assembly on
+// one machine: new images, for the outbox inserts.
+func webhooksStream() *types.StreamSpecification {
+	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
 }
 
 func (s *Store) enableTTL(ctx context.Context, table string) error {
@@ -130,6 +160,11 @@ func (s *Store) tableDefinitions() []*dynamodb.CreateTableInput {
 			BillingMode:            types.BillingModePayPerRequest,
 		}
 	}
+	webhooks := table(s.t.Webhooks, append(strAttr(attrWhPK, attrWhSort, attrDue),
+		types.AttributeDefinition{AttributeName: strPtr(attrNextAt), AttributeType: types.ScalarAttributeTypeN}),
+		keySchema(attrWhPK, attrWhSort),
+		index(indexDue, attrDue, attrNextAt))
+	webhooks.StreamSpecification = webhooksStream()
 	return []*dynamodb.CreateTableInput{
 		table(s.t.Accounts, strAttr(attrAccount, attrSort), keySchema(attrAccount, attrSort)),
 		table(s.t.Keys, strAttr(attrKeyPK, attrKeyOwner, attrKeyOrder), keySchema(attrKeyPK, ""),
@@ -141,11 +176,9 @@ func (s *Store) tableDefinitions() []*dynamodb.CreateTableInput {
 			index(indexStatus, attrAcctStatus, attrHist),
 			index(indexUnfinished, attrUnfinished, attrHist)),
 		// webhooks: partition pk, sort sk; index due on due and nextAt
-		// (a number), the pending outbox items by when they are due.
-		table(s.t.Webhooks, append(strAttr(attrWhPK, attrWhSort, attrDue),
-			types.AttributeDefinition{AttributeName: strPtr(attrNextAt), AttributeType: types.ScalarAttributeTypeN}),
-			keySchema(attrWhPK, attrWhSort),
-			index(indexDue, attrDue, attrNextAt)),
+		// (a number), the pending outbox items by when they are due; a
+		// stream of new images.
+		webhooks,
 	}
 }
 

@@ -29,18 +29,17 @@ const (
 	DefaultMaxBackoff = time.Hour
 	// DefaultMaxAge is how long an event is retried: at least a day.
 	DefaultMaxAge = 24 * time.Hour
-	// lease is how long a claimed row is not claimed again: longer than
-	// an attempt may take.
-	lease = 2 * webhook.DefaultTimeout
-	batch = 32
-	// parallel bounds the attempts in flight, so that one slow receiver
-	// does not hold up the others.
+	// parallel is how many rows one claim takes and how many attempts
+	// are in flight at once, so that one slow receiver does not hold up
+	// the others. A claim is exactly one round of attempts, all started
+	// at once: no claimed row waits behind another's attempt, and so its
+	// lease need only cover its own attempt.
 	parallel = 8
-	// batchTime is the longest one batch of claimed rows takes: its
-	// attempts in rounds of parallel, each bounded by the sender's
-	// timeout. RunDue claims no batch it could not finish before its
-	// context's deadline (the deliver Lambda's).
-	batchTime = (batch + parallel - 1) / parallel * webhook.DefaultTimeout
+	// leaseMargin is what a lease adds to the attempt's timeout: signing
+	// before it and recording it after (RecordAttempt), and clocks of
+	// concurrent workers a little apart. A row is claimed again only once
+	// its attempt is surely over.
+	leaseMargin = 10 * time.Second
 )
 
 // Outbox is what the worker needs of the store.
@@ -71,6 +70,19 @@ func (w *Worker) now() time.Time {
 	}
 	return time.Now()
 }
+
+// timeout bounds one attempt: the sender's.
+func (w *Worker) timeout() time.Duration {
+	if w.Sender != nil && w.Sender.Timeout > 0 {
+		return w.Sender.Timeout
+	}
+	return webhook.DefaultTimeout
+}
+
+// lease is how long a claimed row is not claimed again: the whole of its
+// attempt, which starts as soon as it is claimed (20 s by default, which
+// is also how soon a row claimed by a worker that died is sent again).
+func (w *Worker) lease() time.Duration { return w.timeout() + leaseMargin }
 
 func (w *Worker) log() *slog.Logger {
 	if w.Logger != nil {
@@ -111,16 +123,17 @@ func (w *Worker) Backoff(n int) time.Duration {
 }
 
 // RunDue delivers every row due now, attempting each once, and returns
-// how many it attempted. With a deadline on ctx it stops claiming when
-// a batch could no longer finish in time.
+// how many it attempted. It claims a round of rows at a time, leased for
+// one attempt, and attempts them at once; with a deadline on ctx it stops
+// claiming when a round could no longer finish in time.
 func (w *Worker) RunDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		if end, ok := ctx.Deadline(); ok && time.Until(end) < batchTime {
+		if end, ok := ctx.Deadline(); ok && time.Until(end) < w.lease() {
 			// What is left stays due: the next run takes it.
 			return total, nil
 		}
-		ds, err := w.Outbox.ClaimDeliveries(ctx, w.now(), lease, batch)
+		ds, err := w.Outbox.ClaimDeliveries(ctx, w.now(), w.lease(), parallel)
 		if err != nil {
 			return total, fmt.Errorf("claim deliveries: %w", err)
 		}
@@ -128,14 +141,11 @@ func (w *Worker) RunDue(ctx context.Context) (int, error) {
 			return total, nil
 		}
 		var wg sync.WaitGroup
-		sem := make(chan struct{}, parallel)
 		errs := make([]error, len(ds))
 		for i, d := range ds {
 			wg.Add(1)
-			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
-				defer func() { <-sem }()
 				errs[i] = w.attempt(ctx, d)
 			}()
 		}
@@ -144,7 +154,7 @@ func (w *Worker) RunDue(ctx context.Context) (int, error) {
 		if err := errors.Join(errs...); err != nil {
 			return total, err
 		}
-		if len(ds) < batch {
+		if len(ds) < parallel {
 			return total, nil
 		}
 	}
