@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	}
 	s3srv.AddSigner(signerKeyID, signerSecret)
 	s3srv.AddUploadSigner(roleKeyID, roleSecret)
-	s3URL, err := a.serve(logRequests(a.log, "s3", s3srv))
+	s3URL, err := a.serve(logRequests(a.log, "s3", bucketCORS(s3srv, a.gatewayOrigin)))
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +283,12 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		}
 		if cfg.WebhookAllowPrivate {
 			env[settings.WebhookAllowPrivate] = "1"
+		}
+		if _, ok := env[awsstack.EnvPlaygroundMediaOrigins]; ok {
+			// The template names the bucket's https origin; here the
+			// presigned links and upload forms point at the emulated S3,
+			// which the playground's CSP must allow instead.
+			env[awsstack.EnvPlaygroundMediaOrigins] = s3URL
 		}
 		var envList []string
 		for k, v := range env {
@@ -530,6 +537,49 @@ func (a *Assembly) serve(h http.Handler) (string, error) {
 
 // logRequests logs the presigned requests (the clients' downloads and
 // uploads) an S3 serves.
+// gatewayOrigin is the origin the API (and so the playground page) is
+// served from, once the gateway listens; "" before.
+func (a *Assembly) gatewayOrigin() string {
+	u, err := url.Parse(a.BaseURL)
+	if err != nil || a.BaseURL == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// bucketCORS answers as the media bucket's CORS rule (template.yaml,
+// "playground-uploads": POST from the API's origin, any header, cached an
+// hour) does, with the gateway's local origin in place of execute-api's:
+// the playground posts large images straight to the bucket and must read
+// the answer. Requests from any other origin get no CORS headers, and
+// their preflight is refused, as S3 refuses one that matches no rule.
+func bucketCORS(h http.Handler, origin func() string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o := r.Header.Get("Origin")
+		allowed := o != "" && o == origin()
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if !allowed || r.Header.Get("Access-Control-Request-Method") != http.MethodPost {
+				http.Error(w, "CORSResponse: This CORS request is not allowed.", http.StatusForbidden)
+				return
+			}
+			w.Header().Set("Access-Control-Allow-Origin", o)
+			w.Header().Set("Access-Control-Allow-Methods", http.MethodPost)
+			if h := r.Header.Get("Access-Control-Request-Headers"); h != "" {
+				w.Header().Set("Access-Control-Allow-Headers", h)
+			}
+			w.Header().Set("Access-Control-Max-Age", "3600")
+			w.Header().Add("Vary", "Origin")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if allowed && r.Method == http.MethodPost {
+			w.Header().Set("Access-Control-Allow-Origin", o)
+			w.Header().Add("Vary", "Origin")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func logRequests(log *slog.Logger, component string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +102,52 @@ func TestAssembly(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusForbidden {
 			t.Errorf("GET a tampered presigned URL: %d, want 403", res.StatusCode)
+		}
+
+		// The playground, public on the same API, lets the page play and
+		// upload to where the presigned links point: the emulated S3,
+		// not the bucket's https origin the template names.
+		res, err = http.Get(a.BaseURL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		u, err := url.Parse(dl.Videos[0].URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		csp := res.Header.Get("Content-Security-Policy")
+		for _, directive := range []string{"media-src", "connect-src"} {
+			if !strings.Contains(csp, directive+" 'self' blob: "+u.Scheme+"://"+u.Host) && !strings.Contains(csp, directive+" 'self' "+u.Scheme+"://"+u.Host) {
+				t.Errorf("GET /: %s does not allow %s://%s in CSP %q", directive, u.Scheme, u.Host, csp)
+			}
+		}
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(page), "playground/app.js") {
+			t.Errorf("GET / = %d (%d bytes); want the playground page", res.StatusCode, len(page))
+		}
+		// The page posts large images straight to the bucket: its CORS
+		// rule lets the API's origin do so, and no other.
+		gateway, _ := url.Parse(a.BaseURL)
+		for _, tc := range []struct {
+			origin string
+			want   int
+		}{
+			{gateway.Scheme + "://" + gateway.Host, http.StatusOK},
+			{"http://elsewhere.example", http.StatusForbidden},
+		} {
+			req, _ := http.NewRequest(http.MethodOptions, u.Scheme+"://"+u.Host+"/"+Bucket, nil)
+			req.Header.Set("Origin", tc.origin)
+			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			allow := res.Header.Get("Access-Control-Allow-Origin")
+			if res.StatusCode != tc.want || (tc.want == http.StatusOK) != (allow == tc.origin) {
+				t.Errorf("preflight of a POST to the bucket from %s: %d, Allow-Origin %q; want %d", tc.origin, res.StatusCode, allow, tc.want)
+			}
 		}
 	})
 
