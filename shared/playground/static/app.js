@@ -371,6 +371,22 @@ async function start(e) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The status polls of every task the page follows share one pace: at
+// most half the key's requests per minute (X-RateLimit-Limit of the last
+// poll), so that following several generations never uses up the limit
+// the person's own clicks need. One task polled as Retry-After asks is
+// well within it; three on a Standard key (60 a minute) are spaced 2 s
+// apart between them instead of each every 2 s.
+const pollPace = { next: 0, perMinute: 60 };
+
+async function pollSlot() {
+  const spacing = 120000 / Math.max(1, pollPace.perMinute);
+  const now = Date.now();
+  const at = Math.max(now, pollPace.next);
+  pollPace.next = at + spacing;
+  if (at > now) await sleep(at - now);
+}
+
 // addTask shows a card for the task and follows it to its end.
 function addTask(taskId, info = {}) {
   $("#tasks-empty").hidden = true;
@@ -409,10 +425,14 @@ async function follow(taskId, card, info) {
   for (;;) {
     if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
     let task, wait = 2;
+    await pollSlot();
+    if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
     try {
       const r = await request("GET", "api/gen/status/" + encodeURIComponent(taskId));
       task = r.data;
       if (r.retryAfter !== null) wait = r.retryAfter;
+      const limit = parseInt(r.headers.get("X-RateLimit-Limit") || "", 10);
+      if (limit > 0) pollPace.perMinute = limit;
     } catch (err) {
       if (err.status === 429 || err.status === 0 || err.status >= 500) {
         $(".task-error", card).textContent = describe(err);
