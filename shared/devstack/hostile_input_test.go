@@ -98,6 +98,43 @@ func TestRepeatedJSONKeyIsRefused(t *testing.T) {
 	}
 }
 
+// TestRepeatedJSONKeyIsRefusedEverywhere: the other JSON bodies (a
+// webhook endpoint, a direct upload) follow a start's rules. A webhook
+// registered with two urls went to the second, which the client that
+// wrote the first never knew; now nothing is registered or signed.
+func TestRepeatedJSONKeyIsRefusedEverywhere(t *testing.T) {
+	s := serve(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
+	k := s.key(10000)
+	for _, tc := range []struct{ path, body, field string }{
+		{"/api/gen/webhooks", `{"url":"http://127.0.0.1:9/a","url":"http://127.0.0.1:9/b"}`, "url"},
+		{"/api/gen/webhooks", `{"url":"http://127.0.0.1:9/a","events":["generation.failed"],"even\u0074s":[]}`, "events"},
+		{"/api/gen/uploads", `{"contentType":"image/png","contentType":"image/jpeg"}`, "contentType"},
+	} {
+		status, b := s.post(tc.path, k.APIKey, "application/json", []byte(tc.body), false)
+		if status != http.StatusBadRequest || b["error"] != "VALIDATION_ERROR" || b["field"] != tc.field ||
+			!strings.Contains(fmt.Sprint(b["message"]), "more than once") {
+			t.Errorf("POST %s %s: answered %d %v, want 400 VALIDATION_ERROR on %s given more than once", tc.path, tc.body, status, b, tc.field)
+		}
+	}
+	for _, body := range []string{`{"url":"http://127.0.0.1:9/a"} {}`, `{"url":"http://127.0.0.1:9/a"}]`} {
+		status, b := s.post("/api/gen/webhooks", k.APIKey, "application/json", []byte(body), false)
+		if status != http.StatusBadRequest || b["error"] != "VALIDATION_ERROR" {
+			t.Errorf("POST /api/gen/webhooks %s: answered %d %v, want 400 VALIDATION_ERROR", body, status, b)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/api/gen/webhooks", nil)
+	req.Header.Set("X-API-Key", k.APIKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct{ Webhooks []any }
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || len(list.Webhooks) != 0 {
+		t.Errorf("webhooks after refused bodies: %+v, %v; want none", list.Webhooks, err)
+	}
+}
+
 // TestNotAnImageIsNotCharged (items 4 and 5): a file with a PNG or JPEG
 // signature and garbage after it, an image cut short, a canvas larger
 // than the renderer takes: each was charged and then failed as "please

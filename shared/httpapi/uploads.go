@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -38,25 +39,11 @@ type uploadResponse struct {
 // MiB, uploaded straight to storage; a start then names it by its
 // uploadId instead of carrying the file.
 func (a *API) createUpload(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return badRequest("", "Content-Type must be application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return badRequest("", "The request body is larger than %d bytes.", 4<<10)
-		}
-		return badRequest("", "The request body could not be read.")
-	}
 	var req struct {
 		ContentType string `json:"contentType"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return badRequest("", "The body must be a JSON object with contentType (image/jpeg or image/png).")
+	if err := decodeObject(w, r, 4<<10, &req, "The body must be a JSON object with contentType (image/jpeg or image/png)."); err != nil {
+		return err
 	}
 	up, err := a.svc.CreateUpload(r.Context(), *c, req.ContentType)
 	if err != nil {
@@ -93,6 +80,39 @@ func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *
 		}
 		up.inputs = append(up.inputs, in)
 		up.digests[role] = digest
+	}
+	return nil
+}
+
+// decodeObject reads the JSON body of a request other than a start into v
+// by a start's rules (params.ParseJSON): a JSON Content-Type, at most max
+// bytes, one object and nothing after it, no key given twice (which
+// encoding/json would settle silently by keeping the last), and no key v
+// does not name. shape is the message of a body that is not such an
+// object.
+func decodeObject(w http.ResponseWriter, r *http.Request, max int64, v any, shape string) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return badRequest("", "Content-Type must be application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return badRequest("", "The request body is larger than %d bytes.", max)
+		}
+		return badRequest("", "The request body could not be read.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("", "%s", shape)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("", "%s", shape)
+	}
+	if e := params.RepeatedKey(body); e != nil {
+		return e
 	}
 	return nil
 }

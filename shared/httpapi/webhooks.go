@@ -1,11 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 
@@ -67,27 +62,13 @@ func toWebhookJSON(e store.WebhookEndpoint) webhookJSON {
 const maxWebhookBody = 8 << 10
 
 func (a *API) createWebhook(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return badRequest("", "Content-Type must be application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return badRequest("", "The request body is larger than %d bytes.", maxWebhookBody)
-		}
-		return badRequest("", "The request body could not be read.")
-	}
 	var req struct {
 		URL    string   `json:"url"`
 		Events []string `json:"events"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return badRequest("", "The body must be a JSON object with url (https) and, optionally, events "+
-			"(generation.processing, generation.completed, generation.failed).")
+	if err := decodeObject(w, r, maxWebhookBody, &req, "The body must be a JSON object with url (https) and, optionally, events "+
+		"(generation.processing, generation.completed, generation.failed)."); err != nil {
+		return err
 	}
 	e, err := a.svc.CreateWebhook(r.Context(), *c, req.URL, req.Events)
 	if err != nil {

@@ -25,7 +25,7 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, &Error{Code: CodeValidation, Message: "request body must hold a single JSON object"}
 	}
-	if err := repeatedKey(body); err != nil {
+	if err := RepeatedKey(body); err != nil {
 		return Request{}, err
 	}
 	present := make(map[string]value, len(fields))
@@ -38,13 +38,13 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 	return validate(kind, present)
 }
 
-// repeatedKey refuses a body (already known to be one JSON object) in
+// RepeatedKey refuses a body (already known to be one JSON object) in
 // which an object names a key twice. encoding/json keeps the last value
 // without a word, so a request naming two models would be charged for the
 // second. Keys are compared as decoded: "mod\u0065l" is "model". The
 // error names the top-level field the repeated key is in (the key itself
 // at the top level).
-func repeatedKey(body []byte) *Error {
+func RepeatedKey(body []byte) *Error {
 	type frame struct {
 		keys    map[string]bool // nil in an array
 		wantKey bool            // the next token of an object is a key
