@@ -127,25 +127,40 @@ func (c *Client) Credits(ctx context.Context, q CreditsQuery) (*Credits, error) 
 // following each page's NextCursor (pages of q.Limit, default 100). An
 // error is yielded once, and ends the sequence.
 func (c *Client) AllLedger(ctx context.Context, q CreditsQuery) iter.Seq2[LedgerEntry, error] {
-	return func(yield func(LedgerEntry, error) bool) {
-		if q.Limit == 0 {
-			q.Limit = 100
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	return allPages(q.Cursor, func(cursor string) ([]LedgerEntry, string, error) {
+		q.Cursor = cursor
+		page, err := c.Credits(ctx, q)
+		if err != nil {
+			return nil, "", err
 		}
+		return page.Ledger, page.NextCursor, nil
+	})
+}
+
+// allPages yields every item of the pages fetch answers, from cursor on,
+// following each page's next cursor until a page has none (or no items).
+// An error is yielded once, and ends the sequence.
+func allPages[T any](cursor string, fetch func(cursor string) (items []T, next string, err error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		for {
-			page, err := c.Credits(ctx, q)
+			items, next, err := fetch(cursor)
 			if err != nil {
-				yield(LedgerEntry{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, e := range page.Ledger {
-				if !yield(e, nil) {
+			for _, it := range items {
+				if !yield(it, nil) {
 					return
 				}
 			}
-			if page.NextCursor == "" || len(page.Ledger) == 0 {
+			if next == "" || len(items) == 0 {
 				return
 			}
-			q.Cursor = page.NextCursor
+			cursor = next
 		}
 	}
 }

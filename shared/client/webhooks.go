@@ -145,24 +145,14 @@ func (c *Client) WebhookDeliveries(ctx context.Context, webhookID string, q Deli
 // page on, newest first, following NextCursor. An error is yielded
 // once, and ends the sequence.
 func (c *Client) AllWebhookDeliveries(ctx context.Context, webhookID string, q DeliveriesQuery) iter.Seq2[DeliveryAttempt, error] {
-	return func(yield func(DeliveryAttempt, error) bool) {
-		for {
-			p, err := c.WebhookDeliveries(ctx, webhookID, q)
-			if err != nil {
-				yield(DeliveryAttempt{}, err)
-				return
-			}
-			for _, a := range p.Deliveries {
-				if !yield(a, nil) {
-					return
-				}
-			}
-			if p.NextCursor == "" || len(p.Deliveries) == 0 {
-				return
-			}
-			q.Cursor = p.NextCursor
+	return allPages(q.Cursor, func(cursor string) ([]DeliveryAttempt, string, error) {
+		q.Cursor = cursor
+		p, err := c.WebhookDeliveries(ctx, webhookID, q)
+		if err != nil {
+			return nil, "", err
 		}
-	}
+		return p.Deliveries, p.NextCursor, nil
+	})
 }
 
 // ReplayDelivery sends an event to the endpoint again, now, with the same
