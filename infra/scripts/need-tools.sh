@@ -16,6 +16,8 @@ if [ "${1:-}" != "--run" ]; then
 	command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 	command -v npm >/dev/null 2>&1 || missing+=(npm)
 	[ -x /usr/bin/chromium ] || missing+=(chromium)
+	# The README walk-through test runs the walk-through as a reader does.
+	command -v curl >/dev/null 2>&1 || missing+=(curl)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
