@@ -147,6 +147,13 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
 		Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
+	// The renderer's estimate is the built-in generator's seconds; a Veo
+	// job takes minutes, which the service's default estimate says, as it
+	// does on AWS.
+	estimate := s.renderer.Estimate
+	if provider != nil {
+		estimate = nil
+	}
 	s.api = httpapi.New(httpapi.Config{
 		Store:             st,
 		Blobs:             blobs,
@@ -154,7 +161,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Counters:          s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
-		Estimate:          s.renderer.Estimate,
+		Estimate:          estimate,
 		// Direct uploads go to the local server, as they go to S3 on AWS.
 		Uploads:             s.Blobs,
 		Webhooks:            s.Store,

@@ -100,6 +100,11 @@ func TestVeoWalkThrough(t *testing.T) {
 			if r.status != http.StatusAccepted {
 				t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
 			}
+			// A Veo job takes minutes: the estimate is the service's, as
+			// on AWS, not the built-in renderer's seconds.
+			if got := r.body["estimatedWaitTime"]; got != "60-180 seconds" {
+				t.Errorf("estimatedWaitTime %v, want the Veo estimate 60-180 seconds", got)
+			}
 			boat := str(r.body["taskId"])
 			if done := e.wait(k.APIKey, boat); done.body["status"] != "completed" {
 				t.Fatalf("text-to-video ended %s", done.raw)
