@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,18 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, c *service.Caller)
 type requestLog struct {
 	accountID string
 	keyID     string
+	// taskID is the task a start created (or replayed): the line ties the
+	// request (and on AWS its requestId) to the execution named after it.
+	taskID string
+}
+
+type requestLogKey struct{}
+
+// noteTask puts the task id into r's request log line.
+func noteTask(r *http.Request, id string) {
+	if rl, ok := r.Context().Value(requestLogKey{}).(*requestLog); ok {
+		rl.taskID = id
+	}
 }
 
 // endpoint wraps a handler with everything every endpoint does, in order:
@@ -59,6 +72,7 @@ func (a *API) endpoint(rt route) http.Handler {
 			a.fail(rec, r, err, now)
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), requestLogKey{}, &rl))
 		if err := rt.serve(rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 		}
@@ -206,13 +220,18 @@ func finish(log *slog.Logger, w *recorder, r *http.Request, start time.Time, rl 
 	if !w.wrote {
 		status = http.StatusOK
 	}
-	log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	attrs := []slog.Attr{
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.Int("status", status),
 		slog.Duration("duration", time.Since(start)),
 		slog.String("account", rl.accountID),
-		slog.String("key", rl.keyID))
+		slog.String("key", rl.keyID),
+	}
+	if rl.taskID != "" {
+		attrs = append(attrs, slog.String("task", rl.taskID))
+	}
+	log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
 
 // recorder notes the status a handler wrote, for the log and so that an

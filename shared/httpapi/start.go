@@ -144,6 +144,7 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, i
 	if err != nil {
 		return err
 	}
+	noteTask(r, st.Task.ID)
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}

@@ -2,7 +2,10 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -324,4 +327,35 @@ func TestStartRejected(t *testing.T) {
 		}
 		e.assertUnchanged(before, poor.AccountID, "an image start without credits")
 	})
+}
+
+// TestStartLogsItsTask: a start's request line names the task it created
+// (and its replay, the same task), so that the request, and on AWS its
+// requestId, leads to the execution named after the task. A refused start
+// names none.
+func TestStartLogsItsTask(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.caller(10000)
+	req, _ := http.NewRequest(http.MethodPost, e.Server.URL+"/api/gen/text-to-video",
+		strings.NewReader(`{"prompt":"a kite"}`))
+	req.Header.Set("X-API-Key", c.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "log-test")
+	first := e.send(req.Clone(context.Background()))
+	req.Body = io.NopCloser(strings.NewReader(`{"prompt":"a kite"}`))
+	replay := e.send(req)
+	refused := e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": ""})
+	if first.status != http.StatusAccepted || replay.status != http.StatusAccepted || refused.status != http.StatusBadRequest {
+		t.Fatalf("starts answered %d, %d, %d; want 202, 202 (replay), 400", first.status, replay.status, refused.status)
+	}
+	id := first.body["taskId"]
+	var got []any
+	for _, l := range logLines(e.logs, "request") {
+		if l["path"] == "/api/gen/text-to-video" {
+			got = append(got, l["task"])
+		}
+	}
+	if want := []any{id, id, nil}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the starts' request lines name tasks %v, want %v", got, want)
+	}
 }
