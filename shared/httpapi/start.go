@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"time"
 
@@ -51,17 +48,9 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Cal
 	if err != nil {
 		return err
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return badRequest("", "Content-Type must be application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	body, err := readJSONBody(w, r, maxJSONBody)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return badRequest("", "The request body is larger than %d bytes.", maxJSONBody)
-		}
-		return badRequest("", "The request body could not be read.")
+		return err
 	}
 	req, err := params.ParseJSON(catalog.TextToVideo, body)
 	if err != nil {

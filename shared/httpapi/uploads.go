@@ -84,6 +84,24 @@ func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *
 	return nil
 }
 
+// readJSONBody reads a request's JSON body: a JSON Content-Type and at
+// most max bytes, each refused with its own message.
+func readJSONBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, badRequest("", "Content-Type must be application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, badRequest("", "The request body is larger than %d bytes.", max)
+		}
+		return nil, badRequest("", "The request body could not be read.")
+	}
+	return body, nil
+}
+
 // decodeObject reads the JSON body of a request other than a start into v
 // by a start's rules (params.ParseJSON): a JSON Content-Type, at most max
 // bytes, one object and nothing after it, no key given twice (which
@@ -91,17 +109,9 @@ func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *
 // does not name. shape is the message of a body that is not such an
 // object.
 func decodeObject(w http.ResponseWriter, r *http.Request, max int64, v any, shape string) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return badRequest("", "Content-Type must be application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := readJSONBody(w, r, max)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return badRequest("", "The request body is larger than %d bytes.", max)
-		}
-		return badRequest("", "The request body could not be read.")
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
