@@ -20,19 +20,6 @@ import (
 	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
-// clock is a fake clock the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // receiver records what it got; it answers 500 until healthy.
 type receiver struct {
 	mu      sync.Mutex
@@ -55,7 +42,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(204)
 }
 
-func setup(t *testing.T, clk *clock, url string) (*sqlitestore.Store, string) {
+func setup(t *testing.T, clk *delivery.FakeClock, url string) (*sqlitestore.Store, string) {
 	t.Helper()
 	s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
 	if err != nil {
@@ -74,7 +61,7 @@ func setup(t *testing.T, clk *clock, url string) (*sqlitestore.Store, string) {
 	return s, secret
 }
 
-func newTask(clk *clock, suffix string) task.Task {
+func newTask(clk *delivery.FakeClock, suffix string) task.Task {
 	return task.Task{ID: "gen_" + suffix, AccountID: "acct", KeyName: "k", Type: "text-to-video",
 		Model: "gen-3.1-fast-generate-001", Prompt: "p", CreditsCost: 10, CreatedAt: clk.Now(),
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: 8}}
@@ -85,7 +72,7 @@ func newTask(clk *clock, suffix string) task.Task {
 // every retry of an event carries its webhook-id. The clock is fake: ten
 // minutes pass in steps, without sleeping.
 func TestOutageOfTenMinutes(t *testing.T) {
-	clk := &clock{now: time.Now().UTC().Add(-11 * time.Minute)}
+	clk := delivery.NewFakeClock(time.Now().UTC().Add(-11 * time.Minute))
 	rcv := &receiver{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
@@ -173,7 +160,7 @@ func TestOutageOfTenMinutes(t *testing.T) {
 // with backoff capped, for at least a day, then the delivery fails; a
 // replay sends it again.
 func TestGivesUpAfterADay(t *testing.T) {
-	clk := &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := delivery.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	rcv := &receiver{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()

@@ -18,14 +18,18 @@ import (
 	"github.com/genvideo/gen/shared/webhook"
 )
 
-// fakeClock is a clock the test moves.
-type fakeClock struct {
+// FakeClock is a clock a test moves: this file's, and the package's
+// external tests' (delivery_test) through this test-only export.
+type FakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Add(d time.Duration) {
+// NewFakeClock returns a clock standing at t.
+func NewFakeClock(t time.Time) *FakeClock { return &FakeClock{now: t} }
+
+func (c *FakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *FakeClock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
@@ -91,7 +95,7 @@ func (g *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // with three rounds of rows due, a lease that covered only the start of
 // a claimed batch let B take A's third round.
 func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
-	clk := &fakeClock{now: time.Now().UTC()}
+	clk := NewFakeClock(time.Now().UTC())
 	s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
 	if err != nil {
 		t.Fatal(err)
