@@ -34,26 +34,9 @@ import (
 // README's walk-through, a direct upload, the gateway's own answers, and
 // a generate process killed mid-generation.
 func TestAssembly(t *testing.T) {
-	if os.Getenv(dynamolocal.SkipEnv) == "1" {
-		t.Skipf("%s=1: the assembly needs DynamoDB Local", dynamolocal.SkipEnv)
-	}
-	if testing.Short() {
-		t.Skip("-short: the assembly builds every function and starts DynamoDB Local")
-	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	logs := &logtest.Buffer{}
-	a, err := Start(ctx, Config{Root: "../../..", Addr: "127.0.0.1:0", DataDir: dir, Log: logs,
-		ScheduleInterval: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.Close()
-		if t.Failed() {
-			t.Logf("the assembly's log:\n%s", logs.String())
-		}
-	})
+	a, logs := startAssembly(t, Config{DataDir: dir, ScheduleInterval: 2 * time.Second})
 	if d, ok, err := localdeploy.Read(dir); err != nil || !ok || d.BaseURL != a.BaseURL {
 		t.Fatalf("localdeploy.Read = %+v, %v, %v; want the running deployment for genctl", d, ok, err)
 	}
@@ -389,4 +372,34 @@ func pngImage(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// startAssembly starts the assembly of this checkout with cfg on a free
+// loopback port (on a fresh data directory unless cfg names one), closed
+// when the test ends and its log printed if the test failed. A machine
+// without DynamoDB Local (GEN_SKIP_DYNAMODB=1), or -short, skips the test.
+func startAssembly(t *testing.T, cfg Config) (*Assembly, *logtest.Buffer) {
+	t.Helper()
+	if os.Getenv(dynamolocal.SkipEnv) == "1" {
+		t.Skipf("%s=1: the assembly needs DynamoDB Local", dynamolocal.SkipEnv)
+	}
+	if testing.Short() {
+		t.Skip("-short: the assembly builds every function and starts DynamoDB Local")
+	}
+	logs := &logtest.Buffer{}
+	cfg.Root, cfg.Addr, cfg.Log = "../../..", "127.0.0.1:0", logs
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	a, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Close()
+		if t.Failed() {
+			t.Logf("the assembly's log:\n%s", logs.String())
+		}
+	})
+	return a, logs
 }

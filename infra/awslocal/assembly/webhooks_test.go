@@ -6,15 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
-	"github.com/genvideo/gen/shared/logtest"
-	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 	"github.com/genvideo/gen/shared/webhook"
 )
 
@@ -25,25 +22,8 @@ import (
 // webhooks table's stream, read by the assembly and handed to
 // webhooks-deliver as Lambda's event source mapping would.
 func TestWebhooksByStream(t *testing.T) {
-	if os.Getenv(dynamolocal.SkipEnv) == "1" {
-		t.Skipf("%s=1: the assembly needs DynamoDB Local", dynamolocal.SkipEnv)
-	}
-	if testing.Short() {
-		t.Skip("-short: the assembly builds every function and starts DynamoDB Local")
-	}
 	ctx := context.Background()
-	logs := &logtest.Buffer{}
-	a, err := Start(ctx, Config{Root: "../../..", Addr: "127.0.0.1:0", DataDir: t.TempDir(), Log: logs,
-		ScheduleInterval: time.Hour, WebhookAllowPrivate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.Close()
-		if t.Failed() {
-			t.Logf("the assembly's log:\n%s", logs.String())
-		}
-	})
+	a, logs := startAssembly(t, Config{ScheduleInterval: time.Hour, WebhookAllowPrivate: true})
 
 	type message struct {
 		header http.Header
