@@ -114,16 +114,22 @@ func (o *options) printJSON(v any) error {
 }
 
 func statusCmd(opts *options) *cobra.Command {
+	return taskCmd(opts, "status TASK_ID", "Show a task's status", (*client.Client).Status)
+}
+
+// taskCmd is a command that calls do with the task id it is given and
+// prints the task do answers: status, and cancel.
+func taskCmd(opts *options, use, short string, do func(*client.Client, context.Context, string) (*client.Task, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status TASK_ID",
-		Short: "Show a task's status",
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := opts.client()
 			if err != nil {
 				return err
 			}
-			t, err := c.Status(cmd.Context(), args[0])
+			t, err := do(c, cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

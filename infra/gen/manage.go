@@ -17,26 +17,7 @@ func manageCmds(opts *options) []*cobra.Command {
 }
 
 func cancelCmd(opts *options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cancel TASK_ID",
-		Short: "Cancel a pending or processing task; its credits are refunded",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := opts.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.Cancel(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if opts.json {
-				return opts.printJSON(t)
-			}
-			printTask(opts.env.stdout, t)
-			return nil
-		},
-	}
+	return taskCmd(opts, "cancel TASK_ID", "Cancel a pending or processing task; its credits are refunded", (*client.Client).Cancel)
 }
 
 func deleteCmd(opts *options) *cobra.Command {
