@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,17 +27,15 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, c *service.Caller)
 type requestLog struct {
 	accountID string
 	keyID     string
-	// taskID is the task a start created (or replayed): the line ties the
-	// request (and on AWS its requestId) to the execution named after it.
-	taskID string
 }
 
-type requestLogKey struct{}
-
-// noteTask puts the task id into r's request log line.
-func noteTask(r *http.Request, id string) {
-	if rl, ok := r.Context().Value(requestLogKey{}).(*requestLog); ok {
-		rl.taskID = id
+// noteTask puts the task id into the request log line of the request w
+// answers: a start's line then ties the request (and on AWS its
+// requestId) to the execution named after the task. It goes on the
+// recorder every endpoint already has, so that no request pays for it.
+func noteTask(w http.ResponseWriter, id string) {
+	if rec, ok := w.(*recorder); ok {
+		rec.taskID = id
 	}
 }
 
@@ -72,7 +69,6 @@ func (a *API) endpoint(rt route) http.Handler {
 			a.fail(rec, r, err, now)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), requestLogKey{}, &rl))
 		if err := rt.serve(rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 		}
@@ -228,8 +224,8 @@ func finish(log *slog.Logger, w *recorder, r *http.Request, start time.Time, rl 
 		slog.String("account", rl.accountID),
 		slog.String("key", rl.keyID),
 	}
-	if rl.taskID != "" {
-		attrs = append(attrs, slog.String("task", rl.taskID))
+	if w.taskID != "" {
+		attrs = append(attrs, slog.String("task", w.taskID))
 	}
 	log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
@@ -240,6 +236,7 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	taskID string // noteTask's
 }
 
 func (w *recorder) WriteHeader(status int) {

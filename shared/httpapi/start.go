@@ -133,7 +133,7 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, i
 	if err != nil {
 		return err
 	}
-	noteTask(r, st.Task.ID)
+	noteTask(w, st.Task.ID)
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
