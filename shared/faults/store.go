@@ -107,8 +107,8 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 }
 
 // SetOperation implements store.Store.
-func (s *Store) SetOperation(ctx context.Context, id, op string) (t task.Task, err error) {
-	err = s.call(ctx, "SetOperation", func() error { t, err = s.Store.SetOperation(ctx, id, op); return err })
+func (s *Store) SetOperation(ctx context.Context, id, from, to string) (t task.Task, err error) {
+	err = s.call(ctx, "SetOperation", func() error { t, err = s.Store.SetOperation(ctx, id, from, to); return err })
 	return t, err
 }
 

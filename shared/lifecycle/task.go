@@ -35,16 +35,20 @@ func MarkProcessing(t task.Task, at time.Time) Transition {
 	return Transition{Task: t, Changed: true}
 }
 
-// SetOperation records op, the handle of the provider's operation that
-// generates t, on a processing task. A task that already has a handle
-// keeps it, whatever op is: a second handle would be a second job, paid
-// for twice, so the first one submitted is the one polled. A task in any
-// other status stays as it is.
-func SetOperation(t task.Task, op string) Transition {
-	if t.Status != task.Processing || t.Operation != "" || op == "" {
+// SetOperation replaces from, the task's Operation, with to on a
+// processing task: "" with a task.SubmittingMarker before a submit, the
+// marker with the provider's handle once accepted, or with "" when the
+// provider refused the job. Anything else leaves the task as it is:
+// Operation is not from (another execution moved first), or from is a
+// handle already: a second handle would be a second job, paid for
+// twice, so the first one submitted is the one polled. A task in any
+// other status stays as it is too.
+func SetOperation(t task.Task, from, to string) Transition {
+	_, marker := task.SubmittingSince(from)
+	if t.Status != task.Processing || t.Operation != from || from == to || (from != "" && !marker) {
 		return Transition{Task: t}
 	}
-	t.Operation = op
+	t.Operation = to
 	return Transition{Task: t, Changed: true}
 }
 

@@ -285,11 +285,12 @@ type Store interface {
 	// is already processing or terminal it changes nothing and returns the
 	// task as it is, so that the step may be retried.
 	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
-	// SetOperation records op, the handle of the provider's operation,
-	// on a processing task that has none (lifecycle.SetOperation), and
-	// returns the task as it is after: a task that already had a handle
-	// keeps it, so the caller compares and polls the one returned.
-	SetOperation(ctx context.Context, id, op string) (task.Task, error)
+	// SetOperation replaces the Operation of a processing task with to
+	// if it is from (lifecycle.SetOperation: a submit marker, then the
+	// provider's handle), atomically, and returns the task as it is
+	// after: a task that already had a handle keeps it, so the caller
+	// compares and follows the one returned.
+	SetOperation(ctx context.Context, id, from, to string) (task.Task, error)
 	// Complete moves a pending or processing task to completed, releases
 	// its in-flight slot and refunds c.Refund, all at once. On a completed
 	// task it changes nothing; on a failed one it returns ErrTerminal.

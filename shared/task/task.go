@@ -52,6 +52,16 @@ const (
 	FailCancelled = "CANCELLED"
 )
 
+// FailProviderOutcomeUnknown: the provider may have accepted the job
+// (the request went out, no readable answer came back), and gen never
+// submits a job twice, so the task ends failed and refunded.
+const FailProviderOutcomeUnknown = "PROVIDER_OUTCOME_UNKNOWN"
+
+// FailModelUnavailable: the provider no longer serves the model the
+// task's model is mapped to (retired, or a remap to a model that does
+// not exist). Nothing was made; the operator remaps the model.
+const FailModelUnavailable = "MODEL_UNAVAILABLE"
+
 // Failure says why a task failed: Code and Message are what the client
 // is shown.
 type Failure struct {
@@ -124,7 +134,9 @@ type Task struct {
 
 	// Operation is the handle of the model provider's long-running
 	// operation, set once right after the job was submitted: a task that
-	// has one is polled, never submitted (and paid for) again.
+	// has one is polled, never submitted (and paid for) again. While a
+	// submit may be in flight it holds a SubmittingMarker instead, so
+	// that a re-run which finds it never submits a second job.
 	Operation string
 
 	// WebhookURL, when set, receives this task's events (a start's
@@ -133,6 +145,37 @@ type Task struct {
 
 	Videos  []Video
 	Failure *Failure
+}
+
+// submittingPrefix begins a SubmittingMarker. No provider's operation
+// name begins so (Vertex AI's and the Gemini API's begin "projects/" and
+// "models/").
+const submittingPrefix = "submitting:"
+
+// SubmittingMarker is what Operation holds from just before a submit
+// that started at at until the provider's handle replaces it.
+func SubmittingMarker(at time.Time) string {
+	return submittingPrefix + at.UTC().Format(time.RFC3339Nano)
+}
+
+// SubmittingSince reports whether op is a SubmittingMarker, and when its
+// submit started (the zero time when that cannot be read: long ago).
+func SubmittingSince(op string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(op, submittingPrefix)
+	if !ok {
+		return time.Time{}, false
+	}
+	at, _ := time.Parse(time.RFC3339Nano, rest)
+	return at, true
+}
+
+// Handle is the provider's operation handle: Operation, unless it is a
+// SubmittingMarker (then "").
+func (t Task) Handle() string {
+	if _, ok := SubmittingSince(t.Operation); ok {
+		return ""
+	}
+	return t.Operation
 }
 
 // NotStarted reports whether t failed because its workflow never started

@@ -74,6 +74,37 @@ func (e *GenerationFailed) Error() string {
 
 func (e *GenerationFailed) Unwrap() error { return e.Err }
 
+// ProviderOutcomeUnknown: a submit went out and no readable answer came
+// back (the connection dropped, a timeout, an answer that does not
+// decode), or a re-run found the marker of such a submit. The provider
+// may be running, and billing, the job; submitting again could make it
+// two, so the task fails with PROVIDER_OUTCOME_UNKNOWN, refunded.
+type ProviderOutcomeUnknown struct {
+	TaskID string
+	Err    error
+}
+
+func (e *ProviderOutcomeUnknown) Error() string {
+	return fmt.Sprintf("generate %s: the provider may have accepted the job, and it is never submitted twice: %v", e.TaskID, e.Err)
+}
+
+func (e *ProviderOutcomeUnknown) Unwrap() error { return e.Err }
+
+// ModelUnavailable: the provider no longer serves the model the task's
+// model is mapped to. It fails with MODEL_UNAVAILABLE; the operator
+// remaps the model.
+type ModelUnavailable struct {
+	TaskID string
+	Model  string
+	Err    error
+}
+
+func (e *ModelUnavailable) Error() string {
+	return fmt.Sprintf("generate %s: the provider's model for %s is unavailable: %v", e.TaskID, e.Model, e.Err)
+}
+
+func (e *ModelUnavailable) Unwrap() error { return e.Err }
+
 // StoreUnavailable: the task store failed. The workflow retries it.
 type StoreUnavailable struct {
 	Op     string
@@ -151,6 +182,8 @@ func generatorError(ctx, gctx context.Context, t task.Task, err error) error {
 			return v
 		case task.FailTimeout:
 			return &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
+		case task.FailModelUnavailable:
+			return &ModelUnavailable{TaskID: t.ID, Model: t.Model, Err: err}
 		}
 	}
 	return &GenerationFailed{TaskID: t.ID, Err: err}
@@ -163,6 +196,10 @@ const (
 	MessageContentPolicy = "The request was rejected by the content policy. Change the prompt or image and try again; your credits have been refunded."
 	MessageGeneration    = "The video could not be generated. Please try again; your credits have been refunded."
 	MessageInternal      = "An internal error stopped the generation. Your credits have been refunded."
+	// MessageOutcomeUnknown does not invite a retry of the same task: a
+	// new start is a new task, charged anew.
+	MessageOutcomeUnknown   = "The video provider did not confirm the generation, so it was stopped rather than risk a second one. Your credits have been refunded."
+	MessageModelUnavailable = "This model is not available at the moment. Your credits have been refunded."
 )
 
 // FailureFor maps the name of the error that stopped a workflow (what a
@@ -176,6 +213,10 @@ func FailureFor(errorName string) task.Failure {
 		return task.Failure{Code: task.FailContentPolicy, Message: MessageContentPolicy}
 	case "GenerationFailed", "TransientGenerationError":
 		return task.Failure{Code: task.FailGeneration, Message: MessageGeneration}
+	case "ProviderOutcomeUnknown":
+		return task.Failure{Code: task.FailProviderOutcomeUnknown, Message: MessageOutcomeUnknown}
+	case "ModelUnavailable":
+		return task.Failure{Code: task.FailModelUnavailable, Message: MessageModelUnavailable}
 	default:
 		return task.Failure{Code: task.FailInternal, Message: MessageInternal}
 	}

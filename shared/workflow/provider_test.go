@@ -2,14 +2,18 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -22,6 +26,9 @@ type scripted struct {
 	never     bool
 	busy      int
 	hint      time.Duration
+	// submitErr, when set, is what each submit answers once counted (a
+	// job whose answer was lost counts).
+	submitErr error
 
 	mu             sync.Mutex
 	submits, polls map[string]int
@@ -51,6 +58,9 @@ func (p *scripted) Submit(_ context.Context, job workflow.Job) (workflow.Operati
 		return workflow.Operation{}, busyErr{}
 	}
 	p.submits[job.TaskID]++
+	if p.submitErr != nil {
+		return workflow.Operation{}, p.submitErr
+	}
 	return workflow.Operation{Name: fmt.Sprintf("ops/%s/%d", job.TaskID, p.submits[job.TaskID]), PollAfter: p.hint}, nil
 }
 
@@ -182,6 +192,109 @@ func TestOperationRunsToItsEnd(t *testing.T) {
 		next.Wait()
 		if tk := e.task(inter.ID); tk.Status != task.Completed || p.count(p.submits, inter.ID) != 1 {
 			t.Errorf("re-driven task %s after %d submits, want completed after 1", tk.Status, p.count(p.submits, inter.ID))
+		}
+	})
+}
+
+// lostAnswer is a submit that went out with no answer back.
+type lostAnswer struct{}
+
+func (lostAnswer) Error() string        { return "POST predictLongRunning: connection reset by peer" }
+func (lostAnswer) OutcomeUnknown() bool { return true }
+
+// TestAmbiguousSubmitIsNeverRepeated: a submit whose answer was lost
+// ends the task PROVIDER_OUTCOME_UNKNOWN, refunded, after one job; a
+// re-run of the step (the execution retried, or re-driven after a
+// restart) submits nothing, waiting out a submit that may still be in
+// flight, then failing the same way.
+func TestAmbiguousSubmitIsNeverRepeated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		p := newScripted(1)
+		p.submitErr = lostAnswer{}
+		e.steps.Provider = p
+		ctx := context.Background()
+		ref := func(tk task.Task) workflow.TaskRef { return workflow.TaskRef{TaskID: tk.ID} }
+
+		lost := e.newTask("an answer lost", 1)
+		e.steps.MarkProcessing(ctx, ref(lost))
+		_, err := e.steps.Generate(ctx, ref(lost))
+		var unknown *workflow.ProviderOutcomeUnknown
+		if !errors.As(err, &unknown) {
+			t.Fatalf("Generate = %v, want a *ProviderOutcomeUnknown", err)
+		}
+		// A re-run at once waits for the submit that may be in flight;
+		// past SubmitGrace it fails as well; neither submits.
+		if g, err := e.steps.Generate(ctx, ref(lost)); err != nil || g.Done || g.WaitSeconds < 1 {
+			t.Errorf("re-run = %+v, %v; want a wait", g, err)
+		}
+		time.Sleep(workflow.SubmitGrace)
+		if _, err := e.steps.Generate(ctx, ref(lost)); !errors.As(err, &unknown) {
+			t.Errorf("re-run past the grace = %v, want a *ProviderOutcomeUnknown", err)
+		}
+		if n := p.count(p.submits, lost.ID); n != 1 {
+			t.Errorf("submitted %d times, want once", n)
+		}
+
+		// Through the definition: failed, refunded once, one job.
+		run := e.newTask("an answer lost, run", 1)
+		if _, err := e.runner.Run(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		tk := e.task(run.ID)
+		if tk.Status != task.Failed || tk.Failure.Code != task.FailProviderOutcomeUnknown ||
+			tk.Failure.Message != workflow.MessageOutcomeUnknown || len(e.refunds(run.ID)) != 1 || tk.CreditsRefunded != tk.CreditsCost {
+			t.Errorf("task %s %+v, refunds %v; want failed %s, refunded once in full",
+				tk.Status, tk.Failure, e.refunds(run.ID), task.FailProviderOutcomeUnknown)
+		}
+		if n := p.count(p.submits, run.ID); n != 1 {
+			t.Errorf("submitted %d times, want once", n)
+		}
+
+		// A process that died between its submit and saving the answer
+		// left the marker: the next one never submits.
+		p.submitErr = nil
+		crashed := e.newTask("a crash while submitting", 1)
+		e.steps.MarkProcessing(ctx, ref(crashed))
+		if _, err := e.store.SetOperation(ctx, crashed.ID, "", task.SubmittingMarker(time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		if g, err := e.steps.Generate(ctx, ref(crashed)); err != nil || g.Done {
+			t.Errorf("Generate over a fresh marker = %+v, %v; want a wait", g, err)
+		}
+		time.Sleep(workflow.SubmitGrace)
+		if _, err := e.steps.Generate(ctx, ref(crashed)); !errors.As(err, &unknown) {
+			t.Errorf("Generate over an old marker = %v, want a *ProviderOutcomeUnknown", err)
+		}
+		if n := p.count(p.submits, crashed.ID); n != 0 {
+			t.Errorf("submitted %d times, want never", n)
+		}
+	})
+}
+
+// TestRetiredModelFails: a provider that no longer serves the model
+// fails the task MODEL_UNAVAILABLE, refunded, with the operator's alarm
+// in the log.
+func TestRetiredModelFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		var logs logtest.Buffer
+		e.steps.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		p := newScripted(1)
+		p.submitErr = &codedErr{task.FailModelUnavailable}
+		e.steps.Provider = p
+		tk := e.newTask("a retired model", 1)
+		if _, err := e.runner.Run(context.Background(), tk); err != nil {
+			t.Fatal(err)
+		}
+		got := e.task(tk.ID)
+		if got.Status != task.Failed || got.Failure.Code != task.FailModelUnavailable || got.CreditsRefunded != got.CreditsCost {
+			t.Errorf("task %s %+v, %d of %d refunded; want failed %s, refunded", got.Status, got.Failure,
+				got.CreditsRefunded, got.CreditsCost, task.FailModelUnavailable)
+		}
+		if !strings.Contains(logs.String(), `"level":"ERROR","msg":"`+workflow.AlarmModelUnavailable+`"`) ||
+			!strings.Contains(logs.String(), tk.ID) {
+			t.Errorf("no ERROR %q naming the task in the log:\n%s", workflow.AlarmModelUnavailable, logs.String())
 		}
 	})
 }

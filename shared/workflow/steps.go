@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -105,26 +106,41 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 	job := Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
 	var op Operation
+	if since, submitting := task.SubmittingSince(t.Operation); submitting {
+		// A submit started and its answer was never saved: it may still
+		// be in flight, or its process died with it.
+		if wait := since.Add(SubmitGrace).Sub(now); wait > 0 {
+			return s.pending(t, now, wait), nil
+		}
+		err := fmt.Errorf("a submit started at %s left no operation", since.UTC().Format(time.RFC3339))
+		return Generated{}, s.outcomeUnknown(t, err)
+	}
 	if t.Operation != "" {
 		op, err = s.provider().Poll(gctx, t.Operation, job)
 	} else {
 		if job.Images, err = s.fetchInputs(ctx, t, dir); err != nil {
 			return Generated{}, err
 		}
-		op, err = s.provider().Submit(gctx, job)
-		if err == nil && !op.Done {
-			if op, err = s.saveOperation(ctx, t, op); err != nil {
-				return Generated{}, err
-			}
-		}
+		op, err = s.submit(ctx, gctx, t, job, now)
 	}
 	if err != nil {
+		if ownError(err) {
+			return Generated{}, err
+		}
 		if wait, busy := retryAfter(err); busy && ctx.Err() == nil && gctx.Err() == nil {
 			wait = max(wait, busyWait(t, now))
-			s.logger().Info("provider busy: waiting", "task", t.ID, "wait", wait.String(), "error", err)
+			level := slog.LevelInfo
+			if needsOperator(err) {
+				level = slog.LevelError
+			}
+			s.logger().Log(ctx, level, "provider busy: waiting", "task", t.ID, "wait", wait.String(), "error", err)
 			return s.pending(t, now, wait), nil
 		}
-		return Generated{}, generatorError(ctx, gctx, t, err)
+		gerr := generatorError(ctx, gctx, t, err)
+		if mu, ok := gerr.(*ModelUnavailable); ok {
+			s.logger().Error(AlarmModelUnavailable, "task", t.ID, "model", mu.Model, "error", err)
+		}
+		return Generated{}, gerr
 	}
 	if !op.Done {
 		return s.pending(t, now, op.PollAfter), nil
@@ -169,41 +185,138 @@ func WorkDirTask(name string) (taskID string, ok bool) {
 	return rest[:i], true
 }
 
-// saveOperation saves the handle of the operation just submitted on the
-// task, and answers the operation to follow: the task's first handle,
-// should another execution have saved one in the meantime. A failure to
-// save is retried here, a few times, rather than by the workflow, which
-// would submit again.
-func (s *Steps) saveOperation(ctx context.Context, t task.Task, op Operation) (Operation, error) {
-	if op.Name == "" {
-		return op, &GenerationFailed{TaskID: t.ID, Err: errors.New("the provider answered an operation without a name")}
+// SubmitGrace is how long a submit may be in flight: longer than a
+// provider's request may take (veo's two minutes). A re-run that finds
+// a task's submit marker younger than this waits for it; older, the
+// submit's process died between sending it and saving its answer, and
+// the task ends as ProviderOutcomeUnknown rather than submit again.
+const SubmitGrace = 3 * time.Minute
+
+// AlarmModelUnavailable is the ERROR log line of a task that found its
+// provider model unavailable: the operator remaps the model. A metric
+// filter of template.yaml counts it.
+const AlarmModelUnavailable = "provider model unavailable: remap the model"
+
+// AlarmOutcomeUnknown is the ERROR log line of a task ended because its
+// submit's outcome is unknown: the operator may find a job billed for it
+// in the provider's console.
+const AlarmOutcomeUnknown = "provider outcome unknown: task failed rather than submitted twice"
+
+// submit submits the job of task t, which has no operation yet. With a
+// provider that bills (Steps.Provider), the task is marked as submitting
+// first, so that no re-run submits a second job while the answer is
+// unknown: the marker is replaced with the handle once accepted, and
+// removed when the provider refused the job.
+func (s *Steps) submit(ctx, gctx context.Context, t task.Task, job Job, now time.Time) (Operation, error) {
+	if s.Provider == nil {
+		return s.provider().Submit(gctx, job)
 	}
+	marker := task.SubmittingMarker(now)
+	saved, err := s.Store.SetOperation(ctx, t.ID, "", marker)
+	if err != nil {
+		return Operation{}, storeError("mark submitting", t.ID, err)
+	}
+	if saved.Operation != marker {
+		// Another execution moved first (or the task ended): the next
+		// call follows what it left.
+		return Operation{}, busyOther{}
+	}
+	op, err := s.Provider.Submit(gctx, job)
+	switch {
+	case err == nil && op.Done:
+		return op, nil // done at submit: nothing left to follow
+	case err == nil:
+		return s.saveOperation(ctx, t, marker, op)
+	case outcomeUnknown(err):
+		return Operation{}, s.outcomeUnknown(t, err)
+	case ctx.Err() != nil || gctx.Err() != nil:
+		return Operation{}, err // cut short: the request may have gone out, the marker stays
+	}
+	// Refused before acceptance: nothing runs at the provider, and the
+	// next call may submit again.
+	if _, rerr := s.setOperation(ctx, t.ID, marker, ""); rerr != nil {
+		s.logger().Error("refused submit, but its marker could not be removed: the task will fail as unknown",
+			"task", t.ID, "error", rerr)
+	}
+	return Operation{}, err
+}
+
+// ownError reports whether err is one of the named errors submit
+// returns as they are.
+func ownError(err error) bool {
+	switch err.(type) {
+	case *ProviderOutcomeUnknown, *StoreUnavailable, *TaskNotFound, *GenerationFailed:
+		return true
+	}
+	return false
+}
+
+// busyOther is the wait of a task another execution is submitting.
+type busyOther struct{}
+
+func (busyOther) Error() string             { return "another execution is submitting the task" }
+func (busyOther) RetryAfter() time.Duration { return MinPollWait }
+
+// outcomeUnknown reports whether err says the provider may have
+// accepted the job without an answer to show for it.
+func outcomeUnknown(err error) bool {
+	var u interface{ OutcomeUnknown() bool }
+	return errors.As(err, &u) && u.OutcomeUnknown()
+}
+
+// needsOperator reports whether err, a wait, is one an operator must
+// fix (credentials the provider refuses while it bills a job).
+func needsOperator(err error) bool {
+	var n interface{ NeedsOperator() bool }
+	return errors.As(err, &n) && n.NeedsOperator()
+}
+
+func (s *Steps) outcomeUnknown(t task.Task, err error) error {
+	s.logger().Error(AlarmOutcomeUnknown, "task", t.ID, "model", t.Model, "error", err)
+	return &ProviderOutcomeUnknown{TaskID: t.ID, Err: err}
+}
+
+// saveOperation replaces the task's submit marker with the handle of the
+// operation just submitted, and answers the operation to follow. A
+// failure to save is retried here, a few times; should it last, the
+// marker stays, and a re-run ends the task as ProviderOutcomeUnknown
+// rather than submit again.
+func (s *Steps) saveOperation(ctx context.Context, t task.Task, marker string, op Operation) (Operation, error) {
+	if op.Name == "" {
+		return op, s.outcomeUnknown(t, errors.New("the provider answered an operation without a name"))
+	}
+	saved, err := s.setOperation(ctx, t.ID, marker, op.Name)
+	if err != nil {
+		s.logger().Error("submitted, but the operation could not be saved: the task will fail as unknown",
+			"task", t.ID, "operation", op.Name, "error", err)
+		return op, storeError("save operation", t.ID, err)
+	}
+	if saved.Operation != op.Name {
+		s.logger().Error("submitted, but the task moved on meanwhile: the job is abandoned",
+			"task", t.ID, "status", saved.Status, "abandoned", op.Name)
+		return op, &GenerationFailed{TaskID: t.ID, Err: fmt.Errorf("the task moved on while operation %s was submitted", op.Name)}
+	}
+	s.logger().Info("submitted", "task", t.ID, "operation", op.Name)
+	return op, nil
+}
+
+// setOperation is Store.SetOperation, tried a few times.
+func (s *Steps) setOperation(ctx context.Context, id, from, to string) (task.Task, error) {
 	var saved task.Task
 	var err error
 	for attempt := range saveAttempts {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return op, ctx.Err()
+				return saved, ctx.Err()
 			case <-time.After(time.Duration(attempt) * time.Second):
 			}
 		}
-		if saved, err = s.Store.SetOperation(ctx, t.ID, op.Name); err == nil || errors.Is(err, store.ErrNotFound) {
+		if saved, err = s.Store.SetOperation(ctx, id, from, to); err == nil || errors.Is(err, store.ErrNotFound) {
 			break
 		}
 	}
-	if err != nil {
-		s.logger().Error("submitted, but the operation could not be saved: a re-run will submit again",
-			"task", t.ID, "operation", op.Name, "error", err)
-		return op, storeError("save operation", t.ID, err)
-	}
-	if saved.Operation != "" && saved.Operation != op.Name {
-		s.logger().Warn("another execution submitted the task first: following its operation",
-			"task", t.ID, "operation", saved.Operation, "abandoned", op.Name)
-		op.Name = saved.Operation
-	}
-	s.logger().Info("submitted", "task", t.ID, "operation", op.Name)
-	return op, nil
+	return saved, err
 }
 
 const saveAttempts = 4

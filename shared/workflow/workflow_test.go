@@ -208,6 +208,9 @@ var messages = map[string]string{
 	task.FailContentPolicy: workflow.MessageContentPolicy,
 	task.FailGeneration:    workflow.MessageGeneration,
 	task.FailInternal:      workflow.MessageInternal,
+	// Codes of the providers' outcomes.
+	task.FailProviderOutcomeUnknown: workflow.MessageOutcomeUnknown,
+	task.FailModelUnavailable:       workflow.MessageModelUnavailable,
 }
 
 func TestWorkflow(t *testing.T) {
@@ -606,6 +609,8 @@ func TestFailureFor(t *testing.T) {
 		{"ContentPolicyViolation", task.FailContentPolicy},
 		{"GenerationFailed", task.FailGeneration},
 		{"TransientGenerationError", task.FailGeneration},
+		{"ProviderOutcomeUnknown", task.FailProviderOutcomeUnknown},
+		{"ModelUnavailable", task.FailModelUnavailable},
 		{"StoreUnavailable", task.FailInternal},
 		{"wrapError", task.FailInternal},
 		{"Lambda.ServiceException", task.FailInternal},
@@ -672,6 +677,8 @@ func TestDefinitionNamesTheStepErrors(t *testing.T) {
 		"BlobsUnavailable":         &workflow.BlobsUnavailable{},
 		"TaskNotFound":             &workflow.TaskNotFound{},
 		"InvalidInput":             &workflow.InvalidInput{},
+		"ProviderOutcomeUnknown":   &workflow.ProviderOutcomeUnknown{},
+		"ModelUnavailable":         &workflow.ModelUnavailable{},
 	}
 	for name, err := range stepErrors {
 		if got := asl.ErrorName(err); got != name {

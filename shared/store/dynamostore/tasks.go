@@ -522,9 +522,10 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 }
 
 // SetOperation implements store.Store. The write is conditioned on the
-// task being processing with no handle, so that of two concurrent calls
-// only the first handle is kept; the other reads the task again.
-func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
+// task being processing with the Operation read (none, or the submit
+// marker), so that of two concurrent calls only the first is kept; the
+// other reads the task again.
+func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Task, error) {
 	what := "set operation of " + id
 	var t task.Task
 	err := s.retry(ctx, what, func() error {
@@ -532,14 +533,22 @@ func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, err
 		if t, err = s.readTask(ctx, what, id); err != nil {
 			return err
 		}
-		tr := lifecycle.SetOperation(t, op)
+		tr := lifecycle.SetOperation(t, from, to)
 		if !tr.Changed {
 			return nil
 		}
 		t = tr.Task
 		u := update{table: s.t.Tasks, key: taskKey(id), expr: "SET #operation = :operation",
 			cond: "#status = :from AND attribute_not_exists(#operation)",
-			vals: vals{":operation": str(op), ":from": str(string(task.Processing))}}
+			vals: vals{":operation": str(to), ":from": str(string(task.Processing))}}
+		if to == "" {
+			u.expr = "REMOVE #operation"
+			delete(u.vals, ":operation")
+		}
+		if from != "" {
+			u.cond = "#status = :from AND #operation = :was"
+			u.vals[":was"] = str(from)
+		}
 		if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
 			if _, ok := conditionFailed(err); ok {
 				return errRetry

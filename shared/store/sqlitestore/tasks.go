@@ -364,7 +364,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 }
 
 // SetOperation implements store.Store.
-func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, error) {
+func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Task, error) {
 	// Forget before and after, as every change does (StartProcessing).
 	s.tasks.forget(id)
 	defer s.tasks.forget(id)
@@ -375,12 +375,13 @@ func (s *Store) SetOperation(ctx context.Context, id, op string) (task.Task, err
 		if t, err = loadTask(ctx, tx, what, id); err != nil {
 			return err
 		}
-		tr := lifecycle.SetOperation(t, op)
+		tr := lifecycle.SetOperation(t, from, to)
 		if !tr.Changed {
 			return nil
 		}
 		t = tr.Task
-		if _, err = tx.ExecContext(ctx, `UPDATE tasks SET operation = ? WHERE id = ?`, t.Operation, id); err != nil {
+		if _, err = tx.ExecContext(ctx, `UPDATE tasks SET operation = ? WHERE id = ?`,
+			sql.NullString{String: t.Operation, Valid: t.Operation != ""}, id); err != nil {
 			return dbErr(what, err)
 		}
 		return nil

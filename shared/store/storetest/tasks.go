@@ -547,15 +547,17 @@ func testFail(t *testing.T, s store.Store) {
 	CheckInvariants(t, s, "acct-a")
 }
 
-// testSetOperation: the handle is recorded on a processing task only, and
-// the first one stays: a task is never given a second operation.
+// testSetOperation: the Operation of a processing task moves from "" to
+// a submit marker to the provider's handle, or back from the marker to
+// "" (a refused submit), each only from the value the caller names; a
+// handle is never replaced, and a pending task takes none.
 func testSetOperation(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
 
-	got, err := s.SetOperation(ctx, tk.ID, "operations/pending")
+	got, err := s.SetOperation(ctx, tk.ID, "", "operations/pending")
 	if err != nil {
 		t.Fatalf("SetOperation on a pending task: %v", err)
 	}
@@ -566,15 +568,32 @@ func testSetOperation(t *testing.T, s store.Store) {
 	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatalf("StartProcessing: %v", err)
 	}
+	marker := task.SubmittingMarker(at(time.Second))
+	later := task.SubmittingMarker(at(2 * time.Second))
+	handle := "projects/p/operations/1"
+	steps := []struct {
+		name, from, to, want string
+	}{
+		{"a marker", "", marker, marker},
+		{"a second marker over the first", "", later, marker},
+		{"a handle from a marker not there", later, handle, marker},
+		{"the marker released", marker, "", ""},
+		{"the marker again", "", later, later},
+		{"the handle", later, handle, handle},
+		{"a second handle", "", "projects/p/operations/2", handle},
+		{"a handle over the handle", handle, "projects/p/operations/2", handle},
+		{"the handle released", handle, "", handle},
+	}
 	want := tk
-	want.Status, want.StartedAt, want.Operation = task.Processing, at(time.Second), "projects/p/operations/1"
-	for i, op := range []string{"projects/p/operations/1", "projects/p/operations/2"} {
-		got, err := s.SetOperation(ctx, tk.ID, op)
+	want.Status, want.StartedAt = task.Processing, at(time.Second)
+	for _, st := range steps {
+		got, err := s.SetOperation(ctx, tk.ID, st.from, st.to)
 		if err != nil {
-			t.Fatalf("SetOperation %d: %v", i, err)
+			t.Fatalf("SetOperation %s: %v", st.name, err)
 		}
-		checkTask(t, "SetOperation result", got, want)
-		checkTask(t, "Task after SetOperation", mustTask(t, s, tk.ID), want)
+		want.Operation = st.want
+		checkTask(t, "SetOperation result, "+st.name, got, want)
+		checkTask(t, "Task after SetOperation, "+st.name, mustTask(t, s, tk.ID), want)
 	}
 
 	// It survives the task's end, with the rest of the task.
@@ -583,10 +602,10 @@ func testSetOperation(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	if done.Operation != want.Operation {
-		t.Errorf("completed task has the handle %q, want %q", done.Operation, want.Operation)
+	if done.Operation != handle {
+		t.Errorf("completed task has the handle %q, want %q", done.Operation, handle)
 	}
-	if _, err := s.SetOperation(ctx, "no-such-task", "op"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.SetOperation(ctx, "no-such-task", "", "op"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("SetOperation of an unknown task = %v, want ErrNotFound", err)
 	}
 }
