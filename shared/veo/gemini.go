@@ -2,6 +2,7 @@ package veo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -63,12 +64,32 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 	if endpoint == "" {
 		endpoint = DefaultGeminiEndpoint
 	}
-	c := httpClient(cfg.HTTP)
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("gemini: endpoint %q is not a URL", endpoint)
 	}
-	return &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: u.Scheme + "://" + u.Host, http: c}, nil
+	g := &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: u.Scheme + "://" + u.Host}
+	c := *httpClient(cfg.HTTP)
+	c.CheckRedirect = g.checkRedirect
+	g.http = &c
+	return g, nil
+}
+
+// checkRedirect keeps the API key on the API's own origin. A download
+// URI redirects to where the video is stored, and Go's client copies
+// every header of the first request to whatever host a redirect names,
+// dropping only Authorization and cookies on another domain (net/http,
+// Client.Do: "when forwarding sensitive headers like Authorization,
+// WWW-Authenticate, and Cookie to untrusted targets"): x-goog-api-key
+// would go along.
+func (g *Gemini) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if req.URL.Scheme+"://"+req.URL.Host != g.origin {
+		req.Header.Del("X-Goog-Api-Key")
+	}
+	return nil
 }
 
 func (g *Gemini) header() http.Header {
@@ -87,9 +108,25 @@ func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	}
 	var op operation
 	if err := send(ctx, g.http, http.MethodPost, g.base+"models/"+url.PathEscape(m)+":predictLongRunning", g.header(), req, &op); err != nil {
-		return workflow.Operation{}, err
+		return workflow.Operation{}, submitError(err)
 	}
 	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
+}
+
+// Check reads the metadata of every model the provider maps to (GET
+// /v1beta/models/{model}, https://ai.google.dev/api/models#method:-models.get,
+// read 2026-11-26): a key Google refuses fails here, at start-up,
+// rather than every task.
+func (g *Gemini) Check(ctx context.Context) error {
+	for _, m := range providerModels(g.cfg.Models) {
+		var meta struct {
+			Name string `json:"name"`
+		}
+		if err := send(ctx, g.http, http.MethodGet, g.base+"models/"+url.PathEscape(m), g.header(), nil, &meta); err != nil {
+			return checkError("gemini", m, err)
+		}
+	}
+	return nil
 }
 
 // Poll GETs the operation, and downloads its videos once done.
@@ -99,7 +136,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 	}
 	var op operation
 	if err := send(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, &op); err != nil {
-		return workflow.Operation{}, err
+		return workflow.Operation{}, pollError(err)
 	}
 	if !op.Done {
 		return workflow.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
@@ -110,13 +147,20 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 	r := op.Response.GenerateVideoResponse
 	return result(ctx, job, op, len(r.GeneratedSamples), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
 		func(ctx context.Context, i int, path string) error {
-			uri := r.GeneratedSamples[i].Video.URI
-			// The key goes to the API's own host only.
-			if !strings.HasPrefix(uri, g.origin+"/") {
-				return fmt.Errorf("gemini: video at %q, outside %s", redact(uri), g.origin)
-			}
-			if err := download(ctx, g.http, uri, g.header(), path); err != nil {
-				return err
+			v := r.GeneratedSamples[i].Video
+			switch {
+			case v.EncodedVideo != "":
+				if err := writeBase64(v.EncodedVideo, path); err != nil {
+					return err
+				}
+			// The key goes to the API's own host only (redirects:
+			// checkRedirect).
+			case !strings.HasPrefix(v.URI, g.origin+"/"):
+				return fmt.Errorf("gemini: video at %q, outside %s", redact(v.URI), g.origin)
+			default:
+				if err := download(ctx, g.http, v.URI, g.header(), path); err != nil {
+					return err
+				}
 			}
 			if job.Params.GenerateAudio || g.cfg.FFmpegPath == "" {
 				return nil

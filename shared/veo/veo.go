@@ -21,11 +21,14 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/genvideo/gen/shared/params"
@@ -162,8 +165,13 @@ type operation struct {
 		// Gemini API
 		GenerateVideoResponse *struct {
 			GeneratedSamples []struct {
+				// Video is a file to download, or the video itself
+				// (go-genai, models.go videoFromMldev: uri,
+				// encodedVideo, encoding; commit 6fd3e65, read
+				// 2026-11-26).
 				Video struct {
-					URI string `json:"uri"`
+					URI          string `json:"uri"`
+					EncodedVideo string `json:"encodedVideo"`
 				} `json:"video"`
 			} `json:"generatedSamples"`
 			RAIMediaFilteredCount   int      `json:"raiMediaFilteredCount"`
@@ -172,11 +180,38 @@ type operation struct {
 	} `json:"response"`
 }
 
-// rpcStatus is a google.rpc.Status.
+// rpcStatus is a google.rpc.Status, as both APIs answer an error (HTTP
+// answers in {"error": ...}, done operations in "error"):
+// https://cloud.google.com/apis/design/errors, read 2026-11-26.
 type rpcStatus struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Status  string `json:"status"`
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Status  string         `json:"status"`
+	Details []statusDetail `json:"details,omitempty"`
+}
+
+// statusDetail is one of a google.rpc.Status's details; only
+// google.rpc.RetryInfo is read.
+type statusDetail struct {
+	Type string `json:"@type"`
+	// RetryDelay is a google.protobuf.Duration in its JSON form: seconds
+	// with an "s", fractions allowed ("37s", "1.5s").
+	RetryDelay string `json:"retryDelay,omitempty"`
+}
+
+const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
+
+// retryDelay is the wait the status's RetryInfo asks for, 0 without one.
+func (s rpcStatus) retryDelay() time.Duration {
+	for _, d := range s.Details {
+		if d.Type != retryInfoType {
+			continue
+		}
+		if wait, err := time.ParseDuration(d.RetryDelay); err == nil && wait > 0 {
+			return wait
+		}
+	}
+	return 0
 }
 
 // Error is a failure the provider reported: an HTTP error answer, or an
@@ -188,6 +223,9 @@ type Error struct {
 	Status     rpcStatus
 	// category is the client-safe category of a content-policy refusal.
 	category string
+	// code, when set, is the failure code of a refusal that is neither a
+	// content-policy one nor GENERATION_FAILED (a retired model).
+	code string
 }
 
 func (e *Error) Error() string {
@@ -197,10 +235,14 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("operation failed with code %d %s: %s", e.Status.Code, e.Status.Status, e.Status.Message)
 }
 
-// FailureCode classifies the other failures.
+// FailureCode classifies the failure: a content-policy refusal, a model
+// the provider no longer serves, or any other failure.
 func (e *Error) FailureCode() string {
-	if e.category != "" {
+	switch {
+	case e.category != "":
 		return task.FailContentPolicy
+	case e.code != "":
+		return e.code
 	}
 	return task.FailGeneration
 }
@@ -216,13 +258,34 @@ func (e *Error) PolicyCategory() string { return e.category }
 type busyError struct {
 	err   error
 	after time.Duration
+	// sent: the request went out whole and no readable answer came back
+	// (a dropped connection, a timeout, a 504, a 2xx that does not
+	// decode). A poll waits that out; a submit's outcome is then unknown
+	// (submitError).
+	sent bool
+	// operator: a wait only an operator can end (credentials refused
+	// while a job runs); the workflow logs it as an error.
+	operator bool
 }
 
 func (e *busyError) Error() string             { return e.err.Error() }
 func (e *busyError) Unwrap() error             { return e.err }
 func (e *busyError) RetryAfter() time.Duration { return e.after }
+func (e *busyError) NeedsOperator() bool       { return e.operator }
 
-// answerError reads a non-2xx answer's google.rpc.Status.
+// OutcomeUnknownError is a submit that went out whole with no readable
+// answer: Google may be running, and billing, the job, and
+// predictLongRunning takes no idempotency key, so submitting again could
+// make two. The workflow never submits such a job again.
+type OutcomeUnknownError struct{ Err error }
+
+func (e *OutcomeUnknownError) Error() string        { return "submit outcome unknown: " + e.Err.Error() }
+func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
+func (e *OutcomeUnknownError) OutcomeUnknown() bool { return true }
+
+// answerError reads a non-2xx answer's google.rpc.Status. 429 and 5xx
+// are waited out, after the answer's RetryInfo (Google's own hint, in
+// error.details), else its Retry-After header.
 func answerError(resp *http.Response) error {
 	var body struct {
 		Error rpcStatus `json:"error"`
@@ -232,15 +295,55 @@ func answerError(resp *http.Response) error {
 		body.Error.Message = strings.TrimSpace(string(raw))
 	}
 	e := &Error{HTTPStatus: resp.StatusCode, Status: body.Error}
+	if cat, ok := refusal(e.Status.Message); ok {
+		e.category = cat
+		return e
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		after, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return &busyError{err: e, after: time.Duration(after) * time.Second}
+		after := e.Status.retryDelay()
+		if after == 0 {
+			secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			after = time.Duration(secs) * time.Second
+		}
+		// A gateway that timed out waiting for the API had passed the
+		// request on: what became of it is unknown.
+		return &busyError{err: e, after: after, sent: resp.StatusCode == http.StatusGatewayTimeout}
 	}
 	return e
 }
 
+// submitError classifies what a submit's send returned: an answer that
+// says nothing of the job is an *OutcomeUnknownError; a model the API
+// does not serve (404 NOT_FOUND, or Google's "no longer available") is
+// refused with MODEL_UNAVAILABLE; the rest as send says.
+func submitError(err error) error {
+	var busy *busyError
+	if errors.As(err, &busy) && busy.sent {
+		return &OutcomeUnknownError{Err: err}
+	}
+	var e *Error
+	if errors.As(err, &e) && e.category == "" &&
+		(e.HTTPStatus == http.StatusNotFound || strings.Contains(strings.ToLower(e.Status.Message), "no longer available")) {
+		e.code = task.FailModelUnavailable
+	}
+	return err
+}
+
+// pollError classifies what a poll's send returned: credentials refused
+// (401, 403) while the job runs, and bills, are waited out within the
+// deadline, logged for the operator, rather than fail a paid job; a
+// static GEN_VERTEX_ACCESS_TOKEN expires after an hour.
+func pollError(err error) error {
+	var e *Error
+	if errors.As(err, &e) && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
+		return &busyError{err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), operator: true}
+	}
+	return err
+}
+
 // send does one request and decodes a 2xx answer into out. Network
-// failures and 429/5xx answers are *busyError.
+// failures and 429/5xx answers are *busyError, sent when the request
+// had gone out whole.
 func send(ctx context.Context, c *http.Client, method, url string, header http.Header, body any, out any) error {
 	var r io.Reader
 	if body != nil {
@@ -260,19 +363,29 @@ func send(ctx context.Context, c *http.Client, method, url string, header http.H
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// Whether the request went out whole: before, a failure (a refused
+	// connection, a DNS error) means the API never saw it.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
 	resp, err := c.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		return &busyError{err: fmt.Errorf("%s %s: %w", method, redact(url), err)}
+		return &busyError{err: fmt.Errorf("%s %s: %w", method, redact(url), err), sent: wrote.Load()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		return answerError(resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*maxVideoBytes)).Decode(out); err != nil {
-		return &busyError{err: fmt.Errorf("decode answer of %s: %w", redact(url), err)}
+		return &busyError{err: fmt.Errorf("decode answer of %s: %w", redact(url), err), sent: true}
 	}
 	return nil
 }
@@ -292,7 +405,9 @@ type fetch func(ctx context.Context, i int, path string) error
 // content-policy failure with the category of the first reason.
 func result(ctx context.Context, job workflow.Job, op operation, n, filtered int, reasons []string, get fetch) (workflow.Operation, error) {
 	if op.Error != nil {
-		return workflow.Operation{}, &Error{Status: *op.Error}
+		e := &Error{Status: *op.Error}
+		e.category, _ = refusal(e.Status.Message)
+		return workflow.Operation{}, e
 	}
 	if n == 0 {
 		if filtered > 0 {
@@ -359,7 +474,11 @@ func writeBase64(s, path string) error {
 
 // supportCodes are the categories of the support codes Veo's safety
 // filters give with a refusal, as Google documents them ("Responsible AI
-// and usage guidelines for Veo"). Only the category is ever shown.
+// and usage guidelines for Veo",
+// https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/video/responsible-ai-and-usage-guidelines,
+// read 2026-11-26: "Support codes: 15236754" in the message of a refused
+// request, or of an operation; fewer videos than asked when some
+// outputs were filtered). Only the category is ever shown.
 var supportCodes = map[string]string{
 	"58061214": "child safety", "17301594": "child safety",
 	"29310472": "celebrity", "15236754": "celebrity",
@@ -369,6 +488,8 @@ var supportCodes = map[string]string{
 	"74803281": "other", "29578790": "other", "42876398": "other",
 	"89371032": "prohibited content", "49114662": "prohibited content",
 	"63429089": "prohibited content", "72817394": "prohibited content",
+	"60599140": "prohibited content",
+	"35561574": "third-party content", "35561575": "third-party content",
 	"90789179": "sexual", "43188360": "sexual",
 	"78610348": "toxic",
 	"61493863": "violence", "56562880": "violence",
@@ -376,6 +497,18 @@ var supportCodes = map[string]string{
 }
 
 var digits = regexp.MustCompile(`\b\d{8}\b`)
+
+// supportCodesText is how a safety refusal's message names its codes.
+var supportCodesText = regexp.MustCompile(`(?i)support codes?:\s*\d{8}`)
+
+// refusal reports whether a message (of an error answer, or of an
+// operation's error) is a safety refusal, and its category.
+func refusal(message string) (string, bool) {
+	if !supportCodesText.MatchString(message) {
+		return "", false
+	}
+	return Category([]string{message}), true
+}
 
 // Category is the client-safe category of the first documented support
 // code in the filter reasons, or "other".
@@ -388,6 +521,36 @@ func Category(reasons []string) string {
 		}
 	}
 	return "other"
+}
+
+// providerModels are the distinct provider models of a model map,
+// sorted.
+func providerModels(models map[string]string) []string {
+	var out []string
+	for _, m := range models {
+		if m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkError says what a start-up check found, naming what to fix.
+func checkError(api, model string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		switch {
+		case e.HTTPStatus == http.StatusNotFound:
+			return fmt.Errorf("%s: model %s: not found: remap it (%s): %w", api, model, settings.ProviderModels, err)
+		case api == "gemini" && e.HTTPStatus/100 == 4:
+			return fmt.Errorf("%s: the API key was refused (%s, on AWS its secret): %w", api, settings.GeminiAPIKey, err)
+		case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
+			return fmt.Errorf("%s: the credentials were refused (%s, or application default credentials): %w",
+				api, settings.VertexAccessToken, err)
+		}
+	}
+	return fmt.Errorf("%s: model %s: the API does not answer: %w", api, model, err)
 }
 
 // model is the provider's model for one of ours.

@@ -2,9 +2,12 @@ package veo_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -227,8 +230,11 @@ func keys(m map[string]any) []string {
 
 // TestOutcomes maps what the provider answers to what the workflow
 // sees: videos (some filtered), a content-policy refusal with its
-// category, a failed operation, a busy provider to wait out, a refusal.
+// category in each of Google's three forms, a failed operation, a busy
+// provider to wait out (after Google's RetryInfo), a refusal, and a
+// submit whose answer was lost.
 func TestOutcomes(t *testing.T) {
+	const refused = "The prompt couldn't be submitted. It might violate our policies. Support codes: 61493863"
 	tests := []struct {
 		prompt  string
 		outcome veotest.Outcome
@@ -238,17 +244,33 @@ func TestOutcomes(t *testing.T) {
 		busy     bool
 		code     string
 		category string
+		// wait: the busy error's RetryAfter.
+		wait time.Duration
+		// unknown: the submit's outcome is unknown.
+		unknown bool
 	}{
-		{"all good", veotest.Outcome{}, 2, 2, false, "", ""},
-		{"one filtered", veotest.Outcome{Filtered: 1}, 3, 2, false, "", ""},
-		{"all filtered", veotest.Outcome{Filtered: 2, Reason: "Support codes: 29310472"}, 2, 0, false, task.FailContentPolicy, "celebrity"},
-		{"unknown code", veotest.Outcome{Filtered: 1, Reason: "Support codes: 12345678"}, 1, 0, false, task.FailContentPolicy, "other"},
-		{"done with error", veotest.Outcome{ErrorCode: 3}, 1, 0, false, task.FailGeneration, ""},
-		{"throttled", veotest.Outcome{SubmitStatus: 429}, 1, 0, true, "", ""},
-		{"unavailable", veotest.Outcome{SubmitStatus: 503}, 1, 0, true, "", ""},
-		{"poll unavailable", veotest.Outcome{PollStatus: 500}, 1, 0, true, "", ""},
-		{"invalid", veotest.Outcome{SubmitStatus: 400}, 1, 0, false, task.FailGeneration, ""},
-		{"denied", veotest.Outcome{SubmitStatus: 403}, 1, 0, false, task.FailGeneration, ""},
+		{prompt: "all good", samples: 2, videos: 2},
+		{prompt: "one filtered", outcome: veotest.Outcome{Filtered: 1}, samples: 3, videos: 2},
+		{prompt: "all filtered", outcome: veotest.Outcome{Filtered: 2, Reason: "Support codes: 29310472"}, samples: 2,
+			code: task.FailContentPolicy, category: "celebrity"},
+		{prompt: "unknown code", outcome: veotest.Outcome{Filtered: 1, Reason: "Support codes: 12345678"}, samples: 1,
+			code: task.FailContentPolicy, category: "other"},
+		{prompt: "refused at submit", outcome: veotest.Outcome{SubmitStatus: 400, Reason: refused}, samples: 1,
+			code: task.FailContentPolicy, category: "violence"},
+		{prompt: "refused when done", outcome: veotest.Outcome{ErrorCode: 3, Reason: "Veo could not generate videos because the input image violates Vertex AI's usage guidelines. Support codes: 15236754"},
+			samples: 1, code: task.FailContentPolicy, category: "celebrity"},
+		{prompt: "done with error", outcome: veotest.Outcome{ErrorCode: 3}, samples: 1, code: task.FailGeneration},
+		{prompt: "throttled", outcome: veotest.Outcome{SubmitStatus: 429, RetryDelay: "37s"}, samples: 1, busy: true, wait: 37 * time.Second},
+		{prompt: "hint in ms", outcome: veotest.Outcome{SubmitStatus: 429, RetryDelay: "1.500s"}, samples: 1, busy: true, wait: 1500 * time.Millisecond},
+		{prompt: "unavailable", outcome: veotest.Outcome{SubmitStatus: 503}, samples: 1, busy: true},
+		{prompt: "poll unavailable", outcome: veotest.Outcome{PollStatus: 500}, samples: 1, busy: true},
+		{prompt: "poll unauthorized", outcome: veotest.Outcome{PollStatus: 401}, samples: 1, busy: true},
+		{prompt: "poll denied", outcome: veotest.Outcome{PollStatus: 403}, samples: 1, busy: true},
+		{prompt: "invalid", outcome: veotest.Outcome{SubmitStatus: 400}, samples: 1, code: task.FailGeneration},
+		{prompt: "denied", outcome: veotest.Outcome{SubmitStatus: 403}, samples: 1, code: task.FailGeneration},
+		{prompt: "dropped", outcome: veotest.Outcome{Drop: true}, samples: 1, unknown: true},
+		{prompt: "truncated", outcome: veotest.Outcome{Truncate: true}, samples: 1, unknown: true},
+		{prompt: "gateway timeout", outcome: veotest.Outcome{SubmitStatus: 504}, samples: 1, unknown: true},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -262,6 +284,16 @@ func TestOutcomes(t *testing.T) {
 					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
 						Params: params.Parameters{SampleCount: tt.samples, Seed: 1}, OutDir: t.TempDir()}
 					op, err := p.Submit(t.Context(), job)
+					var unknown interface{ OutcomeUnknown() bool }
+					if isUnknown := errors.As(err, &unknown) && unknown.OutcomeUnknown(); isUnknown != tt.unknown {
+						t.Fatalf("Submit error %v: outcome unknown %v, want %v", err, isUnknown, tt.unknown)
+					}
+					if tt.unknown {
+						if n := fake.Accepted(tt.prompt); n != 1 {
+							t.Errorf("the fake accepted %d jobs, want the one whose answer was lost", n)
+						}
+						return
+					}
 					if err == nil {
 						op, err = p.Poll(t.Context(), op.Name, job)
 					}
@@ -270,6 +302,9 @@ func TestOutcomes(t *testing.T) {
 						t.Fatalf("error %v: busy %v, want %v", err, isBusy, tt.busy)
 					}
 					if tt.busy {
+						if got := busy.RetryAfter(); got != tt.wait {
+							t.Errorf("wait %s, want %s", got, tt.wait)
+						}
 						return
 					}
 					if tt.code != "" {
@@ -335,5 +370,170 @@ func TestCredentialsRefused(t *testing.T) {
 	_, err = v.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
 	if !errors.As(err, &e) || e.HTTPStatus != 401 {
 		t.Errorf("Submit with a wrong token = %v, want the 401", err)
+	}
+}
+
+// TestRetiredModel: a model Google no longer serves fails the task with
+// MODEL_UNAVAILABLE, not GENERATION_FAILED, on either API.
+func TestRetiredModel(t *testing.T) {
+	fake := veotest.New(veotest.Config{Token: token, APIKey: key, Retired: []string{"veo-3.1-fast-generate-001"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			_, err := b.provider(t, srv.URL).Submit(t.Context(), workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
+				Prompt: "a retired model", Params: params.Parameters{SampleCount: 1}})
+			var e *veo.Error
+			if !errors.As(err, &e) || e.FailureCode() != task.FailModelUnavailable {
+				t.Errorf("Submit to a retired model = %v, want a *veo.Error of code %s", err, task.FailModelUnavailable)
+			}
+		})
+	}
+}
+
+// TestSubmitNeverReached: a submit that never reached the API (nothing
+// listens) is a busy provider to wait out, not an unknown outcome.
+func TestSubmitNeverReached(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			_, err := b.provider(t, srv.URL).Submit(t.Context(), workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
+				Prompt: "nobody there", Params: params.Parameters{SampleCount: 1}})
+			var busy interface{ RetryAfter() time.Duration }
+			var unknown interface{ OutcomeUnknown() bool }
+			if !errors.As(err, &busy) || errors.As(err, &unknown) {
+				t.Errorf("Submit to a closed port = %v, want a busy provider whose outcome is known", err)
+			}
+		})
+	}
+}
+
+// TestGeminiKeyStaysWithGoogle: the file download redirects to another
+// origin, which gets the video's request without the API key; the API's
+// own origin gets it on every request. Inline videos are read as well.
+func TestGeminiKeyStaysWithGoogle(t *testing.T) {
+	fake, url := newFake(t)
+	storage := httptest.NewServer(fake.Storage())
+	t.Cleanup(storage.Close)
+	fake.RedirectDownloads(storage.URL)
+	g, err := veo.NewGemini(veo.GeminiConfig{APIKey: key, Endpoint: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "far away",
+		Params: params.Parameters{SampleCount: 2}, OutDir: t.TempDir()}
+	op, err := g.Submit(t.Context(), job)
+	if err == nil {
+		op, err = g.Poll(t.Context(), op.Name, job)
+	}
+	if err != nil || len(op.Result.Paths) != 2 {
+		t.Fatalf("Poll = %+v, %v; want two videos", op, err)
+	}
+	for _, path := range op.Result.Paths {
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, veotest.Video) {
+			t.Errorf("video %s has %d bytes, want the fake's %d", path, len(b), len(veotest.Video))
+		}
+	}
+	fromStorage := 0
+	for _, r := range fake.Requests() {
+		switch {
+		case r.Origin == "storage":
+			fromStorage++
+			if r.Header.Get("X-Goog-Api-Key") != "" {
+				t.Errorf("%s %s on the other origin carried the API key", r.Method, r.Path)
+			}
+		case r.Header.Get("X-Goog-Api-Key") != key:
+			t.Errorf("%s %s on the API's origin without the key", r.Method, r.Path)
+		}
+	}
+	if fromStorage != 2 {
+		t.Errorf("%d downloads reached the other origin, want 2: the test did not redirect", fromStorage)
+	}
+
+	inline := veotest.New(veotest.Config{APIKey: key, InlineVideos: true})
+	srv := httptest.NewServer(inline)
+	t.Cleanup(srv.Close)
+	g, _ = veo.NewGemini(veo.GeminiConfig{APIKey: key, Endpoint: srv.URL})
+	op, err = g.Submit(t.Context(), job)
+	if err == nil {
+		op, err = g.Poll(t.Context(), op.Name, job)
+	}
+	if err != nil || len(op.Result.Paths) != 2 {
+		t.Fatalf("Poll of inline videos = %+v, %v; want two videos", op, err)
+	}
+	if b, _ := os.ReadFile(op.Result.Paths[1]); !bytes.Equal(b, veotest.Video) {
+		t.Errorf("inline video has %d bytes, want the fake's %d", len(b), len(veotest.Video))
+	}
+}
+
+// hosts is a transport that records the hosts asked and answers 503.
+type hosts struct{ seen []string }
+
+func (h *hosts) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.seen = append(h.seen, r.URL.Host)
+	return &http.Response{StatusCode: 503, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}, Request: r}, nil
+}
+
+// TestVertexHost: a region's host has its prefix; the global endpoint
+// has none.
+func TestVertexHost(t *testing.T) {
+	for location, want := range map[string]string{"": "us-central1-aiplatform.googleapis.com",
+		"europe-west4": "europe-west4-aiplatform.googleapis.com", "global": "aiplatform.googleapis.com"} {
+		h := &hosts{}
+		v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Location: location, AccessToken: token,
+			HTTP: &http.Client{Transport: h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+		if len(h.seen) != 1 || h.seen[0] != want {
+			t.Errorf("location %q reached %v, want %s", location, h.seen, want)
+		}
+	}
+}
+
+// TestCheck: the start-up check passes on good credentials, and fails
+// naming the setting to fix on refused credentials or a retired model.
+func TestCheck(t *testing.T) {
+	fake := veotest.New(veotest.Config{Token: token, APIKey: key, Retired: []string{"veo-2.0-generate-001"}})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	type checker interface{ Check(context.Context) error }
+	vertex := func(tok string, models map[string]string) checker {
+		v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Endpoint: srv.URL, AccessToken: tok, Models: models})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	gemini := func(k string, models map[string]string) checker {
+		g, err := veo.NewGemini(veo.GeminiConfig{APIKey: k, Endpoint: srv.URL, Models: models})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	retired := veo.WithDefaults(map[string]string{"gen-3.1-lite-generate-001": "veo-2.0-generate-001"})
+	tests := []struct {
+		name string
+		c    checker
+		want string // "" for no error
+	}{
+		{"vertex", vertex(token, nil), ""},
+		{"vertex, token refused", vertex("expired", nil), "GEN_VERTEX_ACCESS_TOKEN"},
+		{"vertex, retired model", vertex(token, retired), "GEN_PROVIDER_MODELS"},
+		{"gemini", gemini(key, nil), ""},
+		{"gemini, key refused", gemini("AIza-wrong", nil), "GEN_GEMINI_API_KEY"},
+		{"gemini, retired model", gemini(key, retired), "GEN_PROVIDER_MODELS"},
+	}
+	for _, tt := range tests {
+		err := tt.c.Check(t.Context())
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s: Check = %v, want an error naming %q", tt.name, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "AIza-wrong") {
+			t.Errorf("%s: the error shows the key: %v", tt.name, err)
+		}
 	}
 }

@@ -28,8 +28,9 @@ type VertexConfig struct {
 	// the videos there; they are then copied from Cloud Storage.
 	StorageURI string
 	// Endpoint replaces https://{location}-aiplatform.googleapis.com
-	// (a private endpoint, or a fake); Cloud Storage is then read from
-	// the same endpoint.
+	// (https://aiplatform.googleapis.com for the location "global"): a
+	// private endpoint, or a fake; Cloud Storage is then read from the
+	// same endpoint.
 	Endpoint string
 	// AccessToken, when set, is the bearer token of every request
 	// (gcloud auth print-access-token), instead of Application Default
@@ -53,10 +54,11 @@ type VertexConfig struct {
 
 // Vertex is Veo on Vertex AI, a workflow.Provider.
 type Vertex struct {
-	cfg     VertexConfig
-	base    string // {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/
-	storage string // base of the Cloud Storage JSON API
-	http    *http.Client
+	cfg      VertexConfig
+	base     string // {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/
+	endpoint string
+	storage  string // base of the Cloud Storage JSON API
+	http     *http.Client
 }
 
 var _ workflow.Provider = (*Vertex)(nil)
@@ -78,7 +80,7 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 	endpoint := strings.TrimRight(cfg.Endpoint, "/")
 	storage := "https://storage.googleapis.com"
 	if endpoint == "" {
-		endpoint = "https://" + cfg.Location + "-aiplatform.googleapis.com"
+		endpoint = vertexEndpoint(cfg.Location)
 	} else {
 		storage = endpoint
 	}
@@ -101,9 +103,38 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 	}
 	base := httpClient(cfg.HTTP)
 	client := &http.Client{Timeout: base.Timeout, Transport: &oauth2.Transport{Source: ts, Base: base.Transport}}
-	return &Vertex{cfg: cfg, http: client, storage: storage,
+	return &Vertex{cfg: cfg, http: client, storage: storage, endpoint: endpoint,
 		base: fmt.Sprintf("%s/v1/projects/%s/locations/%s/publishers/google/models/",
 			endpoint, url.PathEscape(cfg.Project), url.PathEscape(cfg.Location))}, nil
+}
+
+// vertexEndpoint is the Vertex AI host of a location: the global
+// endpoint has no region prefix ("To use the global endpoint, exclude
+// the location from the endpoint name",
+// https://docs.cloud.google.com/vertex-ai/docs/generative-ai/learn/locations-genai,
+// read 2026-11-26).
+func vertexEndpoint(location string) string {
+	if location == "global" {
+		return "https://aiplatform.googleapis.com"
+	}
+	return "https://" + location + "-aiplatform.googleapis.com"
+}
+
+// Check reads the metadata of every publisher model the provider maps to
+// (GET /v1/publishers/google/models/{model}, Vertex AI's
+// publishers.models.get, read 2026-11-26): credentials Google refuses
+// fail here, at start-up, rather than every task. It checks the
+// credentials and the models, not the project's permissions.
+func (v *Vertex) Check(ctx context.Context) error {
+	for _, m := range providerModels(v.cfg.Models) {
+		var meta struct {
+			Name string `json:"name"`
+		}
+		if err := send(ctx, v.http, http.MethodGet, v.endpoint+"/v1/publishers/google/models/"+url.PathEscape(m), nil, nil, &meta); err != nil {
+			return checkError("vertex", m, err)
+		}
+	}
+	return nil
 }
 
 // Submit starts the job with predictLongRunning.
@@ -118,7 +149,7 @@ func (v *Vertex) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	}
 	var op operation
 	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":predictLongRunning", nil, req, &op); err != nil {
-		return workflow.Operation{}, err
+		return workflow.Operation{}, submitError(err)
 	}
 	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
 }
@@ -143,7 +174,7 @@ func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workf
 	var op operation
 	body := map[string]string{"operationName": name}
 	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, &op); err != nil {
-		return workflow.Operation{}, err
+		return workflow.Operation{}, pollError(err)
 	}
 	if !op.Done {
 		return workflow.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil

@@ -19,7 +19,24 @@
 // by the first rule whose text the prompt contains (When), else the
 // default: videos for every sample. Submits beyond Config.SubmitsPerWindow
 // in a Config.Window answer 429 RESOURCE_EXHAUSTED, as a project's quota
-// does. Every submit is recorded (Submits) with its decoded body.
+// does, with Google's hint in error.details (google.rpc.RetryInfo).
+// Every submit is recorded (Submits) with its decoded body, and every
+// request with its headers and the origin it reached (Requests):
+// Gemini downloads can redirect to a second origin (Storage), as
+// Google's file downloads do, so that a test sees which headers left
+// the API's origin.
+//
+// Errors are google.rpc.Status answers. What Google does, and the fake
+// with it:
+//   - a safety refusal at submit is a 400 INVALID_ARGUMENT whose message
+//     carries "Support codes: NNNNNNNN"; a refusal after submit is an
+//     operation done with such an error, or fewer videos than asked with
+//     raiMediaFilteredCount ("Responsible AI and usage guidelines for
+//     Veo", https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/video/responsible-ai-and-usage-guidelines,
+//     read 2026-11-26);
+//   - a retired model answers 404 NOT_FOUND (Config.Retired);
+//   - a submit can be accepted and its answer lost (Outcome.Drop,
+//     Outcome.Truncate): the job runs, and is counted, all the same.
 package veotest
 
 import (
@@ -34,6 +51,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +85,13 @@ type Config struct {
 	// Renderer, when set, renders each sample from the request
 	// (render.Renderer); nil means Video for every sample.
 	Renderer Renderer
+	// Retired are provider model ids Google no longer serves: their
+	// submits and metadata answer 404 NOT_FOUND "... is no longer
+	// available".
+	Retired []string
+	// InlineVideos makes the Gemini API answer each video in its
+	// operation (encodedVideo) instead of as a file URI.
+	InlineVideos bool
 }
 
 // Renderer renders the videos of a job, as the built-in generator does.
@@ -83,19 +108,42 @@ type Outcome struct {
 	// of the child-safety category.
 	Reason string `json:"reason,omitempty"`
 	// SubmitStatus, when set, is the HTTP status the submit answers
-	// with a google.rpc.Status (400, 403, 429, 500, 503).
+	// with a google.rpc.Status (400, 403, 429, 500, 503); with Reason,
+	// that is its message (a safety refusal: "... Support codes: ...").
+	// 504 DEADLINE_EXCEEDED is a gateway's: the job runs all the same.
 	SubmitStatus int `json:"submitStatus,omitempty"`
-	// PollStatus likewise for every poll of the operation.
-	PollStatus int `json:"pollStatus,omitempty"`
+	// RetryDelay is the google.rpc.RetryInfo of a 429 SubmitStatus, in
+	// its JSON form ("37s"); default "1s".
+	RetryDelay string `json:"retryDelay,omitempty"`
+	// PollStatus likewise for the polls of the operation: the first
+	// PollFailures of them, or every one when PollFailures is 0.
+	PollStatus   int `json:"pollStatus,omitempty"`
+	PollFailures int `json:"pollFailures,omitempty"`
 	// ErrorCode, when set, ends the operation done with this
-	// google.rpc.Code (3 INVALID_ARGUMENT, 7 PERMISSION_DENIED, 13 ...).
+	// google.rpc.Code (3 INVALID_ARGUMENT, 7 PERMISSION_DENIED, 13 ...);
+	// with Reason, that is its message.
 	ErrorCode int `json:"errorCode,omitempty"`
 	// Never: the operation never finishes.
 	Never bool `json:"never,omitempty"`
+	// Drop accepts the job, then closes the connection without an
+	// answer; Truncate answers 200 with a body cut short. Either way the
+	// job runs, and counts as accepted.
+	Drop     bool `json:"drop,omitempty"`
+	Truncate bool `json:"truncate,omitempty"`
 }
 
 // DefaultReason is the filter reason when Outcome.Reason is empty.
 const DefaultReason = "Unable to show generated videos that violate our safety policies. Support codes: 58061214"
+
+// Request is one request the fake received.
+type Request struct {
+	// Origin is "api", or "storage" for the second origin downloads
+	// redirect to.
+	Origin string      `json:"origin"`
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
+	Header http.Header `json:"header"`
+}
 
 // Submit is one recorded submit request.
 type Submit struct {
@@ -142,12 +190,16 @@ type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	mu      sync.Mutex
-	rules   []rule
-	ops     map[string]*operation
-	submits []Submit
-	window  time.Time // start of the current quota window
-	inWin   int
+	mu       sync.Mutex
+	rules    []rule
+	ops      map[string]*operation
+	submits  []Submit
+	requests []Request
+	window   time.Time // start of the current quota window
+	inWin    int
+	// storageURL is where Gemini downloads redirect to; "" serves them
+	// on the API's origin.
+	storageURL string
 }
 
 // New returns a fake with cfg.
@@ -161,6 +213,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
 	s.mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.geminiPoll)
 	s.mux.HandleFunc("GET /v1beta/files/{call}", s.file)
+	s.mux.HandleFunc("GET /v1beta/models/{model}", s.geminiModel)
+	s.mux.HandleFunc("GET /v1/publishers/google/models/{model}", s.vertexModel)
 	s.mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, s.Submits()) })
 	s.mux.HandleFunc("POST /fake/rules", s.addRule)
 	return s
@@ -193,7 +247,49 @@ func (s *Server) Accepted(text string) int {
 	return n
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.record("api", r)
+	s.mux.ServeHTTP(w, r)
+}
+
+// Requests are the requests received so far, on either origin, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Server) record(origin string, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{Origin: origin, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+}
+
+// Storage is the handler of the second origin: serve it on a listener of
+// its own and pass its URL to RedirectDownloads.
+func (s *Server) Storage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.record("storage", r)
+		// /download/{operation id}/{sample}: the path is the grant, as
+		// a signed URL's is; no key is needed, and none is expected.
+		id, sample, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/download/"), "/")
+		i, err := strconv.Atoi(sample)
+		if !ok || err != nil {
+			rpcError(w, 404, "no such object")
+			return
+		}
+		s.sendVideo(w, id, i)
+	})
+}
+
+// RedirectDownloads makes Gemini file downloads answer 302 to the
+// Storage handler served at url, as Google's downloads redirect to
+// where the video is stored.
+func (s *Server) RedirectDownloads(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storageURL = strings.TrimRight(url, "/")
+}
 
 func (s *Server) now() time.Time {
 	if s.cfg.Now != nil {
@@ -216,8 +312,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
-		rpcError(w, 401, "Request had invalid authentication credentials.")
+	if !s.tokenOK(w, r) {
 		return
 	}
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
@@ -259,6 +354,14 @@ func (s *Server) geminiPoll(w http.ResponseWriter, r *http.Request) {
 	s.poll(w, r, "gemini", "models/"+r.PathValue("model")+"/operations/"+r.PathValue("id"))
 }
 
+func (s *Server) tokenOK(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
+		rpcError(w, 401, "Request had invalid authentication credentials.")
+		return false
+	}
+	return true
+}
+
 func (s *Server) keyOK(w http.ResponseWriter, r *http.Request) bool {
 	if s.cfg.APIKey != "" && r.Header.Get("x-goog-api-key") != s.cfg.APIKey {
 		rpcError(w, 400, "API key not valid. Please pass a valid API key.")
@@ -290,16 +393,29 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	_ = json.Unmarshal(body.Parameters, &p)
 	sub := Submit{API: api, Model: model, Body: raw, Instance: body.Instances[0], Parameters: body.Parameters}
 	o := s.outcome(promptOf(raw))
+	if s.retired(model) {
+		sub.Status = 404
+		s.mu.Lock()
+		s.submits = append(s.submits, sub)
+		s.mu.Unlock()
+		rpcError(w, 404, retiredMessage(model))
+		return
+	}
 
 	s.mu.Lock()
 	now := s.now()
-	status := o.SubmitStatus
+	status, msg, delay := o.SubmitStatus, cmp.Or(o.Reason, "refused by the fake"), cmp.Or(o.RetryDelay, "1s")
+	if status == http.StatusGatewayTimeout {
+		status = 0 // a gateway gave up waiting: the job runs all the same
+	}
 	if status == 0 && s.cfg.SubmitsPerWindow > 0 {
 		if now.Sub(s.window) >= s.cfg.Window {
 			s.window, s.inWin = now, 0
 		}
 		if s.inWin >= s.cfg.SubmitsPerWindow {
-			status = 429
+			status, msg = 429, "Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model"
+			// Google's hint: when the quota's window opens again.
+			delay = fmt.Sprintf("%.3fs", s.window.Add(s.cfg.Window).Sub(now).Seconds())
 		} else {
 			s.inWin++
 		}
@@ -308,7 +424,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 		sub.Status = status
 		s.submits = append(s.submits, sub)
 		s.mu.Unlock()
-		rpcError(w, status, "refused by the fake")
+		if status == http.StatusTooManyRequests {
+			rpcError(w, status, msg, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay})
+			return
+		}
+		rpcError(w, status, msg)
 		return
 	}
 	op := &operation{name: prefix + "/operations/" + newID(), api: api, model: model,
@@ -321,14 +441,62 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	sub.Operation, sub.Status = op.name, 200
 	s.submits = append(s.submits, sub)
 	s.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"name": op.name})
+	switch {
+	case o.SubmitStatus == http.StatusGatewayTimeout:
+		rpcError(w, o.SubmitStatus, "Deadline expired before operation could complete.")
+	case o.Drop:
+		// The job runs; its answer never arrives.
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	case o.Truncate:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		fmt.Fprintf(w, `{"name": "%s`, op.name[:len(op.name)/2])
+	default:
+		writeJSON(w, 200, map[string]any{"name": op.name})
+	}
+}
+
+func (s *Server) retired(model string) bool { return slices.Contains(s.cfg.Retired, model) }
+
+// retiredMessage is the message of a retired model's 404.
+func retiredMessage(model string) string {
+	return fmt.Sprintf("Publisher Model `publishers/google/models/%s` is no longer available.", model)
+}
+
+// geminiModel answers the metadata of a model (models.get).
+func (s *Server) geminiModel(w http.ResponseWriter, r *http.Request) {
+	if !s.keyOK(w, r) {
+		return
+	}
+	s.model(w, r.PathValue("model"), "models/")
+}
+
+// vertexModel answers the metadata of a publisher model
+// (publishers.models.get).
+func (s *Server) vertexModel(w http.ResponseWriter, r *http.Request) {
+	if !s.tokenOK(w, r) {
+		return
+	}
+	s.model(w, r.PathValue("model"), "publishers/google/models/")
+}
+
+func (s *Server) model(w http.ResponseWriter, model, prefix string) {
+	if s.retired(model) {
+		rpcError(w, 404, retiredMessage(model))
+		return
+	}
+	writeJSON(w, 200, map[string]any{"name": prefix + model})
 }
 
 func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) {
 	s.mu.Lock()
 	op, ok := s.ops[name]
+	polls := 0
 	if ok {
 		op.polls++
+		polls = op.polls
 	}
 	s.mu.Unlock()
 	if !ok || op.api != api {
@@ -336,7 +504,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		return
 	}
 	o := op.outcome
-	if o.PollStatus != 0 {
+	if o.PollStatus != 0 && (o.PollFailures == 0 || polls <= o.PollFailures) {
 		rpcError(w, o.PollStatus, "poll refused by the fake")
 		return
 	}
@@ -349,7 +517,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 	}
 	if o.ErrorCode != 0 {
 		writeJSON(w, 200, map[string]any{"name": name, "done": true,
-			"error": map[string]any{"code": o.ErrorCode, "message": "the operation failed in the fake"}})
+			"error": map[string]any{"code": o.ErrorCode, "message": cmp.Or(o.Reason, "the operation failed in the fake")}})
 		return
 	}
 	filtered := min(o.Filtered, op.samples)
@@ -362,8 +530,11 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 	if api == "gemini" {
 		samples := make([]any, n)
 		for i := range samples {
-			samples[i] = map[string]any{"video": map[string]any{
-				"uri": fmt.Sprintf("%s/v1beta/files/%s-%d:download?alt=media", base, lastPart(name), i)}}
+			video := map[string]any{"uri": fmt.Sprintf("%s/v1beta/files/%s-%d:download?alt=media", base, lastPart(name), i)}
+			if s.cfg.InlineVideos {
+				video = map[string]any{"encodedVideo": base64.StdEncoding.EncodeToString(op.video(i)), "encoding": "video/mp4"}
+			}
+			samples[i] = map[string]any{"video": video}
 		}
 		resp := map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse",
 			"generateVideoResponse": map[string]any{"generatedSamples": samples,
@@ -388,8 +559,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 // object serves any gs:// object a Vertex operation named, as the Cloud
 // Storage JSON API does with alt=media.
 func (s *Server) object(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
-		rpcError(w, 401, "Request had invalid authentication credentials.")
+	if !s.tokenOK(w, r) {
 		return
 	}
 	if r.URL.Query().Get("alt") != "media" {
@@ -433,6 +603,13 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	i, _ := strconv.Atoi(file[sep+1:])
+	s.mu.Lock()
+	storage := s.storageURL
+	s.mu.Unlock()
+	if storage != "" {
+		http.Redirect(w, r, fmt.Sprintf("%s/download/%s/%d", storage, file[:sep], i), http.StatusFound)
+		return
+	}
 	s.sendVideo(w, file[:sep], i)
 }
 
@@ -544,11 +721,14 @@ func promptOf(body map[string]any) string {
 // statusNames are the google.rpc.Code names of the HTTP statuses the
 // fake answers.
 var statusNames = map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-	404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+	404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 
-func rpcError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{
-		"code": status, "message": msg, "status": cmp.Or(statusNames[status], "UNKNOWN")}})
+func rpcError(w http.ResponseWriter, status int, msg string, details ...any) {
+	e := map[string]any{"code": status, "message": msg, "status": cmp.Or(statusNames[status], "UNKNOWN")}
+	if len(details) > 0 {
+		e["details"] = details
+	}
+	writeJSON(w, status, map[string]any{"error": e})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
