@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/veo/veotest"
 )
 
 // server is gen-local running in this process, as `make run` starts it.
@@ -174,5 +176,37 @@ func TestConfigurationErrors(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("stdout %q, want nothing: the service must not start", out.String())
+	}
+}
+
+// A Veo backend whose credentials the API refuses stops `make run` at
+// start-up, with a non-zero exit and a message naming the setting to
+// fix, before it takes a single start.
+func TestMisconfiguredBackendStopsStartUp(t *testing.T) {
+	fake := httptest.NewServer(veotest.New(veotest.Config{Token: "ya29.good", APIKey: "AIza-good"}))
+	t.Cleanup(fake.Close)
+	tests := []struct {
+		name string
+		vars map[string]string
+		want string
+	}{
+		{"gemini key refused", map[string]string{settings.Generator: settings.GeneratorGemini,
+			settings.GeminiEndpoint: fake.URL, settings.GeminiAPIKey: "AIza-revoked"}, settings.GeminiAPIKey},
+		{"vertex token expired", map[string]string{settings.Generator: settings.GeneratorVertex,
+			settings.VertexEndpoint: fake.URL, settings.VertexProject: "p", settings.VertexAccessToken: "ya29.expired"},
+			settings.VertexAccessToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.vars["GEN_ADDR"], tt.vars["GEN_DATA_DIR"] = "127.0.0.1:0", t.TempDir()
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), settings.Vars(tt.vars).Lookup, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("run = %d with %q; want a non-zero exit naming %s", code, stderr.String(), tt.want)
+			}
+			if strings.Contains(stdout.String(), "gen is running") || strings.Contains(stderr.String(), "AIza-revoked") {
+				t.Errorf("the server started, or showed the key: %q %q", stdout.String(), stderr.String())
+			}
+		})
 	}
 }

@@ -114,6 +114,9 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		return err
 	}
 	provider, err := veo.FromSettings(ctx, cfg.Provider, cmp.Or(cfg.FFmpegPath, "ffmpeg"))
+	if err == nil {
+		err = veo.Verify(ctx, provider, s.logger)
+	}
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}

@@ -118,15 +118,12 @@ func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 // read 2026-11-26): a key Google refuses fails here, at start-up,
 // rather than every task.
 func (g *Gemini) Check(ctx context.Context) error {
-	for _, m := range providerModels(g.cfg.Models) {
+	return check("gemini", g.cfg.Models, func(m string) error {
 		var meta struct {
 			Name string `json:"name"`
 		}
-		if err := send(ctx, g.http, http.MethodGet, g.base+"models/"+url.PathEscape(m), g.header(), nil, &meta); err != nil {
-			return checkError("gemini", m, err)
-		}
-	}
-	return nil
+		return send(ctx, g.http, http.MethodGet, g.base+"models/"+url.PathEscape(m), g.header(), nil, &meta)
+	})
 }
 
 // Poll GETs the operation, and downloads its videos once done.

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptrace"
@@ -536,13 +537,72 @@ func providerModels(models map[string]string) []string {
 	return out
 }
 
+// UnavailableModelsError is a start-up check that found models the API
+// does not serve (retired, or a remap to a model that does not exist).
+// The service can still run the others: the caller logs it as the
+// operator's alarm and goes on, and those models' tasks fail
+// MODEL_UNAVAILABLE, refunded.
+type UnavailableModelsError struct {
+	API    string
+	Models []string
+}
+
+func (e *UnavailableModelsError) Error() string {
+	return fmt.Sprintf("%s: models %s not found: remap them (%s)", e.API, strings.Join(e.Models, ", "), settings.ProviderModels)
+}
+
+// check reads each provider model's metadata with get; credentials
+// refused or an API that does not answer end it with an error naming
+// what to fix; models not found are an *UnavailableModelsError once all
+// were read.
+func check(api string, models map[string]string, get func(model string) error) error {
+	var missing []string
+	for _, m := range providerModels(models) {
+		err := get(m)
+		var e *Error
+		if errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound {
+			missing = append(missing, m)
+			continue
+		}
+		if err != nil {
+			return checkError(api, m, err)
+		}
+	}
+	if len(missing) > 0 {
+		return &UnavailableModelsError{API: api, Models: missing}
+	}
+	return nil
+}
+
+// Verify runs the start-up check of p (Vertex.Check, Gemini.Check): an
+// error stops the start-up, naming the setting to fix. Models the API
+// does not serve do not: they are logged as the operator's alarm
+// (workflow.AlarmModelUnavailable), and their tasks fail
+// MODEL_UNAVAILABLE. A provider without a check (nil: the built-in
+// generator) passes.
+func Verify(ctx context.Context, p workflow.Provider, logger *slog.Logger) error {
+	c, ok := p.(interface{ Check(context.Context) error })
+	if !ok {
+		return nil
+	}
+	err := c.Check(ctx)
+	var unavailable *UnavailableModelsError
+	if errors.As(err, &unavailable) {
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Error(workflow.AlarmModelUnavailable, "api", unavailable.API, "models", unavailable.Models,
+			"remedy", "remap them with "+settings.ProviderModels)
+		return nil
+	}
+	return err
+}
+
 // checkError says what a start-up check found, naming what to fix.
 func checkError(api, model string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		switch {
-		case e.HTTPStatus == http.StatusNotFound:
-			return fmt.Errorf("%s: model %s: not found: remap it (%s): %w", api, model, settings.ProviderModels, err)
 		case api == "gemini" && e.HTTPStatus/100 == 4:
 			return fmt.Errorf("%s: the API key was refused (%s, on AWS its secret): %w", api, settings.GeminiAPIKey, err)
 		case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:

@@ -535,5 +535,11 @@ func TestCheck(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "AIza-wrong") {
 			t.Errorf("%s: the error shows the key: %v", tt.name, err)
 		}
+		// A model not found leaves the others running.
+		var unavailable *veo.UnavailableModelsError
+		if retiredOnly := strings.Contains(tt.name, "retired"); errors.As(err, &unavailable) != retiredOnly ||
+			(retiredOnly && (len(unavailable.Models) != 1 || unavailable.Models[0] != "veo-2.0-generate-001")) {
+			t.Errorf("%s: Check = %v, want an *UnavailableModelsError of the retired model alone: %v", tt.name, err, retiredOnly)
+		}
 	}
 }

@@ -126,15 +126,12 @@ func vertexEndpoint(location string) string {
 // fail here, at start-up, rather than every task. It checks the
 // credentials and the models, not the project's permissions.
 func (v *Vertex) Check(ctx context.Context) error {
-	for _, m := range providerModels(v.cfg.Models) {
+	return check("vertex", v.cfg.Models, func(m string) error {
 		var meta struct {
 			Name string `json:"name"`
 		}
-		if err := send(ctx, v.http, http.MethodGet, v.endpoint+"/v1/publishers/google/models/"+url.PathEscape(m), nil, nil, &meta); err != nil {
-			return checkError("vertex", m, err)
-		}
-	}
-	return nil
+		return send(ctx, v.http, http.MethodGet, v.endpoint+"/v1/publishers/google/models/"+url.PathEscape(m), nil, nil, &meta)
+	})
 }
 
 // Submit starts the job with predictLongRunning.

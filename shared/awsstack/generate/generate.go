@@ -26,8 +26,9 @@ import (
 // for Generate. It needs GEN_BUCKET; the built-in generator needs ffmpeg
 // at GEN_FFMPEG_PATH, Vertex AI a workload identity federation config
 // (GEN_VERTEX_WIF_CONFIG) or a token, and the Gemini API its key's
-// secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, so that a
-// missing one fails the cold start rather than every task.
+// secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, and the
+// provider asked for its models' metadata (veo.Verify), so that a
+// missing or refused one fails the cold start rather than every task.
 func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 	blobs, err := media.Store(s)
 	if err != nil {
@@ -45,6 +46,9 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := veo.Verify(ctx, v, s.Logger); err != nil {
+			return nil, err
+		}
 		st.Provider = v
 		return st, nil
 	case settings.GeneratorGemini:
@@ -54,6 +58,9 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 			}
 		}
 		st.Provider, err = veo.FromSettings(context.Background(), p, s.Env.FFmpegPath)
+		if err == nil {
+			err = veo.Verify(context.Background(), st.Provider, s.Logger)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -82,4 +82,27 @@ func TestStepsProviders(t *testing.T) {
 	if _, err := Steps(s); err == nil || !strings.Contains(err.Error(), arn+"-gone") {
 		t.Errorf("Steps without the key's secret = %v, want an error naming it", err)
 	}
+
+	// Credentials the API refuses fail the cold start (the models'
+	// metadata is read), naming what to fix.
+	secrets.Put(arn+"-old", "AIza-revoked")
+	refused := []struct {
+		env  awsstack.Env
+		want string
+	}{
+		{awsstack.Env{GeminiKeySecretARN: arn + "-old", Provider: settings.Provider{Generator: settings.GeneratorGemini,
+			GeminiEndpoint: srv.URL}}, settings.GeminiAPIKey},
+		{awsstack.Env{Provider: settings.Provider{Generator: settings.GeneratorVertex, VertexProject: "p",
+			VertexEndpoint: srv.URL, VertexAccessToken: "ya29.expired"}}, settings.VertexAccessToken},
+	}
+	for _, tt := range refused {
+		tt.env.TablePrefix, tt.env.Bucket = "gen-", "media"
+		s, err := awsstack.New(tt.env, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Steps(s); err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "AIza-revoked") {
+			t.Errorf("Steps with refused credentials = %v, want an error naming %s", err, tt.want)
+		}
+	}
 }
