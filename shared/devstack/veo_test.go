@@ -177,7 +177,10 @@ func storedTask(t *testing.T, e *env, id string) task.Task {
 }
 
 // TestVeoOutcomes: each outcome of the provider ends with the balance
-// the contract requires, refunded once at most.
+// the contract requires, refunded once at most: each of Google's three
+// forms of a safety refusal is a content-policy failure with its
+// category; a submit whose answer was lost costs one job and ends
+// PROVIDER_OUTCOME_UNKNOWN; credentials refused on a poll are waited out.
 func TestVeoOutcomes(t *testing.T) {
 	fast := "gen-3.1-fast-generate-001"
 	p := price(fast, true)
@@ -194,6 +197,13 @@ func TestVeoOutcomes(t *testing.T) {
 	}{
 		{"partly filtered", veotest.Outcome{Filtered: 1}, 2, "completed", "", 1, p, ""},
 		{"all filtered", veotest.Outcome{Filtered: 2, Reason: "blocked. Support codes: 61493863"}, 2, "failed", task.FailContentPolicy, 0, 2 * p, "violence"},
+		{"refused at submit", veotest.Outcome{SubmitStatus: 400, Reason: "The prompt couldn't be submitted. Support codes: 29310472"},
+			2, "failed", task.FailContentPolicy, 0, 2 * p, "celebrity"},
+		{"refused when done", veotest.Outcome{ErrorCode: 3, Reason: "Veo could not generate videos. Support codes: 90789179"},
+			1, "failed", task.FailContentPolicy, 0, p, "sexual"},
+		{"answer lost", veotest.Outcome{Drop: true}, 1, "failed", task.FailProviderOutcomeUnknown, 0, p, "did not confirm"},
+		{"answer cut short", veotest.Outcome{Truncate: true}, 1, "failed", task.FailProviderOutcomeUnknown, 0, p, "did not confirm"},
+		{"token expired on a poll", veotest.Outcome{PollStatus: 401, PollFailures: 1}, 1, "completed", "", 1, 0, ""},
 		{"invalid argument", veotest.Outcome{SubmitStatus: 400}, 1, "failed", task.FailGeneration, 0, p, ""},
 		{"permission denied", veotest.Outcome{SubmitStatus: 403}, 1, "failed", task.FailGeneration, 0, p, ""},
 		{"done with an error", veotest.Outcome{ErrorCode: 13}, 1, "failed", task.FailGeneration, 0, p, ""},
@@ -243,19 +253,51 @@ func TestVeoOutcomes(t *testing.T) {
 							refunds = append(refunds, en.Amount)
 						}
 					}
-					if len(refunds) != 1 || refunds[0] != tt.refund {
+					if tt.refund == 0 && len(refunds) != 0 || tt.refund != 0 && (len(refunds) != 1 || refunds[0] != tt.refund) {
 						t.Errorf("refunds %v, want exactly one of %d", refunds, tt.refund)
 					}
 					if b := e.balance(ids[i].account); b != 1000-p*int64(tt.samples)+tt.refund {
 						t.Errorf("balance %d, want %d", b, 1000-p*int64(tt.samples)+tt.refund)
 					}
-					if n := e.fake.Accepted(tt.prompt); n > 1 {
-						t.Errorf("submitted %d times, want once at most", n)
+					if n := e.fake.Accepted(tt.prompt); n > 1 || (tt.outcome.Drop || tt.outcome.Truncate) && n != 1 {
+						t.Errorf("the provider accepted %d jobs, want once at most (the lost answer's one)", n)
 					}
 					storetest.CheckInvariants(t, e.stack.Store, ids[i].account)
 				})
 			}
 		})
+	}
+}
+
+// TestVeoGeminiKeyStaysWithGoogle: the Gemini API's downloads redirect
+// to another origin, as Google's do; the videos arrive, and the key
+// reached the API's origin only.
+func TestVeoGeminiKeyStaysWithGoogle(t *testing.T) {
+	t.Parallel()
+	e := startVeo(t, settings.GeneratorGemini, veotest.Config{Delay: time.Second}, "", nil)
+	storage := httptest.NewServer(e.fake.Storage())
+	t.Cleanup(storage.Close)
+	e.fake.RedirectDownloads(storage.URL)
+	k := e.key(10000, store.Limits{})
+	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a kite over the dunes","durationSeconds":4,"sampleCount":2}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
+	}
+	if tk := waitTask(t, e.env, str(r.body["taskId"]), time.Minute); tk.Status != task.Completed || len(tk.Videos) != 2 {
+		t.Fatalf("task %s with %d videos (%+v), want completed with 2", tk.Status, len(tk.Videos), tk.Failure)
+	}
+	away := 0
+	for _, req := range e.fake.Requests() {
+		if req.Origin != "storage" {
+			continue
+		}
+		away++
+		if req.Header.Get("X-Goog-Api-Key") != "" {
+			t.Errorf("%s %s on the other origin carried the Gemini API key", req.Method, req.Path)
+		}
+	}
+	if away != 2 {
+		t.Errorf("%d downloads reached the other origin, want 2", away)
 	}
 }
 
@@ -297,7 +339,7 @@ func TestVeoRestart(t *testing.T) {
 			// Stop once every task has its operation: the jobs are paid
 			// for and under way at the provider.
 			for _, id := range ids {
-				for storedTask(t, e.env, id).Operation == "" {
+				for storedTask(t, e.env, id).Handle() == "" {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
