@@ -9,10 +9,13 @@
 // Its operations finish after -delay with one video per sample, rendered
 // from the request by the built-in ffmpeg generator (-render=false: a
 // fixed test pattern). Outcomes
-// are told per prompt text, at start (-filter, -fail, -throttle) or at
-// any time with POST /fake/rules {"when": "text", "filtered": 1,
-// "errorCode": 3, "submitStatus": 429, ...}; GET /fake/submits lists the
-// submit requests received.
+// are told per prompt text, at start (-filter, -fail, -refuse, -drop) or
+// at any time with POST /fake/rules {"when": "text", "filtered": 1,
+// "errorCode": 3, "submitStatus": 429, "retryDelay": "30s", "reason":
+// "... Support codes: 29310472", "drop": true, ...}; GET /fake/submits
+// lists the submit requests received. -retired names models that answer
+// 404 NOT_FOUND, as Google's retired ones do; -storage-addr serves the
+// Gemini downloads on a second origin they redirect to, as Google's do.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/render"
@@ -36,10 +40,17 @@ func main() {
 	filter := flag.String("filter", "[filter]", "prompts containing this have one sample filtered")
 	filterAll := flag.String("filter-all", "[filter-all]", "prompts containing this have every sample filtered")
 	fail := flag.String("fail", "[fail]", "prompts containing this end with INVALID_ARGUMENT")
+	refuse := flag.String("refuse", "[refuse]", "prompts containing this are refused at submit with a support code, as Google's safety filters do")
+	drop := flag.String("drop", "[drop]", "prompts containing this have their job accepted and the submit's answer dropped")
+	retired := flag.String("retired", "", "comma-separated provider model ids that answer 404 NOT_FOUND, as retired models do")
+	storageAddr := flag.String("storage-addr", "", "serve the Gemini downloads on this second address, which downloads redirect to (empty: on -addr)")
 	renders := flag.Bool("render", true, "render each sample from the request with ffmpeg, as the built-in generator does (false: a fixed one-second test pattern)")
 	flag.Parse()
 
 	cfg := veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key}
+	if *retired != "" {
+		cfg.Retired = strings.Split(*retired, ",")
+	}
 	if *renders {
 		r, err := render.New(render.Config{})
 		if err != nil {
@@ -54,6 +65,17 @@ func main() {
 	s.When(*filterAll, veotest.Outcome{Filtered: 1 << 10})
 	s.When(*filter, veotest.Outcome{Filtered: 1})
 	s.When(*fail, veotest.Outcome{ErrorCode: 3})
+	s.When(*refuse, veotest.Outcome{SubmitStatus: 400, Reason: veotest.RefusedPrompt})
+	s.When(*drop, veotest.Outcome{Drop: true})
+	if *storageAddr != "" {
+		s.RedirectDownloads("http://" + *storageAddr)
+		go func() {
+			if err := http.ListenAndServe(*storageAddr, s.Storage()); err != nil {
+				slog.Error("serve storage", "error", err)
+				os.Exit(1)
+			}
+		}()
+	}
 	slog.Info("fake Veo provider listening", "addr", *addr, "delay", delay.String(), "quota", *quota)
 	if err := http.ListenAndServe(*addr, s); err != nil {
 		slog.Error("serve", "error", err)

@@ -234,7 +234,7 @@ func keys(m map[string]any) []string {
 // provider to wait out (after Google's RetryInfo), a refusal, and a
 // submit whose answer was lost.
 func TestOutcomes(t *testing.T) {
-	const refused = "The prompt couldn't be submitted. It might violate our policies. Support codes: 61493863"
+	const refused = veotest.RefusedPrompt
 	tests := []struct {
 		prompt  string
 		outcome veotest.Outcome

@@ -135,6 +135,12 @@ type Outcome struct {
 // DefaultReason is the filter reason when Outcome.Reason is empty.
 const DefaultReason = "Unable to show generated videos that violate our safety policies. Support codes: 58061214"
 
+// RefusedPrompt is the message of a safety refusal at submit, in the
+// words of Google's guidelines ("The prompt couldn't be submitted", "it
+// might violate our policies"), with a support code of the violence
+// category.
+const RefusedPrompt = "The prompt couldn't be submitted. It might violate our policies. Support codes: 61493863"
+
 // Request is one request the fake received.
 type Request struct {
 	// Origin is "api", or "storage" for the second origin downloads
