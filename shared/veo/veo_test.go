@@ -543,3 +543,24 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeAnswersInGoogleShapes: a path the fake does not serve answers
+// a google.rpc.Status, as Google's APIs do, not a plain-text 404.
+func TestFakeAnswersInGoogleShapes(t *testing.T) {
+	_, url := newFake(t)
+	resp, err := http.Get(url + "/v1/projects/p/locations/l/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct {
+			Code   int    `json:"code"`
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 404 ||
+		body.Error.Code != 404 || body.Error.Status != "NOT_FOUND" {
+		t.Errorf("unknown path = %d %+v (%v), want 404 with a google.rpc.Status NOT_FOUND", resp.StatusCode, body, err)
+	}
+}

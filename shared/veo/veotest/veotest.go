@@ -255,6 +255,11 @@ func (s *Server) Accepted(text string) int {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record("api", r)
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		// Google answers a path it does not serve in its own shape too.
+		rpcError(w, http.StatusNotFound, "The requested URL "+r.URL.Path+" was not found on this server.")
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
