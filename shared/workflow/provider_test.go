@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veo/veotest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -297,4 +300,37 @@ func TestRetiredModelFails(t *testing.T) {
 			t.Errorf("no ERROR %q naming the task in the log:\n%s", workflow.AlarmModelUnavailable, logs.String())
 		}
 	})
+}
+
+// TestLostAnswerCostsOneJobAtTheFake: against the fake Vertex AI, a
+// submit whose connection drops after the job was accepted, and every
+// re-run of the step after it, cost the one job the fake counted.
+func TestLostAnswerCostsOneJobAtTheFake(t *testing.T) {
+	fake := veotest.New(veotest.Config{Token: "ya29.t"})
+	fake.When("a dropped answer", veotest.Outcome{Drop: true})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Endpoint: srv.URL, AccessToken: "ya29.t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil)
+	e.steps.Provider = v
+	clock := time.Now()
+	e.steps.Now = func() time.Time { return clock }
+	ctx := t.Context()
+	tk := e.newTask("a dropped answer", 1)
+	ref := workflow.TaskRef{TaskID: tk.ID}
+	e.steps.MarkProcessing(ctx, ref)
+	var unknown *workflow.ProviderOutcomeUnknown
+	if _, err := e.steps.Generate(ctx, ref); !errors.As(err, &unknown) {
+		t.Fatalf("Generate = %v, want a *ProviderOutcomeUnknown", err)
+	}
+	for _, later := range []time.Duration{time.Second, workflow.SubmitGrace} {
+		clock = clock.Add(later)
+		e.steps.Generate(ctx, ref)
+	}
+	if n := fake.Accepted("a dropped answer"); n != 1 || len(fake.Submits()) != 1 {
+		t.Errorf("the fake accepted %d jobs of %d submits, want the one", n, len(fake.Submits()))
+	}
 }
