@@ -334,3 +334,41 @@ func TestLostAnswerCostsOneJobAtTheFake(t *testing.T) {
 		t.Errorf("the fake accepted %d jobs of %d submits, want the one", n, len(fake.Submits()))
 	}
 }
+
+// refusedToken is a poll whose credentials were refused while the job
+// runs: a wait only an operator can end.
+type refusedToken struct{}
+
+func (refusedToken) Error() string             { return "401 UNAUTHENTICATED" }
+func (refusedToken) RetryAfter() time.Duration { return 0 }
+func (refusedToken) NeedsOperator() bool       { return true }
+
+// pollRefused polls with refused credentials.
+type pollRefused struct{ *scripted }
+
+func (p pollRefused) Poll(context.Context, string, workflow.Job) (workflow.Operation, error) {
+	return workflow.Operation{}, refusedToken{}
+}
+
+// TestRefusedCredentialsOnAPollWait: a poll whose credentials were
+// refused waits, the handle kept, and says so at ERROR for the operator.
+func TestRefusedCredentialsOnAPollWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		var logs logtest.Buffer
+		e.steps.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		e.steps.Provider = pollRefused{newScripted(1)}
+		ctx := context.Background()
+		tk := e.newTask("an expired token", 1)
+		ref := workflow.TaskRef{TaskID: tk.ID}
+		e.steps.MarkProcessing(ctx, ref)
+		for range 2 { // the submit, then a poll
+			if g, err := e.steps.Generate(ctx, ref); err != nil || g.Done {
+				t.Fatalf("Generate = %+v, %v; want a wait", g, err)
+			}
+		}
+		if e.task(tk.ID).Handle() == "" || !strings.Contains(logs.String(), `"level":"ERROR","msg":"provider busy: waiting"`) {
+			t.Errorf("handle %q, log:\n%s\nwant the handle kept and the wait at ERROR", e.task(tk.ID).Operation, logs.String())
+		}
+	})
+}
