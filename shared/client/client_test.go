@@ -161,7 +161,7 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 	if task.Status != client.StatusCompleted || len(task.Videos) != 2 || task.CompletedAt.IsZero() || polls == 0 {
 		t.Fatalf("task = %+v after %d polls, want completed with 2 videos", task, polls)
 	}
-	if task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
+	if task.Parameters.Seed == nil || *task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
 		t.Errorf("task = %+v, want seed 42, 70 credits, the lite model", task)
 	}
 

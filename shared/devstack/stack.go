@@ -117,6 +117,10 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
+	caps, err := veo.Capabilities(cfg.Provider)
+	if err != nil {
+		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
+	}
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -167,6 +171,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
+		Capabilities:        caps,
 	})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}

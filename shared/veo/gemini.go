@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -24,7 +25,7 @@ type GeminiConfig struct {
 	// Endpoint replaces DefaultGeminiEndpoint (a fake).
 	Endpoint string
 	// Models maps the contract's model ids to the Gemini API's; nil
-	// means DefaultModels.
+	// means GeminiModels.
 	Models map[string]string
 	// FFmpegPath, when set, is the ffmpeg that removes the audio of the
 	// videos of a job asked without audio: the Gemini API takes no
@@ -57,7 +58,7 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 		return nil, fmt.Errorf("gemini: no API key")
 	}
 	if cfg.Models == nil {
-		cfg.Models = DefaultModels
+		cfg.Models = DefaultModels(settings.GeneratorGemini)
 	}
 	endpoint := strings.TrimRight(cfg.Endpoint, "/")
 	if endpoint == "" {
@@ -81,7 +82,8 @@ func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	if err != nil {
 		return workflow.Operation{}, err
 	}
-	req, err := newRequest(job, false, "")
+	pm, _, _ := Lookup(settings.GeneratorGemini, m)
+	req, err := newRequest(job, pm.Limits, false, "")
 	if err != nil {
 		return workflow.Operation{}, err
 	}

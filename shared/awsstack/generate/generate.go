@@ -39,9 +39,12 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		ctx := context.Background()
+		if _, err := veo.Capabilities(p); err != nil {
+			return nil, err
+		}
 		v, err := veo.NewVertex(ctx, veo.VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veo.WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
+			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veo.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
 		if err != nil {
 			return nil, err
 		}

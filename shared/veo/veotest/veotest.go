@@ -11,6 +11,11 @@
 //     x-goog-api-key, then GET /v1beta/{operation name}; videos are file
 //     URIs downloaded with the key.
 //
+// Like Google, it refuses what the model cannot honour (Refusal: the
+// table of veo/capabilities.go, with its sources): 404 NOT_FOUND for a
+// model the API does not serve or has retired, 400 INVALID_ARGUMENT for
+// a parameter outside the model's documented limits.
+//
 // Operations finish after Config.Delay, with Video for every sample, or
 // with what Config.Renderer renders from the request (the built-in ffmpeg
 // generator: then the videos follow the parameters and images as the
@@ -289,6 +294,14 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	_ = json.Unmarshal(body.Parameters, &p)
 	sub := Submit{API: api, Model: model, Body: raw, Instance: body.Instances[0], Parameters: body.Parameters}
+	if status, msg := Refusal(api, r.PathValue("project"), r.PathValue("location"), model, body.Instances[0], body.Parameters); status != 0 {
+		sub.Status = status
+		s.mu.Lock()
+		s.submits = append(s.submits, sub)
+		s.mu.Unlock()
+		rpcError(w, status, msg)
+		return
+	}
 	o := s.outcome(promptOf(raw))
 
 	s.mu.Lock()
