@@ -246,6 +246,11 @@ func TestModels(t *testing.T) {
 	if !ok || m.Pricing.Price(true) != 65 || m.Pricing.Price(false) != 35 || m.Supports("first-last-frame") {
 		t.Errorf("lite = %+v, want 65/35 credits and no first-last-frame", m)
 	}
+	// The built-in generator's limits: the contract's whole range.
+	if lim := m.Limits; lim == nil || lim.MaxSampleCount != 2 || !lim.Seed || len(lim.Resolutions["4"]) != 1 ||
+		len(lim.PersonGeneration["text-to-video"]) != 3 || lim.PersonGeneration["text-to-video"][0] != "allow_adult" {
+		t.Errorf("lite limits = %+v, want the built-in generator's whole range at 720p", lim)
+	}
 }
 
 // One variant of the models answer names the id "id" and lists a model

@@ -318,6 +318,27 @@ type Model struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Pricing      Pricing  `json:"pricing"`
+	// Limits are what the service's backend accepts for the model (an
+	// extension of the contract); nil from a service that does not say.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits are what a backend accepts for a model. In each list the first
+// value is the default of a field a start leaves out.
+type Limits struct {
+	Backend   string   `json:"backend"`
+	Modes     []string `json:"modes"`
+	Durations []int    `json:"durations"`
+	// Resolutions are keyed by durationSeconds ("4", "6", "8").
+	Resolutions    map[string][]string `json:"resolutions"`
+	AspectRatios   []string            `json:"aspectRatios"`
+	MaxSampleCount int                 `json:"maxSampleCount"`
+	// PersonGeneration is keyed by mode ("text-to-video", ...).
+	PersonGeneration map[string][]string `json:"personGeneration"`
+	// Seed tells whether a seed is taken (the Gemini API takes none).
+	Seed           bool   `json:"seed"`
+	EnhancePrompt  []bool `json:"enhancePrompt"`
+	NegativePrompt bool   `json:"negativePrompt"`
 }
 
 // UnmarshalJSON reads the id from modelId or id.
