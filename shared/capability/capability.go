@@ -77,9 +77,11 @@ func Builtin() Table {
 // backend takes: a value the backend cannot honour is a
 // *params.Error (VALIDATION_ERROR, or INVALID_MODEL for a mode) naming
 // the field and what the backend accepts; a field the client did not
-// send gets the backend's default for the mode and model. It changes
-// r only when it returns nil.
+// send gets the backend's default for the mode and model (a request with
+// no Sent, not made by the validator, counts as sending every field). It
+// changes r only when it returns nil.
 func (t Table) Apply(r *params.Request) error {
+	sent := func(field string) bool { return r.Sent == nil || r.Sent[field] }
 	l, ok := t.Models[r.Model]
 	if !ok {
 		return &params.Error{Code: params.CodeInvalidModel, Field: "model", Value: r.Model,
@@ -103,7 +105,7 @@ func (t Table) Apply(r *params.Request) error {
 	res := l.resolutions(m, p.DurationSeconds)
 	switch {
 	case slices.Contains(res, p.Resolution):
-	case !r.Sent["resolution"] && len(res) > 0:
+	case !sent("resolution") && len(res) > 0:
 		// The contract's default is not rendered at this duration here.
 		p.Resolution = res[0]
 	default:
@@ -112,14 +114,14 @@ func (t Table) Apply(r *params.Request) error {
 	}
 	persons := l.PersonGeneration[r.Type]
 	switch {
-	case !r.Sent["personGeneration"] && len(persons) > 0:
+	case !sent("personGeneration") && len(persons) > 0:
 		p.PersonGeneration = persons[0]
 	case slices.Contains(persons, p.PersonGeneration):
 	default:
 		return t.refuse("personGeneration", p.PersonGeneration, r.Model, " for "+r.Type, quote(persons))
 	}
 	if !l.Seed {
-		if r.Sent["seed"] {
+		if sent("seed") && p.Seed != nil {
 			return &params.Error{Code: params.CodeValidation, Field: "seed", Value: p.SeedValue(),
 				Message: fmt.Sprintf("seed is not available on %s, which takes no seed; leave it out", t.Backend)}
 		}

@@ -124,3 +124,19 @@ func TestBuiltinTakesTheContract(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyWithoutSent: a request the validator did not make (no Sent)
+// counts as sending every field: its values are checked, never replaced
+// by defaults.
+func TestApplyWithoutSent(t *testing.T) {
+	r := params.Request{Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001", Params: params.Parameters{
+		SampleCount: 1, DurationSeconds: 4, AspectRatio: "16:9", Resolution: "720p", PersonGeneration: "dont_allow"}}
+	if err := capability.Builtin().Apply(&r); err != nil || r.Params.PersonGeneration != "dont_allow" {
+		t.Errorf("Apply = %v, personGeneration %q; want dont_allow kept", err, r.Params.PersonGeneration)
+	}
+	r.Params.PersonGeneration = "allow_adult"
+	var pe *params.Error
+	if err := narrow.Apply(&r); !errors.As(err, &pe) || pe.Field != "personGeneration" {
+		t.Errorf("Apply on the narrow backend = %v, want a refusal naming personGeneration", err)
+	}
+}

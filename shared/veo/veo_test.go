@@ -57,7 +57,8 @@ func valid(t *testing.T, b backend, samples int) params.Parameters {
 	t.Helper()
 	r := params.Request{Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001",
 		Params: params.Parameters{SampleCount: samples, DurationSeconds: 8, AspectRatio: "16:9",
-			Resolution: "720p", GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(1))}}
+			Resolution: "720p", GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(1))},
+		Sent: map[string]bool{"prompt": true}} // the rest: the backend's defaults
 	if err := b.caps(t).Apply(&r); err != nil {
 		t.Fatalf("%s refuses %+v: %v", b.name, r.Params, err)
 	}
