@@ -25,6 +25,7 @@ import (
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 	"github.com/genvideo/gen/shared/workflow"
@@ -117,7 +118,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
-	caps, err := veo.Capabilities(cfg.Provider)
+	caps, err := veomodels.Capabilities(cfg.Provider)
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}

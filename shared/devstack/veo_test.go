@@ -22,8 +22,8 @@ import (
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veo/veotest"
+	"github.com/genvideo/gen/shared/veomodels"
 )
 
 const (
@@ -173,7 +173,7 @@ func TestVeoWalkThrough(t *testing.T) {
 // maxSamples is the most videos a start may ask for on api.
 func maxSamples(t *testing.T, api string) int {
 	t.Helper()
-	caps, err := veo.Capabilities(settings.Provider{Generator: api})
+	caps, err := veomodels.Capabilities(settings.Provider{Generator: api})
 	if err != nil {
 		t.Fatal(err)
 	}

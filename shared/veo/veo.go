@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +31,7 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -86,7 +86,7 @@ type parameters struct {
 	// GenerateAudio is nil on the Gemini API, which takes none (its Veo
 	// 3.1 models always make audio); Seed is nil where the model takes
 	// none; EnhancePrompt is nil where only its default (true) is taken
-	// (capabilities.go).
+	// (veomodels).
 	GenerateAudio    *bool   `json:"generateAudio,omitempty"`
 	EnhancePrompt    *bool   `json:"enhancePrompt,omitempty"`
 	NegativePrompt   string  `json:"negativePrompt,omitempty"`
@@ -404,11 +404,11 @@ func model(models map[string]string, ours string) (string, error) {
 // without them fails at start-up. ffmpeg is the stack's ffmpeg, which
 // removes the audio the Gemini API cannot leave out.
 // A mapping the capability tables do not know, or one that loses money,
-// fails too (Capabilities).
+// fails too (veomodels.Capabilities).
 func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex, settings.GeneratorGemini:
-		if _, err := Capabilities(p); err != nil {
+		if _, err := veomodels.Capabilities(p); err != nil {
 			return nil, err
 		}
 	}
@@ -416,20 +416,12 @@ func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (work
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			Models: WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
+			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
-			Models: WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
+			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown generator %q", p.Generator)
-}
-
-// WithDefaults is api's DefaultModels with the overrides
-// (settings.Provider's Models).
-func WithDefaults(api string, overrides map[string]string) map[string]string {
-	m := DefaultModels(api)
-	maps.Copy(m, overrides)
-	return m
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veo/veotest"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -44,7 +45,7 @@ type backend struct {
 // models.
 func (b backend) caps(t *testing.T) capability.Table {
 	t.Helper()
-	c, err := veo.Capabilities(settings.Provider{Generator: b.name})
+	c, err := veomodels.Capabilities(settings.Provider{Generator: b.name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func checkParameters(t *testing.T, raw json.RawMessage, p params.Parameters, ful
 	if p.NegativePrompt != "" {
 		want["negativePrompt"] = p.NegativePrompt
 	}
-	// Veo 3.1 takes no enhancePrompt false (capabilities.go [enhance]):
+	// Veo 3.1 takes no enhancePrompt false (veomodels [enhance]):
 	// the default, true, is left to the API.
 	if lim.EnhancePromptOff {
 		want["enhancePrompt"] = p.EnhancePrompt

@@ -18,7 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.
@@ -87,7 +87,7 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	// A start is checked against what the configured generator accepts
 	// (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), as it is by
 	// the generate step's.
-	caps, err := veo.Capabilities(s.Env.Provider)
+	caps, err := veomodels.Capabilities(s.Env.Provider)
 	if err != nil {
 		return nil, err
 	}

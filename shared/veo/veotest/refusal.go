@@ -8,7 +8,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // Refusal is the HTTP status and google.rpc.Status message with which
@@ -18,7 +18,7 @@ import (
 // takes Google's default. project and location name a Vertex model in
 // its 404.
 func Refusal(api, project, location, model string, instance, parameters json.RawMessage) (int, string) {
-	m, ok, retired := veo.Lookup(api, model)
+	m, ok, retired := veomodels.Lookup(api, model)
 	if !ok {
 		return notFound(api, project, location, model, retired)
 	}

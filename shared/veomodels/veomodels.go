@@ -1,4 +1,10 @@
-package veo
+// Package veomodels is what Google documents of its Veo models on each
+// API, as data: what a request may carry, which models exist and which
+// were retired, and what a second of video costs. The service validates
+// starts with it (Capabilities), shared/veo sends only what it allows,
+// and the fake (veotest) refuses what it refuses. It links no Google
+// client, so that the API's functions can read it.
+package veomodels
 
 import (
 	"fmt"
@@ -11,10 +17,6 @@ import (
 	"github.com/genvideo/gen/shared/settings"
 )
 
-// This file is what Google documents of its Veo models on each API, as
-// data: what a request may carry (the service refuses the rest before
-// charging, and the fake, veotest, refuses it as Google does), which
-// models exist and which were retired, and what a second of video costs.
 // Every rule names its source and the day it was read; when Google's
 // documents change, this file changes, and the tests of the service, of
 // the fake and of the margins follow.
@@ -269,4 +271,12 @@ func audioWord(audio bool) string {
 		return "with audio"
 	}
 	return "without audio"
+}
+
+// WithDefaults is api's DefaultModels with the overrides
+// (settings.Provider's Models).
+func WithDefaults(api string, overrides map[string]string) map[string]string {
+	m := DefaultModels(api)
+	maps.Copy(m, overrides)
+	return m
 }
