@@ -37,7 +37,13 @@ import (
 //	[gemini-video] https://ai.google.dev/gemini-api/docs/video (Veo 3.1 parameters: personGeneration
 //	               "allow_all" only for text-to-video, "allow_adult" only for image-to-video and
 //	               interpolation; resolution 720p, or 1080p and 4k at 8 seconds only; durationSeconds
-//	               4, 6 or 8; "Videos per request: 1")
+//	               4, 6 or 8; "Videos per request: 1"). The stored copies hold the page's overview
+//	               (8-second 720p, 1080p or 4k videos; Gemini Omni Flash now named the default video
+//	               model); its parameter table is as quoted by issue 19 and by
+//	               https://discuss.ai.google.dev/t/veo-3-1-image-to-video-rejects-documented-persongeneration-allow-adult/181139
+//	               (which also quotes the API's 400 "allow_adult for personGeneration is currently
+//	               not supported"). One third-party SDK (github.com/gunpal5/Google_GenerativeAI wiki)
+//	               says Veo is retired on the Gemini API altogether; Google's own pages still list it.
 //	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
 //	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
 //	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
