@@ -95,3 +95,24 @@ func providerSettings(t *testing.T, api, models, credit string) settings.Provide
 	}
 	return p
 }
+
+// TestLowestCreditPrice: the lowest credit price each API starts with
+// at the default mapping is the one README gives: $3.20 for 250 credits
+// on the Gemini API, $0.40 for 35 on Vertex AI.
+func TestLowestCreditPrice(t *testing.T) {
+	for _, tt := range []struct {
+		api               string
+		loses, breaksEven float64
+	}{
+		{settings.GeneratorVertex, 0.01142, 0.01143},
+		{settings.GeneratorGemini, 0.01279, 0.0128},
+	} {
+		m := veomodels.DefaultModels(tt.api)
+		if err := veomodels.CheckPrices(tt.api, m, tt.loses); err == nil {
+			t.Errorf("%s at $%g a credit: no loss found", tt.api, tt.loses)
+		}
+		if err := veomodels.CheckPrices(tt.api, m, tt.breaksEven); err != nil {
+			t.Errorf("%s at $%g a credit: %v", tt.api, tt.breaksEven, err)
+		}
+	}
+}
