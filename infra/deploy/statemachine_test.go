@@ -343,7 +343,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 			ID: task.NewID(now), AccountID: account, KeyName: "test", Type: catalog.TextToVideo,
 			Model: m.ID, Prompt: prompt,
 			Params: params.Parameters{SampleCount: samples, DurationSeconds: 8, AspectRatio: "16:9",
-				Resolution: "1080p", GenerateAudio: true, EnhancePrompt: true, Seed: 1, PersonGeneration: "allow_adult"},
+				Resolution: "1080p", GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(1)), PersonGeneration: "allow_adult"},
 			CreditsCost: price * samples, CreatedAt: now, Deadline: now.Add(10 * time.Minute),
 		}
 		for _, f := range edit {

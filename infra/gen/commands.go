@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -150,7 +151,11 @@ func printTask(w io.Writer, t *client.Task) {
 	fmt.Fprintf(tw, "Model:\t%s\n", t.Model)
 	fmt.Fprintf(tw, "Prompt:\t%s\n", oneLine(t.Prompt, 100))
 	p := t.Parameters
-	fmt.Fprintf(tw, "Video:\t%d x %ds, %s %s, audio %v, seed %d\n", p.SampleCount, p.DurationSeconds, p.AspectRatio, p.Resolution, p.GenerateAudio, p.Seed)
+	seed := "none (the backend takes no seed)"
+	if p.Seed != nil {
+		seed = strconv.FormatInt(*p.Seed, 10)
+	}
+	fmt.Fprintf(tw, "Video:\t%d x %ds, %s %s, audio %v, seed %s\n", p.SampleCount, p.DurationSeconds, p.AspectRatio, p.Resolution, p.GenerateAudio, seed)
 	fmt.Fprintf(tw, "Credits:\t%d\n", t.CreditsCost)
 	fmt.Fprintf(tw, "Created:\t%s\n", t.CreatedAt.Local().Format(time.DateTime))
 	if !t.CompletedAt.IsZero() {

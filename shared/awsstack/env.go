@@ -68,7 +68,9 @@ const (
 	// ERROR (default INFO).
 	EnvLogLevel = settings.LogLevel
 	// The generator's variables, read by settings.Reader.Provider; the
-	// generate step needs them (their meaning is in package settings).
+	// generate step needs them, and every function reads the generator,
+	// its model mapping and the credit price, which say what a start may
+	// ask (veo.Capabilities; their meaning is in package settings).
 	// Neither a Vertex access token nor a Gemini key is set in a
 	// function's configuration: see EnvVertexWIFConfig and
 	// EnvGeminiKeySecretARN.
@@ -79,6 +81,7 @@ const (
 	EnvVertexEndpoint       = settings.VertexEndpoint
 	EnvGeminiEndpoint       = settings.GeminiEndpoint
 	EnvProviderModels       = settings.ProviderModels
+	EnvCreditUSD            = settings.CreditUSD
 	EnvProviderPollInterval = settings.ProviderPollInterval
 	// EnvGeminiKeySecretARN names the Secrets Manager secret whose
 	// string is the Gemini API's key, for GEN_GENERATOR=gemini: the

@@ -161,7 +161,7 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 	if task.Status != client.StatusCompleted || len(task.Videos) != 2 || task.CompletedAt.IsZero() || polls == 0 {
 		t.Fatalf("task = %+v after %d polls, want completed with 2 videos", task, polls)
 	}
-	if task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
+	if task.Parameters.Seed == nil || *task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
 		t.Errorf("task = %+v, want seed 42, 70 credits, the lite model", task)
 	}
 
@@ -245,6 +245,11 @@ func TestModels(t *testing.T) {
 	m, ok := l.Find(client.ModelLite)
 	if !ok || m.Pricing.Price(true) != 65 || m.Pricing.Price(false) != 35 || m.Supports("first-last-frame") {
 		t.Errorf("lite = %+v, want 65/35 credits and no first-last-frame", m)
+	}
+	// The built-in generator's limits: the contract's whole range.
+	if lim := m.Limits; lim == nil || lim.MaxSampleCount != 2 || !lim.Seed || len(lim.Resolutions["4"]) != 1 ||
+		len(lim.PersonGeneration["text-to-video"]) != 3 || lim.PersonGeneration["text-to-video"][0] != "allow_adult" {
+		t.Errorf("lite limits = %+v, want the built-in generator's whole range at 720p", lim)
 	}
 }
 

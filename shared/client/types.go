@@ -50,7 +50,9 @@ type Request struct {
 	NegativePrompt string `json:"negativePrompt,omitempty"`
 	// Seed makes a generation reproducible, 0..4294967295 (default random).
 	Seed *int64 `json:"seed,omitempty"`
-	// PersonGeneration is "allow_adult" (default) or "dont_allow".
+	// PersonGeneration is "allow_adult", "dont_allow" or "allow_all", where
+	// the backend accepts it (GET /api/gen/models lists what it does; the
+	// default is what it accepts for the mode).
 	PersonGeneration string `json:"personGeneration,omitempty"`
 	// WebhookURL also sends this task's events to an https URL (an
 	// extension of the contract), signed with the account's secret
@@ -154,14 +156,15 @@ func (s *Started) EstimatedWait() (lo, hi time.Duration, ok bool) {
 
 // Parameters are the parameters a task runs with, defaults filled in.
 type Parameters struct {
-	SampleCount      int    `json:"sampleCount"`
-	DurationSeconds  int    `json:"durationSeconds"`
-	AspectRatio      string `json:"aspectRatio"`
-	Resolution       string `json:"resolution,omitempty"`
-	GenerateAudio    bool   `json:"generateAudio"`
-	EnhancePrompt    bool   `json:"enhancePrompt"`
-	NegativePrompt   string `json:"negativePrompt,omitempty"`
-	Seed             int64  `json:"seed"`
+	SampleCount     int    `json:"sampleCount"`
+	DurationSeconds int    `json:"durationSeconds"`
+	AspectRatio     string `json:"aspectRatio"`
+	Resolution      string `json:"resolution,omitempty"`
+	GenerateAudio   bool   `json:"generateAudio"`
+	EnhancePrompt   bool   `json:"enhancePrompt"`
+	NegativePrompt  string `json:"negativePrompt,omitempty"`
+	// Seed is nil when the backend takes no seed (the Gemini API).
+	Seed             *int64 `json:"seed,omitempty"`
 	PersonGeneration string `json:"personGeneration"`
 }
 
@@ -315,6 +318,27 @@ type Model struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Pricing      Pricing  `json:"pricing"`
+	// Limits are what the service's backend accepts for the model (an
+	// extension of the contract); nil from a service that does not say.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits are what a backend accepts for a model. In each list the first
+// value is the default of a field a start leaves out.
+type Limits struct {
+	Backend   string   `json:"backend"`
+	Modes     []string `json:"modes"`
+	Durations []int    `json:"durations"`
+	// Resolutions are keyed by durationSeconds ("4", "6", "8").
+	Resolutions    map[string][]string `json:"resolutions"`
+	AspectRatios   []string            `json:"aspectRatios"`
+	MaxSampleCount int                 `json:"maxSampleCount"`
+	// PersonGeneration is keyed by mode ("text-to-video", ...).
+	PersonGeneration map[string][]string `json:"personGeneration"`
+	// Seed tells whether a seed is taken (the Gemini API takes none).
+	Seed           bool   `json:"seed"`
+	EnhancePrompt  []bool `json:"enhancePrompt"`
+	NegativePrompt bool   `json:"negativePrompt"`
 }
 
 // UnmarshalJSON reads the id from modelId or id.

@@ -44,12 +44,42 @@ func walkThrough(t *testing.T) string {
 // whose answer changed, a tool the README does not name, or a command
 // that is not there.
 func TestREADMEWalkThrough(t *testing.T) {
+	e := startEnv(t, "", nil)
+	got, _ := runWalkThrough(t, e)
+	for _, want := range []struct {
+		step string
+		re   string
+	}{
+		{"1: the models", `"success":true,"models":\[\{"modelId"`},
+		{"2-3: a video, completed, downloaded and probed", `(?m)^h264,\d+,\d+$`},
+		{"3: its audio track", `(?m)^aac$`},
+		{"4: image-to-video started", `"prompt":"the test card comes alive"`},
+		{"7: cancel, or too late to", `"code":"CANCELLED"|"error":"TASK_NOT_CANCELLABLE"`},
+		{"8: credits", `"success":true,"balance":\d+,"held":\d+`},
+		{"9: delete, then the old link", `(?m)^204\n404$`},
+		{"9: status after delete", `"error":"TASK_NOT_FOUND"`},
+		{"10: a loopback webhook refused", `"error":"VALIDATION_ERROR".*"field":"url"`},
+	} {
+		if !regexp.MustCompile(want.re).MatchString(got) {
+			t.Errorf("step %s: the output has no match for %s", want.step, want.re)
+		}
+	}
+	if n := strings.Count(got, `"status":"completed"`); n < 2 {
+		t.Errorf("%d completed tasks shown, want at least the first and the [fail] one (fault injection off)", n)
+	}
+}
+
+// runWalkThrough runs the README's walk-through with bash against e
+// with a new key of 10,000 credits, and returns what it printed and the
+// key's account; it fails the test if the script fails or writes to
+// stderr.
+func runWalkThrough(t *testing.T, e *env) (string, string) {
+	t.Helper()
 	for _, tool := range []string{"bash", "curl", "sed", "ffprobe"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the walk-through needs %s: %v (make tools installs it)", tool, err)
 		}
 	}
-	e := startEnv(t, "", nil)
 	k := e.key(10000, store.Limits{})
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".gen"), 0o755); err != nil {
@@ -85,25 +115,5 @@ func TestREADMEWalkThrough(t *testing.T) {
 	if errOut.Len() > 0 {
 		t.Errorf("the walk-through wrote to stderr: %s", errOut.String())
 	}
-	for _, want := range []struct {
-		step string
-		re   string
-	}{
-		{"1: the models", `"success":true,"models":\[\{"modelId"`},
-		{"2-3: a video, completed, downloaded and probed", `(?m)^h264,\d+,\d+$`},
-		{"3: its audio track", `(?m)^aac$`},
-		{"4: image-to-video started", `"prompt":"the test card comes alive"`},
-		{"7: cancel, or too late to", `"code":"CANCELLED"|"error":"TASK_NOT_CANCELLABLE"`},
-		{"8: credits", `"success":true,"balance":\d+,"held":\d+`},
-		{"9: delete, then the old link", `(?m)^204\n404$`},
-		{"9: status after delete", `"error":"TASK_NOT_FOUND"`},
-		{"10: a loopback webhook refused", `"error":"VALIDATION_ERROR".*"field":"url"`},
-	} {
-		if !regexp.MustCompile(want.re).MatchString(got) {
-			t.Errorf("step %s: the output has no match for %s", want.step, want.re)
-		}
-	}
-	if n := strings.Count(got, `"status":"completed"`); n < 2 {
-		t.Errorf("%d completed tasks shown, want at least the first and the [fail] one (fault injection off)", n)
-	}
+	return got, k.AccountID
 }

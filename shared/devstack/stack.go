@@ -25,6 +25,7 @@ import (
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 	"github.com/genvideo/gen/shared/workflow"
@@ -120,6 +121,10 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
+	caps, err := veomodels.Capabilities(cfg.Provider)
+	if err != nil {
+		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
+	}
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -170,6 +175,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
+		Capabilities:        caps,
 	})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}

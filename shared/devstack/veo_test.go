@@ -3,11 +3,14 @@ package devstack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +23,7 @@ import (
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo/veotest"
+	"github.com/genvideo/gen/shared/veomodels"
 )
 
 const (
@@ -96,7 +100,7 @@ func TestVeoWalkThrough(t *testing.T) {
 			fast := "gen-3.1-fast-generate-001"
 
 			r := e.postJSON("/api/gen/text-to-video", k.APIKey,
-				`{"prompt":"a paper boat drifting on a pond at dawn","durationSeconds":4,"seed":42}`)
+				`{"prompt":"a paper boat drifting on a pond at dawn","durationSeconds":4}`)
 			if r.status != http.StatusAccepted {
 				t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
 			}
@@ -166,6 +170,228 @@ func TestVeoWalkThrough(t *testing.T) {
 	}
 }
 
+// maxSamples is the most videos a start may ask for on api.
+func maxSamples(t *testing.T, api string) int {
+	t.Helper()
+	caps, err := veomodels.Capabilities(settings.Provider{Generator: api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caps.Models["gen-3.1-fast-generate-001"].SampleCounts()
+}
+
+// TestVeoREADMEWalkThrough runs the README's walk-through, as a reader
+// pastes it, against each Veo backend on the strict fake (rendering with
+// the built-in generator, so that its probes of the video hold): every
+// start either completes or is refused at start, uncharged, with a 400
+// naming the field; the provider refuses nothing, so that no start is
+// charged and then failed by the provider.
+func TestVeoREADMEWalkThrough(t *testing.T) {
+	r, err := render.New(render.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := startVeo(t, api, veotest.Config{Delay: time.Second, Renderer: r}, "", nil)
+			got, account := runWalkThrough(t, e.env)
+			for _, want := range []string{`"status":"completed"`, `(?m)^h264,\d+,\d+$`, `(?m)^aac$`,
+				`"prompt":"the test card comes alive"`} {
+				if !regexp.MustCompile(want).MatchString(got) {
+					t.Errorf("the output has no match for %s", want)
+				}
+			}
+			// The refusals at start: each names its field. On the Gemini
+			// API the two-video start of step 7 is refused.
+			refusals := regexp.MustCompile(`"error":"VALIDATION_ERROR"[^\n]*?"field":"(\w+)"`).FindAllStringSubmatch(got, -1)
+			var fields []string
+			for _, m := range refusals {
+				fields = append(fields, m[1])
+			}
+			want := []string{"url"} // step 10's loopback webhook
+			if api == settings.GeneratorGemini {
+				want = []string{"sampleCount", "url"}
+			}
+			if !slices.Equal(fields, want) {
+				t.Errorf("refused fields %v, want %v", fields, want)
+			}
+			for _, s := range e.fake.Submits() {
+				if s.Status != http.StatusOK {
+					t.Errorf("the provider refused a submit (%d): %s", s.Status, s.Body)
+				}
+			}
+			tasks, _, err := e.stack.Store.Tasks(context.Background(), account, store.TaskQuery{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tk := range tasks {
+				if tk.Status == task.Failed && tk.Failure.Code != task.FailCancelled {
+					t.Errorf("task %s (%q) failed: %+v", tk.ID, tk.Prompt, tk.Failure)
+				}
+			}
+			storetest.CheckInvariants(t, e.stack.Store, account)
+		})
+	}
+}
+
+// TestVeoDefaults: a start that leaves every optional field out
+// completes on each backend, in each mode, with the backend's defaults:
+// on the Gemini API personGeneration allow_all for text, allow_adult for
+// images, and no seed echoed (it takes none).
+func TestVeoDefaults(t *testing.T) {
+	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
+	last := testImage(t, 1280, 720, color.RGBA{10, 200, 10, 255}, color.RGBA{250, 250, 250, 255})
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+			k := e.key(10000, store.Limits{})
+			starts := []struct {
+				mode   string
+				r      response
+				person string
+			}{
+				{catalog.TextToVideo, e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"defaults"}`), "allow_adult"},
+				{catalog.ImageToVideo, e.postForm("/api/gen/image-to-video", k.APIKey, map[string]string{"prompt": "defaults"},
+					map[string][]byte{"image": picture}), "allow_adult"},
+				{catalog.FirstLastFrame, e.postForm("/api/gen/first-last-frame", k.APIKey, map[string]string{"prompt": "defaults"},
+					map[string][]byte{"firstFrame": picture, "lastFrame": last}), "allow_adult"},
+			}
+			if api == settings.GeneratorGemini {
+				starts[0].person = "allow_all"
+			}
+			for _, st := range starts {
+				if st.r.status != http.StatusAccepted {
+					t.Fatalf("%s = %d: %s", st.mode, st.r.status, st.r.raw)
+				}
+				done := e.wait(k.APIKey, str(st.r.body["taskId"]))
+				p, _ := done.body["parameters"].(map[string]any)
+				_, seeded := p["seed"]
+				if done.body["status"] != "completed" || p["personGeneration"] != st.person || p["resolution"] != "1080p" ||
+					seeded != (api == settings.GeneratorVertex) {
+					t.Errorf("%s ended %s, want completed at 1080p with personGeneration %s and a seed only on vertex", st.mode, done.raw, st.person)
+				}
+			}
+			for _, s := range e.fake.Submits() {
+				if s.Status != http.StatusOK {
+					t.Errorf("the provider refused a submit (%d): %s", s.Status, s.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestVeoRefusedAtStart: a start the backend cannot honour is a 400
+// VALIDATION_ERROR naming the field and what the backend allows, charges
+// nothing, creates no task and reaches no provider.
+func TestVeoRefusedAtStart(t *testing.T) {
+	tests := []struct {
+		api, body, field, allowed string
+	}{
+		{settings.GeneratorGemini, `{"prompt":"x","durationSeconds":4,"resolution":"1080p"}`, "resolution", `"720p"`},
+		{settings.GeneratorGemini, `{"prompt":"x","sampleCount":2}`, "sampleCount", "allowed: 1"},
+		{settings.GeneratorGemini, `{"prompt":"x","seed":42}`, "seed", "takes no seed"},
+		{settings.GeneratorGemini, `{"prompt":"x","personGeneration":"allow_adult"}`, "personGeneration", `"allow_all"`},
+		{settings.GeneratorGemini, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
+		{settings.GeneratorVertex, `{"prompt":"x","personGeneration":"allow_all"}`, "personGeneration", `"allow_adult", "dont_allow"`},
+		{settings.GeneratorVertex, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
+	}
+	for _, api := range veoAPIs {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+			k := e.key(1000, store.Limits{})
+			for _, tt := range tests {
+				if tt.api != api {
+					continue
+				}
+				r := e.postJSON("/api/gen/text-to-video", k.APIKey, tt.body)
+				msg := str(r.body["message"])
+				if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != tt.field ||
+					!strings.Contains(msg, tt.allowed) {
+					t.Errorf("%s = %d %s, want 400 VALIDATION_ERROR naming %s and %s", tt.body, r.status, r.raw, tt.field, tt.allowed)
+				}
+			}
+			if b := e.balance(k.AccountID); b != 1000 {
+				t.Errorf("balance %d, want 1000: nothing charged", b)
+			}
+			if tasks, n, _ := e.stack.Store.Tasks(context.Background(), k.AccountID, store.TaskQuery{Limit: 10}); n != 0 {
+				t.Errorf("%d tasks created: %+v", n, tasks)
+			}
+			if n := len(e.fake.Submits()); n != 0 {
+				t.Errorf("the provider received %d submits", n)
+			}
+		})
+	}
+}
+
+// TestVeoModelsShowLimits: GET /api/gen/models tells each backend's real
+// limits, the contract's fields as they are.
+func TestVeoModelsShowLimits(t *testing.T) {
+	type limits struct {
+		Backend          string
+		Resolutions      map[string][]string
+		MaxSampleCount   int
+		PersonGeneration map[string][]string
+		Seed             bool
+	}
+	type model struct {
+		ModelID string
+		Pricing struct{ CreditsPerVideo int }
+		Limits  *limits
+	}
+	want := map[string]limits{
+		"builtin": {"the built-in generator", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true},
+		settings.GeneratorVertex: {"Vertex AI", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true},
+		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
+			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false},
+	}
+	for backend, w := range want {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var e *env
+			if backend == "builtin" {
+				if os.Getenv("GEN_E2E_GENERATOR") != "" {
+					t.Skip("GEN_E2E_GENERATOR puts the built-in stacks on a Veo backend")
+				}
+				e = startEnv(t, "", nil)
+			} else {
+				e = startVeo(t, backend, veotest.Config{}, "", nil).env
+			}
+			k := e.key(0, store.Limits{})
+			r := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
+			var body struct{ Models []model }
+			if err := json.Unmarshal(r.raw, &body); err != nil || r.status != http.StatusOK {
+				t.Fatalf("models = %d %s", r.status, r.raw)
+			}
+			for _, m := range body.Models {
+				if m.ModelID != "gen-3.1-fast-generate-001" {
+					continue
+				}
+				l := m.Limits
+				if m.Pricing.CreditsPerVideo != 190 || l == nil || l.Backend != w.Backend || l.MaxSampleCount != w.MaxSampleCount || l.Seed != w.Seed {
+					t.Fatalf("fast = %+v (limits %+v), want 190 credits and %+v", m, l, w)
+				}
+				for d, res := range w.Resolutions {
+					if !slices.Equal(l.Resolutions[d], res) {
+						t.Errorf("resolutions at %s s = %v, want %v", d, l.Resolutions[d], res)
+					}
+				}
+				for mode, values := range w.PersonGeneration {
+					if !slices.Equal(l.PersonGeneration[mode], values) {
+						t.Errorf("personGeneration for %s = %v, want %v", mode, l.PersonGeneration[mode], values)
+					}
+				}
+				return
+			}
+			t.Errorf("no fast model in %s", r.raw)
+		})
+	}
+}
+
 // storedTask is the task as the store has it.
 func storedTask(t *testing.T, e *env, id string) task.Task {
 	t.Helper()
@@ -224,6 +450,9 @@ func TestVeoOutcomes(t *testing.T) {
 			}
 			ids := make([]started, len(tests))
 			for i, tt := range tests {
+				if tt.samples > maxSamples(t, api) {
+					continue // refused at start (TestVeoRefusedAtStart)
+				}
 				k := e.key(1000, store.Limits{})
 				r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(
 					`{"prompt":%q,"model":%q,"sampleCount":%d,"durationSeconds":4}`, tt.prompt, fast, tt.samples))
@@ -234,6 +463,9 @@ func TestVeoOutcomes(t *testing.T) {
 			}
 			for i, tt := range tests {
 				t.Run(tt.prompt, func(t *testing.T) {
+					if ids[i].id == "" {
+						t.Skipf("%s makes at most %d videos a request", api, maxSamples(t, api))
+					}
 					tk := waitTask(t, e.env, ids[i].id, time.Minute)
 					if string(tk.Status) != tt.status || len(tk.Videos) != tt.videos {
 						t.Fatalf("task is %s with %d videos (%+v), want %s with %d", tk.Status, len(tk.Videos), tk.Failure, tt.status, tt.videos)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -63,6 +64,8 @@ type Config struct {
 	Webhooks            store.Webhooks
 	WebhookAllowPrivate bool
 	WebhookResolver     webhook.Resolver
+	// Capabilities: see service.Config.
+	Capabilities capability.Table
 }
 
 // API serves the contract. Build it with New.
@@ -135,6 +138,7 @@ func New(cfg Config) *API {
 		Webhooks:            cfg.Webhooks,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
+		Capabilities:        cfg.Capabilities,
 	})
 	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 

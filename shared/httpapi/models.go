@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
+	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -18,6 +20,42 @@ type model struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Pricing      pricing  `json:"pricing"`
+	// Limits is an extension of the contract: what the backend in use
+	// accepts for the model (shared/capability).
+	Limits *limits `json:"limits,omitempty"`
+}
+
+// limits are a model's capability.Limits as a client reads them; every
+// list's first value is the default where the client leaves the field
+// out (personGeneration per mode, resolution per duration).
+type limits struct {
+	Backend          string              `json:"backend"`
+	Modes            []string            `json:"modes"`
+	Durations        []int               `json:"durations"`
+	Resolutions      map[string][]string `json:"resolutions"`
+	AspectRatios     []string            `json:"aspectRatios"`
+	MaxSampleCount   int                 `json:"maxSampleCount"`
+	PersonGeneration map[string][]string `json:"personGeneration"`
+	Seed             bool                `json:"seed"`
+	EnhancePrompt    []bool              `json:"enhancePrompt"`
+	NegativePrompt   bool                `json:"negativePrompt"`
+}
+
+func limitsOf(t capability.Table, id string) *limits {
+	l, ok := t.Models[id]
+	if !ok {
+		return nil
+	}
+	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, Resolutions: map[string][]string{},
+		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
+		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt}
+	for d, res := range l.ResolutionsOf(id) {
+		out.Resolutions[strconv.Itoa(d)] = res
+	}
+	if l.EnhancePromptOff {
+		out.EnhancePrompt = append(out.EnhancePrompt, false)
+	}
+	return out
 }
 
 type pricing struct {
@@ -27,6 +65,7 @@ type pricing struct {
 
 func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	all, def := a.svc.Models()
+	caps := a.svc.Capabilities()
 	resp := modelsResponse{Success: true, DefaultModel: def}
 	for _, m := range all {
 		resp.Models = append(resp.Models, model{
@@ -35,6 +74,7 @@ func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
 			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
+			Limits:       limitsOf(caps, m.ID),
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)

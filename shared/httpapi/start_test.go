@@ -78,7 +78,7 @@ func TestTextToVideo(t *testing.T) {
 			model: "gen-3.1-fast-generate-001",
 			wait:  "45-90 seconds",
 			wantParam: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "1080p",
-				GenerateAudio: true, EnhancePrompt: true, Seed: 42, PersonGeneration: "allow_adult"},
+				GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(42)), PersonGeneration: "allow_adult"},
 		},
 		{
 			name: "quality, two videos, no audio",
@@ -89,7 +89,7 @@ func TestTextToVideo(t *testing.T) {
 			model: "gen-3.1-generate-001",
 			wait:  "90-180 seconds",
 			wantParam: params.Parameters{SampleCount: 2, DurationSeconds: 6, AspectRatio: "9:16", Resolution: "720p",
-				NegativePrompt: "boats", Seed: 7, PersonGeneration: "dont_allow"},
+				NegativePrompt: "boats", Seed: new(int64(7)), PersonGeneration: "dont_allow"},
 		},
 	}
 	balance := int64(2000)
@@ -116,7 +116,7 @@ func TestTextToVideo(t *testing.T) {
 				t.Errorf("stored task = %+v, want account %s, key %q, model %s, prompt as sent, cost %d, pending, created %v, deadline +7m",
 					got, c.AccountID, c.KeyName, tt.model, tt.cost, created)
 			}
-			if got.Params != tt.wantParam {
+			if !reflect.DeepEqual(got.Params, tt.wantParam) {
 				t.Errorf("stored params = %+v, want %+v", got.Params, tt.wantParam)
 			}
 			started := e.Executions.Started()

@@ -36,15 +36,25 @@ const (
 // Parameters are the generation settings a task is made with, defaults
 // filled in. They are echoed in the task's "parameters" object.
 type Parameters struct {
-	SampleCount      int    `json:"sampleCount"`
-	DurationSeconds  int    `json:"durationSeconds"`
-	AspectRatio      string `json:"aspectRatio"`
-	Resolution       string `json:"resolution"`
-	GenerateAudio    bool   `json:"generateAudio"`
-	EnhancePrompt    bool   `json:"enhancePrompt"`
-	NegativePrompt   string `json:"negativePrompt,omitempty"`
-	Seed             int64  `json:"seed"`
+	SampleCount     int    `json:"sampleCount"`
+	DurationSeconds int    `json:"durationSeconds"`
+	AspectRatio     string `json:"aspectRatio"`
+	Resolution      string `json:"resolution"`
+	GenerateAudio   bool   `json:"generateAudio"`
+	EnhancePrompt   bool   `json:"enhancePrompt"`
+	NegativePrompt  string `json:"negativePrompt,omitempty"`
+	// Seed is nil on a backend that takes no seed (shared/capability):
+	// a task echoes only a seed its videos were made with.
+	Seed             *int64 `json:"seed,omitempty"`
 	PersonGeneration string `json:"personGeneration"`
+}
+
+// SeedValue is the seed, 0 when there is none.
+func (p Parameters) SeedValue() int64 {
+	if p.Seed == nil {
+		return 0
+	}
+	return *p.Seed
 }
 
 // Request is a validated start request.
@@ -58,6 +68,10 @@ type Request struct {
 	// endpoints (an extension of the contract); its address is checked
 	// by the service, which knows the operator's setting.
 	WebhookURL string
+	// Sent holds the fields the client sent. The others hold the
+	// contract's defaults, which the backend in use may replace by what
+	// it accepts (shared/capability).
+	Sent map[string]bool
 }
 
 // Cost is the number of credits the request is charged at start.
@@ -86,7 +100,7 @@ var Fields = []string{
 var (
 	durations        = []int{4, 6, 8}
 	aspectRatios     = []string{"16:9", "9:16"}
-	personGeneration = []string{"allow_adult", "dont_allow"}
+	personGeneration = []string{"allow_adult", "dont_allow", "allow_all"}
 )
 
 // Durations returns the allowed values of durationSeconds.
@@ -226,11 +240,16 @@ func validate(kind string, present map[string]value) (Request, error) {
 			return Request{}, &Error{Code: CodeValidation, Field: "seed", Value: v.raw(),
 				Message: fmt.Sprintf("seed must be between 0 and %d", int64(MaxSeed))}
 		}
-		p.Seed = n
+		p.Seed = &n
 	} else {
-		p.Seed = randomSeed()
+		seed := randomSeed()
+		p.Seed = &seed
 	}
 	r.Params = p
+	r.Sent = make(map[string]bool, len(present))
+	for name := range present {
+		r.Sent[name] = true
+	}
 	if v, ok := present["webhookUrl"]; ok {
 		u, verr := v.asString("webhookUrl")
 		if verr != nil {

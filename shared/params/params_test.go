@@ -2,6 +2,7 @@ package params
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,8 +15,8 @@ func TestParseJSONDefaults(t *testing.T) {
 		t.Fatalf("ParseJSON: %v", err)
 	}
 	want := Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "1080p",
-		GenerateAudio: true, EnhancePrompt: true, Seed: 7, PersonGeneration: "allow_adult"}
-	if r.Params != want {
+		GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(7)), PersonGeneration: "allow_adult"}
+	if !reflect.DeepEqual(r.Params, want) {
 		t.Errorf("Params = %+v, want %+v", r.Params, want)
 	}
 	if r.Model != catalog.DefaultModel || r.Prompt != "a red fox" || r.Type != catalog.TextToVideo {
@@ -43,10 +44,10 @@ func TestRandomSeedWhenAbsent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Params.Seed < 0 || r.Params.Seed > MaxSeed {
-			t.Fatalf("Seed = %d, out of range", r.Params.Seed)
+		if r.Params.Seed == nil || *r.Params.Seed < 0 || *r.Params.Seed > MaxSeed {
+			t.Fatalf("Seed = %v, want one in 0..MaxSeed", r.Params.Seed)
 		}
-		seen[r.Params.Seed] = true
+		seen[*r.Params.Seed] = true
 	}
 	if len(seen) < 2 {
 		t.Errorf("20 requests without a seed got %d distinct seeds, want random seeds", len(seen))
@@ -110,7 +111,7 @@ func TestParseJSONErrors(t *testing.T) {
 		{"negative too long", catalog.TextToVideo, `{"prompt":"x","negativePrompt":"` + strings.Repeat("n", MaxNegativePromptChars+1) + `"}`, CodeValidation, "negativePrompt"},
 		{"seed negative", catalog.TextToVideo, `{"prompt":"x","seed":-1}`, CodeValidation, "seed"},
 		{"seed too big", catalog.TextToVideo, `{"prompt":"x","seed":4294967296}`, CodeValidation, "seed"},
-		{"person", catalog.TextToVideo, `{"prompt":"x","personGeneration":"allow_all"}`, CodeValidation, "personGeneration"},
+		{"person", catalog.TextToVideo, `{"prompt":"x","personGeneration":"allow_children"}`, CodeValidation, "personGeneration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,7 +156,7 @@ func TestParseForm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseForm: %v", err)
 	}
-	if r.Params.SampleCount != 2 || r.Params.GenerateAudio || r.Params.Seed != 42 || r.Cost() != 70 {
+	if r.Params.SampleCount != 2 || r.Params.GenerateAudio || r.Params.SeedValue() != 42 || r.Cost() != 70 {
 		t.Errorf("ParseForm = %+v (cost %d), want 2 samples, no audio, seed 42, cost 70", r.Params, r.Cost())
 	}
 

@@ -44,7 +44,7 @@ type look struct {
 func newLook(job Job, sample int) look {
 	hash := sha256.New()
 	fmt.Fprintf(hash, "render/v1\x00%s\x00%s\x00%s\x00%d\x00%d",
-		job.Type, job.Prompt, job.Params.NegativePrompt, job.Params.Seed, sample)
+		job.Type, job.Prompt, job.Params.NegativePrompt, job.Params.SeedValue(), sample)
 	var l look
 	copy(l.h[:], hash.Sum(nil))
 	return l

@@ -32,7 +32,7 @@ func newRenderer(t *testing.T, cfg Config) *Renderer {
 
 func defaultParams() params.Parameters {
 	return params.Parameters{SampleCount: 1, DurationSeconds: 4, AspectRatio: "16:9",
-		Resolution: "720p", Seed: 42, PersonGeneration: "allow_adult"}
+		Resolution: "720p", Seed: new(int64(42)), PersonGeneration: "allow_adult"}
 }
 
 // frameHashes are the MD5s of the decoded video frames.
@@ -198,7 +198,7 @@ func TestGenerateSamplesAndSeeds(t *testing.T) {
 	gen := func(seed int64, samples int) []string {
 		t.Helper()
 		p := defaultParams()
-		p.Seed, p.SampleCount, p.GenerateAudio = seed, samples, true
+		p.Seed, p.SampleCount, p.GenerateAudio = &seed, samples, true
 		res, err := r.Generate(context.Background(), Job{TaskID: "t", Type: catalog.TextToVideo,
 			Prompt: "waves at dusk", Params: p, OutDir: t.TempDir()})
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -113,6 +114,10 @@ type Config struct {
 	// WebhookResolver resolves webhook URLs' hosts (default
 	// net.DefaultResolver).
 	WebhookResolver webhook.Resolver
+	// Capabilities are what the configured generator accepts (veo.
+	// Capabilities reads them from the settings); a start outside them is
+	// refused before it is charged. Default capability.Builtin().
+	Capabilities capability.Table
 }
 
 // Service serves the use cases. Build it with New.
@@ -161,6 +166,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if cfg.Capabilities.Models == nil {
+		cfg.Capabilities = capability.Builtin()
 	}
 	return &Service{cfg: cfg, log: cfg.Logger}
 }

@@ -72,6 +72,11 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 			s.deleteInputs(ctx, req.Inputs)
 		}
 	}()
+	// What the backend cannot honour is refused before anything is
+	// charged; what the client left out gets the backend's default.
+	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
+		return Started{}, err
+	}
 	at := c.Now.UTC().Truncate(time.Millisecond)
 	t := task.Task{
 		ID:          req.TaskID,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -81,3 +82,6 @@ func (s *Service) History(ctx context.Context, c Caller, q store.TaskQuery) ([]t
 func (s *Service) Models() (models []catalog.Model, defaultModel string) {
 	return catalog.All(), catalog.DefaultModel
 }
+
+// Capabilities are what the configured generator accepts for each model.
+func (s *Service) Capabilities() capability.Table { return s.cfg.Capabilities }

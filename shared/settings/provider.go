@@ -38,6 +38,10 @@ const (
 	// id=providerId pairs separated by commas; the ids not listed keep
 	// their default (veo.DefaultModels).
 	ProviderModels = "GEN_PROVIDER_MODELS"
+	// CreditUSD is what a credit sells for, in US dollars. The Veo
+	// backends refuse to start when a model would sell a video below its
+	// cost at Google at this price (veo.CheckPrices).
+	CreditUSD = "GEN_CREDIT_USD"
 	// ProviderPollInterval is how long the workflow waits between polls
 	// of a provider's operation (neither API gives a hint), a Go duration
 	// of at most a minute.
@@ -47,6 +51,13 @@ const (
 // DefaultProviderPollInterval: Veo takes a minute or more; polling every
 // 10 s adds little to that and costs a few requests of the quota.
 const DefaultProviderPollInterval = 10 * time.Second
+
+// DefaultCreditUSD is $0.015 a credit: the lowest round price at which
+// every model sells every video it can be asked for above its list price
+// at Google on both APIs (the closest: an 8-second Quality video without
+// audio on the Gemini API, which bills audio always, $3.20 for 250
+// credits = $3.75). README "Real videos with Veo" has the margins.
+const DefaultCreditUSD = 0.015
 
 // The generators GEN_GENERATOR selects.
 const (
@@ -70,10 +81,20 @@ type Provider struct {
 	// PollInterval is the wait between polls; 0 means
 	// DefaultProviderPollInterval.
 	PollInterval time.Duration
+	// CreditUSD is GEN_CREDIT_USD; 0 means DefaultCreditUSD (Credit).
+	CreditUSD float64
 	// Models is GEN_PROVIDER_MODELS, checked: ModelMap reads it. (A
 	// string keeps Provider comparable, as the stacks' configurations
 	// are.)
 	Models string
+}
+
+// Credit is what a credit sells for, in US dollars.
+func (p Provider) Credit() float64 {
+	if p.CreditUSD > 0 {
+		return p.CreditUSD
+	}
+	return DefaultCreditUSD
 }
 
 // ModelMap is the mappings Models overrides, nil when it is empty.
@@ -116,6 +137,7 @@ func (r *Reader) Provider() Provider {
 		GeminiEndpoint:    r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
 		Models:            r.models(),
 		PollInterval:      r.Duration(ProviderPollInterval, 0, time.Minute),
+		CreditUSD:         r.Float(CreditUSD, 0, 0.0001, 100),
 	}
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini:

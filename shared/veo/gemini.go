@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -25,7 +27,7 @@ type GeminiConfig struct {
 	// Endpoint replaces DefaultGeminiEndpoint (a fake).
 	Endpoint string
 	// Models maps the contract's model ids to the Gemini API's; nil
-	// means DefaultModels.
+	// means veomodels.GeminiModels.
 	Models map[string]string
 	// FFmpegPath, when set, is the ffmpeg that removes the audio of the
 	// videos of a job asked without audio: the Gemini API takes no
@@ -58,7 +60,7 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 		return nil, fmt.Errorf("gemini: no API key")
 	}
 	if cfg.Models == nil {
-		cfg.Models = DefaultModels
+		cfg.Models = veomodels.DefaultModels(settings.GeneratorGemini)
 	}
 	endpoint := strings.TrimRight(cfg.Endpoint, "/")
 	if endpoint == "" {
@@ -102,7 +104,8 @@ func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	if err != nil {
 		return workflow.Operation{}, err
 	}
-	req, err := newRequest(job, false, "")
+	pm, _, _ := veomodels.Lookup(settings.GeneratorGemini, m)
+	req, err := newRequest(job, pm.Limits, false, "")
 	if err != nil {
 		return workflow.Operation{}, err
 	}

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -32,20 +31,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
-
-// DefaultModels maps the contract's model ids to Veo's. Lite is the
-// 720p-only model of the contract: it runs on Fast, the cheapest Veo 3.1
-// model, which the contract's validation already keeps to 720p.
-var DefaultModels = map[string]string{
-	"gen-3.1-generate-001":      "veo-3.1-generate-001",
-	"gen-3.1-fast-generate-001": "veo-3.1-fast-generate-001",
-	"gen-3.1-lite-generate-001": "veo-3.1-fast-generate-001",
-}
 
 // DefaultPollAfter is the poll interval when an operation is not done
 // (neither API gives a hint).
@@ -95,20 +87,23 @@ type parameters struct {
 	DurationSeconds int    `json:"durationSeconds"`
 	AspectRatio     string `json:"aspectRatio"`
 	Resolution      string `json:"resolution"`
-	// GenerateAudio and Seed are nil on the Gemini API, which takes
-	// neither (its Veo 3.1 models always make audio).
+	// GenerateAudio is nil on the Gemini API, which takes none (its Veo
+	// 3.1 models always make audio); Seed is nil where the model takes
+	// none; EnhancePrompt is nil where only its default (true) is taken
+	// (veomodels).
 	GenerateAudio    *bool   `json:"generateAudio,omitempty"`
-	EnhancePrompt    bool    `json:"enhancePrompt"`
+	EnhancePrompt    *bool   `json:"enhancePrompt,omitempty"`
 	NegativePrompt   string  `json:"negativePrompt,omitempty"`
 	Seed             *uint32 `json:"seed,omitempty"`
 	PersonGeneration string  `json:"personGeneration"`
 	StorageURI       string  `json:"storageUri,omitempty"`
 }
 
-// newRequest maps a job to the body of predictLongRunning: every
-// parameter as it is, the input images by role. full is false on the
-// Gemini API.
-func newRequest(job workflow.Job, full bool, storageURI string) (request, error) {
+// newRequest maps a job to the body of predictLongRunning: the
+// parameters the provider model takes (lim; the service refused the
+// others at start), the input images by role. audio is false on the
+// Gemini API, which takes no generateAudio.
+func newRequest(job workflow.Job, lim capability.Limits, audio bool, storageURI string) (request, error) {
 	p := job.Params
 	in := instance{Prompt: job.Prompt}
 	for role, path := range job.Images {
@@ -126,14 +121,20 @@ func newRequest(job workflow.Job, full bool, storageURI string) (request, error)
 		}
 	}
 	par := parameters{SampleCount: p.SampleCount, DurationSeconds: p.DurationSeconds,
-		AspectRatio: p.AspectRatio, Resolution: p.Resolution, EnhancePrompt: p.EnhancePrompt,
+		AspectRatio: p.AspectRatio, Resolution: p.Resolution,
 		NegativePrompt: p.NegativePrompt, PersonGeneration: p.PersonGeneration, StorageURI: storageURI}
-	if full {
-		if p.Seed < 0 || p.Seed > params.MaxSeed {
-			return request{}, fmt.Errorf("seed %d out of 0..%d", p.Seed, int64(params.MaxSeed))
+	if audio {
+		par.GenerateAudio = &p.GenerateAudio
+	}
+	if lim.EnhancePromptOff {
+		par.EnhancePrompt = &p.EnhancePrompt
+	}
+	if lim.Seed && p.Seed != nil {
+		if *p.Seed < 0 || *p.Seed > params.MaxSeed {
+			return request{}, fmt.Errorf("seed %d out of 0..%d", *p.Seed, int64(params.MaxSeed))
 		}
-		seed, audio := uint32(p.Seed), p.GenerateAudio
-		par.Seed, par.GenerateAudio = &seed, &audio
+		seed := uint32(*p.Seed)
+		par.Seed = &seed
 	}
 	return request{Instances: []instance{in}, Parameters: par}, nil
 }
@@ -625,25 +626,25 @@ func model(models map[string]string, ours string) (string, error) {
 // the built-in generator. It finds the credentials now, so that a stack
 // without them fails at start-up. ffmpeg is the stack's ffmpeg, which
 // removes the audio the Gemini API cannot leave out.
+// A mapping the capability tables do not know, or one that loses money,
+// fails too (veomodels.Capabilities).
 func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
+	switch p.Generator {
+	case settings.GeneratorVertex, settings.GeneratorGemini:
+		if _, err := veomodels.Capabilities(p); err != nil {
+			return nil, err
+		}
+	}
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
+			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
-			Models: WithDefaults(p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
+			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown generator %q", p.Generator)
-}
-
-// WithDefaults is DefaultModels with the overrides (settings.Provider's
-// Models).
-func WithDefaults(overrides map[string]string) map[string]string {
-	m := maps.Clone(DefaultModels)
-	maps.Copy(m, overrides)
-	return m
 }

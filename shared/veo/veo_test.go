@@ -12,14 +12,19 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veo/veotest"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -36,8 +41,33 @@ var (
 type backend struct {
 	name     string
 	provider func(t *testing.T, url string) workflow.Provider
-	// full: the API takes seed and generateAudio.
+	// full: the API takes generateAudio.
 	full bool
+}
+
+// caps is what the service accepts on the backend with its default
+// models.
+func (b backend) caps(t *testing.T) capability.Table {
+	t.Helper()
+	c, err := veomodels.Capabilities(settings.Provider{Generator: b.name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// valid are parameters every backend takes for text-to-video, as the
+// service fills them in on b.
+func valid(t *testing.T, b backend, samples int) params.Parameters {
+	t.Helper()
+	r := params.Request{Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001",
+		Params: params.Parameters{SampleCount: samples, DurationSeconds: 8, AspectRatio: "16:9",
+			Resolution: "720p", GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(1))},
+		Sent: map[string]bool{"prompt": true}} // the rest: the backend's defaults
+	if err := b.caps(t).Apply(&r); err != nil {
+		t.Fatalf("%s refuses %+v: %v", b.name, r.Params, err)
+	}
+	return r.Params
 }
 
 var backends = []backend{
@@ -75,12 +105,16 @@ func writeImage(t *testing.T, name string, b []byte) string {
 }
 
 // TestSubmitParameters checks, from the requests the fake recorded, that
-// every parameter of a start reaches the provider exactly: the model
-// mapped, the prompt, each parameter with its JSON type, seeds over the
-// whole 0..4294967295 range, and the images with their bytes and type.
+// every parameter of a start the service accepts on the backend
+// (veo.Capabilities) reaches the provider exactly and is accepted by
+// the strict fake: the model mapped, the prompt, each parameter the API
+// takes with its JSON type, seeds over the whole 0..4294967295 range on
+// Vertex AI, and the images with their bytes and type. A case the
+// backend refuses at start is not submitted.
 func TestSubmitParameters(t *testing.T) {
+	// No seed and no personGeneration: the backend's defaults.
 	base := params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "1080p",
-		GenerateAudio: true, EnhancePrompt: true, Seed: 42, PersonGeneration: "allow_adult"}
+		GenerateAudio: true, EnhancePrompt: true}
 	with := func(f func(*params.Parameters)) params.Parameters { p := base; f(&p); return p }
 	first := writeImage(t, "first.png", png)
 	last := writeImage(t, "last.jpg", jpeg)
@@ -95,21 +129,22 @@ func TestSubmitParameters(t *testing.T) {
 	}{
 		{"defaults", "gen-3.1-fast-generate-001", "a paper boat", base, nil, "veo-3.1-fast-generate-001"},
 		{"quality model", "gen-3.1-generate-001", "a lighthouse", base, nil, "veo-3.1-generate-001"},
-		{"lite model at 720p", "gen-3.1-lite-generate-001", "a fox", with(func(p *params.Parameters) { p.Resolution = "720p" }), nil, "veo-3.1-fast-generate-001"},
-		{"largest seed", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = params.MaxSeed }), nil, "veo-3.1-fast-generate-001"},
-		{"seed above int32", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = 1<<31 + 7 }), nil, "veo-3.1-fast-generate-001"},
-		{"seed zero", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = 0 }), nil, "veo-3.1-fast-generate-001"},
+		{"lite model at 720p", "gen-3.1-lite-generate-001", "a fox", with(func(p *params.Parameters) { p.Resolution = "720p" }), nil, "veo-3.1-lite-generate-001"},
+		{"largest seed", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = new(int64(params.MaxSeed)) }), nil, "veo-3.1-fast-generate-001"},
+		{"seed above int32", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = new(int64(1<<31 + 7)) }), nil, "veo-3.1-fast-generate-001"},
+		{"seed zero", "gen-3.1-fast-generate-001", "seed", with(func(p *params.Parameters) { p.Seed = new(int64(0)) }), nil, "veo-3.1-fast-generate-001"},
 		{"four samples", "gen-3.1-fast-generate-001", "many", with(func(p *params.Parameters) { p.SampleCount = 4 }), nil, "veo-3.1-fast-generate-001"},
 		{"short portrait", "gen-3.1-fast-generate-001", "tall", with(func(p *params.Parameters) {
 			p.DurationSeconds, p.AspectRatio, p.Resolution = 4, "9:16", "720p"
 		}), nil, "veo-3.1-fast-generate-001"},
-		{"no audio, no enhancement", "gen-3.1-fast-generate-001", "quiet", with(func(p *params.Parameters) {
-			p.GenerateAudio, p.EnhancePrompt = false, false
-		}), nil, "veo-3.1-fast-generate-001"},
+		{"no audio", "gen-3.1-fast-generate-001", "quiet", with(func(p *params.Parameters) { p.GenerateAudio = false }), nil, "veo-3.1-fast-generate-001"},
 		{"negative prompt", "gen-3.1-fast-generate-001", "sky", with(func(p *params.Parameters) {
 			p.NegativePrompt = "birds, \"planes\" & ünïcode"
 		}), nil, "veo-3.1-fast-generate-001"},
 		{"no people", "gen-3.1-fast-generate-001", "empty street", with(func(p *params.Parameters) { p.PersonGeneration = "dont_allow" }), nil, "veo-3.1-fast-generate-001"},
+		{"people of all ages", "gen-3.1-fast-generate-001", "a crowd", with(func(p *params.Parameters) { p.PersonGeneration = "allow_all" }), nil, "veo-3.1-fast-generate-001"},
+		{"a seed", "gen-3.1-fast-generate-001", "seeded", with(func(p *params.Parameters) { p.Seed = new(int64(42)) }), nil, "veo-3.1-fast-generate-001"},
+		{"adults only", "gen-3.1-fast-generate-001", "adults", with(func(p *params.Parameters) { p.PersonGeneration = "allow_adult" }), nil, "veo-3.1-fast-generate-001"},
 		{"image to video", "gen-3.1-fast-generate-001", "zoom in", base, map[string]string{task.RoleImage: first}, "veo-3.1-fast-generate-001"},
 		{"first and last frame", "gen-3.1-generate-001", "morph", base,
 			map[string]string{task.RoleFirstFrame: first, task.RoleLastFrame: last}, "veo-3.1-generate-001"},
@@ -118,9 +153,26 @@ func TestSubmitParameters(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			fake, url := newFake(t)
 			p := b.provider(t, url)
+			caps := b.caps(t)
+			submitted := 0
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					job := workflow.Job{TaskID: "gen_1_x", Model: tt.model, Prompt: tt.prompt, Params: tt.p, Images: tt.images}
+					kind := catalog.TextToVideo
+					if len(tt.images) == 1 {
+						kind = catalog.ImageToVideo
+					} else if len(tt.images) == 2 {
+						kind = catalog.FirstLastFrame
+					}
+					// As the client sent them: no default to fill in.
+					r := params.Request{Type: kind, Model: tt.model, Params: tt.p, Sent: map[string]bool{
+						"sampleCount": true, "durationSeconds": true, "aspectRatio": true, "resolution": true,
+						"personGeneration": tt.p.PersonGeneration != "", "seed": tt.p.Seed != nil,
+						"enhancePrompt": true, "generateAudio": true}}
+					if err := caps.Apply(&r); err != nil {
+						t.Skipf("refused at start on %s: %v", b.name, err)
+					}
+					submitted++
+					job := workflow.Job{TaskID: "gen_1_x", Model: tt.model, Prompt: tt.prompt, Params: r.Params, Images: tt.images}
 					op, err := p.Submit(t.Context(), job)
 					if err != nil || op.Name == "" || op.Done {
 						t.Fatalf("Submit = %+v, %v; want a running operation", op, err)
@@ -132,8 +184,11 @@ func TestSubmitParameters(t *testing.T) {
 							got.API, got.Model, got.Operation, b.name, tt.wantModel, op.Name)
 					}
 					checkInstance(t, got.Instance, tt.prompt, tt.images)
-					checkParameters(t, got.Parameters, tt.p, b.full)
+					checkParameters(t, got.Parameters, r.Params, b.full, caps.Models[tt.model])
 				})
+			}
+			if submitted < len(tests)/2 {
+				t.Errorf("%s accepted %d of %d starts: the test checks too little there", b.name, submitted, len(tests))
 			}
 		})
 	}
@@ -190,7 +245,7 @@ func checkInstance(t *testing.T, raw json.RawMessage, prompt string, images map[
 	}
 }
 
-func checkParameters(t *testing.T, raw json.RawMessage, p params.Parameters, full bool) {
+func checkParameters(t *testing.T, raw json.RawMessage, p params.Parameters, full bool, lim capability.Limits) {
 	t.Helper()
 	got := decode(t, raw)
 	want := map[string]any{
@@ -198,14 +253,20 @@ func checkParameters(t *testing.T, raw json.RawMessage, p params.Parameters, ful
 		"durationSeconds":  json.Number(itoa(int64(p.DurationSeconds))),
 		"aspectRatio":      p.AspectRatio,
 		"resolution":       p.Resolution,
-		"enhancePrompt":    p.EnhancePrompt,
 		"personGeneration": p.PersonGeneration,
 	}
 	if p.NegativePrompt != "" {
 		want["negativePrompt"] = p.NegativePrompt
 	}
+	// Veo 3.1 takes no enhancePrompt false (veomodels [enhance]):
+	// the default, true, is left to the API.
+	if lim.EnhancePromptOff {
+		want["enhancePrompt"] = p.EnhancePrompt
+	}
+	if lim.Seed && p.Seed != nil {
+		want["seed"] = json.Number(itoa(*p.Seed))
+	}
 	if full {
-		want["seed"] = json.Number(itoa(p.Seed))
 		want["generateAudio"] = p.GenerateAudio
 	}
 	for k, v := range want {
@@ -281,8 +342,11 @@ func TestOutcomes(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.prompt, func(t *testing.T) {
+					if max := b.caps(t).Models["gen-3.1-fast-generate-001"].MaxSampleCount; tt.samples > max {
+						t.Skipf("%s makes at most %d videos a request", b.name, max)
+					}
 					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
-						Params: params.Parameters{SampleCount: tt.samples, Seed: 1}, OutDir: t.TempDir()}
+						Params: valid(t, b, tt.samples), OutDir: t.TempDir()}
 					op, err := p.Submit(t.Context(), job)
 					var unknown interface{ OutcomeUnknown() bool }
 					if isUnknown := errors.As(err, &unknown) && unknown.OutcomeUnknown(); isUnknown != tt.unknown {
@@ -338,7 +402,7 @@ func TestVertexStorageURI(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "to storage",
-		Params: params.Parameters{SampleCount: 2, Seed: 1}, OutDir: t.TempDir()}
+		Params: valid(t, backends[0], 2), OutDir: t.TempDir()}
 	op, err := v.Submit(t.Context(), job)
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +446,7 @@ func TestRetiredModel(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			_, err := b.provider(t, srv.URL).Submit(t.Context(), workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
-				Prompt: "a retired model", Params: params.Parameters{SampleCount: 1}})
+				Prompt: "a retired model", Params: valid(t, b, 1)})
 			var e *veo.Error
 			if !errors.As(err, &e) || e.FailureCode() != task.FailModelUnavailable {
 				t.Errorf("Submit to a retired model = %v, want a *veo.Error of code %s", err, task.FailModelUnavailable)
@@ -422,13 +486,13 @@ func TestGeminiKeyStaysWithGoogle(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "far away",
-		Params: params.Parameters{SampleCount: 2}, OutDir: t.TempDir()}
+		Params: valid(t, backends[1], 1), OutDir: t.TempDir()}
 	op, err := g.Submit(t.Context(), job)
 	if err == nil {
 		op, err = g.Poll(t.Context(), op.Name, job)
 	}
-	if err != nil || len(op.Result.Paths) != 2 {
-		t.Fatalf("Poll = %+v, %v; want two videos", op, err)
+	if err != nil || len(op.Result.Paths) != 1 {
+		t.Fatalf("Poll = %+v, %v; want the video", op, err)
 	}
 	for _, path := range op.Result.Paths {
 		if b, _ := os.ReadFile(path); !bytes.Equal(b, veotest.Video) {
@@ -447,8 +511,8 @@ func TestGeminiKeyStaysWithGoogle(t *testing.T) {
 			t.Errorf("%s %s on the API's origin without the key", r.Method, r.Path)
 		}
 	}
-	if fromStorage != 2 {
-		t.Errorf("%d downloads reached the other origin, want 2: the test did not redirect", fromStorage)
+	if fromStorage != 1 {
+		t.Errorf("%d downloads reached the other origin, want 1: the test did not redirect", fromStorage)
 	}
 
 	inline := veotest.New(veotest.Config{APIKey: key, InlineVideos: true})
@@ -459,10 +523,10 @@ func TestGeminiKeyStaysWithGoogle(t *testing.T) {
 	if err == nil {
 		op, err = g.Poll(t.Context(), op.Name, job)
 	}
-	if err != nil || len(op.Result.Paths) != 2 {
-		t.Fatalf("Poll of inline videos = %+v, %v; want two videos", op, err)
+	if err != nil || len(op.Result.Paths) != 1 {
+		t.Fatalf("Poll of inline videos = %+v, %v; want the video", op, err)
 	}
-	if b, _ := os.ReadFile(op.Result.Paths[1]); !bytes.Equal(b, veotest.Video) {
+	if b, _ := os.ReadFile(op.Result.Paths[0]); !bytes.Equal(b, veotest.Video) {
 		t.Errorf("inline video has %d bytes, want the fake's %d", len(b), len(veotest.Video))
 	}
 }
@@ -496,7 +560,8 @@ func TestVertexHost(t *testing.T) {
 // TestCheck: the start-up check passes on good credentials, and fails
 // naming the setting to fix on refused credentials or a retired model.
 func TestCheck(t *testing.T) {
-	fake := veotest.New(veotest.Config{Token: token, APIKey: key, Retired: []string{"veo-2.0-generate-001"}})
+	retiredIDs := []string{"veo-2.0-generate-001", "veo-3.1-lite-generate-preview"}
+	fake := veotest.New(veotest.Config{Token: token, APIKey: key, Retired: retiredIDs})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	type checker interface{ Check(context.Context) error }
@@ -514,7 +579,9 @@ func TestCheck(t *testing.T) {
 		}
 		return g
 	}
-	retired := veo.WithDefaults(map[string]string{"gen-3.1-lite-generate-001": "veo-2.0-generate-001"})
+	retired := func(api, model string) map[string]string {
+		return veomodels.WithDefaults(api, map[string]string{"gen-3.1-lite-generate-001": model})
+	}
 	tests := []struct {
 		name string
 		c    checker
@@ -522,10 +589,10 @@ func TestCheck(t *testing.T) {
 	}{
 		{"vertex", vertex(token, nil), ""},
 		{"vertex, token refused", vertex("expired", nil), "GEN_VERTEX_ACCESS_TOKEN"},
-		{"vertex, retired model", vertex(token, retired), "GEN_PROVIDER_MODELS"},
+		{"vertex, retired model", vertex(token, retired(settings.GeneratorVertex, "veo-2.0-generate-001")), "GEN_PROVIDER_MODELS"},
 		{"gemini", gemini(key, nil), ""},
 		{"gemini, key refused", gemini("AIza-wrong", nil), "GEN_GEMINI_API_KEY"},
-		{"gemini, retired model", gemini(key, retired), "GEN_PROVIDER_MODELS"},
+		{"gemini, retired model", gemini(key, retired(settings.GeneratorGemini, "veo-3.1-lite-generate-preview")), "GEN_PROVIDER_MODELS"},
 	}
 	for _, tt := range tests {
 		err := tt.c.Check(t.Context())
@@ -538,7 +605,7 @@ func TestCheck(t *testing.T) {
 		// A model not found leaves the others running.
 		var unavailable *veo.UnavailableModelsError
 		if retiredOnly := strings.Contains(tt.name, "retired"); errors.As(err, &unavailable) != retiredOnly ||
-			(retiredOnly && (len(unavailable.Models) != 1 || unavailable.Models[0] != "veo-2.0-generate-001")) {
+			(retiredOnly && (len(unavailable.Models) != 1 || !slices.Contains(retiredIDs, unavailable.Models[0]))) {
 			t.Errorf("%s: Check = %v, want an *UnavailableModelsError of the retired model alone: %v", tt.name, err, retiredOnly)
 		}
 	}

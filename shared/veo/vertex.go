@@ -11,6 +11,8 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -43,7 +45,7 @@ type VertexConfig struct {
 	// credential is taken from it, so no long-lived key can slip in.
 	WIFConfig []byte
 	// Models maps the contract's model ids to Vertex AI's; nil means
-	// DefaultModels.
+	// veomodels.VertexModels.
 	Models map[string]string
 	// PollAfter is the wait between polls; 0 means DefaultPollAfter.
 	PollAfter time.Duration
@@ -75,7 +77,7 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 		cfg.Location = DefaultVertexLocation
 	}
 	if cfg.Models == nil {
-		cfg.Models = DefaultModels
+		cfg.Models = veomodels.DefaultModels(settings.GeneratorVertex)
 	}
 	endpoint := strings.TrimRight(cfg.Endpoint, "/")
 	storage := "https://storage.googleapis.com"
@@ -140,7 +142,8 @@ func (v *Vertex) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	if err != nil {
 		return workflow.Operation{}, err
 	}
-	req, err := newRequest(job, true, v.storageURI(job))
+	pm, _, _ := veomodels.Lookup(settings.GeneratorVertex, m)
+	req, err := newRequest(job, pm.Limits, true, v.storageURI(job))
 	if err != nil {
 		return workflow.Operation{}, err
 	}

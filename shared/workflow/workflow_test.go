@@ -105,7 +105,7 @@ func (e *env) newTask(prompt string, samples int, edit ...func(*task.Task)) task
 		ID: task.NewID(idTime), AccountID: account, KeyName: "test key",
 		Type: catalog.TextToVideo, Model: model, Prompt: prompt,
 		Params: params.Parameters{SampleCount: samples, DurationSeconds: 8, AspectRatio: "16:9",
-			Resolution: "1080p", GenerateAudio: true, EnhancePrompt: true, Seed: 7, PersonGeneration: "allow_adult"},
+			Resolution: "1080p", GenerateAudio: true, EnhancePrompt: true, Seed: new(int64(7)), PersonGeneration: "allow_adult"},
 		CreditsCost: m.Price(true) * samples,
 		CreatedAt:   now,
 		Deadline:    now.Add(10 * time.Minute),

@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.
@@ -83,6 +84,13 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 	if name == httpapi.EndpointFirstLastFrame {
 		perImage /= 2
 	}
+	// A start is checked against what the configured generator accepts
+	// (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), as it is by
+	// the generate step's.
+	caps, err := veomodels.Capabilities(s.Env.Provider)
+	if err != nil {
+		return nil, err
+	}
 	var counters service.Counters // nil: the store counts
 	if gatewayLimited[name] {
 		counters = readOnlyCounters{windows: s.Store}
@@ -104,6 +112,7 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		// unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never sets.
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
+		Capabilities:        caps,
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {

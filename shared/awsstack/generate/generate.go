@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -40,9 +41,12 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		ctx := context.Background()
+		if _, err := veomodels.Capabilities(p); err != nil {
+			return nil, err
+		}
 		v, err := veo.NewVertex(ctx, veo.VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veo.WithDefaults(p.ModelMap()), PollAfter: p.PollInterval})
+			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
 		if err != nil {
 			return nil, err
 		}

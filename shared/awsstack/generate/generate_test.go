@@ -64,7 +64,11 @@ func TestStepsProviders(t *testing.T) {
 				t.Fatalf("Steps = %v, %v; want the %s provider", st, err, tt.api)
 			}
 			job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "p",
-				Params: params.Parameters{SampleCount: 1, Seed: 1}}
+				Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
+					PersonGeneration: "allow_adult"}}
+			if tt.api == settings.GeneratorGemini {
+				job.Params.PersonGeneration = "allow_all" // the Gemini API's only value for text-to-video
+			}
 			if _, err := st.Provider.Submit(t.Context(), job); err != nil {
 				t.Fatalf("Submit: %v", err)
 			}

@@ -3,7 +3,8 @@
 // cancel and delete, and the credits with their ledger. Every figure it checks comes from the service: prices from
 // GET /api/gen/models, the parameters' bounds and each model's
 // resolutions from /playground/limits.json (shared/params and
-// shared/catalog, the service's own definitions).
+// shared/catalog, the service's own definitions), narrowed to what the
+// backend in use takes by the models' limits (shared/capability).
 import { apiKey, APIError, request, newIdempotencyKey, sniffImage, uploadImage } from "./api.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -200,11 +201,30 @@ function fillModels() {
   fillResolutions();
 }
 
+// fillResolutions offers what the model takes on the service's backend:
+// its limits from GET /api/gen/models (resolutions at the duration,
+// personGeneration for the mode, samples, seed) when the service gives
+// them, else the contract's from limits.json. A choice kept only while
+// it still applies; the first value is the backend's default.
 function fillResolutions() {
   const lim = state.limits.models.find((m) => m.modelId === $("#model").value);
-  const res = lim ? lim.resolutions : ["720p"];
-  const keep = $("#resolution").value;
-  options($("#resolution"), res, res.map((r, i) => i === 0 ? `${r} (default)` : r), res.includes(keep) ? keep : res[0]);
+  const backend = state.models.find((m) => m.modelId === $("#model").value)?.limits;
+  let res = lim ? lim.resolutions : ["720p"];
+  if (backend) res = backend.resolutions[$("#durationSeconds").value] || res;
+  keepOption($("#resolution"), res, res.map((r, i) => i === 0 ? `${r} (default)` : r));
+  const persons = backend?.personGeneration[mode()] || state.limits.personGeneration;
+  keepOption($("#personGeneration"), persons,
+    persons.map((p) => p === "allow_adult" ? "Allow adults" : p === "dont_allow" ? "Don't allow people" : p === "allow_all" ? "Allow all ages" : p));
+  const max = backend ? backend.maxSampleCount : state.limits.maxSampleCount;
+  keepOption($("#sampleCount"), Array.from({ length: max }, (_, i) => i + 1), null);
+  const seed = $("#seed");
+  seed.disabled = backend ? !backend.seed : false;
+  if (seed.disabled) seed.value = "";
+}
+
+function keepOption(select, values, labels) {
+  const keep = select.value;
+  options(select, values, labels, values.map(String).includes(keep) ? keep : values[0]);
 }
 
 // cost is the price the service will charge: price(model, audio) x videos
@@ -779,6 +799,7 @@ async function main() {
   form.addEventListener("submit", start);
   for (const r of document.querySelectorAll("input[name=mode]")) r.addEventListener("change", () => { fillModels(); update(); });
   $("#model").addEventListener("change", () => { fillResolutions(); update(); });
+  $("#durationSeconds").addEventListener("change", () => { fillResolutions(); update(); });
   form.addEventListener("input", update);
   form.addEventListener("change", update);
   for (const box of document.querySelectorAll(".drop")) wireDrop(box);

@@ -119,7 +119,7 @@ func newTask(account, id string, cost int, created time.Time) task.Task {
 		Params: params.Parameters{
 			SampleCount: 2, DurationSeconds: 6, AspectRatio: "9:16", Resolution: "1080p",
 			GenerateAudio: true, EnhancePrompt: false, NegativePrompt: "blur",
-			Seed: 4294967295, PersonGeneration: "dont_allow",
+			Seed: new(int64(4294967295)), PersonGeneration: "dont_allow",
 		},
 		Inputs: []task.Input{{
 			Role: task.RoleImage, Key: "inputs/" + id + "/image.png",

@@ -11,6 +11,11 @@
 //     x-goog-api-key, then GET /v1beta/{operation name}; videos are file
 //     URIs downloaded with the key.
 //
+// Like Google, it refuses what the model cannot honour (Refusal: the
+// table of shared/veomodels, with its sources): 404 NOT_FOUND for a
+// model the API does not serve or has retired, 400 INVALID_ARGUMENT for
+// a parameter outside the model's documented limits.
+//
 // Operations finish after Config.Delay, with Video for every sample, or
 // with what Config.Renderer renders from the request (the built-in ffmpeg
 // generator: then the videos follow the parameters and images as the
@@ -403,15 +408,21 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	_ = json.Unmarshal(body.Parameters, &p)
 	sub := Submit{API: api, Model: model, Body: raw, Instance: body.Instances[0], Parameters: body.Parameters}
-	o := s.outcome(promptOf(raw))
+	// A retired model is not found whatever the request asks of it, as
+	// Google answers before it reads the parameters.
+	status, msg := Refusal(api, r.PathValue("project"), r.PathValue("location"), model, body.Instances[0], body.Parameters)
 	if s.retired(model) {
-		sub.Status = 404
+		status, msg = 404, retiredMessage(model)
+	}
+	if status != 0 {
+		sub.Status = status
 		s.mu.Lock()
 		s.submits = append(s.submits, sub)
 		s.mu.Unlock()
-		rpcError(w, 404, retiredMessage(model))
+		rpcError(w, status, msg)
 		return
 	}
+	o := s.outcome(promptOf(raw))
 
 	s.mu.Lock()
 	now := s.now()

@@ -1,0 +1,198 @@
+// Package capability is what a backend accepts for each of our models:
+// durations, resolutions per duration, aspect ratios, samples per
+// request, personGeneration per mode, and which parameters it takes at
+// all. The contract's validator (shared/params) checks the contract's
+// widest range; a Table narrows a valid start to what the configured
+// backend can honour, before anything is charged, and fills the
+// defaults the contract leaves to the backend (personGeneration,
+// resolution). The same Table is what GET /api/gen/models shows, and,
+// for Veo, what its fake refuses (shared/veo).
+package capability
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+)
+
+// Limits are what a backend accepts for one of our models.
+type Limits struct {
+	// Modes are the task types (catalog.TextToVideo, ...) it makes.
+	Modes []string
+	// Durations are the values of durationSeconds it takes.
+	Durations []int
+	// Resolutions are the resolutions it renders at each duration.
+	Resolutions map[int][]string
+	// AspectRatios are the values of aspectRatio it takes.
+	AspectRatios []string
+	// MaxSampleCount is the most videos one request makes.
+	MaxSampleCount int
+	// PersonGeneration are the values it takes per mode; the first is
+	// the mode's default.
+	PersonGeneration map[string][]string
+	// Seed: it takes a seed. Without, none is sent, chosen or echoed.
+	Seed bool
+	// EnhancePromptOff: it can leave the prompt as it is
+	// (enhancePrompt false); without, only true is taken.
+	EnhancePromptOff bool
+	// NegativePrompt: it takes a negative prompt.
+	NegativePrompt bool
+}
+
+// Table is a backend's Limits for each of our models.
+type Table struct {
+	// Backend names the backend in messages ("the Gemini API").
+	Backend string
+	Models  map[string]Limits
+}
+
+// Builtin is the built-in generator's table: the contract's whole range
+// for each model of the catalog.
+func Builtin() Table {
+	t := Table{Backend: "the built-in generator", Models: map[string]Limits{}}
+	for _, m := range catalog.All() {
+		l := Limits{Durations: params.Durations(), Resolutions: map[int][]string{},
+			AspectRatios: params.AspectRatios(), MaxSampleCount: params.MaxSampleCount,
+			PersonGeneration: map[string][]string{}, Seed: true, EnhancePromptOff: true, NegativePrompt: true}
+		for _, c := range m.Capabilities {
+			if c == catalog.AudioGeneration {
+				continue
+			}
+			l.Modes = append(l.Modes, c)
+			l.PersonGeneration[c] = params.PersonGenerations()
+		}
+		for _, d := range l.Durations {
+			l.Resolutions[d] = m.Resolutions
+		}
+		t.Models[m.ID] = l
+	}
+	return t
+}
+
+// Apply narrows a request the contract's validator accepted to what the
+// backend takes: a value the backend cannot honour is a
+// *params.Error (VALIDATION_ERROR, or INVALID_MODEL for a mode) naming
+// the field and what the backend accepts; a field the client did not
+// send gets the backend's default for the mode and model (a request with
+// no Sent, not made by the validator, counts as sending every field). It
+// changes r only when it returns nil.
+func (t Table) Apply(r *params.Request) error {
+	sent := func(field string) bool { return r.Sent == nil || r.Sent[field] }
+	l, ok := t.Models[r.Model]
+	if !ok {
+		return &params.Error{Code: params.CodeInvalidModel, Field: "model", Value: r.Model,
+			Message: fmt.Sprintf("model %q is not available on %s", r.Model, t.Backend)}
+	}
+	m, _ := catalog.Lookup(r.Model)
+	p := r.Params
+	if !slices.Contains(l.Modes, r.Type) {
+		return &params.Error{Code: params.CodeInvalidModel, Field: "model", Value: r.Model,
+			Message: fmt.Sprintf("model %q does not support %s on %s", r.Model, r.Type, t.Backend)}
+	}
+	if p.SampleCount > l.MaxSampleCount {
+		return t.refuse("sampleCount", p.SampleCount, r.Model, "", ints(1, l.MaxSampleCount))
+	}
+	if !slices.Contains(l.Durations, p.DurationSeconds) {
+		return t.refuse("durationSeconds", p.DurationSeconds, r.Model, "", quoteInts(l.Durations))
+	}
+	if !slices.Contains(l.AspectRatios, p.AspectRatio) {
+		return t.refuse("aspectRatio", p.AspectRatio, r.Model, "", quote(l.AspectRatios))
+	}
+	res := l.resolutions(m, p.DurationSeconds)
+	switch {
+	case slices.Contains(res, p.Resolution):
+	case !sent("resolution") && len(res) > 0:
+		// The contract's default is not rendered at this duration here.
+		p.Resolution = res[0]
+	default:
+		return t.refuse("resolution", p.Resolution, r.Model,
+			fmt.Sprintf(" at %d seconds", p.DurationSeconds), quote(res))
+	}
+	persons := l.PersonGeneration[r.Type]
+	switch {
+	case !sent("personGeneration") && len(persons) > 0:
+		p.PersonGeneration = persons[0]
+	case slices.Contains(persons, p.PersonGeneration):
+	default:
+		return t.refuse("personGeneration", p.PersonGeneration, r.Model, " for "+r.Type, quote(persons))
+	}
+	if !l.Seed {
+		if sent("seed") && p.Seed != nil {
+			return &params.Error{Code: params.CodeValidation, Field: "seed", Value: p.SeedValue(),
+				Message: fmt.Sprintf("seed is not available on %s, which takes no seed; leave it out", t.Backend)}
+		}
+		p.Seed = nil
+	}
+	if !l.EnhancePromptOff && !p.EnhancePrompt {
+		return t.refuse("enhancePrompt", false, r.Model, "", "true")
+	}
+	if !l.NegativePrompt && p.NegativePrompt != "" {
+		return &params.Error{Code: params.CodeValidation, Field: "negativePrompt",
+			Message: fmt.Sprintf("negativePrompt is not available for %s on %s; leave it out", r.Model, t.Backend)}
+	}
+	r.Params = p
+	return nil
+}
+
+// resolutions are what the model renders at d on the backend, in the
+// catalog's order (its default first).
+func (l Limits) resolutions(m catalog.Model, d int) []string {
+	var out []string
+	for _, r := range m.Resolutions {
+		if slices.Contains(l.Resolutions[d], r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SampleCounts is the most samples a start may ask for: the backend's
+// limit within the contract's.
+func (l Limits) SampleCounts() int { return min(l.MaxSampleCount, params.MaxSampleCount) }
+
+// ResolutionsOf is what model renders at each duration on the backend,
+// within the catalog's resolutions of the model.
+func (l Limits) ResolutionsOf(model string) map[int][]string {
+	m, _ := catalog.Lookup(model)
+	out := map[int][]string{}
+	for _, d := range l.Durations {
+		out[d] = l.resolutions(m, d)
+	}
+	return out
+}
+
+func (t Table) refuse(field string, value any, model, where, allowed string) error {
+	return &params.Error{Code: params.CodeValidation, Field: field, Value: value,
+		Message: fmt.Sprintf("%s %v is not available for %s%s on %s; allowed: %s", field, value, model, where, t.Backend, allowed)}
+}
+
+func quote(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func quoteInts(list []int) string {
+	q := make([]string, len(list))
+	for i, n := range list {
+		q[i] = strconv.Itoa(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// ints spells the range lo..hi.
+func ints(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}

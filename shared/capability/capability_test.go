@@ -1,0 +1,142 @@
+package capability_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+)
+
+// narrow is a backend like Veo 3.1 on the Gemini API: 1080p at 8 s
+// only, one video, no seed, personGeneration by mode.
+var narrow = capability.Table{Backend: "a narrow backend", Models: map[string]capability.Limits{
+	"gen-3.1-fast-generate-001": {
+		Modes:          []string{catalog.TextToVideo, catalog.ImageToVideo},
+		Durations:      []int{4, 6, 8},
+		Resolutions:    map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p", "1080p"}},
+		AspectRatios:   []string{"16:9", "9:16"},
+		MaxSampleCount: 1,
+		PersonGeneration: map[string][]string{catalog.TextToVideo: {"allow_all"},
+			catalog.ImageToVideo: {"allow_adult"}},
+		NegativePrompt: true,
+	},
+}}
+
+func parse(t *testing.T, kind, body string) params.Request {
+	t.Helper()
+	r, err := params.ParseJSON(kind, []byte(body))
+	if err != nil {
+		t.Fatalf("ParseJSON(%s): %v", body, err)
+	}
+	return r
+}
+
+func TestApply(t *testing.T) {
+	tests := []struct {
+		name  string
+		table capability.Table
+		kind  string
+		body  string
+		// want: the parameters after Apply, or field: the field a
+		// refusal names and allowed: what its message lists.
+		want           func(p *params.Parameters)
+		field, allowed string
+	}{
+		{"builtin keeps the contract's defaults", capability.Builtin(), catalog.TextToVideo, `{"prompt":"x","seed":3}`,
+			func(p *params.Parameters) {}, "", ""},
+		{"builtin takes allow_all", capability.Builtin(), catalog.ImageToVideo, `{"prompt":"x","seed":3,"personGeneration":"allow_all"}`,
+			func(p *params.Parameters) { p.PersonGeneration = "allow_all" }, "", ""},
+		{"builtin takes enhancePrompt false", capability.Builtin(), catalog.TextToVideo, `{"prompt":"x","seed":3,"enhancePrompt":false}`,
+			func(p *params.Parameters) { p.EnhancePrompt = false }, "", ""},
+		{"default person per mode", narrow, catalog.TextToVideo, `{"prompt":"x"}`,
+			func(p *params.Parameters) { p.PersonGeneration, p.Seed = "allow_all", nil }, "", ""},
+		{"default person for an image", narrow, catalog.ImageToVideo, `{"prompt":"x"}`,
+			func(p *params.Parameters) { p.PersonGeneration, p.Seed = "allow_adult", nil }, "", ""},
+		{"default resolution at 4 s", narrow, catalog.TextToVideo, `{"prompt":"x","durationSeconds":4}`,
+			func(p *params.Parameters) {
+				p.DurationSeconds, p.Resolution, p.PersonGeneration, p.Seed = 4, "720p", "allow_all", nil
+			}, "", ""},
+		{"1080p at 4 s", narrow, catalog.TextToVideo, `{"prompt":"x","durationSeconds":4,"resolution":"1080p"}`,
+			nil, "resolution", `"720p"`},
+		{"a person value of another mode", narrow, catalog.TextToVideo, `{"prompt":"x","personGeneration":"allow_adult"}`,
+			nil, "personGeneration", `"allow_all"`},
+		{"two videos", narrow, catalog.TextToVideo, `{"prompt":"x","sampleCount":2}`, nil, "sampleCount", "allowed: 1"},
+		{"a seed", narrow, catalog.TextToVideo, `{"prompt":"x","seed":42}`, nil, "seed", "takes no seed"},
+		{"no enhancement", narrow, catalog.TextToVideo, `{"prompt":"x","enhancePrompt":false}`, nil, "enhancePrompt", "allowed: true"},
+		{"a mode it does not make", narrow, catalog.FirstLastFrame, `{"prompt":"x"}`, nil, "model", "first-last-frame"},
+		{"a model it does not serve", narrow, catalog.TextToVideo, `{"prompt":"x","model":"gen-3.1-generate-001"}`, nil, "model", "not available"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := parse(t, tt.kind, tt.body)
+			before := r.Params
+			err := tt.table.Apply(&r)
+			if tt.field != "" {
+				var pe *params.Error
+				if !errors.As(err, &pe) || pe.Field != tt.field || !strings.Contains(pe.Message, tt.allowed) ||
+					!strings.Contains(pe.Message, tt.table.Backend) && pe.Field != "seed" {
+					t.Fatalf("Apply = %v, want a refusal naming %s and %q", err, tt.field, tt.allowed)
+				}
+				if !reflect.DeepEqual(r.Params, before) {
+					t.Errorf("a refused request was changed: %+v, was %+v", r.Params, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			want := before
+			tt.want(&want)
+			if !reflect.DeepEqual(r.Params, want) {
+				t.Errorf("Params = %+v (seed %v), want %+v (seed %v)", r.Params, r.Params.Seed, want, want.Seed)
+			}
+		})
+	}
+}
+
+// TestBuiltinTakesTheContract: the built-in generator accepts every
+// value of the contract, for every model and mode the catalog has.
+func TestBuiltinTakesTheContract(t *testing.T) {
+	b := capability.Builtin()
+	for _, m := range catalog.All() {
+		for _, kind := range []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame} {
+			if !m.Supports(kind) {
+				continue
+			}
+			for _, d := range params.Durations() {
+				for _, res := range m.Resolutions {
+					for _, person := range params.PersonGenerations() {
+						for n := 1; n <= params.MaxSampleCount; n++ {
+							r := params.Request{Type: kind, Model: m.ID, Params: params.Parameters{SampleCount: n,
+								DurationSeconds: d, AspectRatio: "9:16", Resolution: res, PersonGeneration: person},
+								Sent: map[string]bool{"resolution": true, "personGeneration": true}}
+							if err := b.Apply(&r); err != nil {
+								t.Errorf("%s %s %d s %s %s x%d: %v", m.ID, kind, d, res, person, n, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestApplyWithoutSent: a request the validator did not make (no Sent)
+// counts as sending every field: its values are checked, never replaced
+// by defaults.
+func TestApplyWithoutSent(t *testing.T) {
+	r := params.Request{Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001", Params: params.Parameters{
+		SampleCount: 1, DurationSeconds: 4, AspectRatio: "16:9", Resolution: "720p", PersonGeneration: "dont_allow"}}
+	if err := capability.Builtin().Apply(&r); err != nil || r.Params.PersonGeneration != "dont_allow" {
+		t.Errorf("Apply = %v, personGeneration %q; want dont_allow kept", err, r.Params.PersonGeneration)
+	}
+	r.Params.PersonGeneration = "allow_adult"
+	var pe *params.Error
+	if err := narrow.Apply(&r); !errors.As(err, &pe) || pe.Field != "personGeneration" {
+		t.Errorf("Apply on the narrow backend = %v, want a refusal naming personGeneration", err)
+	}
+}

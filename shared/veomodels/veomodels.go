@@ -1,0 +1,288 @@
+// Package veomodels is what Google documents of its Veo models on each
+// API, as data: what a request may carry, which models exist and which
+// were retired, and what a second of video costs. The service validates
+// starts with it (Capabilities), shared/veo sends only what it allows,
+// and the fake (veotest) refuses what it refuses. It links no Google
+// client, so that the API's functions can read it.
+package veomodels
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/settings"
+)
+
+// Every rule names its source and the day it was read; when Google's
+// documents change, this file changes, and the tests of the service, of
+// the fake and of the margins follow.
+//
+// Sources, read 2026-11-26 (stored copies; the live pages could not be
+// fetched from the build machine):
+//
+//	[vertex-ref]   https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/veo-video-generation
+//	               and its REST type VideoGenerationModelParams
+//	               (https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/Shared.Types/VideoGenerationModelParams)
+//	[vertex-31]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-1-generate
+//	               (Veo 3.1 model page: ids veo-3.1-generate-001, veo-3.1-fast-generate-001,
+//	               veo-3.1-lite-generate-001 (preview); 4, 6 or 8 s; 720p, 1080p; 16:9, 9:16;
+//	               at most 4 videos per request)
+//	[vertex-30]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-0-generate
+//	               (veo-3.0-generate-001, veo-3.0-fast-generate-001, veo-2.0-generate-001:
+//	               retirement date June 30, 2026)
+//	[gemini-video] https://ai.google.dev/gemini-api/docs/video (Veo 3.1 parameters: personGeneration
+//	               "allow_all" only for text-to-video, "allow_adult" only for image-to-video and
+//	               interpolation; resolution 720p, or 1080p and 4k at 8 seconds only; durationSeconds
+//	               4, 6 or 8; "Videos per request: 1"). The stored copies hold the page's overview
+//	               (8-second 720p, 1080p or 4k videos; Gemini Omni Flash now named the default video
+//	               model); its parameter table is as quoted by issue 19 and by
+//	               https://discuss.ai.google.dev/t/veo-3-1-image-to-video-rejects-documented-persongeneration-allow-adult/181139
+//	               (which also quotes the API's 400 "allow_adult for personGeneration is currently
+//	               not supported"). One third-party SDK (github.com/gunpal5/Google_GenerativeAI wiki)
+//	               says Veo is retired on the Gemini API altogether; Google's own pages still list it.
+//	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
+//	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
+//	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
+//	               October 22, 2026 (404 "... is no longer available")
+//	[gemini-ids]   the -001 ids on the Gemini API: LiteLLM's model cost map
+//	               (gemini/veo-3.1-generate-001, gemini/veo-3.1-fast-generate-001,
+//	               gemini/veo-3.1-lite-generate-001), read 2026-11-26
+//	[genai-go]     google.golang.org/genai models.go (github.com/googleapis/go-genai, commit of
+//	               2026-08-21): generateVideosConfigToMldev refuses seed and generateAudio on the
+//	               Gemini API ("only supported in ... Agent Platform mode"), maps numberOfVideos to
+//	               parameters.sampleCount, and sends enhancePrompt only when true (types.go: a bool
+//	               with omitempty); generateVideosConfigToVertex passes every parameter
+//	[enhance]      https://cloud.google.com/vertex-ai/generative-ai/docs/video/turn-the-prompt-rewriter-off:
+//	               turning the prompt rewriter off (enhancePrompt false) is documented for
+//	               veo-2.0-generate-001 (and a Veo 3.0 preview) only
+//	[gemini-price] https://ai.google.dev/gemini-api/docs/pricing (paid tier; Veo 3.1 always makes, and
+//	               bills, audio): Veo 3.1 $0.40/s at 720p and 1080p; Fast $0.10/s at 720p, $0.12/s at
+//	               1080p; Lite $0.05/s at 720p, $0.08/s at 1080p (Standard as transcribed 2026-10-07 in
+//	               api-evangelist/deepmind plans/deepmind-plans-pricing.yml; Fast and Lite as
+//	               transcribed 2026-10-04 and in LiteLLM's cost map)
+//	[vertex-price] https://cloud.google.com/vertex-ai/generative-ai/pricing (Veo section): Veo 3.1
+//	               $0.40/s with audio, $0.20/s without; Fast $0.15/s with audio, $0.10/s without (the
+//	               list prices this README quoted before 2026; later resellers' figures are lower, so
+//	               these err towards cost); Lite $0.05/s at 720p, $0.08/s at 1080p (LiteLLM's cost
+//	               map for vertex_ai/veo-3.1-lite-generate-001; no separate price without audio)
+//
+// 4k, reference images and video extension are left out: the contract
+// asks for none of them.
+
+// A ProviderModel is one of Google's models on one API: what it accepts
+// and what a second of its video costs.
+type ProviderModel struct {
+	Limits capability.Limits
+	// USDPerSecond is the price of a second of video by resolution, with
+	// audio (Audio) and without (Silent). The Gemini API bills audio
+	// always, so there both are the same.
+	Audio, Silent map[string]float64
+}
+
+// Cost is the provider's price of one video of d seconds at res.
+func (m ProviderModel) Cost(res string, d int, audio bool) (float64, bool) {
+	prices := m.Silent
+	if audio {
+		prices = m.Audio
+	}
+	p, ok := prices[res]
+	return p * float64(d), ok
+}
+
+var (
+	veo31Durations = []int{4, 6, 8}           // [vertex-31], [gemini-video]
+	veo31Aspects   = []string{"16:9", "9:16"} // [vertex-31], [gemini-video]
+	allModes       = []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame}
+	// Lite makes no video from a first and a last frame [vertex-31].
+	liteModes = []string{catalog.TextToVideo, catalog.ImageToVideo}
+)
+
+// vertexLimits are Veo 3.1 on Vertex AI: every duration at 720p and
+// 1080p, up to 4 videos a request [vertex-31]; personGeneration
+// allow_adult (the default) or dont_allow in every mode, allow_all only
+// for projects Google approved [vertex-ref]; a seed [vertex-ref],
+// [genai-go]; enhancePrompt false is not documented for Veo 3.1
+// [enhance].
+func vertexLimits(modes []string) capability.Limits {
+	l := capability.Limits{Modes: modes, Durations: veo31Durations, Resolutions: map[int][]string{},
+		AspectRatios: veo31Aspects, MaxSampleCount: 4, PersonGeneration: map[string][]string{},
+		Seed: true, NegativePrompt: true}
+	for _, d := range veo31Durations {
+		l.Resolutions[d] = []string{"720p", "1080p"}
+	}
+	for _, m := range modes {
+		l.PersonGeneration[m] = []string{"allow_adult", "dont_allow"}
+	}
+	return l
+}
+
+// geminiLimits are Veo 3.1 on the Gemini API: 1080p at 8 seconds only,
+// one video a request, personGeneration allow_all for text-to-video and
+// allow_adult for image inputs [gemini-video]; no seed [genai-go];
+// enhancePrompt false is not documented for Veo 3.1 [enhance].
+func geminiLimits(modes []string) capability.Limits {
+	l := capability.Limits{Modes: modes, Durations: veo31Durations,
+		Resolutions:  map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p", "1080p"}},
+		AspectRatios: veo31Aspects, MaxSampleCount: 1, PersonGeneration: map[string][]string{},
+		NegativePrompt: true}
+	for _, m := range modes {
+		l.PersonGeneration[m] = []string{"allow_adult"}
+	}
+	if slices.Contains(modes, catalog.TextToVideo) {
+		l.PersonGeneration[catalog.TextToVideo] = []string{"allow_all"}
+	}
+	return l
+}
+
+func flat(usd float64) map[string]float64 { return map[string]float64{"720p": usd, "1080p": usd} }
+
+// vertexModels are the Veo models of Vertex AI [vertex-31], priced
+// [vertex-price].
+var vertexModels = map[string]ProviderModel{
+	"veo-3.1-generate-001":      {Limits: vertexLimits(allModes), Audio: flat(0.40), Silent: flat(0.20)},
+	"veo-3.1-fast-generate-001": {Limits: vertexLimits(allModes), Audio: flat(0.15), Silent: flat(0.10)},
+	"veo-3.1-lite-generate-001": {Limits: vertexLimits(liteModes),
+		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
+}
+
+// geminiModels are the Veo models of the Gemini API [gemini-ids],
+// priced [gemini-price].
+var geminiModels = map[string]ProviderModel{
+	"veo-3.1-generate-001": {Limits: geminiLimits(allModes), Audio: flat(0.40), Silent: flat(0.40)},
+	"veo-3.1-fast-generate-001": {Limits: geminiLimits(allModes),
+		Audio: map[string]float64{"720p": 0.10, "1080p": 0.12}, Silent: map[string]float64{"720p": 0.10, "1080p": 0.12}},
+	"veo-3.1-lite-generate-001": {Limits: geminiLimits(liteModes),
+		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
+}
+
+// retired are the ids Google shut down, which answer 404: on Vertex AI
+// [vertex-30], on the Gemini API [gemini-depr].
+var retired = map[string][]string{
+	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
+	settings.GeneratorGemini: {"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview"},
+}
+
+// VertexModels and GeminiModels map the contract's model ids to each
+// API's by default: each tier on its own Veo 3.1 model, Lite on Veo 3.1
+// Lite. GEN_PROVIDER_MODELS overrides them (WithDefaults).
+var (
+	VertexModels = map[string]string{
+		"gen-3.1-generate-001":      "veo-3.1-generate-001",
+		"gen-3.1-fast-generate-001": "veo-3.1-fast-generate-001",
+		"gen-3.1-lite-generate-001": "veo-3.1-lite-generate-001",
+	}
+	GeminiModels = map[string]string{
+		"gen-3.1-generate-001":      "veo-3.1-generate-001",
+		"gen-3.1-fast-generate-001": "veo-3.1-fast-generate-001",
+		"gen-3.1-lite-generate-001": "veo-3.1-lite-generate-001",
+	}
+)
+
+// DefaultModels is the default mapping of api (settings.GeneratorVertex
+// or GeneratorGemini).
+func DefaultModels(api string) map[string]string {
+	if api == settings.GeneratorGemini {
+		return maps.Clone(GeminiModels)
+	}
+	return maps.Clone(VertexModels)
+}
+
+// ProviderModels are the models api serves, by Google's id.
+func ProviderModels(api string) map[string]ProviderModel {
+	if api == settings.GeneratorGemini {
+		return geminiModels
+	}
+	return vertexModels
+}
+
+// Lookup is Google's model id on api, and whether it was retired.
+func Lookup(api, id string) (m ProviderModel, ok, wasRetired bool) {
+	m, ok = ProviderModels(api)[id]
+	return m, ok, slices.Contains(retired[api], id)
+}
+
+// backendName is how messages name an API.
+func backendName(api string) string {
+	if api == settings.GeneratorGemini {
+		return "the Gemini API"
+	}
+	return "Vertex AI"
+}
+
+// Capabilities is what the configured generator accepts for each of our
+// models: the built-in generator's whole range, or the Veo model each is
+// mapped to on the API. A mapping to a model this file does not know,
+// or one that sells a video below its cost at p.Credit() (CheckPrices),
+// is an error, so that the stack stops at start-up rather than charge
+// for starts it cannot honour, or honour at a loss.
+func Capabilities(p settings.Provider) (capability.Table, error) {
+	if p.Generator == settings.GeneratorBuiltin || p.Generator == "" {
+		return capability.Builtin(), nil
+	}
+	models := WithDefaults(p.Generator, p.ModelMap())
+	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}
+	for _, ours := range catalog.IDs() {
+		m, ok, _ := Lookup(p.Generator, models[ours])
+		if !ok {
+			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a %s model this service knows (known: %s)",
+				settings.ProviderModels, ours, models[ours], backendName(p.Generator), strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
+		}
+		t.Models[ours] = m.Limits
+	}
+	if err := CheckPrices(p.Generator, models, p.Credit()); err != nil {
+		return capability.Table{}, err
+	}
+	return t, nil
+}
+
+// CheckPrices fails when one of our models, mapped by models, is sold
+// below what its provider model costs on api, at creditUSD a credit, for
+// any start the service accepts for it there: every duration, every
+// resolution of the catalog the provider renders at that duration, with
+// and without audio. The error lists every such start.
+func CheckPrices(api string, models map[string]string, creditUSD float64) error {
+	var losses []string
+	for _, ours := range catalog.All() {
+		m, ok, _ := Lookup(api, models[ours.ID])
+		if !ok {
+			losses = append(losses, fmt.Sprintf("%s: %q has no price on %s", ours.ID, models[ours.ID], backendName(api)))
+			continue
+		}
+		for d, resolutions := range m.Limits.ResolutionsOf(ours.ID) {
+			for _, res := range resolutions {
+				for _, audio := range []bool{true, false} {
+					cost, ok := m.Cost(res, d, audio)
+					income := float64(ours.Price(audio)) * creditUSD
+					if !ok || income < cost {
+						losses = append(losses, fmt.Sprintf("%s on %s: %d s at %s %s costs $%.2f, sold for %d credits = $%.2f",
+							ours.ID, models[ours.ID], d, res, audioWord(audio), cost, ours.Price(audio), income))
+					}
+				}
+			}
+		}
+	}
+	if len(losses) > 0 {
+		slices.Sort(losses)
+		return fmt.Errorf("at %s=%g, %s sells below cost: %s", settings.CreditUSD, creditUSD, backendName(api), strings.Join(losses, "; "))
+	}
+	return nil
+}
+
+func audioWord(audio bool) string {
+	if audio {
+		return "with audio"
+	}
+	return "without audio"
+}
+
+// WithDefaults is api's DefaultModels with the overrides
+// (settings.Provider's Models).
+func WithDefaults(api string, overrides map[string]string) map[string]string {
+	m := DefaultModels(api)
+	maps.Copy(m, overrides)
+	return m
+}

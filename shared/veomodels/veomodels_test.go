@@ -1,0 +1,118 @@
+package veomodels_test
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/veo"
+	"github.com/genvideo/gen/shared/veomodels"
+)
+
+// TestLiteRunsOnLite: by default each tier runs on its own Veo model on
+// both APIs, Lite on Veo 3.1 Lite, and no default is a retired id.
+func TestLiteRunsOnLite(t *testing.T) {
+	for _, api := range []string{settings.GeneratorVertex, settings.GeneratorGemini} {
+		m := veomodels.DefaultModels(api)
+		want := map[string]string{"gen-3.1-generate-001": "veo-3.1-generate-001",
+			"gen-3.1-fast-generate-001": "veo-3.1-fast-generate-001", "gen-3.1-lite-generate-001": "veo-3.1-lite-generate-001"}
+		if !maps.Equal(m, want) {
+			t.Errorf("%s defaults %v, want %v", api, m, want)
+		}
+		for ours, theirs := range m {
+			if _, ok, retired := veomodels.Lookup(api, theirs); !ok || retired {
+				t.Errorf("%s: %s maps to %s, known %v, retired %v", api, ours, theirs, ok, retired)
+			}
+		}
+	}
+}
+
+// TestPrices: at the default credit price no model sells any start it
+// can be asked for below its cost at Google on either API; a remap that
+// would (Lite on a Fast or Quality model), or a credit price too low,
+// is caught, and stops the stack at start-up.
+func TestPrices(t *testing.T) {
+	for _, api := range []string{settings.GeneratorVertex, settings.GeneratorGemini} {
+		t.Run(api, func(t *testing.T) {
+			if err := veomodels.CheckPrices(api, veomodels.DefaultModels(api), settings.DefaultCreditUSD); err != nil {
+				t.Errorf("default mapping at the default credit price: %v", err)
+			}
+			for _, tt := range []struct {
+				name      string
+				overrides map[string]string
+				credit    float64
+				want      string
+			}{
+				{"lite on fast", map[string]string{"gen-3.1-lite-generate-001": "veo-3.1-fast-generate-001"}, 0, "gen-3.1-lite-generate-001 on veo-3.1-fast-generate-001"},
+				{"lite on quality", map[string]string{"gen-3.1-lite-generate-001": "veo-3.1-generate-001"}, 0, "gen-3.1-lite-generate-001 on veo-3.1-generate-001"},
+				{"fast on quality", map[string]string{"gen-3.1-fast-generate-001": "veo-3.1-generate-001"}, 0, "gen-3.1-fast-generate-001 on veo-3.1-generate-001"},
+				{"credits too cheap", nil, 0.005, "gen-3.1-generate-001 on veo-3.1-generate-001"},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					credit := tt.credit
+					if credit == 0 {
+						credit = settings.DefaultCreditUSD
+					}
+					err := veomodels.CheckPrices(api, veomodels.WithDefaults(api, tt.overrides), credit)
+					if err == nil || !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("CheckPrices = %v, want a loss on %s", err, tt.want)
+					}
+					var pairs []string
+					for k, v := range tt.overrides {
+						pairs = append(pairs, k+"="+v)
+					}
+					p := providerSettings(t, api, strings.Join(pairs, ","), fmt.Sprint(credit))
+					if _, err := veo.FromSettings(t.Context(), p, ""); err == nil {
+						t.Errorf("FromSettings accepted a mapping that sells below cost")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestUnknownProviderModel: a mapping to a model the tables do not know
+// stops the stack at start-up, naming the models they know.
+func TestUnknownProviderModel(t *testing.T) {
+	p := providerSettings(t, settings.GeneratorGemini, "gen-3.1-lite-generate-001=veo-3.1-lite-generate-preview", "")
+	_, err := veomodels.Capabilities(p)
+	if err == nil || !strings.Contains(err.Error(), "veo-3.1-lite-generate-preview") || !strings.Contains(err.Error(), "veo-3.1-lite-generate-001") {
+		t.Errorf("Capabilities = %v, want an error naming the unknown model and the known ones", err)
+	}
+}
+
+// providerSettings are the generator settings as the server reads them.
+func providerSettings(t *testing.T, api, models, credit string) settings.Provider {
+	t.Helper()
+	r := settings.NewReader(settings.Vars{settings.Generator: api, settings.VertexProject: "p",
+		settings.VertexAccessToken: "ya29.test", settings.GeminiAPIKey: "AIza-test", settings.ProviderModels: models,
+		settings.CreditUSD: credit}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLowestCreditPrice: the lowest credit price each API starts with
+// at the default mapping is the one README gives: $3.20 for 250 credits
+// on the Gemini API, $0.40 for 35 on Vertex AI.
+func TestLowestCreditPrice(t *testing.T) {
+	for _, tt := range []struct {
+		api               string
+		loses, breaksEven float64
+	}{
+		{settings.GeneratorVertex, 0.01142, 0.01143},
+		{settings.GeneratorGemini, 0.01279, 0.0128},
+	} {
+		m := veomodels.DefaultModels(tt.api)
+		if err := veomodels.CheckPrices(tt.api, m, tt.loses); err == nil {
+			t.Errorf("%s at $%g a credit: no loss found", tt.api, tt.loses)
+		}
+		if err := veomodels.CheckPrices(tt.api, m, tt.breaksEven); err != nil {
+			t.Errorf("%s at $%g a credit: %v", tt.api, tt.breaksEven, err)
+		}
+	}
+}
