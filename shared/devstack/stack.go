@@ -103,7 +103,11 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	s.swept.Add(1)
 	go func() {
 		defer s.swept.Done()
-		s.webhooks.Run(sweepCtx, s.Store.Events(), webhookPoll)
+		poll := cfg.WebhookPoll
+		if poll <= 0 {
+			poll = webhookPoll
+		}
+		s.webhooks.Run(sweepCtx, s.Store.Events(), poll)
 	}()
 	return s, nil
 }
@@ -186,8 +190,8 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 }
 
 // webhookPoll is the longest the local worker waits between looks at
-// the outbox: moves wake it at once, and it wakes when the earliest retry
-// is due.
+// the outbox by default (Config.WebhookPoll): moves and replays wake it
+// at once, and it wakes when the earliest retry is due.
 const webhookPoll = 30 * time.Second
 
 // route sends the signed links to files, the signed direct uploads to

@@ -216,7 +216,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 // countingOutbox counts claims and has nothing due.
 type countingOutbox struct{ claims int }
 
-func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int) ([]store.Delivery, error) {
+func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]store.Delivery, error) {
 	o.claims++
 	return nil, nil
 }
