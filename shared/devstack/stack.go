@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
@@ -171,6 +172,9 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
+		// Cursors are sealed with a key derived from the data
+		// directory's signing secret: they survive a restart, as links do.
+		CursorKeys: cursor.Static{secret},
 	})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -63,12 +64,18 @@ type Config struct {
 	Webhooks            store.Webhooks
 	WebhookAllowPrivate bool
 	WebhookResolver     webhook.Resolver
+	// CursorKeys seal the cursors of history, the ledger and webhook
+	// deliveries (shared/cursor); they must be the same for every process
+	// serving the API. Nil makes a random key: cursors then open only in
+	// this process.
+	CursorKeys cursor.Keys
 }
 
 // API serves the contract. Build it with New.
 type API struct {
 	cfg       Config
 	svc       *service.Service
+	cursors   *cursor.Sealer
 	log       *slog.Logger
 	endpoints map[string]http.Handler
 	handler   http.Handler
@@ -136,7 +143,10 @@ func New(cfg Config) *API {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
 	})
-	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
+	if cfg.CursorKeys == nil {
+		cfg.CursorKeys = cursor.Random()
+	}
+	a := &API{cfg: cfg, svc: svc, cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
 	routes := []route{
 		{EndpointTextToVideo, http.MethodPost, "/api/gen/text-to-video", a.textToVideo},

@@ -104,6 +104,9 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		// unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never sets.
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
+		// Cursors (history, ledger, webhook deliveries) are sealed with
+		// a key of the signer secret's, which every Lambda reads alike.
+		CursorKeys: media.CursorKeys(s),
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {
