@@ -290,7 +290,8 @@ func TestRoutes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "functions", "docs", "main.go")); err == nil {
 		routes = append(routes,
 			route{"GET", "/openapi.json", "DocsFunction", true},
-			route{"GET", "/docs", "DocsFunction", true})
+			route{"GET", "/docs", "DocsFunction", true},
+			route{"GET", "/docs/{file}", "DocsFunction", true})
 	}
 	if _, err := os.Stat(filepath.Join(root, "functions", "playground", "main.go")); err == nil {
 		routes = append(routes,

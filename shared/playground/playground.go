@@ -103,14 +103,7 @@ func Handler(cfg Config) (http.Handler, error) {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		// Revalidated on every load (cheaply, by ETag), so that a new
-		// deployment's page and scripts are never mixed with old ones.
-		h.Set("Cache-Control", "no-cache")
+		httpapi.SetPageHeaders(h, csp)
 		h.Set("ETag", a.etag)
 		if matchesETag(r.Header.Get("If-None-Match"), a.etag) {
 			w.WriteHeader(http.StatusNotModified)
