@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/genvideo/gen/shared/store"
 )
 
 // TestDocsPageAsProtectedAsThePlayground (issue 20, 6): /docs shares the
@@ -76,6 +78,22 @@ func TestDocsPageAsProtectedAsThePlayground(t *testing.T) {
 	}
 	if r := e.do(http.MethodGet, "/docs/other.js", "", "", nil); r.status != http.StatusNotFound || r.body["error"] != "NOT_FOUND" {
 		t.Errorf("GET /docs/other.js = %d %s, want the API's 404", r.status, r.raw)
+	}
+
+	// The answers that are data, not pages, on the same origin: nothing
+	// active, no framing, no sniffing; an answer, an error and the
+	// document alike. (Not API Gateway's own answers on AWS, before any
+	// function runs: infra/docs/reliability.md.)
+	k := e.key(100, store.Limits{})
+	for _, c := range []struct{ path, key string }{
+		{"/api/gen/models", k.APIKey}, {"/api/gen/status/gen_nope", k.APIKey}, {"/openapi.json", ""},
+	} {
+		r := e.do(http.MethodGet, c.path, c.key, "", nil)
+		csp := directives(r.header.Get("Content-Security-Policy"))
+		if csp["default-src"] != "'none'" || csp["frame-ancestors"] != "'none'" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s = %d: CSP %q, nosniff %q; want default-src and frame-ancestors 'none'", c.path, r.status,
+				r.header.Get("Content-Security-Policy"), r.header.Get("X-Content-Type-Options"))
+		}
 	}
 }
 

@@ -115,6 +115,7 @@ func serveOpenAPI() http.HandlerFunc {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Access-Control-Allow-Origin", "*")
 		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", DataContentSecurityPolicy)
 		if matchesETag(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
