@@ -93,6 +93,10 @@ func TestCursorsNotIssuedRefused(t *testing.T) {
 	refused["/api/gen/webhooks/"+wh+"/deliveries"] = []string{
 		"1", "0", "999999999", "000001700000000#000000000000001#msg_x", hist, ledger, "x\x00",
 	}
+	// Its own cursor, twice: which one was meant is not guessed.
+	if r := e.do(http.MethodGet, "/api/gen/history?cursor="+hist+"&cursor="+hist, a.APIKey, "", nil); r.status != http.StatusBadRequest || r.body["field"] != "cursor" {
+		t.Errorf("a repeated cursor = %d %s, want 400 on cursor", r.status, r.raw)
+	}
 	for path, cursors := range refused {
 		for _, c := range cursors {
 			r := e.do(http.MethodGet, path+"?limit=1&cursor="+url.QueryEscape(c), a.APIKey, "", nil)
