@@ -166,16 +166,49 @@ func DocsContentSecurityPolicy() string {
 		"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 }
 
-// docsAsset is one of the page's responses, prepared once.
-type docsAsset struct {
+// PageAsset is one response of a page served beside the API (the page
+// or one of its files), prepared once: its ETag is of its bytes.
+type PageAsset struct {
 	body        []byte
 	contentType string
 	etag        string
 }
 
-func newDocsAsset(body []byte, contentType string) docsAsset {
+// NewPageAsset prepares body as contentType (application/octet-stream
+// when empty; a text type gets charset=utf-8).
+func NewPageAsset(body []byte, contentType string) PageAsset {
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	if strings.HasPrefix(contentType, "text/") && !strings.Contains(contentType, "charset") {
+		contentType += "; charset=utf-8"
+	}
 	sum := sha256.Sum256(body)
-	return docsAsset{body, contentType, `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	return PageAsset{body, contentType, `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+}
+
+// ServePage answers r with the asset at its path, under the page
+// headers (SetPageHeaders, with csp), revalidated by ETag; any other
+// path is the API's 404 NOT_FOUND.
+func ServePage(w http.ResponseWriter, r *http.Request, assets map[string]PageAsset, csp string) {
+	a, ok := assets[r.URL.Path]
+	if !ok {
+		notFoundRoute(w, r)
+		return
+	}
+	h := w.Header()
+	SetPageHeaders(h, csp)
+	h.Set("ETag", a.etag)
+	if matchesETag(r.Header.Get("If-None-Match"), a.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", a.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(a.body)
+	}
 }
 
 // serveDocs answers the page, rendered once from the document, and its
@@ -185,30 +218,13 @@ func serveDocs() (http.HandlerFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	assets := map[string]docsAsset{
-		"/docs":                        newDocsAsset(page, "text/html; charset=utf-8"),
-		DocsFilePrefix + "swagger.js":  newDocsAsset([]byte(docsScript), "text/javascript; charset=utf-8"),
-		DocsFilePrefix + "listing.css": newDocsAsset([]byte(docsStyle), "text/css; charset=utf-8"),
+	assets := map[string]PageAsset{
+		"/docs":                        NewPageAsset(page, "text/html"),
+		DocsFilePrefix + "swagger.js":  NewPageAsset([]byte(docsScript), "text/javascript"),
+		DocsFilePrefix + "listing.css": NewPageAsset([]byte(docsStyle), "text/css"),
 	}
 	csp := DocsContentSecurityPolicy()
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, ok := assets[r.URL.Path]
-		if !ok {
-			notFoundRoute(w, r)
-			return
-		}
-		h := w.Header()
-		SetPageHeaders(h, csp)
-		h.Set("ETag", a.etag)
-		if matchesETag(r.Header.Get("If-None-Match"), a.etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		h.Set("Content-Type", a.contentType)
-		h.Set("Content-Length", strconv.Itoa(len(a.body)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(a.body)
-	}, nil
+	return func(w http.ResponseWriter, r *http.Request) { ServePage(w, r, assets, csp) }, nil
 }
 
 // docOperation is one line of the page's plain listing.
