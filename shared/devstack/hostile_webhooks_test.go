@@ -5,12 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // TestWebhookIPv6TransitionURLsRefused (issue 20, 7): IPv6 literals
@@ -20,31 +19,16 @@ import (
 // a 400 on the URL's field; nothing is created or charged. The operator
 // setting is off here, as on AWS and in `make run` by default.
 func TestWebhookIPv6TransitionURLsRefused(t *testing.T) {
-	e := startEnv(t, "", nil)
-	k := e.key(1000, store.Limits{})
+	var urls []string
 	for _, host := range []string{
 		"[::127.0.0.1]", "[::7f00:1]", "[::8.8.8.8]", "[::ffff:127.0.0.1]", "[::ffff:8.8.8.8]",
 		"[2002:7f00:1::]", "[2002:a9fe:a9fe::1]", "[2001:0:4136:e378:8000:63bf:3fff:fdd2]",
 		"[64:ff9b::7f00:1]", "[64:ff9b:1::a9fe:a9fe]", "[2001:db8::1]", "[3fff::1]", "[fd00:ec2::254]",
 		"[fc00::1]", "[100::1]", "[2001:2::1]",
 	} {
-		u := "https://" + host + "/hook"
-		r := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+u+`"}`)
-		if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != "url" ||
-			!strings.Contains(str(r.body["message"]), "webhook URL") {
-			t.Errorf("register %s = %d %s, want 400 VALIDATION_ERROR on url", u, r.status, r.raw)
-		}
-		r = e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a boat","webhookUrl":"`+u+`"}`)
-		if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != "webhookUrl" {
-			t.Errorf("start with %s = %d %s, want 400 VALIDATION_ERROR on webhookUrl", u, r.status, r.raw)
-		}
+		urls = append(urls, "https://"+host+"/hook")
 	}
-	if got := e.balance(k.AccountID); got != 1000 {
-		t.Errorf("balance %d after refused starts, want 1000", got)
-	}
-	if r := e.do(http.MethodGet, "/api/gen/webhooks", k.APIKey, "", nil); r.status != 200 || !strings.Contains(string(r.raw), `"webhooks":[]`) {
-		t.Errorf("list = %d %s, want none", r.status, r.raw)
-	}
+	startEnv(t, "", nil).wantWebhookURLsRefused(urls)
 }
 
 // hookReceiver is a webhook receiver on loopback: it hands every
@@ -131,27 +115,7 @@ func TestWebhookReplaySentNow(t *testing.T) {
 // out). The other account's delivery is a replay, so that it is written
 // at once, while the slow attempts are surely within their timeout.
 func TestSlowReceiverHoldsUpNoOne(t *testing.T) {
-	var mu sync.Mutex
-	open, ended := 0, 0
-	held := make(chan struct{}, 64)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		open++
-		mu.Unlock()
-		held <- struct{}{}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		mu.Lock()
-		ended++
-		mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(slow.Close)
-	t.Cleanup(func() { close(release) })
+	slow := webhooktest.NewHolder(t)
 	fast := newHookReceiver(t)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true; c.WebhookPoll = time.Hour })
 
@@ -168,7 +132,7 @@ func TestSlowReceiverHoldsUpNoOne(t *testing.T) {
 	// At least a claimed batch's worth of the slow attempts are held.
 	for range 8 {
 		select {
-		case <-held:
+		case <-slow.Held:
 		case <-time.After(time.Minute):
 			t.Fatal("the slow receiver got fewer than 8 deliveries within a minute")
 		}
@@ -178,9 +142,7 @@ func TestSlowReceiverHoldsUpNoOne(t *testing.T) {
 		t.Fatalf("replay = %d %s", r.status, r.raw)
 	}
 	fast.next(t, "the other account's replay")
-	mu.Lock()
-	defer mu.Unlock()
-	if ended != 0 {
+	if open, _, ended := slow.Counts(); ended != 0 {
 		t.Fatalf("the other account's delivery arrived after %d of the %d slow attempts had ended; want while all were held", ended, open)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // TestWebhooksByStream: with WebhookAllowPrivate (GEN_WEBHOOK_ALLOW_PRIVATE
@@ -104,24 +104,7 @@ func TestWebhooksByStream(t *testing.T) {
 	// Another account's ten endpoints at a receiver that holds every
 	// connection: this account's next delivery (a replay, written at
 	// once) arrives while all of them are still held.
-	var mu sync.Mutex
-	ended := 0
-	held := make(chan struct{}, 64)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		held <- struct{}{}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		mu.Lock()
-		ended++
-		mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer slow.Close()
-	defer close(release)
+	slow := webhooktest.NewHolder(t)
 	ok, err := a.CreateKey(ctx, admin.KeyRequest{Name: "slow", Credits: 5000, Tier: "pro"})
 	if err != nil {
 		t.Fatal(err)
@@ -141,15 +124,13 @@ func TestWebhooksByStream(t *testing.T) {
 	}
 	for range 8 {
 		select {
-		case <-held:
+		case <-slow.Held:
 		case <-time.After(5 * time.Minute):
 			t.Fatal("the slow receiver got fewer than 8 deliveries within 5 minutes")
 		}
 	}
 	replayed("a replay while another account's receiver holds ten deliveries")
-	mu.Lock()
-	defer mu.Unlock()
-	if ended != 0 {
+	if _, _, ended := slow.Counts(); ended != 0 {
 		t.Fatalf("the delivery arrived after %d slow attempts had ended; want while all were held", ended)
 	}
 }

@@ -252,21 +252,7 @@ func TestRunDueLeavesWhatCannotFinish(t *testing.T) {
 // most two attempts in flight, and the account's other endpoint gets its
 // delivery meanwhile, from the same run.
 func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
-	var mu sync.Mutex
-	open, most := 0, 0
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		open++
-		most = max(most, open)
-		mu.Unlock()
-		<-release
-		mu.Lock()
-		open--
-		mu.Unlock()
-		w.WriteHeader(204)
-	}))
-	defer slow.Close()
+	slow := webhooktest.NewHolder(t)
 	fast := make(chan struct{}, 8)
 	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fast <- struct{}{}
@@ -311,14 +297,12 @@ func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the fast endpoint got nothing within a minute")
 	}
-	mu.Lock()
-	held := open
-	mu.Unlock()
-	close(release)
+	held, _, _ := slow.Counts()
+	slow.Release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if held == 0 || most > 2 {
+	if _, most, _ := slow.Counts(); held == 0 || most > 2 {
 		t.Errorf("%d slow attempts held when the fast one arrived, at most %d at once; want some, and no more than 2", held, most)
 	}
 }
