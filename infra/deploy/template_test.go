@@ -290,7 +290,8 @@ func TestRoutes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "functions", "docs", "main.go")); err == nil {
 		routes = append(routes,
 			route{"GET", "/openapi.json", "DocsFunction", true},
-			route{"GET", "/docs", "DocsFunction", true})
+			route{"GET", "/docs", "DocsFunction", true},
+			route{"GET", "/docs/{file}", "DocsFunction", true})
 	}
 	if _, err := os.Stat(filepath.Join(root, "functions", "playground", "main.go")); err == nil {
 		routes = append(routes,
@@ -910,8 +911,10 @@ var (
 		[]string{"StepFunctionsExecutionPolicy GenerationStateMachine", "dynamodb:GetItem WebhooksTable", "dynamodb:PutItem WebhooksTable"})
 	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
 		"s3:GetObject MediaBucket/inputs/uploads/*")
-	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
-		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
+	// The paged lists seal their cursors with a key of the signer
+	// secret's (media.CursorKeys).
+	cursorPolicies = []string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"}
+	readerPolicies = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	// The steps' moves write their webhook events in their transaction.
 	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBCrudPolicy WebhooksTable"}
 	wantPolicies = map[string][]string{
@@ -920,7 +923,7 @@ var (
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         readerPolicies,
 		"DownloadFunction":       readerPolicies,
-		"HistoryFunction":        slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
+		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
 		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
 			"secretsmanager:DescribeSecret SignerSecret", "secretsmanager:GetSecretValue SignerSecret",
@@ -958,7 +961,7 @@ func init() {
 	wantPolicies["DeleteTaskFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
 		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
 			"s3:DeleteObject MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/videos/*"})
-	wantPolicies["CreditsFunction"] = slices.Concat(writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
 
 	// The webhook endpoints touch the webhooks table, and of the accounts
 	// only the condition that the account exists; only the delete of an
@@ -970,7 +973,7 @@ func init() {
 	wantPolicies["WebhooksFunction"] = slices.Concat(wh, checkAccount, writeTable("WebhooksTable"))
 	wantPolicies["WebhookSecretFunction"] = slices.Concat(wh, checkAccount, []string{"dynamodb:GetItem WebhooksTable", "dynamodb:PutItem WebhooksTable"})
 	wantPolicies["WebhookDeleteFunction"] = slices.Concat(wh, writeTable("WebhooksTable"), []string{"dynamodb:DeleteItem WebhooksTable"})
-	wantPolicies["WebhookDeliveriesFunction"] = slices.Concat(wh, readTable("WebhooksTable"))
+	wantPolicies["WebhookDeliveriesFunction"] = slices.Concat(cursorPolicies, wh, readTable("WebhooksTable"))
 	wantPolicies["WebhookReplayFunction"] = slices.Concat(wh, writeTable("WebhooksTable"))
 	wantPolicies["WebhooksDeliverFunction"] = writeTable("WebhooksTable")
 }

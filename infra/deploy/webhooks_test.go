@@ -49,6 +49,11 @@ func TestWebhookFunctions(t *testing.T) {
 			if !strings.Contains(pat, "INSERT") || !strings.Contains(pat, `\"D\"`) {
 				t.Errorf("%s: filter %s, want the outbox inserts (eventName INSERT, sort key D)", name, pat)
 			}
+			// A replay is sent now (issue 20): its MODIFY, which sets
+			// replayAt, wakes the function too.
+			if !strings.Contains(pat, "MODIFY") || !strings.Contains(pat, `\"replayAt\"`) {
+				t.Errorf("%s: filter %s, want the replays too (eventName MODIFY with replayAt)", name, pat)
+			}
 		case "Schedule":
 			schedule = true
 			if p["Schedule"] != "rate(1 minute)" {

@@ -104,6 +104,10 @@ type Config struct {
 	// WebhookResolver resolves webhook URLs' hosts at registration
 	// (default net.DefaultResolver); tests inject one.
 	WebhookResolver webhook.Resolver
+	// WebhookPoll is the longest the webhook worker sleeps between looks
+	// at the outbox (default 30 s): moves and replays wake it at once,
+	// which tests show by setting it to hours.
+	WebhookPoll time.Duration
 	// Timeouts bound how long a client may take over a request's head and
 	// body, and how long a kept-alive connection may idle; zero fields
 	// take httpguard's defaults.

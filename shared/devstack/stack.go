@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
@@ -104,7 +105,11 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	s.swept.Add(1)
 	go func() {
 		defer s.swept.Done()
-		s.webhooks.Run(sweepCtx, s.Store.Events(), webhookPoll)
+		poll := cfg.WebhookPoll
+		if poll <= 0 {
+			poll = webhookPoll
+		}
+		s.webhooks.Run(sweepCtx, s.Store.Events(), poll)
 	}()
 	return s, nil
 }
@@ -176,6 +181,9 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
 		Capabilities:        caps,
+		// Cursors are sealed with a key derived from the data
+		// directory's signing secret: they survive a restart, as links do.
+		CursorKeys: cursor.Static{secret},
 	})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
@@ -195,8 +203,8 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 }
 
 // webhookPoll is the longest the local worker waits between looks at
-// the outbox: moves wake it at once, and it wakes when the earliest retry
-// is due.
+// the outbox by default (Config.WebhookPoll): moves and replays wake it
+// at once, and it wakes when the earliest retry is due.
 const webhookPoll = 30 * time.Second
 
 // route sends the signed links to files, the signed direct uploads to

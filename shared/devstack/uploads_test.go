@@ -165,3 +165,53 @@ func with(fields map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
+
+// TestDeletedTaskTakesItsUploadsWithIt (issue 20, 3): once a task made
+// from direct uploads is deleted, a new start naming the same upload ids
+// is refused as an unknown upload (400 MISSING_IMAGE) and charged
+// nothing: the delete removed the uploads, as the README says, for
+// image-to-video's image and for both of first-last-frame's frames.
+func TestDeletedTaskTakesItsUploadsWithIt(t *testing.T) {
+	e := startEnv(t, "", nil)
+	k := e.key(10000, store.Limits{})
+	img := testImage(t, 640, 360, color.RGBA{200, 30, 30, 255}, color.RGBA{20, 40, 220, 255})
+	upload := func() string {
+		id, status := e.createUpload(k.APIKey, "image/png", img)
+		if status != http.StatusNoContent {
+			t.Fatalf("upload = %d, want 204", status)
+		}
+		return id
+	}
+	for _, c := range []struct {
+		path   string
+		fields map[string]string
+		roles  []string
+	}{
+		{"/api/gen/image-to-video", map[string]string{"prompt": "the flag waves", "durationSeconds": "4",
+			"model": "gen-3.1-lite-generate-001"}, []string{"image"}},
+		{"/api/gen/first-last-frame", map[string]string{"prompt": "day turns to night", "durationSeconds": "4",
+			"resolution": "720p"}, []string{"firstFrame", "lastFrame"}},
+	} {
+		f := c.fields
+		for _, role := range c.roles {
+			f = with(f, role+"UploadId", upload())
+		}
+		r := e.postForm(c.path, k.APIKey, f, nil)
+		if r.status != http.StatusAccepted {
+			t.Fatalf("%s with uploads = %d: %s", c.path, r.status, r.raw)
+		}
+		id := str(r.body["taskId"])
+		e.wait(k.APIKey, id)
+		if d := e.do(http.MethodDelete, "/api/gen/tasks/"+id, k.APIKey, "", nil); d.status != http.StatusNoContent {
+			t.Fatalf("DELETE %s = %d %s", id, d.status, d.raw)
+		}
+		before := e.balance(k.AccountID)
+		again := e.postForm(c.path, k.APIKey, f, nil)
+		if again.status != http.StatusBadRequest || again.body["error"] != "MISSING_IMAGE" {
+			t.Errorf("%s naming the deleted task's uploads = %d %s, want 400 MISSING_IMAGE", c.path, again.status, again.raw)
+		}
+		if got := e.balance(k.AccountID); got != before {
+			t.Errorf("%s: balance %d after the refused start, want %d", c.path, got, before)
+		}
+	}
+}

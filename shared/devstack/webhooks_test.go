@@ -34,9 +34,18 @@ func TestWebhookURLsRefusedOverTCP(t *testing.T) {
 	e := startEnv(t, "", func(c *Config) {
 		c.WebhookResolver = fakeDNS{"inside.example": "10.0.0.1", "meta.example": "169.254.169.254", "localhost": "127.0.0.1"}
 	})
+	e.wantWebhookURLsRefused([]string{"https://127.0.0.1/hook", "https://169.254.169.254/latest", "https://10.0.0.1/x",
+		"https://localhost/x", "https://inside.example/x", "https://meta.example/x", "http://example.com/x"})
+}
+
+// wantWebhookURLsRefused checks that each URL is refused with a 400 on
+// registration and on a start, for a new account, which ends with
+// nothing created or charged.
+func (e *env) wantWebhookURLsRefused(urls []string) {
+	t := e.t
+	t.Helper()
 	k := e.key(1000, store.Limits{})
-	for _, u := range []string{"https://127.0.0.1/hook", "https://169.254.169.254/latest", "https://10.0.0.1/x",
-		"https://localhost/x", "https://inside.example/x", "https://meta.example/x", "http://example.com/x"} {
+	for _, u := range urls {
 		r := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+u+`"}`)
 		if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != "url" ||
 			!strings.Contains(str(r.body["message"]), "webhook URL") {

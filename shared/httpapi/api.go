@@ -15,6 +15,7 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -66,12 +67,18 @@ type Config struct {
 	WebhookResolver     webhook.Resolver
 	// Capabilities: see service.Config.
 	Capabilities capability.Table
+	// CursorKeys seal the cursors of history, the ledger and webhook
+	// deliveries (shared/cursor); they must be the same for every process
+	// serving the API. Nil makes a random key: cursors then open only in
+	// this process.
+	CursorKeys cursor.Keys
 }
 
 // API serves the contract. Build it with New.
 type API struct {
 	cfg       Config
 	svc       *service.Service
+	cursors   *cursor.Sealer
 	log       *slog.Logger
 	endpoints map[string]http.Handler
 	handler   http.Handler
@@ -140,7 +147,10 @@ func New(cfg Config) *API {
 		WebhookResolver:     cfg.WebhookResolver,
 		Capabilities:        cfg.Capabilities,
 	})
-	a := &API{cfg: cfg, svc: svc, log: cfg.Logger, endpoints: map[string]http.Handler{}}
+	if cfg.CursorKeys == nil {
+		cfg.CursorKeys = cursor.Random()
+	}
+	a := &API{cfg: cfg, svc: svc, cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: cfg.Logger, endpoints: map[string]http.Handler{}}
 
 	routes := []route{
 		{EndpointTextToVideo, http.MethodPost, "/api/gen/text-to-video", a.textToVideo},

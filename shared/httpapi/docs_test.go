@@ -86,13 +86,24 @@ func TestDocsPageListsEveryOperation(t *testing.T) {
 	}
 	for _, want := range []string{
 		`href="openapi.json"`,
-		`url: "openapi.json"`,
+		`<script src="docs/swagger.js"></script>`,
 		`swagger-ui-bundle.js" integrity="sha384-`,
 		`swagger-ui.css" integrity="sha384-`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+	// Its script, served: Swagger UI renders the document.
+	res, err = e.Server.Client().Get(e.Server.URL + "/docs/swagger.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(script), `url: "openapi.json"`) ||
+		res.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
+		t.Errorf("GET /docs/swagger.js = %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), script)
 	}
 }
 

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -78,11 +77,14 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	}
 
 	var after store.TaskCursor
-	if vs, ok := q["cursor"]; ok {
-		cur, ok := parseCursor(vs[0])
-		if len(vs) > 1 || !ok {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "cursor", Value: vs[0],
-				Message: "cursor must be a pagination.nextCursor this endpoint returned."}
+	pos, ok, err := a.openCursor(r.Context(), q, listHistory, c, "cursor must be a pagination.nextCursor this endpoint returned.")
+	if err != nil {
+		return err
+	}
+	if ok {
+		cur, ok := parsePosition(pos)
+		if !ok { // sealed by this server: never
+			return fmt.Errorf("history cursor holds %q", pos)
 		}
 		after = cur
 	}
@@ -105,7 +107,11 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		Pagination: pagination{Total: total, Limit: limit, Skip: skip, HasMore: hasMore},
 	}
 	if more {
-		resp.Pagination.NextCursor = formatCursor(store.CursorOf(tasks[len(tasks)-1]))
+		next, err := a.sealCursor(r.Context(), listHistory, c, formatPosition(store.CursorOf(tasks[len(tasks)-1])))
+		if err != nil {
+			return err
+		}
+		resp.Pagination.NextCursor = next
 	}
 	for _, t := range tasks {
 		it := historyItem{
@@ -127,22 +133,18 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	return nil
 }
 
-// A cursor is opaque to clients: base64url of "<createdAt unix ms>.<task
-// id>". It names a position, not a grant: the query stays the caller's
-// account's, so a forged one only moves within the caller's own history.
-func formatCursor(c store.TaskCursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.CreatedAt.UnixMilli(), 10) + "." + c.ID))
+// A history position is "<createdAt unix ms>.<task id>", sealed into the
+// cursor (cursors.go): clients see neither, and the query stays the
+// caller's account's whatever a cursor held.
+func formatPosition(c store.TaskCursor) string {
+	return strconv.FormatInt(c.CreatedAt.UnixMilli(), 10) + "." + c.ID
 }
 
-// maxCursorID bounds the id in a cursor: task ids are far shorter.
+// maxCursorID bounds the id in a position: task ids are far shorter.
 const maxCursorID = 64
 
-func parseCursor(s string) (store.TaskCursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return store.TaskCursor{}, false
-	}
-	msPart, id, ok := strings.Cut(string(raw), ".")
+func parsePosition(s string) (store.TaskCursor, bool) {
+	msPart, id, ok := strings.Cut(s, ".")
 	created, err := strconv.ParseInt(msPart, 10, 64)
 	if !ok || err != nil || created < 0 || id == "" || len(id) > maxCursorID || !utf8.ValidString(id) {
 		return store.TaskCursor{}, false

@@ -1,10 +1,9 @@
 package httpapi
 
 import (
-	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -99,11 +98,14 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		return err
 	}
 	var before int64
-	if vs, ok := q["cursor"]; ok {
-		seq, ok := parseLedgerCursor(vs[0])
-		if len(vs) > 1 || !ok {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "cursor", Value: vs[0],
-				Message: "cursor must be a pagination.nextCursor this endpoint returned."}
+	pos, ok, err := a.openCursor(r.Context(), q, listLedger, c, "cursor must be a pagination.nextCursor this endpoint returned.")
+	if err != nil {
+		return err
+	}
+	if ok {
+		seq, err := strconv.ParseInt(pos, 10, 64)
+		if err != nil || seq <= 0 { // sealed by this server: never
+			return fmt.Errorf("ledger cursor holds %q", pos)
 		}
 		before = seq
 	}
@@ -134,7 +136,14 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		resp.Limits.StartsPerMinute = &s
 	}
 	if cr.Next > 0 {
-		resp.Pagination.NextCursor = formatLedgerCursor(cr.Next)
+		// The position is the ledger's sequence, shared by every
+		// account: sealed, so that its gaps do not tell a client how
+		// busy the others are (issue 20).
+		next, err := a.sealCursor(r.Context(), listLedger, c, strconv.FormatInt(cr.Next, 10))
+		if err != nil {
+			return err
+		}
+		resp.Pagination.NextCursor = next
 	}
 	for _, e := range cr.Ledger {
 		resp.Ledger = append(resp.Ledger, ledgerEntry{Kind: e.Kind, Amount: e.Amount, Balance: e.Balance,
@@ -142,25 +151,4 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
-}
-
-// ledgerCursorPrefix tells a ledger cursor from a history one, so that
-// either sent to the other endpoint is a clear 400.
-const ledgerCursorPrefix = "L"
-
-func formatLedgerCursor(seq int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(ledgerCursorPrefix + strconv.FormatInt(seq, 10)))
-}
-
-func parseLedgerCursor(s string) (int64, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return 0, false
-	}
-	num, ok := strings.CutPrefix(string(raw), ledgerCursorPrefix)
-	seq, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || seq <= 0 || strconv.FormatInt(seq, 10) != num {
-		return 0, false
-	}
-	return seq, true
 }

@@ -13,6 +13,12 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
+// DataContentSecurityPolicy is the policy of an answer that is data, not
+// a page (every JSON body, the OpenAPI document): a browser that opens
+// one on the API's origin, where the playground keeps a key, runs and
+// loads nothing from it, and no site may frame it (issue 20).
+const DataContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
+
 // writeJSON writes v with the given status. Responses carry credits and
 // signed URLs, so nothing may cache them.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -28,6 +34,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", DataContentSecurityPolicy)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

@@ -133,7 +133,15 @@ type attemptJSON struct {
 }
 
 func (a *API) webhookAttempts(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	q := store.AttemptQuery{Cursor: r.URL.Query().Get("cursor"), Limit: 20}
+	id := r.PathValue("webhookId")
+	q := store.AttemptQuery{Limit: 20}
+	pos, ok, err := a.openCursor(r.Context(), r.URL.Query(), listDeliveries(id), c, "cursor must be a nextCursor this endpoint returned.")
+	if err != nil {
+		return err
+	}
+	if ok {
+		q.Cursor = pos
+	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
@@ -141,9 +149,16 @@ func (a *API) webhookAttempts(w http.ResponseWriter, r *http.Request, c *service
 		}
 		q.Limit = n
 	}
-	as, next, err := a.svc.WebhookAttempts(r.Context(), *c, r.PathValue("webhookId"), q)
+	as, next, err := a.svc.WebhookAttempts(r.Context(), *c, id, q)
 	if err != nil {
 		return err
+	}
+	if next != "" {
+		// The store's position (SQLite's attempt sequence is shared by
+		// every endpoint) is sealed too.
+		if next, err = a.sealCursor(r.Context(), listDeliveries(id), c, next); err != nil {
+			return err
+		}
 	}
 	out := make([]attemptJSON, 0, len(as))
 	for _, at := range as {

@@ -13,9 +13,7 @@
 package playground
 
 import (
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -24,7 +22,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/genvideo/gen/shared/catalog"
@@ -51,13 +48,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// asset is one file served, prepared once.
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string
-}
-
 // Handler serves the page at / and its files under AssetPrefix, GET and
 // HEAD only (another method is 405 METHOD_NOT_ALLOWED); any other path is
 // the API's 404 NOT_FOUND, in its JSON body. An origin of MediaOrigins
@@ -68,7 +58,7 @@ func Handler(cfg Config) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	assets := map[string]asset{}
+	assets := map[string]httpapi.PageAsset{}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -82,7 +72,7 @@ func Handler(cfg Config) (http.Handler, error) {
 		if name == "index.html" {
 			route = "/"
 		}
-		assets[route] = newAsset(b, mime.TypeByExtension(path.Ext(name)))
+		assets[route] = httpapi.NewPageAsset(b, mime.TypeByExtension(path.Ext(name)))
 		return nil
 	})
 	if err != nil {
@@ -92,58 +82,12 @@ func Handler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("playground: limits: %w", err)
 	}
-	assets[AssetPrefix+"limits.json"] = newAsset(lim, "application/json")
+	assets[AssetPrefix+"limits.json"] = httpapi.NewPageAsset(lim, "application/json")
 
 	csp := ContentSecurityPolicy(cfg.MediaOrigins)
 	return httpapi.PublicRoute(cfg.Logger, func(w http.ResponseWriter, r *http.Request) {
-		a, ok := assets[r.URL.Path]
-		if !ok {
-			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: httpapi.CodeNotFound,
-				Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		// Revalidated on every load (cheaply, by ETag), so that a new
-		// deployment's page and scripts are never mixed with old ones.
-		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", a.etag)
-		if matchesETag(r.Header.Get("If-None-Match"), a.etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		h.Set("Content-Type", a.contentType)
-		h.Set("Content-Length", strconv.Itoa(len(a.body)))
-		w.WriteHeader(http.StatusOK)
-		if r.Method != http.MethodHead {
-			w.Write(a.body)
-		}
+		httpapi.ServePage(w, r, assets, csp)
 	}), nil
-}
-
-func newAsset(b []byte, contentType string) asset {
-	if contentType == "" {
-		contentType = "application/octet-stream"
-	}
-	if strings.HasPrefix(contentType, "text/") && !strings.Contains(contentType, "charset") {
-		contentType += "; charset=utf-8"
-	}
-	sum := sha256.Sum256(b)
-	return asset{body: b, contentType: contentType, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-}
-
-// matchesETag reports whether an If-None-Match value names etag.
-func matchesETag(ifNoneMatch, etag string) bool {
-	for _, t := range strings.Split(ifNoneMatch, ",") {
-		if t = strings.TrimSpace(t); t == etag || t == "*" {
-			return true
-		}
-	}
-	return false
 }
 
 // ContentSecurityPolicy is the page's policy: everything from the page's

@@ -62,7 +62,8 @@ func (s *Service) stop(ctx context.Context, t task.Task) {
 
 // Delete removes the caller's task id, which must be finished: first its
 // objects in blob storage (its videos, those a generation stored after
-// the task was cancelled included, and its uploaded images), so that
+// the task was cancelled included, and its uploaded images, the direct
+// uploads they were copied from included), so that
 // every download link handed out stops working, then its record, which
 // leaves the status and the history. Its ledger entries stay. A task
 // pending or processing is a *NotDeletableError: cancel it first. A
@@ -111,6 +112,10 @@ func blobKeys(t task.Task) []string {
 	}
 	for _, in := range t.Inputs {
 		add(in.Key)
+		// The direct upload it was copied from: the README promises a
+		// delete removes the task's uploaded images, and a new start
+		// naming the upload must find it gone (issue 20).
+		add(in.Upload)
 	}
 	return keys
 }

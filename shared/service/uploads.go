@@ -125,7 +125,8 @@ func uploadKey(accountID, id string) string { return uploadPrefix + accountID + 
 // (inputs/<task>/<role>.<ext>, as a file sent with the start), which the
 // start owns (a refused start deletes it); the upload itself stays until
 // the bucket's inputs/ expiry, so that a start retried under its
-// Idempotency-Key is replayed, not refused. It returns the input and the
+// Idempotency-Key is replayed, not refused, or until a task made from it
+// is deleted (Delete, through Input.Upload). It returns the input and the
 // hex SHA-256 of its bytes.
 func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, taskID string) (task.Input, string, error) {
 	missing := &UploadError{Problem: UploadMissing, Field: field,
@@ -171,7 +172,7 @@ func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, 
 		s.DeleteBlob(ctx, dst)
 		return task.Input{}, "", s.imageProblem(field, id, err)
 	}
-	in := task.Input{Role: role, Key: dst, OriginalName: id, Size: n, MimeType: mimeType}
+	in := task.Input{Role: role, Key: dst, OriginalName: id, Size: n, MimeType: mimeType, Upload: src}
 	return in, hex.EncodeToString(digest.Sum(nil)), nil
 }
 

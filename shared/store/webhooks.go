@@ -84,6 +84,26 @@ type Delivery struct {
 	Secret string
 }
 
+// Receiver names where d goes, for the worker's bound on the attempts
+// one receiver has in flight: its endpoint, or the URL a start carried.
+func (d Delivery) Receiver() string {
+	if d.EndpointID != "" {
+		return d.EndpointID
+	}
+	return d.URL
+}
+
+// ClaimFits says whether a claim may take d besides taken, the
+// deliveries the same claim took before it: the worker's bounds on what
+// one account and one receiver have in flight at once. A delivery that
+// does not fit is left as it is, due, for a later claim.
+type ClaimFits func(taken []Delivery, d Delivery) bool
+
+// ClaimScan is how many due deliveries one claim looks at, at most, for
+// those that fit: so many of one account or receiver at the head of the
+// queue do not hide the others'.
+const ClaimScan = 256
+
 // DeliveryID is the webhook-id of the event of task taskID moving to
 // event, for the target endpointID ("" for the task's own URL): stable,
 // so that a retry, a replay or a move written twice is one message.
@@ -135,8 +155,9 @@ type Webhooks interface {
 	// ClaimDeliveries returns up to limit pending deliveries due at now,
 	// oldest first, with their secrets, and leases them: each is due
 	// again at now+lease, so that one claimed by a worker that died is
-	// tried again then.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// tried again then. It looks at up to ClaimScan due deliveries and
+	// takes those fits accepts (all of them when fits is nil).
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits ClaimFits) ([]Delivery, error)
 	// RecordAttempt writes attempt a of its delivery and moves the
 	// delivery to state (pending, delivered or failed), due again at
 	// next when pending.

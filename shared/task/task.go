@@ -101,6 +101,10 @@ type Input struct {
 	OriginalName string `json:"originalName"`
 	Size         int64  `json:"size"`
 	MimeType     string `json:"mimeType"`
+	// Upload is the blob key of the direct upload the image was copied
+	// from ("" for a file sent with the start): deleting the task deletes
+	// it too, so that the upload cannot start another task (issue 20).
+	Upload string `json:"upload,omitempty"`
 }
 
 // Video is one generated video, stored under Key in blob storage.

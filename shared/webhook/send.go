@@ -64,8 +64,11 @@ func control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 	}
-	if Forbidden(ap.Addr()) {
-		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr().Unmap())
+	// The runtime may hand an IPv4 destination over in its IPv4-mapped
+	// form; the kernel then connects to the IPv4 address, which is what
+	// is judged. (A URL naming the mapped form is refused by CheckURL.)
+	if ip := ap.Addr().Unmap(); Forbidden(ip) {
+		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ip)
 	}
 	return nil
 }

@@ -67,7 +67,16 @@ func TestForbidden(t *testing.T) {
 		{"0.0.0.0", true}, {"::", true}, {"224.0.0.1", true}, {"ff02::1", true},
 		{"100.64.0.1", true}, {"255.255.255.255", true}, {"::ffff:127.0.0.1", true},
 		{"::ffff:10.1.2.3", true}, {"64:ff9b::a00:1", true},
+		// Issue 20: every IPv6 range that is not global unicast, and every
+		// one that embeds an IPv4 address, whatever that address is.
+		{"::127.0.0.1", true}, {"::8.8.8.8", true}, {"::ffff:8.8.8.8", true}, {"::ffff:0:8.8.8.8", true},
+		{"2002:7f00:1::", true}, {"2002:808:808::1", true}, {"2001::53aa:64c:0:1", true},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true}, {"64:ff9b::808:808", true}, {"64:ff9b:1::1", true},
+		{"2001:db8::1", true}, {"3fff::1", true}, {"100::1", true}, {"fd12:3456::1", true},
+		{"2001:2::1", true}, {"2001:10::1", true}, {"fe80::1%eth0", true}, {"2606:4700::1111%eth0", true},
+		{"192.0.2.1", true}, {"198.51.100.7", true}, {"203.0.113.9", true}, {"192.88.99.1", true},
 		{"8.8.8.8", false}, {"93.184.216.34", false}, {"2606:4700::1111", false}, {"172.32.0.1", false},
+		{"2a00:1450:4001:80b::200e", false}, {"2001:4860:4860::8888", false},
 	} {
 		if got := webhook.Forbidden(netip.MustParseAddr(tc.ip)); got != tc.want {
 			t.Errorf("Forbidden(%s) = %v, want %v", tc.ip, got, tc.want)
@@ -96,6 +105,7 @@ func TestCheckURL(t *testing.T) {
 		"evil.example.com":  {"93.184.216.34", "169.254.169.254"},
 		"inside.example":    {"10.0.0.1"},
 		"localhost":         {"127.0.0.1", "::1"},
+		"six.example":       {"2001:4860:4860::8888", "2002:a00:1::"},
 	}
 	for _, tc := range []struct {
 		url     string
@@ -111,6 +121,12 @@ func TestCheckURL(t *testing.T) {
 		{"https://10.0.0.1/x", false, "10.0.0.1"},
 		{"https://[::1]/x", false, "::1"},
 		{"https://[fd00:ec2::254]/x", false, "fd00:ec2::254"},
+		{"https://[::127.0.0.1]/x", false, "::7f00:1"},
+		{"https://[::ffff:127.0.0.1]/x", false, "::ffff:127.0.0.1"},
+		{"https://[::ffff:8.8.8.8]/x", false, "::ffff:8.8.8.8"},
+		{"https://[2002:7f00:1::]/x", false, "2002:7f00:1::"},
+		{"https://[2001:4860:4860::8888]/x", false, ""},
+		{"https://six.example/x", false, "resolves to 2002:a00:1::"},
 		{"https://localhost/x", false, "resolves to 127.0.0.1"},
 		{"https://inside.example/x", false, "resolves to 10.0.0.1"},
 		{"https://evil.example.com/x", false, "169.254.169.254"},

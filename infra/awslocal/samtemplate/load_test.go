@@ -59,7 +59,7 @@ func TestLoadTemplate(t *testing.T) {
 	}
 	if s := byID["WebhooksDeliverFunction"].Streams; len(s) != 1 || s[0].Table != names.StackName+"-webhooks" ||
 		s[0].StartingPosition != "LATEST" || s[0].BatchSize != 10 || s[0].MaximumRetryAttempts != 2 ||
-		len(s[0].Filters) != 1 || !strings.Contains(s[0].Filters[0], `"INSERT"`) {
+		len(s[0].Filters) != 2 || !strings.Contains(s[0].Filters[0], `"INSERT"`) || !strings.Contains(s[0].Filters[1], `"replayAt"`) {
 		t.Errorf("webhooks-deliver streams %+v", s)
 	}
 	if o := byID["WebhooksDeliverFunction"].OtherEvents; len(o) != 0 {

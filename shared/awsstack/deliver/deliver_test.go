@@ -14,7 +14,7 @@ import (
 // emptyOutbox has nothing due.
 type emptyOutbox struct{ claims int }
 
-func (o *emptyOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int) ([]store.Delivery, error) {
+func (o *emptyOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]store.Delivery, error) {
 	o.claims++
 	return nil, nil
 }

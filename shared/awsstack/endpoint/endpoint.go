@@ -113,6 +113,9 @@ func New(s *awsstack.Stack, name string) (http.Handler, error) {
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
 		Capabilities:        caps,
+		// Cursors (history, ledger, webhook deliveries) are sealed with
+		// a key of the signer secret's, which every Lambda reads alike.
+		CursorKeys: media.CursorKeys(s),
 	})
 	h, ok := api.Endpoint(name)
 	if !ok {

@@ -26,7 +26,11 @@ var _ store.Webhooks = (*Store)(nil)
 //     or deleted meanwhile makes the move read them again;
 //   - "D#<delivery id>", "D": an outbox item, one per event and target;
 //     while pending it carries due ("P") and nextAt, the keys of the due
-//     index, which the worker queries for what is due;
+//     index, which the worker queries for what is due; a replay sets
+//     replayAt, which the claim that takes the item removes: the stream
+//     carries the replay's MODIFY to the deliver function (template.yaml
+//     filters on replayAt), so that a replay is sent now rather than at
+//     the next scheduled run (issue 20);
 //   - "A#<endpoint id>" (or "A#task#<account>" for the URLs starts carry):
 //     the attempts, sorted by time.
 const (
@@ -318,7 +322,7 @@ func decodeDelivery(it item) (store.Delivery, error) {
 // eventually consistent; each claim is a write conditioned on the item
 // being pending and due at the time read, so that two workers never
 // claim one delivery for the same lease.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error) {
 	op := "claim webhook deliveries"
 	if err := s.check(op); err != nil {
 		return nil, err
@@ -326,7 +330,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	cond := "#due = :due AND #nextAt <= :now"
 	in := &dynamodb.QueryInput{TableName: &s.t.Webhooks, IndexName: strPtr(indexDue), KeyConditionExpression: &cond,
 		ExpressionAttributeNames: names(&cond), ExpressionAttributeValues: vals{":due": str(duePending), ":now": num(ms(now))},
-		Limit: int32Ptr(limit)}
+		Limit: int32Ptr(store.ClaimScan)}
 	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return nil, dbErr(op, err)
@@ -334,6 +338,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	secrets := map[string]accountWebhooks{}
 	var claimed []store.Delivery
 	for _, it := range out.Items {
+		if len(claimed) >= limit {
+			break
+		}
 		d, err := decodeDelivery(it)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
@@ -357,12 +364,15 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 		u := update{table: s.t.Webhooks, key: deliveryKey(d.ID), cond: "#state = :pending AND #nextAt = :seen",
 			vals: vals{":pending": str(store.DeliveryPending), ":seen": num(ms(d.NextAt))}}
 		gone := d.EndpointID != "" && d.Secret == ""
-		if gone {
+		switch {
+		case gone:
 			// Its endpoint was deleted: it fails, unsent.
-			u.expr = "SET #state = :failed REMOVE #due"
+			u.expr = "SET #state = :failed REMOVE #due, #replayAt"
 			u.vals[":failed"] = str(store.DeliveryFailed)
-		} else {
-			u.expr = "SET #nextAt = :lease"
+		case fits != nil && !fits(claimed, d):
+			continue // left due for a later claim
+		default:
+			u.expr = "SET #nextAt = :lease REMOVE #replayAt"
 			u.vals[":lease"] = num(ms(now.Add(lease)))
 		}
 		if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
@@ -490,7 +500,7 @@ func (s *Store) ReplayDelivery(ctx context.Context, accountID, endpointID, deliv
 		{ConditionCheck: &types.ConditionCheck{TableName: &s.t.Webhooks, Key: endpointKey(accountID, endpointID),
 			ConditionExpression: &exists, ExpressionAttributeNames: names(&exists)}},
 		update{table: s.t.Webhooks, key: deliveryKey(deliveryID),
-			expr: "SET #state = :pending, #nextAt = :at, #due = :due",
+			expr: "SET #state = :pending, #nextAt = :at, #due = :due, #replayAt = :at",
 			cond: "attribute_exists(#pk) AND #account = :account AND #endpoint = :endpoint",
 			vals: vals{":pending": str(store.DeliveryPending), ":at": num(ms(at)), ":due": str(duePending),
 				":account": str(accountID), ":endpoint": str(endpointID)}}.transactItem(),

@@ -188,24 +188,27 @@ func scanDelivery(row interface{ Scan(...any) error }) (store.Delivery, error) {
 }
 
 // ClaimDeliveries implements store.Webhooks.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error) {
 	op := "claim webhook deliveries"
 	var out []store.Delivery
 	err := s.write(ctx, op, func(tx *txn) error {
+		out = nil // a retried transaction starts again
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 			LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND d.endpoint_id <> ''
 			LEFT JOIN webhook_secrets s ON s.account_id = d.account_id AND d.endpoint_id = ''
-			WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.id LIMIT ?`, ms(now), limit)
+			WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.id LIMIT ?`, ms(now), store.ClaimScan)
 		if err != nil {
 			return dbErr(op, err)
 		}
-		for rows.Next() {
+		for rows.Next() && len(out) < limit {
 			d, err := scanDelivery(rows)
 			if err != nil {
 				rows.Close()
 				return dbErr(op, err)
 			}
-			out = append(out, d)
+			if fits == nil || fits(out, d) {
+				out = append(out, d)
+			}
 		}
 		if err := rows.Close(); err != nil {
 			return dbErr(op, err)
@@ -314,6 +317,9 @@ func (s *Store) ReplayDelivery(ctx context.Context, accountID, endpointID, deliv
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
 		}
+		// A replay is sent now: the local worker is woken as by a move
+		// (issue 20), not left to its next poll.
+		tx.events = true
 		return nil
 	})
 }

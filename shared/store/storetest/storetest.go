@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookOutboxNotOnRefusedMove", testWebhookOutboxRefused},
 		{"WebhookDeliveries", testWebhookDeliveries},
+		{"WebhookClaimFits", testWebhookClaimFits},
 		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
 	}
 	for _, tt := range tests {

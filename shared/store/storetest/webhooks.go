@@ -67,7 +67,7 @@ func testWebhookEndpoints(t *testing.T, s store.Store) {
 // claimAll claims every delivery due at now.
 func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]store.Delivery {
 	t.Helper()
-	ds, err := w.ClaimDeliveries(t.Context(), now, time.Minute, 100)
+	ds, err := w.ClaimDeliveries(t.Context(), now, time.Minute, 100, nil)
 	if err != nil {
 		t.Fatalf("ClaimDeliveries: %v", err)
 	}
@@ -297,5 +297,51 @@ func testWebhookDeliveries(t *testing.T, s store.Store) {
 	}
 	if got := claimAll(t, w, at(4*time.Hour)); len(got) != 0 {
 		t.Fatalf("a deleted endpoint's delivery was claimed: %v", got)
+	}
+}
+
+// testWebhookClaimFits: a claim takes only the due deliveries its fits
+// accepts, asked with those it took before; the others stay due, not
+// leased, for the next claim (the worker's bounds per receiver, issue 20).
+func testWebhookClaimFits(t *testing.T, s store.Store) {
+	w := webhooks(t, s)
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	for _, id := range []string{"wh_one", "wh_two"} {
+		if err := w.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
+			Events: store.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, suffix := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"} {
+		tk := newTask("acct-a", taskID(at(0), suffix), 10, at(0))
+		mustCreate(t, s, tk)
+		if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Six due: three per endpoint. One per receiver fits.
+	var asked int
+	oneEach := func(taken []store.Delivery, d store.Delivery) bool {
+		asked++
+		for _, x := range taken {
+			if x.Receiver() == d.Receiver() {
+				return false
+			}
+		}
+		return true
+	}
+	ds, err := w.ClaimDeliveries(ctx, at(time.Second), time.Minute, 100, oneEach)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[0].Receiver() == ds[1].Receiver() || asked != 6 {
+		t.Fatalf("claimed %d (asked %d times), want one of each endpoint after asking of all six", len(ds), asked)
+	}
+	if got := claimAll(t, w, at(time.Second)); len(got) != 4 {
+		t.Fatalf("%d left due, want the 4 that did not fit", len(got))
+	}
+	if got := claimAll(t, w, at(2*time.Second)); len(got) != 0 {
+		t.Fatalf("%d claimed again while leased", len(got))
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
@@ -29,12 +28,26 @@ const (
 	DefaultMaxBackoff = time.Hour
 	// DefaultMaxAge is how long an event is retried: at least a day.
 	DefaultMaxAge = 24 * time.Hour
-	// parallel is how many rows one claim takes and how many attempts
-	// are in flight at once, so that one slow receiver does not hold up
-	// the others. A claim is exactly one round of attempts, all started
-	// at once: no claimed row waits behind another's attempt, and so its
-	// lease need only cover its own attempt.
-	parallel = 8
+	// maxInFlight bounds the attempts in flight at once. Each starts as
+	// soon as it is claimed and the worker claims again whenever one
+	// ends: no claimed row waits behind another's attempt, so its lease
+	// need only cover its own attempt, and a slow receiver holds up no
+	// one else's deliveries (issue 20: a claimed batch used to be waited
+	// for whole).
+	maxInFlight = 64
+	// perAccount bounds one account's attempts in flight: more than its
+	// endpoints (service.MaxWebhooks, 10), so that they do not wait for
+	// each other, while one account's slow receivers, the URLs of its
+	// starts included, leave most of maxInFlight to the others.
+	perAccount = 16
+	// perReceiver bounds the attempts to one receiver (an endpoint, or a
+	// start's URL) in flight: a receiver is not flooded, and its backlog
+	// does not take its account's room.
+	perReceiver = 2
+	// busyPoll is how often RunDue looks for new due rows while attempts
+	// are in flight: the invocation running it is what delivers them on
+	// AWS, since a stream shard's next batch waits for it to end.
+	busyPoll = 500 * time.Millisecond
 	// leaseMargin is what a lease adds to the attempt's timeout: signing
 	// before it and recording it after (RecordAttempt), and clocks of
 	// concurrent workers a little apart. A row is claimed again only once
@@ -44,7 +57,7 @@ const (
 
 // Outbox is what the worker needs of the store.
 type Outbox interface {
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error)
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error)
 	RecordAttempt(ctx context.Context, a store.DeliveryAttempt, state string, next time.Time) error
 	NextDelivery(ctx context.Context) (time.Time, bool, error)
 }
@@ -122,41 +135,115 @@ func (w *Worker) Backoff(n int) time.Duration {
 	return d - time.Duration(rand.Int64N(int64(d)/5+1))
 }
 
+// flight is what one run has in flight: the attempts per account and
+// per receiver, bounded (maxInFlight, perAccount, perReceiver).
+type flight struct {
+	w         *Worker
+	n         int
+	accounts  map[string]int
+	receivers map[string]int
+	done      chan landed
+	attempted int
+	errs      []error
+}
+
+// landed is an attempt that ended.
+type landed struct {
+	d   store.Delivery
+	err error
+}
+
+func (w *Worker) flight() *flight {
+	return &flight{w: w, accounts: map[string]int{}, receivers: map[string]int{}, done: make(chan landed, maxInFlight)}
+}
+
+// fits is the claim's store.ClaimFits: the bounds, counting what is in
+// flight and what the claim took before d.
+func (f *flight) fits(taken []store.Delivery, d store.Delivery) bool {
+	acct, rcv := f.accounts[d.AccountID], f.receivers[d.Receiver()]
+	for _, t := range taken {
+		if t.AccountID == d.AccountID {
+			acct++
+		}
+		if t.Receiver() == d.Receiver() {
+			rcv++
+		}
+	}
+	return acct < perAccount && rcv < perReceiver
+}
+
+// fill claims what is due and fits the bounds, and starts each attempt at
+// once.
+func (f *flight) fill(ctx context.Context) error {
+	for f.n < maxInFlight {
+		ds, err := f.w.Outbox.ClaimDeliveries(ctx, f.w.now(), f.w.lease(), maxInFlight-f.n, f.fits)
+		if err != nil {
+			return fmt.Errorf("claim deliveries: %w", err)
+		}
+		if len(ds) == 0 {
+			return nil
+		}
+		for _, d := range ds {
+			f.n++
+			f.accounts[d.AccountID]++
+			f.receivers[d.Receiver()]++
+			go func() { f.done <- landed{d, f.w.attempt(ctx, d)} }()
+		}
+	}
+	return nil
+}
+
+// land counts an attempt that ended.
+func (f *flight) land(l landed) {
+	f.n--
+	f.attempted++
+	if f.accounts[l.d.AccountID]--; f.accounts[l.d.AccountID] == 0 {
+		delete(f.accounts, l.d.AccountID)
+	}
+	if f.receivers[l.d.Receiver()]--; f.receivers[l.d.Receiver()] == 0 {
+		delete(f.receivers, l.d.Receiver())
+	}
+	if l.err != nil {
+		f.errs = append(f.errs, l.err)
+	}
+}
+
+// drain waits for every attempt in flight.
+func (f *flight) drain() {
+	for f.n > 0 {
+		f.land(<-f.done)
+	}
+}
+
 // RunDue delivers every row due now, attempting each once, and returns
-// how many it attempted. It claims a round of rows at a time, leased for
-// one attempt, and attempts them at once; with a deadline on ctx it stops
-// claiming when a round could no longer finish in time.
+// how many it attempted: the AWS deliver Lambda's run. It claims what is
+// due within the bounds, starts each attempt at once, and claims again
+// as attempts end, and every busyPoll while some are in flight, until
+// nothing is in flight and nothing more is due. With a deadline on ctx
+// it stops claiming when an attempt could no longer finish in time.
 func (w *Worker) RunDue(ctx context.Context) (int, error) {
-	total := 0
+	f := w.flight()
+	var claimErr error
 	for {
 		if end, ok := ctx.Deadline(); ok && time.Until(end) < w.lease() {
 			// What is left stays due: the next run takes it.
-			return total, nil
+			f.drain()
+			return f.attempted, errors.Join(f.errs...)
 		}
-		ds, err := w.Outbox.ClaimDeliveries(ctx, w.now(), w.lease(), parallel)
-		if err != nil {
-			return total, fmt.Errorf("claim deliveries: %w", err)
+		if err := f.fill(ctx); err != nil {
+			claimErr = err
 		}
-		if len(ds) == 0 {
-			return total, nil
+		if f.n == 0 || claimErr != nil {
+			f.drain()
+			return f.attempted, errors.Join(append(f.errs, claimErr)...)
 		}
-		var wg sync.WaitGroup
-		errs := make([]error, len(ds))
-		for i, d := range ds {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = w.attempt(ctx, d)
-			}()
+		t := time.NewTimer(busyPoll)
+		select {
+		case l := <-f.done:
+			f.land(l)
+		case <-t.C:
 		}
-		wg.Wait()
-		total += len(ds)
-		if err := errors.Join(errs...); err != nil {
-			return total, err
-		}
-		if len(ds) < parallel {
-			return total, nil
-		}
+		t.Stop()
 	}
 }
 
@@ -211,16 +298,33 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// Run delivers until ctx ends: whenever wake fires (a move wrote rows),
-// when the earliest pending row is due, and at least every poll.
+// Run delivers until ctx ends: the local worker. It claims whenever wake
+// fires (a move or a replay wrote rows), an attempt ends, the earliest
+// pending row comes due, and at least every poll; attempts run as
+// RunDue's do, each started once claimed, within the bounds.
 func (w *Worker) Run(ctx context.Context, wake <-chan struct{}, poll time.Duration) {
+	f := w.flight()
+	defer f.drain()
 	for {
-		if _, err := w.RunDue(ctx); err != nil && ctx.Err() == nil {
+		if err := f.fill(ctx); err != nil && ctx.Err() == nil {
 			w.log().Error("webhook deliveries", "error", err)
 		}
+		for _, err := range f.errs {
+			w.log().Error("webhook deliveries", "error", err)
+		}
+		f.errs = nil
 		wait := poll
 		if next, ok, err := w.Outbox.NextDelivery(ctx); err == nil && ok {
-			wait = min(wait, max(next.Sub(w.now()), 10*time.Millisecond))
+			switch d := next.Sub(w.now()); {
+			case d > 0:
+				wait = min(wait, d)
+			case f.n == 0:
+				// Due but not claimed (another claim took it meanwhile,
+				// or it came due just now): look again soon.
+				wait = min(wait, 10*time.Millisecond)
+			}
+			// Due with attempts in flight: held back by a bound, it is
+			// claimed when one of them ends.
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -228,6 +332,8 @@ func (w *Worker) Run(ctx context.Context, wake <-chan struct{}, poll time.Durati
 			timer.Stop()
 			return
 		case <-wake:
+		case l := <-f.done:
+			f.land(l)
 		case <-timer.C:
 		}
 		timer.Stop()

@@ -216,7 +216,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 // countingOutbox counts claims and has nothing due.
 type countingOutbox struct{ claims int }
 
-func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int) ([]store.Delivery, error) {
+func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]store.Delivery, error) {
 	o.claims++
 	return nil, nil
 }
@@ -244,5 +244,65 @@ func TestRunDueLeavesWhatCannotFinish(t *testing.T) {
 		if n != 0 || err != nil || o.claims != c.claims {
 			t.Errorf("%s left: %d attempted, %v, %d claims; want %d claims", c.left, n, err, o.claims, c.claims)
 		}
+	}
+}
+
+// TestSlowEndpointHoldsUpNotItsNeighbour (issue 20, 2, within one
+// account): an endpoint whose receiver holds every connection gets at
+// most two attempts in flight, and the account's other endpoint gets its
+// delivery meanwhile, from the same run.
+func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
+	slow := webhooktest.NewHolder(t)
+	fast := make(chan struct{}, 8)
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fast <- struct{}{}
+		w.WriteHeader(204)
+	}))
+	defer quick.Close()
+
+	clk := delivery.NewFakeClock(time.Now().UTC())
+	s, _ := setup(t, clk, slow.URL+"/hook") // wh_1: the slow one
+	ctx := t.Context()
+	// Five events for the slow endpoint first, then one for the fast.
+	for i := range 5 {
+		tk := newTask(clk, string(rune('a'+i)))
+		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Add(time.Second)
+	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_2", AccountID: "acct", URL: quick.URL + "/hook",
+		Events: store.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	tk := newTask(clk, "z")
+	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true}, Now: clk.Now,
+		Data: func(t task.Task) any { return t.ID }}
+	done := make(chan error, 1)
+	go func() { _, err := w.RunDue(ctx); done <- err }()
+	// The fast endpoint has one delivery (it was created after the first
+	// five moves); the slow one has six.
+	select {
+	case <-fast:
+	case <-time.After(time.Minute):
+		t.Fatal("the fast endpoint got nothing within a minute")
+	}
+	held, _, _ := slow.Counts()
+	slow.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, most, _ := slow.Counts(); held == 0 || most > 2 {
+		t.Errorf("%d slow attempts held when the fast one arrived, at most %d at once; want some, and no more than 2", held, most)
 	}
 }

@@ -91,9 +91,10 @@ func (g *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // stream-woken and the scheduled deliver Lambdas on AWS). While worker A's
 // attempts are in flight, within their timeout, worker B runs: it must
 // not claim and send any of them again. A's receiver holds every attempt
-// until the test has moved the fake clock by most of a timeout and run B;
-// with three rounds of rows due, a lease that covered only the start of
-// a claimed batch let B take A's third round.
+// until the test has moved the fake clock by most of a timeout and run B,
+// which takes the rest (A holds its receiver's perReceiver at a time);
+// with several rounds of rows due, a lease that covered only the start
+// of a claimed batch let B take A's later rounds.
 func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 	clk := NewFakeClock(time.Now().UTC())
 	s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
@@ -109,7 +110,7 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 		Events: store.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 3 * parallel
+	const n = 3 * perReceiver
 	for i := range n {
 		tk := task.Task{ID: fmt.Sprintf("gen_%02d", i), AccountID: "acct", KeyName: "k", Type: "text-to-video",
 			Model: "gen-3.1-fast-generate-001", Prompt: "p", CreditsCost: 10, CreatedAt: clk.Now(),
@@ -138,7 +139,7 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 	timeout := a.timeout()
 	for finished := false; !finished; {
 		seen.mu.Lock()
-		want := min(parallel, n-len(seen.count))
+		want := min(perReceiver, n-len(seen.count))
 		seen.mu.Unlock()
 		// Wait for A's next round to be in flight, or for A to end.
 		got := 0
