@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
@@ -39,7 +40,7 @@ type Stack struct {
 	Counts *localcount.Counter
 
 	renderer   *render.Renderer
-	executions *workflow.LocalExecutions
+	executions *localexec.Executions
 	// sweeper re-drives tasks whose execution is gone and times out those
 	// past their deadline: the same sweeper as on AWS, over executions.
 	sweeper *sweeper.Sweeper
@@ -140,7 +141,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.executions, err = workflow.NewLocalExecutions(steps, asl.WithLogger(s.logger))
+	s.executions, err = localexec.New(steps, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
