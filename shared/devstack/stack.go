@@ -22,6 +22,7 @@ import (
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
@@ -155,7 +156,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if provider != nil {
 		estimate = nil
 	}
-	s.api = httpapi.New(httpapi.Config{
+	svc := service.New(service.Config{
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.executions,
@@ -169,6 +170,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
 	})
+	s.api = httpapi.New(svc, httpapi.Config{})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
 	// The playground plays the signed links and posts direct uploads to
