@@ -1,6 +1,7 @@
 // Command download is the Lambda of GET /api/gen/download/{taskId}: the signed download URLs of a completed task.
-// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3,
-// the service on them, and the one route it serves.
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3's
+// download links (signed without S3's client), the service on them, and
+// the one route it serves.
 package main
 
 import (
@@ -13,8 +14,8 @@ import (
 
 func main() {
 	s := endpoint.MustStack()
-	blobs := endpoint.Must(endpoint.Media(s))
-	cfg := endpoint.Config(s, blobs, nil) // it starts nothing
+	cfg := endpoint.Config(s, nil, nil) // it keeps no object and starts nothing
+	cfg.Links = endpoint.Must(endpoint.Links(s))
 	cfg.Counters = endpoint.GatewayLimited(s)
 	svc := service.New(cfg)
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Download))

@@ -40,6 +40,11 @@ type Store interface {
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 }
 
+// Links signs download links: blob.Store's SignURL.
+type Links interface {
+	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
+}
+
 // Counters counts a request's rate-limit windows with store.Store's Take
 // semantics: all or none, a *store.LimitError naming an exhausted one.
 // The store itself is one; the local stack counts in memory instead
@@ -75,6 +80,11 @@ type Config struct {
 	// credits or webhooks) serves the other use cases, and links no
 	// blob storage.
 	Blobs blob.Store
+	// Links signs the videos' download links (status, download); by
+	// default Blobs. On AWS a Lambda that signs links and keeps no
+	// object gives it alone (shared/blob/s3links), without the S3 client
+	// that Blobs brings.
+	Links Links
 	// Executions starts and stops the workflows. A service without it
 	// starts nothing (an AWS Lambda serving status, say, serves no
 	// start): Start refuses with ErrNoExecutions, before any charge, and
@@ -124,6 +134,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Counters == nil {
 		cfg.Counters = cfg.Store
+	}
+	if cfg.Links == nil && cfg.Blobs != nil {
+		cfg.Links = cfg.Blobs
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

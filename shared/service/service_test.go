@@ -265,3 +265,26 @@ func TestStartWithoutExecutions(t *testing.T) {
 		t.Errorf("held = %d, %v; want 0: no task created", held, err)
 	}
 }
+
+// A service given Links and no Blobs (status and download on AWS) signs
+// a completed task's videos with Links.
+func TestVideosSignedWithLinks(t *testing.T) {
+	f := newFixture(t)
+	started, err := f.start(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := []task.Video{{Key: task.VideoKey(started.Task.ID, 0), MimeType: "video/mp4", Size: 3}}
+	done, err := f.st.Complete(context.Background(), started.Task.ID, store.Completion{Videos: videos}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := memblob.New()
+	svc := service.New(service.Config{Store: f.st, Links: links, Now: func() time.Time { return epoch },
+		Logger: slog.New(slog.DiscardHandler)})
+	got, err := svc.Videos(context.Background(), done)
+	want, _ := links.SignURL(context.Background(), videos[0].Key, done.CompletedAt.Add(service.URLLifetime))
+	if err != nil || len(got) != 1 || got[0].URL != want {
+		t.Errorf("Videos = %+v, %v; want one link signed by Links, %s", got, err, want)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/blob/s3blob"
+	"github.com/genvideo/gen/shared/blob/s3links"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/service"
 )
@@ -47,6 +48,16 @@ func Media(s *awsstack.Stack) (*s3blob.Store, error) {
 		return nil, err
 	}
 	return media.Store(s)
+}
+
+// Links signs the download links of GEN_BUCKET's objects with the key in
+// GEN_SIGNER_SECRET_ARN, without S3's client: the service's Links in a
+// function that signs links and keeps no object (status, download).
+func Links(s *awsstack.Stack) (*s3links.Links, error) {
+	if err := s.Require("the API", awsstack.EnvBucket, awsstack.EnvSignerSecretARN); err != nil {
+		return nil, err
+	}
+	return media.Links(s)
 }
 
 // Config is the service's configuration on the stack: its DynamoDB store

@@ -24,14 +24,17 @@ func newStack(t *testing.T, env awsstack.Env) *awsstack.Stack {
 	return s
 }
 
-// An endpoint's S3 media refuses to start without the variables it
-// needs, naming every missing one.
+// An endpoint's S3 media, or its links, refuse to start without the
+// variables they need, naming every missing one.
 func TestMediaNamesMissingVariables(t *testing.T) {
 	s := newStack(t, awsstack.Env{TablePrefix: "gen-"})
-	_, err := Media(s)
-	for _, name := range []string{awsstack.EnvBucket, awsstack.EnvSignerSecretARN} {
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("Media without configuration = %v, want an error naming %s", err, name)
+	_, mediaErr := Media(s)
+	_, linksErr := Links(s)
+	for what, err := range map[string]error{"Media": mediaErr, "Links": linksErr} {
+		for _, name := range []string{awsstack.EnvBucket, awsstack.EnvSignerSecretARN} {
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s without configuration = %v, want an error naming %s", what, err, name)
+			}
 		}
 	}
 }
