@@ -9,7 +9,7 @@ import _ "embed"
 // completed, or to failed with its credits refunded. Its Task resources
 // are the placeholders ${MarkProcessingFunctionArn}, ${GenerateFunctionArn},
 // ${CompleteFunctionArn} and ${FailFunctionArn}, filled by SAM's
-// DefinitionSubstitutions on AWS and by workflow.LocalExecutions locally.
+// DefinitionSubstitutions on AWS and by localexec.Executions locally.
 //
 //go:embed generation.asl.json
 var Generation []byte

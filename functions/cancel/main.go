@@ -1,15 +1,21 @@
 // Command cancel is the Lambda of POST /api/gen/cancel/{taskId}: cancel a pending or processing task, refunded, its workflow stopped.
-// API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3,
+// Step Functions, the service on them, and the one route it serves.
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
+	"github.com/genvideo/gen/shared/awsstack/executions"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 func main() {
-	lambda.Start(endpoint.MustProxy(httpapi.EndpointCancel))
+	s := endpoint.MustStack()
+	blobs := endpoint.Must(endpoint.Media(s))
+	flows := endpoint.Must(executions.New(s))
+	svc := service.New(endpoint.Config(s, blobs, flows))
+	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Cancel))
 }

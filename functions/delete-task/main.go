@@ -1,6 +1,6 @@
 // Command delete-task is the Lambda of DELETE /api/gen/tasks/{taskId}: delete a finished task, its videos and images.
-// API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3,
+// the service on them, and the one route it serves.
 package main
 
 import (
@@ -8,8 +8,12 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 func main() {
-	lambda.Start(endpoint.MustProxy(httpapi.EndpointDeleteTask))
+	s := endpoint.MustStack()
+	blobs := endpoint.Must(endpoint.Media(s))
+	svc := service.New(endpoint.Config(s, blobs, nil)) // it starts nothing
+	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.DeleteTask))
 }

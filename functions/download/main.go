@@ -1,6 +1,7 @@
 // Command download is the Lambda of GET /api/gen/download/{taskId}: the signed download URLs of a completed task.
-// API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3's
+// download links (signed without S3's client), the service on them, and
+// the one route it serves.
 package main
 
 import (
@@ -8,8 +9,14 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 func main() {
-	lambda.Start(endpoint.MustProxy(httpapi.EndpointDownload))
+	s := endpoint.MustStack()
+	cfg := endpoint.Config(s, nil, nil) // it keeps no object and starts nothing
+	cfg.Links = endpoint.Must(endpoint.Links(s))
+	cfg.Counters = endpoint.GatewayLimited(s)
+	svc := service.New(cfg)
+	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Download))
 }

@@ -2,7 +2,9 @@
 // presigned POST for one image of up to 20 MiB, which the client uploads
 // straight to the bucket, since API Gateway and Lambda pass at most about
 // 4 MiB of images in a request. The start endpoints then take the
-// upload's id (endpoint.MustProxy, httpapi's uploads).
+// upload's id (httpapi.Uploads).
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3,
+// the service on them, and the one route it serves.
 package main
 
 import (
@@ -10,8 +12,12 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 func main() {
-	lambda.Start(endpoint.MustProxy(httpapi.EndpointUploads))
+	s := endpoint.MustStack()
+	blobs := endpoint.Must(endpoint.Media(s))
+	svc := service.New(endpoint.Config(s, blobs, nil)) // it starts nothing
+	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Uploads))
 }

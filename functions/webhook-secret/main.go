@@ -1,6 +1,6 @@
 // Command webhook-secret is the Lambda of GET /api/gen/webhooks/secret: the account's signing secret of per-task webhookUrl deliveries.
-// API Gateway REST proxy events reach the shared net/http handler through
-// the aws-lambda-go-api-proxy adapter (endpoint.MustProxy).
+// main assembles it (shared/awsstack/endpoint): the DynamoDB store, the
+// service on it, and the one route it serves.
 package main
 
 import (
@@ -8,8 +8,11 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/service"
 )
 
 func main() {
-	lambda.Start(endpoint.MustProxy(httpapi.EndpointWebhooksSecret))
+	s := endpoint.MustStack()
+	svc := service.New(endpoint.Config(s, nil, nil)) // it keeps no object and starts nothing
+	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.WebhookSecret))
 }

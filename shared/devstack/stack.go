@@ -17,11 +17,13 @@ import (
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/cursor"
+	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
@@ -41,7 +43,7 @@ type Stack struct {
 	Counts *localcount.Counter
 
 	renderer   *render.Renderer
-	executions *workflow.LocalExecutions
+	executions *localexec.Executions
 	// sweeper re-drives tasks whose execution is gone and times out those
 	// past their deadline: the same sweeper as on AWS, over executions.
 	sweeper *sweeper.Sweeper
@@ -153,7 +155,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		TempDir:   tmp,
 		Logger:    s.logger,
 	}
-	s.executions, err = workflow.NewLocalExecutions(steps, asl.WithLogger(s.logger))
+	s.executions, err = localexec.New(steps, asl.WithLogger(s.logger))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
@@ -167,7 +169,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if provider != nil {
 		estimate = nil
 	}
-	s.api = httpapi.New(httpapi.Config{
+	svc := service.New(service.Config{
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.executions,
@@ -181,10 +183,10 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
 		Capabilities:        caps,
-		// Cursors are sealed with a key derived from the data
-		// directory's signing secret: they survive a restart, as links do.
-		CursorKeys: cursor.Static{secret},
 	})
+	// Cursors are sealed with a key derived from the data directory's
+	// signing secret: they survive a restart, as links do.
+	s.api = httpapi.New(svc, httpapi.Config{CursorKeys: cursor.Static{secret}})
 	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
 	// The playground plays the signed links and posts direct uploads to

@@ -124,16 +124,8 @@ func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Tim
 	return t, err
 }
 
-// Count reads a rate-limit window of the wrapped store, when it can
-// (both stores can), so that a store with faults still serves the credits
-// endpoint's starts window; otherwise it is store.ErrUnavailable.
+// Count implements store.Store.
 func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (n int, err error) {
-	w, ok := s.Store.(interface {
-		Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
-	})
-	if !ok {
-		return 0, store.ErrUnavailable
-	}
-	err = s.call(ctx, "Count", func() error { n, err = w.Count(ctx, c, at); return err })
+	err = s.call(ctx, "Count", func() error { n, err = s.Store.Count(ctx, c, at); return err })
 	return n, err
 }

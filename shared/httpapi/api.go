@@ -1,72 +1,37 @@
 // Package httpapi serves the public HTTP contract of the service: the
-// three start endpoints, status, download, history and models. It maps
-// each request to a use case of shared/service (which authenticates,
-// counts, charges and reads) and each outcome to the contract's body, in
-// one error table (errors.go). It is plain net/http: the local server mounts Handler, and a per-endpoint AWS Lambda
-// serves one of the per-endpoint handlers (TextToVideo, Status, ...), which
-// carry the same authentication, limits and error handling. PublicDocs
-// serves the two public documents alone, for a Lambda that has no store.
+// three start endpoints, status, download, history and models, and the
+// extensions (cancel, delete, credits, uploads, webhooks). It maps each
+// request to a use case of the shared/service it is given (which
+// authenticates, counts, charges and reads) and each outcome to the
+// contract's body, in one error table (errors.go). It is plain net/http:
+// the local server mounts New's Handler, and each AWS Lambda serves one
+// Route alone (Endpoint), with the same authentication, limits and error
+// handling. PublicDocs serves the two public documents alone, for a
+// Lambda that has no store.
 package httpapi
 
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/genvideo/gen/shared/blob"
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/cursor"
-	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook"
 )
 
-// Defaults of Config.
-const (
-	DefaultMaxImageBytes = 20 * 1024 * 1024
-	// DefaultMaxImageSide is the widest and tallest image accepted.
-	DefaultMaxImageSide = service.DefaultMaxImageSide
-)
+// DefaultMaxImageBytes is Config.MaxImageBytes's default: the contract's
+// 20 MiB.
+const DefaultMaxImageBytes = 20 * 1024 * 1024
 
-// Config is what an API is built from. Store, Blobs and Executions are
-// required; every other field has a default.
+// Config is what the HTTP layer adds to the service it serves: the bound
+// of a request's images, lower on AWS, where API Gateway and Lambda cap a
+// request's size.
 type Config struct {
-	Store      service.Store
-	Blobs      blob.Store
-	Executions service.Executions
-	// Counters counts requests (default Store).
-	Counters service.Counters
-	// Now is the clock (default time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger // default slog.Default()
-	// GenerationTimeout sets a task's deadline: createdAt + this.
-	GenerationTimeout time.Duration
 	// MaxImageBytes bounds each uploaded image (default 20 MiB).
 	MaxImageBytes int64
 	// ImageLimitMessage is an extra sentence for the 413 message, e.g. why
 	// a deployment's limit is lower than the contract's 20 MiB.
 	ImageLimitMessage string
-	// MaxImageSide bounds each uploaded image's width and height in
-	// pixels (default DefaultMaxImageSide).
-	MaxImageSide int
-	// Estimate gives the range of estimatedWaitTime in a start response.
-	Estimate func(params.Parameters) (min, max time.Duration)
-	// RetryAfter is the polling hint of a pending or processing status.
-	RetryAfter time.Duration
-	// Uploads signs direct uploads (POST /api/gen/uploads), which the
-	// start endpoints then take by id instead of the file; nil answers
-	// that endpoint 503.
-	Uploads service.Uploads
-	// MaxUploadBytes bounds a direct upload (default 20 MiB).
-	MaxUploadBytes int64
-	// Webhooks, WebhookAllowPrivate and WebhookResolver: see
-	// service.Config.
-	Webhooks            store.Webhooks
-	WebhookAllowPrivate bool
-	WebhookResolver     webhook.Resolver
-	// Capabilities: see service.Config.
-	Capabilities capability.Table
 	// CursorKeys seal the cursors of history, the ledger and webhook
 	// deliveries (shared/cursor); they must be the same for every process
 	// serving the API. Nil makes a random key: cursors then open only in
@@ -74,118 +39,92 @@ type Config struct {
 	CursorKeys cursor.Keys
 }
 
-// API serves the contract. Build it with New.
-type API struct {
-	cfg       Config
-	svc       *service.Service
-	cursors   *cursor.Sealer
-	log       *slog.Logger
-	endpoints map[string]http.Handler
-	handler   http.Handler
+// settings is Config with what the handlers read of the service's
+// configuration.
+type settings struct {
+	Config
+	Blobs        blob.Store
+	MaxImageSide int
 }
 
-// Endpoint names, for Endpoint.
-const (
-	EndpointTextToVideo    = "text-to-video"
-	EndpointImageToVideo   = "image-to-video"
-	EndpointFirstLastFrame = "first-last-frame"
-	EndpointStatus         = "status"
-	EndpointDownload       = "download"
-	EndpointHistory        = "history"
-	EndpointModels         = "models"
-	EndpointUploads        = "uploads"
-	// Cancel, delete and credits (manage.go): extensions of the contract.
-	EndpointCancel     = "cancel"
-	EndpointDeleteTask = "delete-task"
-	EndpointCredits    = "credits"
-)
+// API serves the contract over a service. Build it with New (every
+// endpoint, behind one router) or Endpoint (one endpoint alone).
+type API struct {
+	cfg     settings
+	svc     *service.Service
+	cursors *cursor.Sealer
+	log     *slog.Logger
+	handler http.Handler
+}
 
-// route is one endpoint: its method, its ServeMux path pattern and its
-// handler.
+// route is one method of an endpoint: its method, its ServeMux path
+// pattern and its handler, a method expression, so that a Lambda links
+// the handlers of its own route alone.
 type route struct {
-	name    string
 	method  string
 	pattern string
-	serve   handlerFunc
+	serve   func(*API, http.ResponseWriter, *http.Request, *service.Caller) error
 }
 
-// New builds the API, filling in Config's defaults. A Config without
-// Store, Blobs or Executions is a wiring bug: New panics naming it.
-func New(cfg Config) *API {
-	switch {
-	case cfg.Store == nil:
-		panic("httpapi.New: Config.Store is nil")
-	case cfg.Blobs == nil:
-		panic("httpapi.New: Config.Blobs is nil")
-	case cfg.Executions == nil:
-		panic("httpapi.New: Config.Executions is nil")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+// Route is one path of the API and the handler of each of its methods:
+// what a Lambda of the template serves (Endpoint), as a path's other
+// methods reach the same function, whose 405 must name every method the
+// path allows.
+type Route struct{ methods []route }
+
+// The routes of the API. Each is a static value naming its handlers, so
+// that a program that uses one links no other.
+var (
+	TextToVideo    = Route{[]route{{http.MethodPost, "/api/gen/text-to-video", (*API).textToVideo}}}
+	ImageToVideo   = Route{[]route{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
+	FirstLastFrame = Route{[]route{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
+	Status         = Route{[]route{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
+	Download       = Route{[]route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
+	History        = Route{[]route{{http.MethodGet, "/api/gen/history", (*API).history}}}
+	Models         = Route{[]route{{http.MethodGet, "/api/gen/models", (*API).models}}}
+	Uploads        = Route{[]route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
+	// Cancel, delete and credits (manage.go): extensions of the contract.
+	Cancel     = Route{[]route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
+	DeleteTask = Route{[]route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
+	Credits    = Route{[]route{{http.MethodGet, "/api/gen/credits", (*API).credits}}}
+	// The webhook endpoints (webhooks.go), an extension of the contract.
+	Webhooks = Route{[]route{
+		{http.MethodPost, "/api/gen/webhooks", (*API).createWebhook},
+		{http.MethodGet, "/api/gen/webhooks", (*API).listWebhooks},
+	}}
+	WebhookSecret     = Route{[]route{{http.MethodGet, "/api/gen/webhooks/secret", (*API).webhookSecret}}}
+	WebhookDelete     = Route{[]route{{http.MethodDelete, "/api/gen/webhooks/{webhookId}", (*API).deleteWebhook}}}
+	WebhookDeliveries = Route{[]route{{http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", (*API).webhookAttempts}}}
+	WebhookReplay     = Route{[]route{{http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", (*API).replayDelivery}}}
+)
+
+// newAPI is an API over svc without routes.
+func newAPI(svc *service.Service, cfg Config) *API {
 	if cfg.MaxImageBytes <= 0 {
 		cfg.MaxImageBytes = DefaultMaxImageBytes
 	}
-	if cfg.MaxImageSide <= 0 {
-		cfg.MaxImageSide = DefaultMaxImageSide
-	}
-	svc := service.New(service.Config{
-		Store:               cfg.Store,
-		Blobs:               cfg.Blobs,
-		Executions:          cfg.Executions,
-		Counters:            cfg.Counters,
-		Now:                 cfg.Now,
-		Logger:              cfg.Logger,
-		GenerationTimeout:   cfg.GenerationTimeout,
-		Estimate:            cfg.Estimate,
-		RetryAfter:          cfg.RetryAfter,
-		Uploads:             cfg.Uploads,
-		MaxUploadBytes:      cfg.MaxUploadBytes,
-		MaxImageSide:        cfg.MaxImageSide,
-		Webhooks:            cfg.Webhooks,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		WebhookResolver:     cfg.WebhookResolver,
-		Capabilities:        cfg.Capabilities,
-	})
 	if cfg.CursorKeys == nil {
 		cfg.CursorKeys = cursor.Random()
 	}
-	a := &API{cfg: cfg, svc: svc, cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: cfg.Logger, endpoints: map[string]http.Handler{}}
+	sc := svc.Config()
+	return &API{cfg: settings{Config: cfg, Blobs: sc.Blobs, MaxImageSide: sc.MaxImageSide}, svc: svc,
+		cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: sc.Logger}
+}
 
-	routes := []route{
-		{EndpointTextToVideo, http.MethodPost, "/api/gen/text-to-video", a.textToVideo},
-		{EndpointImageToVideo, http.MethodPost, "/api/gen/image-to-video", a.imageToVideo},
-		{EndpointFirstLastFrame, http.MethodPost, "/api/gen/first-last-frame", a.firstLastFrame},
-		{EndpointStatus, http.MethodGet, "/api/gen/status/{taskId}", a.status},
-		{EndpointDownload, http.MethodGet, "/api/gen/download/{taskId}", a.download},
-		{EndpointHistory, http.MethodGet, "/api/gen/history", a.history},
-		{EndpointModels, http.MethodGet, "/api/gen/models", a.models},
-		{EndpointUploads, http.MethodPost, "/api/gen/uploads", a.createUpload},
-	}
-	routes = append(routes, manageRoutes(a)...)
+// New serves every route of the API over svc, behind one router, with
+// the public documents (docs.go): the local server mounts its Handler.
+func New(svc *service.Service, cfg Config) *API {
+	a := newAPI(svc, cfg)
+	mux := http.NewServeMux()
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
-	routes = append(routes, a.webhookRoutes()...)
-	mux := http.NewServeMux()
-	byPattern := map[string][]route{}
-	var patterns []string
-	for _, rt := range routes {
-		a.endpoints[rt.name] = a.endpoint(rt)
-		if byPattern[rt.pattern] == nil {
-			patterns = append(patterns, rt.pattern)
-		}
-		byPattern[rt.pattern] = append(byPattern[rt.pattern], rt)
-	}
-	for _, p := range patterns {
-		mux.Handle(p, a.methods(byPattern[p]))
-	}
-	for name, p := range pathEndpoints {
-		a.endpoints[name] = a.methods(byPattern[p])
+	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, Download, History, Models, Uploads,
+		Cancel, DeleteTask, Credits, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
+		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The document and its page need no key (docs.go).
 	for _, rt := range docsRoutes(a.log) {
-		a.endpoints[rt.name] = rt.handler
 		mux.Handle(rt.path, rt.handler)
 	}
 	mux.Handle("/", unrouted(a.log, http.HandlerFunc(notFoundRoute)))
@@ -198,9 +137,10 @@ func New(cfg Config) *API {
 // 405 METHOD_NOT_ALLOWED. Neither needs a key.
 func (a *API) Handler() http.Handler { return a.handler }
 
-// Endpoint returns the handler of one endpoint by name (EndpointStatus,
-// ...), for a Lambda that serves exactly one.
-func (a *API) Endpoint(name string) (http.Handler, bool) {
-	h, ok := a.endpoints[name]
-	return h, ok
+// Endpoint serves route r alone over svc, under any path (a Lambda's
+// request carries the stage's), with the authentication, limits and
+// error handling of every endpoint: the handler of a Lambda that serves
+// one route, which links that route's code and no other's.
+func Endpoint(svc *service.Service, cfg Config, r Route) http.Handler {
+	return newAPI(svc, cfg).serve(r)
 }

@@ -15,12 +15,6 @@ import (
 	"github.com/genvideo/gen/shared/openapi"
 )
 
-// Endpoint names of the two routes that need no key, for Endpoint.
-const (
-	EndpointOpenAPI = "openapi"
-	EndpointDocs    = "docs"
-)
-
 // Swagger UI renders the page in a browser that can reach jsDelivr. The
 // files are pinned by version and by Subresource Integrity hashes
 // (computed from the npm package swagger-ui-dist@5.17.14), so that a
@@ -35,8 +29,8 @@ const (
 // PublicDocs serves the two routes that need no key, GET /openapi.json
 // and GET /docs, without the rest of the API: it needs no store, blob
 // storage or executions, so that a process serving only the documents (the
-// docs Lambda) has none of them. They are the same handlers as the API's
-// (OpenAPI, Docs), with the same recovery, request log and 405 of another
+// docs Lambda) has none of them. They are the same handlers as New's
+// (docsRoutes), with the same recovery, request log and 405 of another
 // method; any other path is a 404 NOT_FOUND. A nil logger means
 // slog.Default().
 func PublicDocs(logger *slog.Logger) http.Handler {
@@ -51,11 +45,10 @@ func PublicDocs(logger *slog.Logger) http.Handler {
 	return canonicalPaths(logger, mux)
 }
 
-// docsRoute is one of the public routes: its endpoint name, its path and
-// its handler.
+// docsRoute is one of the public routes: its path and its handler.
 type docsRoute struct {
-	name, path string
-	handler    http.Handler
+	path    string
+	handler http.Handler
 }
 
 // docsRoutes builds the public routes, logging to log. It is their one
@@ -66,11 +59,11 @@ func docsRoutes(log *slog.Logger) []docsRoute {
 		panic("httpapi: " + err.Error()) // the embedded document is broken
 	}
 	return []docsRoute{
-		{EndpointOpenAPI, "/openapi.json", public(log, serveOpenAPI())},
-		{EndpointDocs, "/docs", public(log, page)},
+		{"/openapi.json", public(log, serveOpenAPI())},
+		{"/docs", public(log, page)},
 		// The page's script and style: served files, not inline, so
 		// that its Content-Security-Policy allows no inline code.
-		{EndpointDocs, DocsFilePrefix + "{file}", public(log, page)},
+		{DocsFilePrefix + "{file}", public(log, page)},
 	}
 }
 

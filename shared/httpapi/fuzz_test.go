@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
@@ -71,10 +72,9 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	}
 	f.Cleanup(func() { st.Close() })
 	fs := &faultStore{Store: st, faults: map[string]func() error{}}
-	cfg := httpapi.Config{
-		Store:         fs,
-		Logger:        slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		MaxImageBytes: fuzzImageLimit,
+	cfg := httpapitest.Config{
+		Config: service.Config{Store: fs, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))},
+		HTTP:   httpapi.Config{MaxImageBytes: fuzzImageLimit},
 	}
 	huge := store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 30}
 	fe := &fuzzEnv{base: &env{Env: httpapitest.Start(f, cfg), faults: fs, logs: &logtest.Buffer{}}}
@@ -316,11 +316,11 @@ func FuzzTaskPath(f *testing.F) {
 			req.Header.Set("X-API-Key", c.Key)
 			routed := serve(e, req)
 
-			name := httpapi.EndpointStatus
+			route := httpapi.Status
 			if strings.Contains(p, "download") {
-				name = httpapi.EndpointDownload
+				route = httpapi.Download
 			}
-			h, _ := e.API.Endpoint(name)
+			h := httpapi.Endpoint(e.Service, httpapi.Config{}, route)
 			req = req.Clone(context.Background())
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
@@ -40,7 +40,7 @@ var roomy = store.Limits{RequestsPerMinute: 10000, RequestsPerDay: 100000, Start
 
 // newEnv starts a server; edit adjusts its Config (Store, Blobs, Starter
 // and Now are filled in by httpapitest.Start unless edit sets them).
-func newEnv(t *testing.T, edit func(*httpapi.Config)) *env {
+func newEnv(t *testing.T, edit func(*httpapitest.Config)) *env {
 	t.Helper()
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "gen.db"))
 	if err != nil {
@@ -49,10 +49,10 @@ func newEnv(t *testing.T, edit func(*httpapi.Config)) *env {
 	t.Cleanup(func() { st.Close() })
 	fs := &faultStore{Store: st, faults: map[string]func() error{}}
 	logs := &logtest.Buffer{}
-	cfg := httpapi.Config{
+	cfg := httpapitest.Config{Config: service.Config{
 		Store:  fs,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
+	}}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -63,10 +63,10 @@ func newEnv(t *testing.T, edit func(*httpapi.Config)) *env {
 // eachCounting runs test once with requests counted by the store, and
 // once counted in memory over it as the local stack counts them
 // (localcount, day windows persisted), with the same assertions.
-func eachCounting(t *testing.T, test func(*testing.T, func(*httpapi.Config))) {
+func eachCounting(t *testing.T, test func(*testing.T, func(*httpapitest.Config))) {
 	t.Run("store", func(t *testing.T) { test(t, nil) })
 	t.Run("in memory", func(t *testing.T) {
-		test(t, func(cfg *httpapi.Config) {
+		test(t, func(cfg *httpapitest.Config) {
 			st := cfg.Store.(*faultStore).Store.(*sqlitestore.Store)
 			c := localcount.New(localcount.Config{Persister: st,
 				Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})

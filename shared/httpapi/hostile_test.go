@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 )
 
@@ -194,7 +195,7 @@ func TestImageLimitStreams(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			blobs := &discardBlobs{keys: map[string]int64{}}
-			e := newEnv(t, func(c *httpapi.Config) { c.Blobs = blobs })
+			e := newEnv(t, func(c *httpapitest.Config) { c.Blobs = blobs })
 			c := e.caller(10000)
 			before := e.state(c.AccountID)
 

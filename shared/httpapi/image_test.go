@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
+	"github.com/genvideo/gen/shared/service"
 )
 
 // Issue 10, items 4 and 5: an upload is one whole JPEG or PNG of an
@@ -100,8 +101,8 @@ func TestImagesAreCheckedBeforeTheCharge(t *testing.T) {
 				}
 				if tt.code == "VALIDATION_ERROR" {
 					d := obj(t, r.body, "details")
-					if num(t, d, "maxWidth") != httpapi.DefaultMaxImageSide || num(t, d, "maxHeight") != httpapi.DefaultMaxImageSide {
-						t.Errorf("details = %v, want maxWidth and maxHeight %d", d, httpapi.DefaultMaxImageSide)
+					if num(t, d, "maxWidth") != service.DefaultMaxImageSide || num(t, d, "maxHeight") != service.DefaultMaxImageSide {
+						t.Errorf("details = %v, want maxWidth and maxHeight %d", d, service.DefaultMaxImageSide)
 					}
 				}
 				e.assertUnchanged(before, c.AccountID, tt.name)
@@ -112,7 +113,7 @@ func TestImagesAreCheckedBeforeTheCharge(t *testing.T) {
 
 // TestImageSideIsConfigurable: a deployment may accept smaller canvases.
 func TestImageSideIsConfigurable(t *testing.T) {
-	e := newEnv(t, func(c *httpapi.Config) { c.MaxImageSide = 100 })
+	e := newEnv(t, func(c *httpapitest.Config) { c.MaxImageSide = 100 })
 	c := e.caller(10000)
 	for _, tt := range []struct {
 		w, h   int

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -46,7 +45,7 @@ func want429(t *testing.T, r response, code string, limit, reset, retryAfter int
 
 func TestRequestsPerMinute(t *testing.T) { eachCounting(t, testRequestsPerMinute) }
 
-func testRequestsPerMinute(t *testing.T, counting func(*httpapi.Config)) {
+func testRequestsPerMinute(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
 	e.Clock.Advance(15 * time.Second)
 	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 2})
@@ -78,7 +77,7 @@ func testRequestsPerMinute(t *testing.T, counting func(*httpapi.Config)) {
 
 func TestRequestsPerDay(t *testing.T) { eachCounting(t, testRequestsPerDay) }
 
-func testRequestsPerDay(t *testing.T, counting func(*httpapi.Config)) {
+func testRequestsPerDay(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
 	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 2})
 	e.get("/api/gen/models", c.Key)

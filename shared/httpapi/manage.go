@@ -9,17 +9,6 @@ import (
 	"github.com/genvideo/gen/shared/store"
 )
 
-// manageRoutes are the endpoints that manage what an account has, beyond
-// the contract: cancel a generation, delete a finished one, and read the
-// credits, the limits and the ledger.
-func manageRoutes(a *API) []route {
-	return []route{
-		{EndpointCancel, http.MethodPost, "/api/gen/cancel/{taskId}", a.cancel},
-		{EndpointDeleteTask, http.MethodDelete, "/api/gen/tasks/{taskId}", a.deleteTask},
-		{EndpointCredits, http.MethodGet, "/api/gen/credits", a.credits},
-	}
-}
-
 // cancel answers the cancelled task's status body: status failed, error
 // code CANCELLED, creditsRefunded its cost.
 func (a *API) cancel(w http.ResponseWriter, r *http.Request, c *service.Caller) error {

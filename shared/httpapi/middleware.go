@@ -39,6 +39,36 @@ func noteTask(w http.ResponseWriter, id string) {
 	}
 }
 
+// serve serves the methods of route r, each through endpoint; another
+// method is a 405 allowing them all, which needs no key.
+func (a *API) serve(r Route) http.Handler {
+	if len(r.methods) == 1 {
+		return a.endpoint(r.methods[0])
+	}
+	var allow []string
+	handlers := make([]http.Handler, len(r.methods))
+	for i, rt := range r.methods {
+		handlers[i] = a.endpoint(rt)
+		allow = append(allow, rt.method)
+		if rt.method == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		for i, rt := range r.methods {
+			if req.Method == rt.method || rt.method == http.MethodGet && req.Method == http.MethodHead {
+				handlers[i].ServeHTTP(w, req)
+				return
+			}
+		}
+		rec := &recorder{ResponseWriter: w}
+		defer finish(a.log, rec, req, time.Now(), &requestLog{})
+		WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Allow:   strings.Join(allow, ", "),
+			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))})
+	})
+}
+
 // endpoint wraps a handler with everything every endpoint does, in order:
 // recovery and the request log, the method check (405, no key needed),
 // authentication (401), the request rate limit (429), then the handler.
@@ -69,38 +99,9 @@ func (a *API) endpoint(rt route) http.Handler {
 			a.fail(rec, r, err, now)
 			return
 		}
-		if err := rt.serve(rec, r, &c); err != nil {
+		if err := rt.serve(a, rec, r, &c); err != nil {
 			a.fail(rec, r, err, now)
 		}
-	})
-}
-
-// methods serves the routes of one path, each for its method: a path
-// with one route is that route's endpoint (which answers another method
-// 405 itself); with several, another method is a 405 allowing them all.
-func (a *API) methods(rts []route) http.Handler {
-	if len(rts) == 1 {
-		return a.endpoints[rts[0].name]
-	}
-	var allow []string
-	for _, rt := range rts {
-		allow = append(allow, rt.method)
-		if rt.method == http.MethodGet {
-			allow = append(allow, http.MethodHead)
-		}
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, rt := range rts {
-			if r.Method == rt.method || rt.method == http.MethodGet && r.Method == http.MethodHead {
-				a.endpoints[rt.name].ServeHTTP(w, r)
-				return
-			}
-		}
-		rec := &recorder{ResponseWriter: w}
-		defer finish(a.log, rec, r, time.Now(), &requestLog{})
-		WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-			Allow:   strings.Join(allow, ", "),
-			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(allow, " or "))})
 	})
 }
 

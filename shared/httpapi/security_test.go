@@ -224,7 +224,7 @@ func TestRequestLimitUnderConcurrency(t *testing.T) {
 	eachCounting(t, testRequestLimitUnderConcurrency)
 }
 
-func testRequestLimitUnderConcurrency(t *testing.T, counting func(*httpapi.Config)) {
+func testRequestLimitUnderConcurrency(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
 	first := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.Limits{})
 	second := apikey.New()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -54,7 +54,7 @@ func wantStarted(t *testing.T, r response, cost, remaining int64) string {
 }
 
 func TestTextToVideo(t *testing.T) {
-	e := newEnv(t, func(c *httpapi.Config) {
+	e := newEnv(t, func(c *httpapitest.Config) {
 		c.GenerationTimeout = 7 * time.Minute
 		c.Estimate = func(p params.Parameters) (time.Duration, time.Duration) {
 			return time.Duration(p.SampleCount) * 45 * time.Second, time.Duration(p.SampleCount) * 90 * time.Second

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -73,7 +75,7 @@ func TestStatusRetryAfterFollowsTheEstimate(t *testing.T) {
 		{100 * time.Millisecond, "1"},
 	}
 	for _, tt := range tests {
-		e := newEnv(t, func(c *httpapi.Config) {
+		e := newEnv(t, func(c *httpapitest.Config) {
 			c.RetryAfter = 5 * time.Second
 			c.Estimate = func(params.Parameters) (time.Duration, time.Duration) { return tt.lo, 2 * tt.lo }
 		})
@@ -87,7 +89,7 @@ func TestStatusRetryAfterFollowsTheEstimate(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
-	e := newEnv(t, func(c *httpapi.Config) { c.RetryAfter = 7 * time.Second })
+	e := newEnv(t, func(c *httpapitest.Config) { c.RetryAfter = 7 * time.Second })
 	e.Clock.Advance(123 * time.Millisecond)
 	c := e.caller(10000)
 	ids := tasksInEveryState(t, e, c.Key)
@@ -279,41 +281,30 @@ func TestSigningDown(t *testing.T) {
 // TestEndpointHandlers serves single endpoints outside the router, as a
 // per-endpoint Lambda does, under a path with a stage prefix.
 func TestEndpointHandlers(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, func(c *httpapitest.Config) { c.Webhooks = c.Store.(*faultStore).Store.(*sqlitestore.Store) })
 	c := e.caller(1000)
 	r := e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": "x"})
 	id := r.body["taskId"].(string)
 
-	status, ok := e.API.Endpoint(httpapi.EndpointStatus)
-	if !ok {
-		t.Fatalf("Endpoint(%q) found no handler", httpapi.EndpointStatus)
-	}
-	if _, ok := e.API.Endpoint("nope"); ok {
-		t.Error(`Endpoint("nope") found a handler`)
-	}
-	endpoint := func(name string) http.Handler {
-		h, ok := e.API.Endpoint(name)
-		if !ok {
-			t.Fatalf("Endpoint(%q) found no handler", name)
-		}
-		return h
-	}
+	endpoint := func(r httpapi.Route) http.Handler { return httpapi.Endpoint(e.Service, httpapi.Config{}, r) }
 	tests := []struct {
 		handler http.Handler
 		method  string
 		path    string
 		status  int
 	}{
-		{endpoint(httpapi.EndpointStatus), "GET", "/prod/api/gen/status/" + id, 200},
-		{status, "GET", "/api/gen/status/" + id, 200},
-		{endpoint(httpapi.EndpointDownload), "GET", "/prod/api/gen/download/" + id, 400},
-		{endpoint(httpapi.EndpointStatus), "GET", "/prod/api/gen/status/nope", 404},
-		{endpoint(httpapi.EndpointHistory), "GET", "/prod/api/gen/history", 200},
-		{endpoint(httpapi.EndpointModels), "GET", "/prod/api/gen/models", 200},
-		{endpoint(httpapi.EndpointModels), "POST", "/prod/api/gen/models", 405},
-		{endpoint(httpapi.EndpointTextToVideo), "POST", "/prod/api/gen/text-to-video", 202},
-		{endpoint(httpapi.EndpointImageToVideo), "POST", "/prod/api/gen/image-to-video", 400},
-		{endpoint(httpapi.EndpointFirstLastFrame), "GET", "/prod/api/gen/first-last-frame", 405},
+		{endpoint(httpapi.Status), "GET", "/prod/api/gen/status/" + id, 200},
+		{endpoint(httpapi.Status), "GET", "/api/gen/status/" + id, 200},
+		{endpoint(httpapi.Download), "GET", "/prod/api/gen/download/" + id, 400},
+		{endpoint(httpapi.Status), "GET", "/prod/api/gen/status/nope", 404},
+		{endpoint(httpapi.History), "GET", "/prod/api/gen/history", 200},
+		{endpoint(httpapi.Models), "GET", "/prod/api/gen/models", 200},
+		{endpoint(httpapi.Models), "POST", "/prod/api/gen/models", 405},
+		{endpoint(httpapi.TextToVideo), "POST", "/prod/api/gen/text-to-video", 202},
+		{endpoint(httpapi.ImageToVideo), "POST", "/prod/api/gen/image-to-video", 400},
+		{endpoint(httpapi.FirstLastFrame), "GET", "/prod/api/gen/first-last-frame", 405},
+		{endpoint(httpapi.Webhooks), "GET", "/prod/api/gen/webhooks", 200},
+		{endpoint(httpapi.Webhooks), "DELETE", "/prod/api/gen/webhooks", 405},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.path, nil)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 )
@@ -101,9 +102,9 @@ func (zeros) Read(b []byte) (int, error) {
 }
 
 func TestImageLimitIsConfigurable(t *testing.T) {
-	e := newEnv(t, func(c *httpapi.Config) {
-		c.MaxImageBytes = 1000
-		c.ImageLimitMessage = "This deployment accepts at most 1000 bytes."
+	e := newEnv(t, func(c *httpapitest.Config) {
+		c.HTTP.MaxImageBytes = 1000
+		c.HTTP.ImageLimitMessage = "This deployment accepts at most 1000 bytes."
 	})
 	c := e.caller(10000)
 	exact, _ := io.ReadAll(imagechecktest.PNGOfSize(1000)) // a whole image of 1000 bytes

@@ -9,37 +9,6 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Webhook endpoint names, for Endpoint (an extension of the contract).
-const (
-	EndpointWebhooksCreate  = "webhooks-create"
-	EndpointWebhooksList    = "webhooks-list"
-	EndpointWebhooksDelete  = "webhooks-delete"
-	EndpointWebhooksSecret  = "webhooks-secret"
-	EndpointWebhookAttempts = "webhooks-deliveries"
-	EndpointWebhookReplay   = "webhooks-replay"
-	// EndpointWebhooks serves both methods of /api/gen/webhooks (create
-	// and list), for the one Lambda of that path: a path's other methods
-	// reach one function (the template's ANY route), whose 405 must name
-	// every method the path allows.
-	EndpointWebhooks = "webhooks"
-)
-
-// pathEndpoints name the handlers of whole paths (every method of the
-// path), for a Lambda that serves a path with more than one method.
-var pathEndpoints = map[string]string{EndpointWebhooks: "/api/gen/webhooks"}
-
-// webhookRoutes are the webhook endpoints.
-func (a *API) webhookRoutes() []route {
-	return []route{
-		{EndpointWebhooksCreate, http.MethodPost, "/api/gen/webhooks", a.createWebhook},
-		{EndpointWebhooksList, http.MethodGet, "/api/gen/webhooks", a.listWebhooks},
-		{EndpointWebhooksSecret, http.MethodGet, "/api/gen/webhooks/secret", a.webhookSecret},
-		{EndpointWebhooksDelete, http.MethodDelete, "/api/gen/webhooks/{webhookId}", a.deleteWebhook},
-		{EndpointWebhookAttempts, http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", a.webhookAttempts},
-		{EndpointWebhookReplay, http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", a.replayDelivery},
-	}
-}
-
 // WebhookData is the data of a webhook event about t: its body as GET
 // /api/gen/status answers it, without the signed video links, which
 // expire; a receiver of generation.completed follows downloadUrl with

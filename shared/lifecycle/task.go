@@ -21,6 +21,9 @@ type Transition struct {
 	// when it returns none. Its Balance is left for the store to fill
 	// in, from the account's balance when it writes the entry.
 	Refund *store.LedgerEntry
+	// InFlight is the change the move makes to the account's tasks in
+	// flight: -1 when the task finishes (its slot is released), else 0.
+	InFlight int
 }
 
 // MarkProcessing moves a pending task to processing, started at at. A
@@ -76,7 +79,7 @@ func Complete(t task.Task, c store.Completion, at time.Time) (Transition, error)
 	}
 	t.CompletedAt = at
 	t.CreditsRefunded += c.Refund
-	return Transition{Task: t, Changed: true, Refund: refund(t, c.Refund, "partial result")}, nil
+	return Transition{Task: t, Changed: true, Refund: refund(t, c.Refund, "partial result"), InFlight: -1}, nil
 }
 
 // Fail moves a pending or processing task to failed at at with failure
@@ -95,7 +98,7 @@ func Fail(t task.Task, f task.Failure, at time.Time) (Transition, error) {
 	t.Failure = &f
 	t.CompletedAt = at
 	t.CreditsRefunded = t.CreditsCost
-	return Transition{Task: t, Changed: true, Refund: refund(t, left, f.Code)}, nil
+	return Transition{Task: t, Changed: true, Refund: refund(t, left, f.Code), InFlight: -1}, nil
 }
 
 // refund is the ledger entry returning amount credits to t's account

@@ -30,17 +30,25 @@ type Taken struct {
 
 // Take decides taking one unit of c, whose window as read is w, at time
 // at. An open window is added to; one that has ended is replaced by a
-// fresh one, never added to. A window that would go past c.Limit (a full
-// open one, or any at all when the limit is 0 or less) refuses the take
-// with a *store.LimitError holding c as it was given.
+// fresh one, never added to (Add). A window that would go past c.Limit (a
+// full open one, or any at all when the limit is 0 or less) refuses the
+// take with a *store.LimitError holding c as it was given.
 func Take(c store.Counter, w Window, at time.Time) (Taken, error) {
-	fresh := !w.Open(at)
-	if fresh {
-		w = Window{Ends: c.ExpiresAt}
-	}
-	if w.Count >= c.Limit {
+	tk := Add(c, w, 1, at)
+	if tk.Window.Count > c.Limit {
 		return Taken{}, &store.LimitError{Counter: c}
 	}
-	w.Count++
-	return Taken{Window: w, Fresh: fresh}, nil
+	return tk, nil
+}
+
+// Add decides adding n units to c, whose window as read is w, at time at,
+// with no limit: units already taken elsewhere (the local stack counts in
+// memory) reaching the store. An open window is added to; one that has
+// ended is replaced by a fresh one holding n, ending at c.ExpiresAt.
+func Add(c store.Counter, w Window, n int, at time.Time) Taken {
+	if !w.Open(at) {
+		return Taken{Window: Window{Count: n, Ends: c.ExpiresAt}, Fresh: true}
+	}
+	w.Count += n
+	return Taken{Window: w}
 }

@@ -74,3 +74,26 @@ func TestWindowOpen(t *testing.T) {
 		}
 	}
 }
+
+// Add adds to an open window without a limit, and starts an ended one
+// afresh: the counts the local stack took in memory reaching the store.
+func TestAdd(t *testing.T) {
+	at := t0.Add(30 * time.Second)
+	ends, next := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	c := store.Counter{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
+	tests := []struct {
+		name string
+		w    Window
+		n    int
+		want Taken
+	}{
+		{"no window", Window{}, 2, Taken{Window: Window{Count: 2, Ends: next}, Fresh: true}},
+		{"an open window, past its limit", Window{Count: 3, Ends: ends}, 5, Taken{Window: Window{Count: 8, Ends: ends}}},
+		{"a window ending at at", Window{Count: 3, Ends: at}, 2, Taken{Window: Window{Count: 2, Ends: next}, Fresh: true}},
+	}
+	for _, tt := range tests {
+		if got := Add(c, tt.w, tt.n, at); got != tt.want {
+			t.Errorf("%s: Add = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

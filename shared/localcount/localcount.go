@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -113,15 +114,18 @@ func (c *Counter) Take(ctx context.Context, counters []store.Counter, at time.Ti
 			c.mu.Unlock()
 			continue
 		}
+		taken := make([]lifecycle.Taken, len(ws))
 		for i, w := range ws {
-			if w.count >= counters[i].Limit {
+			tk, err := lifecycle.Take(counters[i], lifecycle.Window{Count: w.count, Ends: w.c.ExpiresAt}, at)
+			if err != nil {
 				c.mu.Unlock()
-				return nil, &store.LimitError{Counter: counters[i]}
+				return nil, err
 			}
+			taken[i] = tk
 		}
 		for i, w := range ws {
 			w.c = counters[i]
-			w.count++
+			w.count = taken[i].Window.Count
 			if w.persist {
 				w.unflushed++
 			}

@@ -28,6 +28,7 @@ import (
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/service"
 )
 
 // AssetPrefix is the path under which the page's files are served; the
@@ -172,7 +173,7 @@ func Limits() LimitsDoc {
 		MaxSeed:                params.MaxSeed,
 		ImageTypes:             []string{"image/jpeg", "image/png"},
 		MaxImageBytes:          httpapi.DefaultMaxImageBytes,
-		MaxImageSide:           httpapi.DefaultMaxImageSide,
+		MaxImageSide:           service.DefaultMaxImageSide,
 		DirectUploadAbove:      client.DefaultDirectUploadAbove,
 	}
 	for _, m := range catalog.All() {

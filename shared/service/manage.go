@@ -19,7 +19,7 @@ const cancelMessage = "The generation was cancelled; its credits were refunded."
 // with error code CANCELLED, through the store's Fail: in one write it
 // refunds the task in full, exactly once, and releases its in-flight
 // slot; racing a completion, the store's condition lets exactly one of
-// the two happen. It then stops the task's workflow (Config.Stopper).
+// the two happen. It then stops the task's workflow (Executions.Stop).
 //
 // A task the caller already cancelled is answered as it is, so that a
 // client may repeat a cancel whose answer it lost: nothing is refunded
@@ -51,10 +51,10 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (task.Task, e
 // answered: the task is already failed and refunded, and a workflow left
 // running finds it terminal at its next step and ends without a change.
 func (s *Service) stop(ctx context.Context, t task.Task) {
-	if s.cfg.Stopper == nil {
+	if s.cfg.Executions == nil {
 		return
 	}
-	if err := s.cfg.Stopper.Stop(context.WithoutCancel(ctx), t); err != nil {
+	if err := s.cfg.Executions.Stop(context.WithoutCancel(ctx), t); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "cancelled a task but could not stop its workflow; it ends at its next step",
 			slog.String("task", t.ID), slog.String("error", err.Error()))
 	}
@@ -183,10 +183,10 @@ func (s *Service) Credits(ctx context.Context, c Caller, q store.LedgerQuery) (C
 // a hint.
 func (s *Service) startsWindow(ctx context.Context, c Caller) Window {
 	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
-	if s.cfg.Windows == nil || g.Starts == nil {
+	if g.Starts == nil {
 		return Window{}
 	}
-	used, err := s.cfg.Windows.Count(ctx, *g.Starts, c.Now)
+	used, err := s.cfg.Store.Count(ctx, *g.Starts, c.Now)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "cannot read the starts window for credits",
 			slog.String("key", c.Key.ID), slog.String("error", err.Error()))

@@ -27,6 +27,9 @@ import (
 type Store interface {
 	KeyByHash(ctx context.Context, hash string) (store.Key, error)
 	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+	// Count reads a window without taking from it: the starts window
+	// that Credits reports.
+	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
 	CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
@@ -38,19 +41,9 @@ type Store interface {
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 }
 
-// Stopper stops the workflow of a task the client cancelled (Step
-// Functions' StopExecution on AWS, the local executor's cancellation
-// locally), so that it makes no further call to the provider. Its task
-// is already failed: a step that still runs finds it terminal and
-// changes nothing.
-type Stopper interface {
-	Stop(ctx context.Context, t task.Task) error
-}
-
-// Windows reads a rate-limit window without taking from it; both stores
-// are one.
-type Windows interface {
-	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
+// Links signs download links: blob.Store's SignURL.
+type Links interface {
+	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
 }
 
 // Counters counts a request's rate-limit windows with store.Store's Take
@@ -61,10 +54,15 @@ type Counters interface {
 	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
 }
 
-// Executions starts the workflow execution that generates a freshly
-// created task: Step Functions on AWS, the ASL interpreter locally.
+// Executions runs the workflow that generates a task: Step Functions on
+// AWS, the ASL interpreter locally.
 type Executions interface {
+	// Start starts the workflow of a freshly created task.
 	Start(ctx context.Context, t task.Task) error
+	// Stop stops the workflow of a task the client cancelled, so that it
+	// makes no further call to the provider. The task is already failed:
+	// a step that still runs finds it terminal and changes nothing.
+	Stop(ctx context.Context, t task.Task) error
 }
 
 // Defaults of Config.
@@ -73,11 +71,25 @@ const (
 	DefaultRetryAfter        = 5 * time.Second
 )
 
-// Config is what a Service is built from. Store, Blobs and Executions are
-// required; every other field has a default.
+// Config is what a Service is built from. Store is required; every
+// other field has a default or is optional.
 type Config struct {
-	Store      Store
-	Blobs      blob.Store
+	Store Store
+	// Blobs keeps the images and the videos and signs their links: the
+	// starts, status, download, delete and direct uploads use it. A
+	// service without it (an AWS Lambda serving models, history,
+	// credits or webhooks) serves the other use cases, and links no
+	// blob storage.
+	Blobs blob.Store
+	// Links signs the videos' download links (status, download); by
+	// default Blobs. On AWS a Lambda that signs links and keeps no
+	// object gives it alone (shared/blob/s3links), without the S3 client
+	// that Blobs brings.
+	Links Links
+	// Executions starts and stops the workflows. A service without it
+	// starts nothing (an AWS Lambda serving status, say, serves no
+	// start): Start refuses with ErrNoExecutions, before any charge, and
+	// Cancel cannot stop a workflow, which then ends at its next step.
 	Executions Executions
 	// Counters counts requests (default Store).
 	Counters Counters
@@ -91,13 +103,6 @@ type Config struct {
 	Estimate func(params.Parameters) (min, max time.Duration)
 	// RetryAfter is the longest polling hint of an unfinished task.
 	RetryAfter time.Duration
-	// Stopper stops a cancelled task's workflow; by default Executions,
-	// when it is one. Without it a cancelled task's workflow runs on,
-	// changing nothing.
-	Stopper Stopper
-	// Windows reads the starts window for Credits; by default Store,
-	// when it is one. Without it that window is not reported.
-	Windows Windows
 	// Uploads signs direct uploads (CreateUpload); nil means none.
 	Uploads Uploads
 	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
@@ -127,27 +132,19 @@ type Service struct {
 }
 
 // New builds a Service, filling in Config's defaults. A Config without
-// Store, Blobs or Executions is a wiring bug: New panics naming it.
+// Store is a wiring bug: New panics.
 func New(cfg Config) *Service {
-	switch {
-	case cfg.Store == nil:
+	if cfg.Store == nil {
 		panic("service.New: Config.Store is nil")
-	case cfg.Blobs == nil:
-		panic("service.New: Config.Blobs is nil")
-	case cfg.Executions == nil:
-		panic("service.New: Config.Executions is nil")
 	}
 	if cfg.Counters == nil {
 		cfg.Counters = cfg.Store
 	}
+	if cfg.Links == nil && cfg.Blobs != nil {
+		cfg.Links = cfg.Blobs
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if st, ok := cfg.Executions.(Stopper); ok && cfg.Stopper == nil {
-		cfg.Stopper = st
-	}
-	if w, ok := cfg.Store.(Windows); ok && cfg.Windows == nil {
-		cfg.Windows = w
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -172,6 +169,11 @@ func New(cfg Config) *Service {
 	}
 	return &Service{cfg: cfg, log: cfg.Logger}
 }
+
+// Config is the service's configuration with New's defaults filled in:
+// what the layer above it reads (the logger, the blob storage and the
+// image bounds of a streamed upload).
+func (s *Service) Config() Config { return s.cfg }
 
 // Now reads the service's clock: a request takes one reading and uses it
 // throughout (Caller.Now).

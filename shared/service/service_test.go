@@ -41,6 +41,9 @@ func (w *workflows) Start(ctx context.Context, t task.Task) error {
 	return nil
 }
 
+// Stop stops nothing: no test here cancels.
+func (w *workflows) Stop(context.Context, task.Task) error { return nil }
+
 type fixture struct {
 	st     *sqlitestore.Store
 	inj    *faults.Injector
@@ -242,5 +245,46 @@ func TestStartCompensatesALostReply(t *testing.T) {
 	}
 	if len(f.flows.started) != 0 {
 		t.Errorf("workflows started: %v, want none", f.flows.started)
+	}
+}
+
+// A service built without Executions (a Lambda that serves no start)
+// refuses a start before it charges or creates anything.
+func TestStartWithoutExecutions(t *testing.T) {
+	f := newFixture(t)
+	f.svc = service.New(service.Config{Store: f.st, Blobs: memblob.New(), Now: func() time.Time { return epoch },
+		Logger: slog.New(slog.DiscardHandler)})
+	_, err := f.start(t, nil)
+	if !errors.Is(err, service.ErrNoExecutions) {
+		t.Fatalf("start = %v, want ErrNoExecutions", err)
+	}
+	if got := f.balance(t); got != 1000 {
+		t.Errorf("balance = %d, want 1000: nothing charged", got)
+	}
+	if held, err := f.st.Held(context.Background(), "acct_a"); err != nil || held != 0 {
+		t.Errorf("held = %d, %v; want 0: no task created", held, err)
+	}
+}
+
+// A service given Links and no Blobs (status and download on AWS) signs
+// a completed task's videos with Links.
+func TestVideosSignedWithLinks(t *testing.T) {
+	f := newFixture(t)
+	started, err := f.start(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := []task.Video{{Key: task.VideoKey(started.Task.ID, 0), MimeType: "video/mp4", Size: 3}}
+	done, err := f.st.Complete(context.Background(), started.Task.ID, store.Completion{Videos: videos}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := memblob.New()
+	svc := service.New(service.Config{Store: f.st, Links: links, Now: func() time.Time { return epoch },
+		Logger: slog.New(slog.DiscardHandler)})
+	got, err := svc.Videos(context.Background(), done)
+	want, _ := links.SignURL(context.Background(), videos[0].Key, done.CompletedAt.Add(service.URLLifetime))
+	if err != nil || len(got) != 1 || got[0].URL != want {
+		t.Errorf("Videos = %+v, %v; want one link signed by Links, %s", got, err, want)
 	}
 }

@@ -72,6 +72,9 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 			s.deleteInputs(ctx, req.Inputs)
 		}
 	}()
+	if s.cfg.Executions == nil {
+		return Started{}, ErrNoExecutions
+	}
 	// What the backend cannot honour is refused before anything is
 	// charged; what the client left out gets the backend's default.
 	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
@@ -148,6 +151,11 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	}
 	return Started{Task: t, Balance: balance}, nil
 }
+
+// ErrNoExecutions: the service was built without Executions, as a
+// Lambda that serves no start is; asked to start, it is a wiring bug,
+// refused before anything is charged.
+var ErrNoExecutions = errors.New("service: no Executions: this service starts no generation")
 
 // withDeadlineOnly is ctx without its cancellation but with its deadline.
 func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc) {

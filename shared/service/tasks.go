@@ -55,7 +55,7 @@ func (s *Service) Videos(ctx context.Context, t task.Task) ([]SignedVideo, error
 	expires := t.CompletedAt.Add(URLLifetime)
 	out := make([]SignedVideo, 0, len(t.Videos))
 	for _, v := range t.Videos {
-		url, err := s.cfg.Blobs.SignURL(ctx, v.Key, expires)
+		url, err := s.cfg.Links.SignURL(ctx, v.Key, expires)
 		if err != nil {
 			return nil, &BlobError{fmt.Errorf("sign %s of task %s: %w", v.Key, t.ID, err)}
 		}

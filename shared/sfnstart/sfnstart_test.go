@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -149,7 +148,7 @@ func TestStartFailureRefundsThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := httpapitest.Start(t, httpapi.Config{Executions: starter})
+	env := httpapitest.Start(t, httpapitest.Config{Config: service.Config{Executions: starter}})
 	caller := httpapitest.NewCaller(t, env.Store, 1000, ratelimit.Standard, store.Limits{})
 
 	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/api/gen/text-to-video",
@@ -184,7 +183,7 @@ func TestStartFailureRefundsThroughAPI(t *testing.T) {
 	}
 }
 
-var _ service.Stopper = (*sfnstart.Executions)(nil)
+var _ service.Executions = (*sfnstart.Executions)(nil)
 
 // Stop aborts the task's first execution and those the sweeper started
 // after it, leaves an ended one as it is and another task's alone, and

@@ -253,6 +253,9 @@ type Store interface {
 	// exhausted it returns a *LimitError naming it. used[i] is counter i's
 	// count after this call. Windows expire at Counter.ExpiresAt.
 	Take(ctx context.Context, counters []Counter, at time.Time) (used []int, err error)
+	// Count reads a counter's window at at without taking from it: 0
+	// for a window never taken from, or expired.
+	Count(ctx context.Context, c Counter, at time.Time) (int, error)
 
 	// CreateTask atomically checks the guard and the balance, charges
 	// t.CreditsCost, counts the task in flight, writes the charge to the

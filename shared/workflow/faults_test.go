@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 	"github.com/genvideo/gen/shared/workflow/workflowtest"
 )
 
@@ -27,7 +27,7 @@ import (
 type faultEnv struct {
 	*env
 	inj    *faults.Injector
-	faulty *workflow.LocalExecutions
+	faulty *localexec.Executions
 }
 
 func newFaultEnv(t *testing.T, outcome workflowtest.Outcome) *faultEnv {

@@ -1,7 +1,7 @@
 // Package workflow holds the steps of the generation workflow: the
 // handlers that the Task states of statemachine/generation.asl.json call.
 // On AWS each step is a Lambda (functions/<step>/main.go does
-// lambda.Start(steps.MarkProcessing) and so on); locally, LocalExecutions executes
+// lambda.Start(steps.MarkProcessing) and so on); locally, shared/devstack/localexec executes
 // the same definition with the asl interpreter and calls the same methods.
 //
 // Steps report failures as named error types, returned unwrapped, because
@@ -190,4 +190,26 @@ func (s *Steps) logger() *slog.Logger {
 		return s.Logger
 	}
 	return slog.Default()
+}
+
+// DefaultTimeout bounds the generation of a task that has no deadline.
+const DefaultTimeout = 15 * time.Minute
+
+// Input is the execution input of generation.asl.json.
+type Input struct {
+	TaskID string `json:"taskId"`
+	// TimeoutSeconds bounds each Generate attempt (TimeoutSecondsPath).
+	TimeoutSeconds int64 `json:"timeoutSeconds"`
+}
+
+// NewInput is the execution input for t at now: the seconds left until
+// its deadline, rounded up and at least 1 (a task already past it still
+// gets an execution, which records the TIMEOUT).
+func NewInput(t task.Task, now time.Time) Input {
+	left := DefaultTimeout
+	if !t.Deadline.IsZero() {
+		left = t.Deadline.Sub(now)
+	}
+	secs := int64((left + time.Second - 1) / time.Second)
+	return Input{TaskID: t.ID, TimeoutSeconds: max(1, secs)}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -50,7 +51,7 @@ type env struct {
 	blobs  *memblob.Store
 	gen    *workflowtest.Generator
 	steps  *workflow.Steps
-	runner *workflow.LocalExecutions
+	runner *localexec.Executions
 	work   string
 }
 
@@ -77,10 +78,10 @@ func newEnv(t *testing.T, outcome workflowtest.Outcome) *env {
 	return e
 }
 
-func (e *env) newRunner(steps *workflow.Steps) *workflow.LocalExecutions {
-	r, err := workflow.NewLocalExecutions(steps)
+func (e *env) newRunner(steps *workflow.Steps) *localexec.Executions {
+	r, err := localexec.New(steps)
 	if err != nil {
-		e.t.Fatalf("NewLocalExecutions: %v", err)
+		e.t.Fatalf("localexec.New: %v", err)
 	}
 	e.t.Cleanup(r.Close)
 	return r
@@ -88,7 +89,7 @@ func (e *env) newRunner(steps *workflow.Steps) *workflow.LocalExecutions {
 
 // recoverTasks is what a process does as it starts: the sweeper re-drives
 // every unfinished task over r, as the local stack's start-up does.
-func (e *env) recoverTasks(r *workflow.LocalExecutions, steps *workflow.Steps) {
+func (e *env) recoverTasks(r *localexec.Executions, steps *workflow.Steps) {
 	e.t.Helper()
 	sw := sweeper.New(sweeper.Config{Tasks: e.store, Failer: steps, Executions: r, Logger: steps.Logger})
 	if _, err := sw.Recover(context.Background()); err != nil {

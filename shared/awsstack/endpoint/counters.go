@@ -4,23 +4,25 @@ import (
 	"context"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 )
-
-// gatewayLimited are the endpoints that write nothing for rate limits:
-// clients call them most (a generation is polled about 8 times for one
-// start), and API Gateway's usage plan already holds every key to its rate
-// and daily quota before a function runs (infra/docs/deploy.md, "How
-// customer keys reach the usage plans"). Each of their requests then makes
-// no DynamoDB write at all (infra/docs/performance.md).
-var gatewayLimited = map[string]bool{httpapi.EndpointStatus: true, httpapi.EndpointDownload: true}
 
 // windowReader reads a counter's window; dynamostore.Store is one.
 type windowReader interface {
 	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
 }
+
+// GatewayLimited counts the requests of status and download, which
+// write nothing for rate limits: clients call them most (a generation is
+// polled about 8 times for one start), and API Gateway's usage plan
+// already holds every key to its rate and daily quota before a function
+// runs (infra/docs/deploy.md, "How customer keys reach the usage plans").
+// Each of their requests then makes no DynamoDB write at all
+// (infra/docs/performance.md).
+func GatewayLimited(s *awsstack.Stack) service.Counters { return readOnlyCounters{windows: s.Store} }
 
 // readOnlyCounters is service.Counters for a gateway-limited endpoint: it
 // takes nothing and refuses nothing, and reports the minute window as the

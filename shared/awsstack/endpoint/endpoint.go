@@ -1,21 +1,24 @@
-// Package endpoint builds the handlers of the seven API Lambdas
-// (text-to-video, ..., models): the shared net/http API on the DynamoDB
-// store, S3 (media) and Step Functions (executions), adapted to API Gateway
-// REST proxy events.
+// Package endpoint holds what the API Lambdas (text-to-video, ...,
+// webhooks) are assembled from, each in its own main: the stack (the
+// environment, the DynamoDB store, the logger), the S3 media, the
+// service's configuration on them, and the adapter of one httpapi.Route
+// to API Gateway REST proxy events. A main names what else it needs (the
+// Step Functions executions of a start, in package executions), so that a
+// Lambda links only what it runs.
 package endpoint
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/executions"
 	"github.com/genvideo/gen/shared/awsstack/media"
+	"github.com/genvideo/gen/shared/blob/s3blob"
+	"github.com/genvideo/gen/shared/blob/s3links"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/veomodels"
@@ -24,21 +27,87 @@ import (
 // ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.
 type ProxyFunc func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
-// MustProxy builds the named endpoint (httpapi.Endpoint*) from the
-// environment and adapts it to API Gateway REST proxy events, base64
-// bodies included. On bad configuration it exits with a message naming the
-// problem (awsstack.Exit), so that the cold start fails loudly, not the
+// Must returns v, or ends the cold start on err (awsstack.Exit), so that
+// bad configuration fails the function's initialisation loudly, not its
 // requests.
-func MustProxy(name string) ProxyFunc {
-	stack, err := awsstack.FromEnv(context.Background())
+func Must[T any](v T, err error) T {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	h, err := New(stack, name)
-	if err != nil {
-		awsstack.Exit(err)
+	return v
+}
+
+// MustStack reads the environment, loads the AWS configuration and opens
+// the DynamoDB store (awsstack.FromEnv), or ends the cold start.
+func MustStack() *awsstack.Stack { return Must(awsstack.FromEnv(context.Background())) }
+
+// Media is the S3 store of GEN_BUCKET, whose links are signed with the
+// key in GEN_SIGNER_SECRET_ARN: an endpoint checks both at its cold
+// start, though it signs only when asked for a link.
+func Media(s *awsstack.Stack) (*s3blob.Store, error) {
+	if err := s.Require("the API", awsstack.EnvBucket, awsstack.EnvSignerSecretARN); err != nil {
+		return nil, err
 	}
-	return withReserve(httpadapter.New(h).ProxyWithContext)
+	return media.Store(s)
+}
+
+// Links signs the download links of GEN_BUCKET's objects with the key in
+// GEN_SIGNER_SECRET_ARN, without S3's client: the service's Links in a
+// function that signs links and keeps no object (status, download).
+func Links(s *awsstack.Stack) (*s3links.Links, error) {
+	if err := s.Require("the API", awsstack.EnvBucket, awsstack.EnvSignerSecretARN); err != nil {
+		return nil, err
+	}
+	return media.Links(s)
+}
+
+// Config is the service's configuration on the stack: its DynamoDB store
+// (which counts the requests, and keeps the webhook endpoints and signing
+// secrets, which a start with webhookUrl needs too), blobs (which also
+// sign direct uploads: larger images go straight to S3; nil in a
+// function that keeps and signs no object), executions (nil in a
+// function that starts nothing) and the environment's settings.
+// Webhook URLs are checked as on the local stack, private addresses
+// refused unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never
+// sets.
+func Config(s *awsstack.Stack, blobs *s3blob.Store, executions service.Executions) service.Config {
+	cfg := service.Config{
+		Store:               s.Store,
+		Executions:          executions,
+		Logger:              s.Logger,
+		GenerationTimeout:   s.Env.GenerationTimeout,
+		Webhooks:            s.Store,
+		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
+		// A start is checked against what the configured generator
+		// accepts (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), as
+		// the generate step's provider is, and models shows its limits.
+		Capabilities: Must(veomodels.Capabilities(s.Env.Provider)),
+	}
+	if blobs != nil { // not a typed nil inside the interfaces
+		cfg.Blobs, cfg.Uploads = blobs, blobs
+	}
+	return cfg
+}
+
+// Images is the HTTP configuration of a start that takes frames images
+// in one request: GEN_MAX_IMAGE_BYTES bounds them together, because the
+// request as a whole must pass API Gateway and Lambda (first-last-frame
+// takes half of it per frame), and the 413 says why.
+func Images(s *awsstack.Stack, frames int64) httpapi.Config {
+	return httpapi.Config{MaxImageBytes: s.Env.MaxImageBytes / frames, ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes)}
+}
+
+// Cursors is the HTTP configuration of a function whose answers page by
+// cursor (history, credits, webhook deliveries): the cursors are sealed
+// with a key of the signer secret's, which every such Lambda reads alike.
+func Cursors(s *awsstack.Stack) httpapi.Config {
+	return httpapi.Config{CursorKeys: media.CursorKeys(s)}
+}
+
+// Proxy serves route r alone over svc (httpapi.Endpoint), adapted to API
+// Gateway REST proxy events, base64 bodies included.
+func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Route) ProxyFunc {
+	return withReserve(httpadapter.New(httpapi.Endpoint(svc, cfg, r)).ProxyWithContext)
 }
 
 // Reserve is how long before the Lambda's own deadline a request's
@@ -60,68 +129,6 @@ func withReserve(next ProxyFunc) ProxyFunc {
 		}
 		return next(ctx, req)
 	}
-}
-
-// New returns the handler of one endpoint (httpapi.EndpointStatus, ...).
-// Status and download count no rate-limit window (gatewayLimited).
-// It needs GEN_BUCKET, GEN_STATE_MACHINE_ARN and GEN_SIGNER_SECRET_ARN.
-// GEN_MAX_IMAGE_BYTES bounds the images of one request together, because
-// the request as a whole must pass API Gateway and Lambda: first-last-frame
-// takes half of it per frame.
-func New(s *awsstack.Stack, name string) (http.Handler, error) {
-	if err := s.Require("the endpoint "+name, awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN); err != nil {
-		return nil, err
-	}
-	blobs, err := media.Store(s)
-	if err != nil {
-		return nil, err
-	}
-	st, err := executions.New(s)
-	if err != nil {
-		return nil, err
-	}
-	perImage := s.Env.MaxImageBytes
-	if name == httpapi.EndpointFirstLastFrame {
-		perImage /= 2
-	}
-	// A start is checked against what the configured generator accepts
-	// (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), as it is by
-	// the generate step's.
-	caps, err := veomodels.Capabilities(s.Env.Provider)
-	if err != nil {
-		return nil, err
-	}
-	var counters service.Counters // nil: the store counts
-	if gatewayLimited[name] {
-		counters = readOnlyCounters{windows: s.Store}
-	}
-	api := httpapi.New(httpapi.Config{
-		Store:             s.Store,
-		Counters:          counters,
-		Blobs:             blobs,
-		Executions:        st,
-		Logger:            s.Logger,
-		GenerationTimeout: s.Env.GenerationTimeout,
-		MaxImageBytes:     perImage,
-		ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes),
-		// Larger images go straight to S3 (POST /api/gen/uploads).
-		Uploads: blobs,
-		// The webhooks table: endpoints and signing secrets, which a
-		// start with webhookUrl needs too (its account's secret). URLs
-		// are checked as on the local stack, private addresses refused
-		// unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never sets.
-		Webhooks:            s.Store,
-		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
-		Capabilities:        caps,
-		// Cursors (history, ledger, webhook deliveries) are sealed with
-		// a key of the signer secret's, which every Lambda reads alike.
-		CursorKeys: media.CursorKeys(s),
-	})
-	h, ok := api.Endpoint(name)
-	if !ok {
-		return nil, fmt.Errorf("no endpoint %q", name)
-	}
-	return h, nil
 }
 
 // imageLimitMessage is what the 413 of an image over the limit adds on

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 )
@@ -25,26 +24,36 @@ func newStack(t *testing.T, env awsstack.Env) *awsstack.Stack {
 	return s
 }
 
-// An endpoint refuses to start without the variables it needs, naming
-// every missing one.
-func TestNewNamesMissingVariables(t *testing.T) {
+// An endpoint's S3 media, or its links, refuse to start without the
+// variables they need, naming every missing one.
+func TestMediaNamesMissingVariables(t *testing.T) {
 	s := newStack(t, awsstack.Env{TablePrefix: "gen-"})
-	_, err := New(s, httpapi.EndpointStatus)
-	for _, name := range []string{awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN} {
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("Endpoint without configuration = %v, want an error naming %s", err, name)
+	_, mediaErr := Media(s)
+	_, linksErr := Links(s)
+	for what, err := range map[string]error{"Media": mediaErr, "Links": linksErr} {
+		for _, name := range []string{awsstack.EnvBucket, awsstack.EnvSignerSecretARN} {
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s without configuration = %v, want an error naming %s", what, err, name)
+			}
 		}
 	}
 }
 
-func TestNewNeedsAKnownName(t *testing.T) {
-	s := newStack(t, awsstack.Env{TablePrefix: "gen-", Bucket: "media", SignerSecretARN: "arn:aws:secretsmanager:x",
-		StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:gen"})
-	if _, err := New(s, "upload"); err == nil {
-		t.Error(`Endpoint("upload"): no error`)
+// Config leaves Blobs and Uploads nil, not a nil *s3blob.Store inside
+// the interfaces, for a function that keeps no object.
+func TestConfigWithoutMedia(t *testing.T) {
+	cfg := Config(newStack(t, awsstack.Env{TablePrefix: "gen-"}), nil, nil)
+	if cfg.Blobs != nil || cfg.Uploads != nil || cfg.Executions != nil || cfg.Store == nil {
+		t.Errorf("Config(nil, nil) = %+v, want the store and no blobs, uploads or executions", cfg)
 	}
-	if h, err := New(s, httpapi.EndpointModels); err != nil || h == nil {
-		t.Errorf("Endpoint(models) = %v, %v", h, err)
+}
+
+// Images bounds each of a start's frames to its share of the request's
+// limit, and says why in the 413.
+func TestImages(t *testing.T) {
+	s := newStack(t, awsstack.Env{TablePrefix: "gen-", MaxImageBytes: 4 << 20})
+	if got := Images(s, 2); got.MaxImageBytes != 2<<20 || !strings.Contains(got.ImageLimitMessage, "4 MiB") {
+		t.Errorf("Images(2) = %+v, want 2 MiB per frame, the message naming 4 MiB", got)
 	}
 }
 
@@ -97,8 +106,5 @@ func TestReadOnlyCounters(t *testing.T) {
 	used, err := r.Take(context.Background(), cs, at)
 	if err != nil || len(used) != 2 || used[0] != 60 || used[1] != 0 {
 		t.Errorf("Take = %v, %v; want [60 0] and no error", used, err)
-	}
-	if !gatewayLimited[httpapi.EndpointStatus] || !gatewayLimited[httpapi.EndpointDownload] || gatewayLimited[httpapi.EndpointTextToVideo] {
-		t.Errorf("gatewayLimited = %v, want status and download only", gatewayLimited)
 	}
 }

@@ -25,16 +25,15 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/blob/s3links"
 )
 
 // ErrNotFound is returned (wrapped) by Get for a key with no object. It
@@ -43,7 +42,7 @@ var ErrNotFound = fmt.Errorf("blob not found: %w", fs.ErrNotExist)
 
 // MaxURLLifetime is the longest a SigV4 presigned URL can live: S3 refuses
 // an X-Amz-Expires over seven days.
-const MaxURLLifetime = 7 * 24 * time.Hour
+const MaxURLLifetime = s3links.MaxLifetime
 
 // DefaultPartSize is the size of the parts of a multipart upload, and the
 // most Put buffers. S3 wants at least 5 MiB in every part but the last.
@@ -82,7 +81,7 @@ type Config struct {
 // Store is a bucket of objects. It is safe for concurrent use.
 type Store struct {
 	api      api
-	presign  *s3.PresignClient
+	links    *s3links.Links
 	post     *s3.PresignClient // with the client's own credentials
 	bucket   string
 	partSize int
@@ -112,10 +111,15 @@ func New(cfg Config) (*Store, error) {
 	}
 	s := &Store{api: cfg.Client, bucket: cfg.Bucket, partSize: part, now: now}
 	s.post = s3.NewPresignClient(cfg.Client)
-	signer := cfg.Signer
-	s.presign = s3.NewPresignClient(cfg.Client, func(o *s3.PresignOptions) {
-		o.ClientOptions = append(o.ClientOptions, func(o *s3.Options) { o.Credentials = signer })
-	})
+	// Download links are the client's presigned GET URLs, made by
+	// s3links (which a Lambda that only signs uses without the client).
+	opts := cfg.Client.Options()
+	links, err := s3links.New(s3links.Config{Bucket: cfg.Bucket, Region: opts.Region, Endpoint: aws.ToString(opts.BaseEndpoint),
+		PathStyle: opts.UsePathStyle, Signer: cfg.Signer, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	s.links = links
 	return s, nil
 }
 
@@ -250,33 +254,11 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // SignURL returns a presigned GET URL of key that S3 serves until expires
-// and refuses from then on: X-Amz-Date + X-Amz-Expires is expires,
-// truncated to the second (SigV4 counts whole seconds, so the URL dies up
-// to a second early, never late). An expires already past gives a URL
-// that is dead, with the same X-Amz-Date + X-Amz-Expires. An expires more
-// than MaxURLLifetime away is refused.
+// and refuses from then on, signed with Config.Signer's keys
+// (s3links.Links.SignURL). An expires more than MaxURLLifetime away is
+// refused.
 func (s *Store) SignURL(ctx context.Context, key string, expires time.Time) (string, error) {
-	at := s.now().UTC().Truncate(time.Second)
-	end := expires.UTC().Truncate(time.Second)
-	life := end.Sub(at)
-	if life > MaxURLLifetime {
-		return "", fmt.Errorf("sign %s: expiry %s is %v away; SigV4 presigned URLs live at most %v",
-			key, end.Format(time.RFC3339), life, MaxURLLifetime)
-	}
-	if life < time.Second {
-		// Past: sign one second before the end, for one second.
-		at, life = end.Add(-time.Second), time.Second
-	}
-	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key},
-		s3.WithPresignExpires(life),
-		func(o *s3.PresignOptions) { o.Presigner = signedAt{v4.NewSigner(), at} })
-	if err != nil {
-		return "", fmt.Errorf("sign %s: %w", key, err)
-	}
-	if req.Method != http.MethodGet {
-		return "", fmt.Errorf("sign %s: presigned a %s, want GET", key, req.Method)
-	}
-	return req.URL, nil
+	return s.links.SignURL(ctx, key, expires)
 }
 
 // SignUpload returns an S3 presigned POST of key under policy p: S3
@@ -302,18 +284,6 @@ func (s *Store) SignUpload(ctx context.Context, key string, p blob.UploadPolicy)
 	fields := maps.Clone(req.Values)
 	fields["Content-Type"] = p.ContentType
 	return blob.SignedUpload{URL: req.URL, Fields: fields}, nil
-}
-
-// signedAt presigns at a given time rather than the SDK's clock, so that
-// X-Amz-Date and X-Amz-Expires add up to the expiry exactly.
-type signedAt struct {
-	signer *v4.Signer
-	at     time.Time
-}
-
-func (p signedAt) PresignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request, payloadHash, service, region string,
-	_ time.Time, optFns ...func(*v4.SignerOptions)) (string, http.Header, error) {
-	return p.signer.PresignHTTP(ctx, creds, r, payloadHash, service, region, p.at, optFns...)
 }
 
 // notFound reports whether S3 said the key has no object.

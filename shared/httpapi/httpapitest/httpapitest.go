@@ -34,7 +34,7 @@ type Executions struct {
 	err     error
 }
 
-// Stop records that t's workflow was stopped (service.Stopper).
+// Stop records that t's workflow was stopped.
 func (s *Executions) Stop(ctx context.Context, t task.Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,8 +97,16 @@ func (c *Clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// Config is what Start builds the API from: the service's configuration
+// and the HTTP layer's.
+type Config struct {
+	service.Config
+	HTTP httpapi.Config
+}
+
 // Env is a running test server and what it is made of.
 type Env struct {
+	Service    *service.Service
 	API        *httpapi.API
 	Server     *httptest.Server
 	Store      store.Store
@@ -111,7 +119,7 @@ type Env struct {
 // so that rate-limit windows are predictable.
 var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
-// Start serves an httpapi.API built from cfg. Every dependency cfg leaves
+// Start serves an httpapi.API over a service.Service built from cfg. Every dependency cfg leaves
 // nil is filled in: a SQLite store in tb.TempDir(), a memblob.Store, a
 // Executions and a Clock at Epoch (cfg.Now, when set, replaces the Clock's
 // use). Everything is closed when the test ends.
@@ -119,7 +127,7 @@ var Epoch = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 // Every response that Server.Client() receives is checked against the
 // OpenAPI document (openapitest.Transport): one that does not match it, or
 // whose status the document does not list, fails the test.
-func Start(tb testing.TB, cfg httpapi.Config) *Env {
+func Start(tb testing.TB, cfg Config) *Env {
 	tb.Helper()
 	env := &Env{Blobs: memblob.New(), Executions: &Executions{}, Clock: NewClock(Epoch)}
 	if cfg.Store == nil {
@@ -142,7 +150,8 @@ func Start(tb testing.TB, cfg httpapi.Config) *Env {
 	if cfg.Now == nil {
 		cfg.Now = env.Clock.Now
 	}
-	env.API = httpapi.New(cfg)
+	env.Service = service.New(cfg.Config)
+	env.API = httpapi.New(env.Service, cfg.HTTP)
 	env.Server = httptest.NewServer(env.API.Handler())
 	c := env.Server.Client()
 	c.Transport = &openapitest.Transport{TB: tb, Base: c.Transport}

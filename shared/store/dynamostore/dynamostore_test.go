@@ -64,7 +64,7 @@ func TestConformance(t *testing.T) {
 		}
 		return New(dynamolocal.Shared(t).Client(), Config{Tables: old.(*Store).Tables()})
 	}
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t) }, storetest.WithReopen(reopen))
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return open(t) }, storetest.WithReopen(reopen))
 }
 
 var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)

@@ -508,7 +508,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		m := movement{a: account{Account: store.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
 		acct, _ := m.items(s.t.Accounts)
-		events, err := s.eventItems(ctx, op, t, t.StartedAt)
+		events, err := s.eventItems(ctx, op, t)
 		if err != nil {
 			return err
 		}
@@ -565,8 +565,9 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 
 // finish moves task id to the terminal state that move (lifecycle.Complete
 // or lifecycle.Fail, given arg) decides at at: it writes the task in one
-// transaction with the release of its in-flight slot and the refund move
-// says (with its ledger entry). The task's update is
+// transaction with what move returns besides (the release of its
+// in-flight slot, the refund with its ledger entry) and the move's
+// webhook events. The task's update is
 // conditioned on the status it was read in, which makes the refund happen
 // once: of two concurrent finishes, the second reads the task again and
 // finds it terminal. It returns the task as it is after, or as it was
@@ -604,7 +605,7 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 
 		m := movement{
 			a:        account{Account: store.Account{ID: t.AccountID}},
-			inFlight: -1,
+			inFlight: tr.InFlight,
 			counts:   map[task.Status]int{from: -1, t.Status: 1},
 			entry:    tr.Refund,
 		}
@@ -614,7 +615,7 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			}
 		}
 		acct, _ := m.items(s.t.Accounts)
-		events, err := s.eventItems(ctx, op, t, t.CompletedAt)
+		events, err := s.eventItems(ctx, op, t)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -156,13 +157,11 @@ func (s *Store) bumpVersion(accountID string) types.TransactWriteItem {
 
 // eventItems are the items a move of t writes in its transaction: a
 // check that the account's endpoints are still those read, and the outbox
-// items of the event the move reports, one per endpoint subscribed to it
-// and one for t's own URL. There are at most service.MaxWebhooks (10) + 2
+// items of the event the move reports (lifecycle.Events). There are at most service.MaxWebhooks (10) + 2
 // of them: with the task and the account items, well within a
 // transaction's 100 items.
-func (s *Store) eventItems(ctx context.Context, op string, t task.Task, at time.Time) ([]types.TransactWriteItem, error) {
-	event := store.EventOf(t.Status)
-	if event == "" {
+func (s *Store) eventItems(ctx context.Context, op string, t task.Task) ([]types.TransactWriteItem, error) {
+	if store.EventOf(t.Status) == "" {
 		return nil, nil
 	}
 	aw, err := s.readAccountWebhooks(ctx, op, t.AccountID)
@@ -170,39 +169,29 @@ func (s *Store) eventItems(ctx context.Context, op string, t task.Task, at time.
 		return nil, err
 	}
 	items := []types.TransactWriteItem{s.versionCheck(t.AccountID, aw)}
-	type target struct{ endpoint, url string }
-	var targets []target
-	for _, e := range aw.endpoints {
-		if e.Subscribed(event) {
-			targets = append(targets, target{e.ID, e.URL})
-		}
-	}
-	if t.WebhookURL != "" {
-		targets = append(targets, target{"", t.WebhookURL})
-	}
-	if len(targets) == 0 {
+	deliveries := lifecycle.Events(t, aw.endpoints)
+	if len(deliveries) == 0 {
 		return items, nil
 	}
 	snap, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode event: %w", op, err)
 	}
-	for _, tg := range targets {
-		id := store.DeliveryID(t.ID, event, tg.endpoint)
-		it := deliveryKey(id)
-		it["id"] = str(id)
-		it["account"] = str(t.AccountID)
-		it["endpoint"] = str(tg.endpoint)
-		it["url"] = str(tg.url)
-		it["event"] = str(event)
-		it["taskId"] = str(t.ID)
+	for _, d := range deliveries {
+		it := deliveryKey(d.ID)
+		it["id"] = str(d.ID)
+		it["account"] = str(d.AccountID)
+		it["endpoint"] = str(d.EndpointID)
+		it["url"] = str(d.URL)
+		it["event"] = str(d.Event)
+		it["taskId"] = str(d.Task.ID)
 		it["task"] = str(string(snap))
-		it["createdAt"] = num(ms(at))
-		it["state"] = str(store.DeliveryPending)
+		it["createdAt"] = num(ms(d.CreatedAt))
+		it["state"] = str(d.State)
 		it["attempts"] = num(0)
 		it[attrDue] = str(duePending)
-		it[attrNextAt] = num(ms(at))
-		it[attrTTL] = s.ttlOf(at)
+		it[attrNextAt] = num(ms(d.NextAt))
+		it[attrTTL] = s.ttlOf(d.CreatedAt)
 		// Not conditioned: the move happens once (its task update is
 		// conditioned on the status it was read in).
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.t.Webhooks, Item: it}})

@@ -147,11 +147,7 @@ func (s *Store) AddCounts(ctx context.Context, counters []store.Counter, n []int
 			if err != nil {
 				return dbErr(op, err)
 			}
-			tk := lifecycle.Taken{Window: lifecycle.Window{Count: w.Count + n[i], Ends: w.Ends}}
-			if !w.Open(at) {
-				tk = lifecycle.Taken{Window: lifecycle.Window{Count: n[i], Ends: c.ExpiresAt}, Fresh: true}
-			}
-			if err := putWindow(ctx, tx, c.Key, tk); err != nil {
+			if err := putWindow(ctx, tx, c.Key, lifecycle.Add(c, w, n[i], at)); err != nil {
 				return dbErr(op, err)
 			}
 		}

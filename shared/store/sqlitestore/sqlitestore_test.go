@@ -38,7 +38,7 @@ func openTemp(t *testing.T) *Store {
 
 func TestConformance(t *testing.T) {
 	var files sync.Map // *Store -> its database file, to reopen it
-	open := func(t *testing.T) store.Store {
+	open := func(t *testing.T) storetest.Backend {
 		path := filepath.Join(t.TempDir(), "gen.db")
 		s := openAt(t, path)
 		files.Store(s, path)

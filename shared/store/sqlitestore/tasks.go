@@ -355,7 +355,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		if err != nil {
 			return dbErr(op, err)
 		}
-		return enqueueEvent(ctx, tx, op, t, t.StartedAt)
+		return enqueueEvent(ctx, tx, op, t)
 	})
 	if err != nil {
 		return task.Task{}, err
@@ -394,8 +394,9 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 
 // finish moves task id to the terminal state that move (lifecycle.Complete
 // or lifecycle.Fail, given arg) decides at at, in one transaction: it
-// writes the task, releases its in-flight slot and refunds what move
-// says, with its ledger entry. It returns the task as it is after, or as
+// writes the task and what move returns besides (the release of its
+// in-flight slot, the refund with its ledger entry), and the move's
+// webhook events. It returns the task as it is after, or as
 // it was read when move refuses.
 func finish[A any](ctx context.Context, s *Store, op, id string,
 	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
@@ -430,12 +431,12 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 		}
 		var balance int64
 		err = tx.QueryRowContext(ctx,
-			`UPDATE accounts SET in_flight = in_flight - 1, credits = credits + ?
-			WHERE id = ? RETURNING credits`, refund, t.AccountID).Scan(&balance)
+			`UPDATE accounts SET in_flight = in_flight + ?, credits = credits + ?
+			WHERE id = ? RETURNING credits`, tr.InFlight, refund, t.AccountID).Scan(&balance)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("release and refund: %w", err))
 		}
-		if err := enqueueEvent(ctx, tx, op, t, t.CompletedAt); err != nil {
+		if err := enqueueEvent(ctx, tx, op, t); err != nil {
 			return err
 		}
 		if tr.Refund == nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -16,16 +17,14 @@ import (
 var _ store.Webhooks = (*Store)(nil)
 
 // enqueueEvent writes, inside the transaction of t's move, the outbox rows
-// of the event the move reports: one per endpoint of t's account
-// subscribed to it and one for t's own URL. The rows' ids are stable
-// (store.DeliveryID), so a row written again is ignored.
-func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task, at time.Time) error {
-	event := store.EventOf(t.Status)
-	if event == "" {
+// of the event the move reports (lifecycle.Events) over the endpoints of
+// t's account. The rows' ids are stable, so a row written again is
+// ignored.
+func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task) error {
+	if store.EventOf(t.Status) == "" {
 		return nil
 	}
-	type target struct{ endpoint, url string }
-	var targets []target
+	var endpoints []store.WebhookEndpoint
 	rows, err := tx.QueryContext(ctx,
 		`SELECT id, url, events FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id`, t.AccountID)
 	if err != nil {
@@ -42,29 +41,25 @@ func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task, at time.
 			rows.Close()
 			return fmt.Errorf("%s: decode events of webhook %s: %w", op, e.ID, err)
 		}
-		if e.Subscribed(event) {
-			targets = append(targets, target{e.ID, e.URL})
-		}
+		endpoints = append(endpoints, e)
 	}
 	if err := rows.Close(); err != nil {
 		return dbErr(op, err)
 	}
-	if t.WebhookURL != "" {
-		targets = append(targets, target{"", t.WebhookURL})
-	}
-	if len(targets) == 0 {
+	deliveries := lifecycle.Events(t, endpoints)
+	if len(deliveries) == 0 {
 		return nil
 	}
 	snap, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("%s: encode event: %w", op, err)
 	}
-	for _, tg := range targets {
+	for _, d := range deliveries {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 			(id, account_id, endpoint_id, url, event, task_id, task, created_at, state, next_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`,
-			store.DeliveryID(t.ID, event, tg.endpoint), t.AccountID, tg.endpoint, tg.url, event, t.ID,
-			string(snap), ms(at), ms(at))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			d.ID, d.AccountID, d.EndpointID, d.URL, d.Event, d.Task.ID,
+			string(snap), ms(d.CreatedAt), d.State, ms(d.NextAt))
 		if err != nil {
 			return dbErr(op, fmt.Errorf("write webhook event: %w", err))
 		}

@@ -18,11 +18,18 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
+// Backend is what the suite holds a storage backend to: the store and
+// its webhooks, which both backends keep.
+type Backend interface {
+	store.Store
+	store.Webhooks
+}
+
 // Run runs the suite. open must return a fresh, empty store for each call
 // and close it when the test that asked for it ends (t.Cleanup). The suite
 // passes every time explicitly and never sleeps. opts add what a backend
 // can do beyond the interface (WithReopen).
-func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
+func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -70,14 +77,21 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"DeleteTask", testDeleteTask},
 		{"DeleteKeepsIdempotency", testDeleteKeepsIdempotency},
 		{"RaceCancelComplete", testRaceCancelComplete},
+		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
+	}
+	for _, tt := range []struct {
+		name string
+		fn   func(t *testing.T, s Backend)
+	}{
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookOutboxNotOnRefusedMove", testWebhookOutboxRefused},
 		{"WebhookDeliveries", testWebhookDeliveries},
 		{"WebhookClaimFits", testWebhookClaimFits},
-		{"LedgerProperties", func(t *testing.T, s store.Store) { testLedgerProperties(t, s, cfg) }},
-	}
-	for _, tt := range tests {
+	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}
 }

@@ -9,19 +9,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// webhooks is s as a store.Webhooks, or skips the test for a backend
-// that keeps no webhooks.
-func webhooks(t *testing.T, s store.Store) store.Webhooks {
-	t.Helper()
-	w, ok := s.(store.Webhooks)
-	if !ok {
-		t.Skipf("%T keeps no webhooks (store.Webhooks)", s)
-	}
-	return w
-}
-
-func testWebhookEndpoints(t *testing.T, s store.Store) {
-	w := webhooks(t, s)
+func testWebhookEndpoints(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	mustAccount(t, s, "acct-b", 100)
@@ -30,36 +18,36 @@ func testWebhookEndpoints(t *testing.T, s store.Store) {
 	a2 := store.WebhookEndpoint{ID: "wh_2", AccountID: "acct-a", URL: "https://a.example/2",
 		Events: store.EventTypes, Secret: "whsec_BBBB", CreatedAt: at(time.Second)}
 	for _, e := range []store.WebhookEndpoint{a1, a2} {
-		if err := w.CreateWebhook(ctx, e); err != nil {
+		if err := s.CreateWebhook(ctx, e); err != nil {
 			t.Fatalf("CreateWebhook(%s): %v", e.ID, err)
 		}
 	}
-	wantErrIs(t, "CreateWebhook(same id)", w.CreateWebhook(ctx, a1), store.ErrExists)
-	wantErrIs(t, "CreateWebhook(unknown account)", w.CreateWebhook(ctx,
+	wantErrIs(t, "CreateWebhook(same id)", s.CreateWebhook(ctx, a1), store.ErrExists)
+	wantErrIs(t, "CreateWebhook(unknown account)", s.CreateWebhook(ctx,
 		store.WebhookEndpoint{ID: "wh_3", AccountID: "nobody", URL: "https://x", Events: store.EventTypes, CreatedAt: at(0)}),
 		store.ErrNotFound)
-	got, err := w.Webhooks(ctx, "acct-a")
+	got, err := s.Webhooks(ctx, "acct-a")
 	if err != nil || len(got) != 2 || got[0].ID != "wh_1" || got[1].ID != "wh_2" ||
 		got[0].Secret != a1.Secret || !slices.Equal(got[1].Events, store.EventTypes) || !sameTime(got[0].CreatedAt, a1.CreatedAt) {
 		t.Fatalf("Webhooks(acct-a) = %+v, %v", got, err)
 	}
-	if got, err := w.Webhooks(ctx, "acct-b"); err != nil || len(got) != 0 {
+	if got, err := s.Webhooks(ctx, "acct-b"); err != nil || len(got) != 0 {
 		t.Fatalf("Webhooks(acct-b) = %+v, %v", got, err)
 	}
-	wantErrIs(t, "DeleteWebhook(other account's)", w.DeleteWebhook(ctx, "acct-b", "wh_1", at(time.Minute)), store.ErrNotFound)
-	if err := w.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)); err != nil {
+	wantErrIs(t, "DeleteWebhook(other account's)", s.DeleteWebhook(ctx, "acct-b", "wh_1", at(time.Minute)), store.ErrNotFound)
+	if err := s.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)); err != nil {
 		t.Fatalf("DeleteWebhook: %v", err)
 	}
-	wantErrIs(t, "DeleteWebhook(again)", w.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)), store.ErrNotFound)
-	if got, _ := w.Webhooks(ctx, "acct-a"); len(got) != 1 || got[0].ID != "wh_2" {
+	wantErrIs(t, "DeleteWebhook(again)", s.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)), store.ErrNotFound)
+	if got, _ := s.Webhooks(ctx, "acct-a"); len(got) != 1 || got[0].ID != "wh_2" {
 		t.Fatalf("Webhooks after delete = %+v", got)
 	}
 
-	first, err := w.SigningSecret(ctx, "acct-a", "whsec_first")
+	first, err := s.SigningSecret(ctx, "acct-a", "whsec_first")
 	if err != nil || first != "whsec_first" {
 		t.Fatalf("SigningSecret = %q, %v", first, err)
 	}
-	if again, err := w.SigningSecret(ctx, "acct-a", "whsec_second"); err != nil || again != "whsec_first" {
+	if again, err := s.SigningSecret(ctx, "acct-a", "whsec_second"); err != nil || again != "whsec_first" {
 		t.Fatalf("SigningSecret again = %q, %v; want the first kept", again, err)
 	}
 }
@@ -78,8 +66,7 @@ func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]store.De
 	return out
 }
 
-func testWebhookOutbox(t *testing.T, s store.Store) {
-	w := webhooks(t, s)
+func testWebhookOutbox(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	all := store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a", URL: "https://a.example/all",
@@ -87,11 +74,11 @@ func testWebhookOutbox(t *testing.T, s store.Store) {
 	done := store.WebhookEndpoint{ID: "wh_done", AccountID: "acct-a", URL: "https://a.example/done",
 		Events: []string{store.EventCompleted, store.EventFailed}, Secret: "whsec_DONE", CreatedAt: at(0)}
 	for _, e := range []store.WebhookEndpoint{all, done} {
-		if err := w.CreateWebhook(ctx, e); err != nil {
+		if err := s.CreateWebhook(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.SigningSecret(ctx, "acct-a", "whsec_TASK"); err != nil {
+	if _, err := s.SigningSecret(ctx, "acct-a", "whsec_TASK"); err != nil {
 		t.Fatal(err)
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
@@ -100,14 +87,14 @@ func testWebhookOutbox(t *testing.T, s store.Store) {
 	want0 := tk
 	want0.Status = task.Pending
 	checkTask(t, "Task with a webhook URL", mustTask(t, s, tk.ID), want0)
-	if got := claimAll(t, w, at(time.Hour)); len(got) != 0 {
+	if got := claimAll(t, s, at(time.Hour)); len(got) != 0 {
 		t.Fatalf("a created task wrote events: %v", got)
 	}
 
 	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	got := claimAll(t, w, at(time.Second))
+	got := claimAll(t, s, at(time.Second))
 	want := map[string]string{
 		store.DeliveryID(tk.ID, store.EventProcessing, "wh_all"): "whsec_ALL",
 		store.DeliveryID(tk.ID, store.EventProcessing, ""):       "whsec_TASK",
@@ -117,7 +104,7 @@ func testWebhookOutbox(t *testing.T, s store.Store) {
 	if _, err := s.StartProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, w, at(30*time.Second)); len(got) != 0 {
+	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
 		t.Fatalf("StartProcessing again wrote %v", got)
 	}
 
@@ -127,7 +114,7 @@ func testWebhookOutbox(t *testing.T, s store.Store) {
 	}
 	// The processing rows were leased until 1s + 1m; the completed ones
 	// are due at the move.
-	got = claimAll(t, w, at(time.Minute))
+	got = claimAll(t, s, at(time.Minute))
 	want = map[string]string{
 		store.DeliveryID(tk.ID, store.EventCompleted, "wh_all"):  "whsec_ALL",
 		store.DeliveryID(tk.ID, store.EventCompleted, "wh_done"): "whsec_DONE",
@@ -174,11 +161,10 @@ func mapKeys(m map[string]store.Delivery) func(func(string) bool) {
 	}
 }
 
-func testWebhookOutboxRefused(t *testing.T, s store.Store) {
-	w := webhooks(t, s)
+func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
-	if err := w.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
 		URL: "https://a.example", Events: store.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +173,7 @@ func testWebhookOutboxRefused(t *testing.T, s store.Store) {
 	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, w, at(time.Second)); len(got) != 1 {
+	if got := claimAll(t, s, at(time.Second)); len(got) != 1 {
 		t.Fatalf("Fail wrote %d events, want 1", len(got))
 	}
 	// Refused moves: complete a failed task, fail it again, start it.
@@ -199,7 +185,7 @@ func testWebhookOutboxRefused(t *testing.T, s store.Store) {
 	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, w, at(time.Hour)); len(got) != 1 {
+	if got := claimAll(t, s, at(time.Hour)); len(got) != 1 {
 		t.Fatalf("refused moves wrote events: %d due an hour later, want only the leased one", len(got))
 	}
 	// A Complete refused for its refund writes nothing either.
@@ -208,21 +194,20 @@ func testWebhookOutboxRefused(t *testing.T, s store.Store) {
 	if _, err := s.Complete(ctx, other.ID, store.Completion{Refund: 999}, at(time.Minute)); err == nil {
 		t.Fatal("Complete with a refund out of range succeeded")
 	}
-	if got := claimAll(t, w, at(2*time.Hour)); len(got) != 1 {
+	if got := claimAll(t, s, at(2*time.Hour)); len(got) != 1 {
 		t.Fatalf("a refused Complete wrote events: %v", got)
 	}
 }
 
-func testWebhookDeliveries(t *testing.T, s store.Store) {
-	w := webhooks(t, s)
+func testWebhookDeliveries(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	mustAccount(t, s, "acct-b", 100)
-	if err := w.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
 		URL: "https://a.example", Events: store.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := w.NextDelivery(ctx); ok || err != nil {
+	if _, ok, err := s.NextDelivery(ctx); ok || err != nil {
 		t.Fatalf("NextDelivery on none = %v, %v", ok, err)
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
@@ -231,71 +216,71 @@ func testWebhookDeliveries(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	id := store.DeliveryID(tk.ID, store.EventProcessing, "wh_all")
-	if next, ok, err := w.NextDelivery(ctx); !ok || err != nil || !sameTime(next, at(time.Second)) {
+	if next, ok, err := s.NextDelivery(ctx); !ok || err != nil || !sameTime(next, at(time.Second)) {
 		t.Fatalf("NextDelivery = %v, %v, %v", next, ok, err)
 	}
-	if got := claimAll(t, w, at(0)); len(got) != 0 {
+	if got := claimAll(t, s, at(0)); len(got) != 0 {
 		t.Fatalf("claimed before due: %v", got)
 	}
-	if got := claimAll(t, w, at(time.Second)); len(got) != 1 {
+	if got := claimAll(t, s, at(time.Second)); len(got) != 1 {
 		t.Fatalf("claimed %d", len(got))
 	}
 	// Leased: not claimed again until the lease ends.
-	if got := claimAll(t, w, at(30*time.Second)); len(got) != 0 {
+	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
 		t.Fatalf("claimed while leased: %v", got)
 	}
-	if got := claimAll(t, w, at(time.Second+time.Minute)); len(got) != 1 {
+	if got := claimAll(t, s, at(time.Second+time.Minute)); len(got) != 1 {
 		t.Fatalf("not claimed after the lease: %v", got)
 	}
 	for i := 1; i <= 3; i++ {
 		a := store.DeliveryAttempt{DeliveryID: id, Attempt: i, At: at(time.Duration(i) * time.Minute),
 			Status: 500, Latency: 15 * time.Millisecond, Error: "receiver answered 500"}
-		if err := w.RecordAttempt(ctx, a, store.DeliveryPending, at(time.Hour)); err != nil {
+		if err := s.RecordAttempt(ctx, a, store.DeliveryPending, at(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: id, Attempt: 4, At: at(time.Hour), Status: 200},
+	if err := s.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: id, Attempt: 4, At: at(time.Hour), Status: 200},
 		store.DeliveryDelivered, at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, w, at(48*time.Hour)); len(got) != 0 {
+	if got := claimAll(t, s, at(48*time.Hour)); len(got) != 0 {
 		t.Fatalf("a delivered delivery was claimed: %v", got)
 	}
-	page, next, err := w.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Limit: 3})
+	page, next, err := s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Limit: 3})
 	if err != nil || len(page) != 3 || next == "" || page[0].Attempt != 4 || page[0].Status != 200 ||
 		page[2].Attempt != 2 || page[1].Error == "" || page[1].Latency != 15*time.Millisecond ||
 		page[0].Event != store.EventProcessing || page[0].TaskID != tk.ID || page[0].DeliveryID != id {
 		t.Fatalf("Attempts page 1 = %+v, %q, %v", page, next, err)
 	}
-	page, next, err = w.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: next, Limit: 3})
+	page, next, err = s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: next, Limit: 3})
 	if err != nil || len(page) != 1 || next != "" || page[0].Attempt != 1 {
 		t.Fatalf("Attempts page 2 = %+v, %q, %v", page, next, err)
 	}
-	_, _, err = w.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: "not-a-cursor", Limit: 3})
+	_, _, err = s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: "not-a-cursor", Limit: 3})
 	wantErrIs(t, "Attempts(bad cursor)", err, store.ErrBadCursor)
-	_, _, err = w.Attempts(ctx, "acct-b", "wh_all", store.AttemptQuery{})
+	_, _, err = s.Attempts(ctx, "acct-b", "wh_all", store.AttemptQuery{})
 	wantErrIs(t, "Attempts(other account)", err, store.ErrNotFound)
 
-	wantErrIs(t, "ReplayDelivery(other account)", w.ReplayDelivery(ctx, "acct-b", "wh_all", id, at(2*time.Hour)), store.ErrNotFound)
-	wantErrIs(t, "ReplayDelivery(unknown)", w.ReplayDelivery(ctx, "acct-a", "wh_all", "msg_nope", at(2*time.Hour)), store.ErrNotFound)
-	if err := w.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(2*time.Hour)); err != nil {
+	wantErrIs(t, "ReplayDelivery(other account)", s.ReplayDelivery(ctx, "acct-b", "wh_all", id, at(2*time.Hour)), store.ErrNotFound)
+	wantErrIs(t, "ReplayDelivery(unknown)", s.ReplayDelivery(ctx, "acct-a", "wh_all", "msg_nope", at(2*time.Hour)), store.ErrNotFound)
+	if err := s.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	got := claimAll(t, w, at(2*time.Hour))
+	got := claimAll(t, s, at(2*time.Hour))
 	if d, ok := got[id]; !ok || d.Attempts != 4 || d.Secret != "whsec_A" {
 		t.Fatalf("after replay: %+v", got)
 	}
-	wantErrIs(t, "RecordAttempt(unknown)", w.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: "msg_nope", Attempt: 1},
+	wantErrIs(t, "RecordAttempt(unknown)", s.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: "msg_nope", Attempt: 1},
 		store.DeliveryFailed, at(0)), store.ErrNotFound)
 
 	// Deleting the endpoint fails its pending deliveries.
-	if err := w.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(3*time.Hour)); err != nil {
+	if err := s.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.DeleteWebhook(ctx, "acct-a", "wh_all", at(3*time.Hour)); err != nil {
+	if err := s.DeleteWebhook(ctx, "acct-a", "wh_all", at(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, w, at(4*time.Hour)); len(got) != 0 {
+	if got := claimAll(t, s, at(4*time.Hour)); len(got) != 0 {
 		t.Fatalf("a deleted endpoint's delivery was claimed: %v", got)
 	}
 }
@@ -303,12 +288,11 @@ func testWebhookDeliveries(t *testing.T, s store.Store) {
 // testWebhookClaimFits: a claim takes only the due deliveries its fits
 // accepts, asked with those it took before; the others stay due, not
 // leased, for the next claim (the worker's bounds per receiver, issue 20).
-func testWebhookClaimFits(t *testing.T, s store.Store) {
-	w := webhooks(t, s)
+func testWebhookClaimFits(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	for _, id := range []string{"wh_one", "wh_two"} {
-		if err := w.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
+		if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
 			Events: store.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)}); err != nil {
 			t.Fatal(err)
 		}
@@ -331,17 +315,17 @@ func testWebhookClaimFits(t *testing.T, s store.Store) {
 		}
 		return true
 	}
-	ds, err := w.ClaimDeliveries(ctx, at(time.Second), time.Minute, 100, oneEach)
+	ds, err := s.ClaimDeliveries(ctx, at(time.Second), time.Minute, 100, oneEach)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ds) != 2 || ds[0].Receiver() == ds[1].Receiver() || asked != 6 {
 		t.Fatalf("claimed %d (asked %d times), want one of each endpoint after asking of all six", len(ds), asked)
 	}
-	if got := claimAll(t, w, at(time.Second)); len(got) != 4 {
+	if got := claimAll(t, s, at(time.Second)); len(got) != 4 {
 		t.Fatalf("%d left due, want the 4 that did not fit", len(got))
 	}
-	if got := claimAll(t, w, at(2*time.Second)); len(got) != 0 {
+	if got := claimAll(t, s, at(2*time.Second)); len(got) != 0 {
 		t.Fatalf("%d claimed again while leased", len(got))
 	}
 }

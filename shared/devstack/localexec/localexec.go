@@ -1,4 +1,10 @@
-package workflow
+// Package localexec executes the generation state machine
+// (statemachine/generation.asl.json) in this process, with the ASL
+// interpreter (shared/asl), its Task states calling workflow.Steps
+// directly. It is the local stack's executions, as Step Functions is
+// AWS's; only the local stack links it, so that no Lambda carries the
+// interpreter.
+package localexec
 
 import (
 	"context"
@@ -9,6 +15,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/workflow"
 	"github.com/genvideo/gen/statemachine"
 )
 
@@ -20,36 +27,14 @@ const (
 	resourceFail           = "local:Fail"
 )
 
-// DefaultTimeout bounds the generation of a task that has no deadline.
-const DefaultTimeout = 15 * time.Minute
-
-// Input is the execution input of generation.asl.json.
-type Input struct {
-	TaskID string `json:"taskId"`
-	// TimeoutSeconds bounds each Generate attempt (TimeoutSecondsPath).
-	TimeoutSeconds int64 `json:"timeoutSeconds"`
-}
-
-// NewInput is the execution input for t at now: the seconds left until
-// its deadline, rounded up and at least 1 (a task already past it still
-// gets an execution, which records the TIMEOUT).
-func NewInput(t task.Task, now time.Time) Input {
-	left := DefaultTimeout
-	if !t.Deadline.IsZero() {
-		left = t.Deadline.Sub(now)
-	}
-	secs := int64((left + time.Second - 1) / time.Second)
-	return Input{TaskID: t.ID, TimeoutSeconds: max(1, secs)}
-}
-
-// LocalExecutions executes statemachine/generation.asl.json locally, its Task
-// states calling Steps in this process. It is the local stack's
+// Executions executes statemachine/generation.asl.json locally, its Task
+// states calling workflow.Steps in this process. It is the local stack's
 // executions, as Step Functions is AWS's: the API starts one per task,
 // and the sweeper (shared/sweeper) looks them up by name and re-drives
 // the tasks whose execution is gone, on both stacks alike.
-type LocalExecutions struct {
-	steps *Steps
-	exec  *asl.Executor
+type Executions struct {
+	now  func() time.Time // the steps' clock
+	exec *asl.Executor
 
 	mu sync.Mutex
 	// started maps the name of each execution this process started, for
@@ -61,9 +46,9 @@ type LocalExecutions struct {
 	started map[string]string
 }
 
-// NewLocalExecutions parses the embedded definition and wires its resources to
+// New parses the embedded definition and wires its resources to
 // steps. opts configure the interpreter (asl.WithLogger).
-func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, error) {
+func New(steps *workflow.Steps, opts ...asl.Option) (*Executions, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
 		"GenerateFunctionArn":       resourceGenerate,
@@ -73,7 +58,10 @@ func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, err
 	if err != nil {
 		return nil, fmt.Errorf("generation workflow: %w", err)
 	}
-	r := &LocalExecutions{steps: steps, started: map[string]string{}}
+	r := &Executions{now: steps.Now, started: map[string]string{}}
+	if r.now == nil {
+		r.now = time.Now
+	}
 	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
 		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
 		resourceGenerate:       asl.Handler(steps.Generate),
@@ -88,8 +76,8 @@ func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, err
 
 // finished wraps a step that ends a task, to forget the task's execution
 // names once the task is terminal.
-func finished[In any](r *LocalExecutions, step func(context.Context, In) (TaskState, error)) func(context.Context, In) (TaskState, error) {
-	return func(ctx context.Context, in In) (TaskState, error) {
+func finished[In any](r *Executions, step func(context.Context, In) (workflow.TaskState, error)) func(context.Context, In) (workflow.TaskState, error) {
+	return func(ctx context.Context, in In) (workflow.TaskState, error) {
 		st, err := step(ctx, in)
 		if err == nil && st.Status.Terminal() {
 			r.mu.Lock()
@@ -104,17 +92,17 @@ func finished[In any](r *LocalExecutions, step func(context.Context, In) (TaskSt
 // t.ID; starting a task whose execution is running does nothing. The
 // execution outlives ctx: it runs until the task is finished or the
 // executions are closed.
-func (r *LocalExecutions) Start(ctx context.Context, t task.Task) error {
+func (r *Executions) Start(ctx context.Context, t task.Task) error {
 	return r.StartNamed(ctx, t.ID, t)
 }
 
 // StartNamed starts the workflow for t in an execution of the given name,
 // as Start does; the sweeper names the executions after a task's first.
-func (r *LocalExecutions) StartNamed(ctx context.Context, name string, t task.Task) error {
+func (r *Executions) StartNamed(ctx context.Context, name string, t task.Task) error {
 	r.mu.Lock()
 	r.started[name] = t.ID
 	r.mu.Unlock()
-	if err := r.exec.Start(ctx, name, NewInput(t, r.steps.now())); err != nil {
+	if err := r.exec.Start(ctx, name, workflow.NewInput(t, r.now())); err != nil {
 		return fmt.Errorf("start workflow %s for %s: %w", name, t.ID, err)
 	}
 	return nil
@@ -124,7 +112,7 @@ func (r *LocalExecutions) StartNamed(ctx context.Context, name string, t task.Ta
 // this process, and whether it is still running. A process knows nothing
 // of the executions of the one before it: after a restart every task is
 // re-driven under its first name.
-func (r *LocalExecutions) Execution(ctx context.Context, name string) (exists, running bool, err error) {
+func (r *Executions) Execution(ctx context.Context, name string) (exists, running bool, err error) {
 	r.mu.Lock()
 	_, exists = r.started[name]
 	r.mu.Unlock()
@@ -136,7 +124,7 @@ func (r *LocalExecutions) Execution(ctx context.Context, name string) (exists, r
 // generation in progress stops), no further step runs, and the task is
 // never completed by them. t is expected to be finished (cancelled):
 // otherwise the sweeper would start it again.
-func (r *LocalExecutions) Stop(ctx context.Context, t task.Task) error {
+func (r *Executions) Stop(ctx context.Context, t task.Task) error {
 	r.mu.Lock()
 	var names []string
 	for name, id := range r.started {
@@ -152,10 +140,24 @@ func (r *LocalExecutions) Stop(ctx context.Context, t task.Task) error {
 	return nil
 }
 
+// Run runs the workflow for t in an execution named t.ID and waits for
+// its end: the tests' way to drive one execution to its end and look at
+// it.
+func (r *Executions) Run(ctx context.Context, t task.Task) (asl.Execution, error) {
+	exec, err := r.exec.Run(ctx, t.ID, workflow.NewInput(t, r.now()))
+	if err != nil {
+		return exec, fmt.Errorf("workflow for %s: %w", t.ID, err)
+	}
+	return exec, nil
+}
+
+// Running reports whether the execution of that name runs here.
+func (r *Executions) Running(name string) bool { return r.exec.Running(name) }
+
 // Wait blocks until no workflow is running.
-func (r *LocalExecutions) Wait() { r.exec.Wait() }
+func (r *Executions) Wait() { r.exec.Wait() }
 
 // Close aborts the running workflows and waits for them to stop. Their
 // tasks stay unfinished until the sweeper recovers them, here or in the next
 // process.
-func (r *LocalExecutions) Close() { r.exec.Close() }
+func (r *Executions) Close() { r.exec.Close() }
