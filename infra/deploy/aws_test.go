@@ -84,12 +84,15 @@ func TestRetainedResourcesGoOnFailedCreate(t *testing.T) {
 			continue
 		}
 		retained++
+		if id == "ApiGatewayLogsRole" {
+			continue // TestLogsRoleOutlivesTheStack
+		}
 		if p != "RetainExceptOnCreate" {
 			t.Errorf("%s: DeletionPolicy %v, want RetainExceptOnCreate: a rolled-back first create would leave it behind", id, p)
 		}
 	}
-	if retained < 5 {
-		t.Errorf("%d resources with a DeletionPolicy, want the four tables and the bucket", retained)
+	if retained < 6 {
+		t.Errorf("%d resources with a DeletionPolicy, want the tables, the bucket and the logs role", retained)
 	}
 }
 
@@ -702,5 +705,24 @@ func TestFirstDeployInARegion(t *testing.T) {
 		if waitsFor(sam, "ApiGatewayAccount", id) {
 			t.Errorf("ApiGatewayAccount waits for stage %s, which waits for it", id)
 		}
+	}
+}
+
+// Issue 24, defect 8: the region's API Gateway account setting outlives
+// the stack, so the role it names must too (a deleted role stops the
+// logs of every other API in the region). Its name is generated, so a
+// kept role never collides with a later deploy's.
+func TestLogsRoleOutlivesTheStack(t *testing.T) {
+	tp := loadTemplate(t)
+	role := tp.Resources["ApiGatewayLogsRole"]
+	if role.raw["DeletionPolicy"] != "Retain" || role.raw["UpdateReplacePolicy"] != "Retain" {
+		t.Errorf("ApiGatewayLogsRole DeletionPolicy %v, UpdateReplacePolicy %v, want Retain: the account setting keeps naming it",
+			role.raw["DeletionPolicy"], role.raw["UpdateReplacePolicy"])
+	}
+	if _, named := role.Properties["RoleName"]; named {
+		t.Errorf("ApiGatewayLogsRole has a fixed RoleName: a kept role would make the next deploy fail with \"already exists\"")
+	}
+	if acct := mustJSON(t, tp.Resources["ApiGatewayAccount"].Properties["CloudWatchRoleArn"]); acct != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
+		t.Errorf("ApiGatewayAccount names %s, want ApiGatewayLogsRole", acct)
 	}
 }
