@@ -1,8 +1,10 @@
 package deploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -724,5 +726,70 @@ func TestLogsRoleOutlivesTheStack(t *testing.T) {
 	}
 	if acct := mustJSON(t, tp.Resources["ApiGatewayAccount"].Properties["CloudWatchRoleArn"]); acct != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
 		t.Errorf("ApiGatewayAccount names %s, want ApiGatewayLogsRole", acct)
+	}
+}
+
+// filterTerm is one "$.field = value" of a CloudWatch Logs JSON filter
+// pattern.
+var filterTerm = regexp.MustCompile(`^\$\.([A-Za-z0-9_.]+)\s*=\s*"([^"]*)"$`)
+
+// jsonFilterMatches applies a CloudWatch Logs JSON filter pattern of
+// equality terms joined by && (string values, * matching any run of
+// characters) to one log line, as CloudWatch does
+// (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntax.html,
+// "Using filter patterns to match terms in JSON log events", read
+// 2026-11-26). A field the line lacks matches nothing.
+func jsonFilterMatches(t *testing.T, pattern string, line []byte) bool {
+	t.Helper()
+	body, ok := strings.CutPrefix(strings.TrimSpace(pattern), "{")
+	body, ok2 := strings.CutSuffix(body, "}")
+	if !ok || !ok2 {
+		t.Fatalf("filter pattern %q is not a JSON pattern { ... }", pattern)
+	}
+	var event map[string]any
+	if err := json.Unmarshal(line, &event); err != nil {
+		t.Fatalf("log line %s: %v", line, err)
+	}
+	for _, term := range strings.Split(body, "&&") {
+		m := filterTerm.FindStringSubmatch(strings.TrimSpace(term))
+		if m == nil {
+			t.Fatalf("filter term %q: only $.field = \"value\" terms are understood here", term)
+		}
+		var v any = event
+		for _, k := range strings.Split(m[1], ".") {
+			obj, _ := v.(map[string]any)
+			v = obj[k]
+		}
+		s, isString := v.(string)
+		glob := "^" + strings.ReplaceAll(regexp.QuoteMeta(m[2]), `\*`, ".*") + "$"
+		if !isString || !regexp.MustCompile(glob).MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// Issue 24, defect 2: FailedRefundsMetric counts the lines the functions'
+// real logger writes when a refund could not be written, and no others.
+func TestFailedRefundsFilterMatchesTheLogger(t *testing.T) {
+	tp := loadTemplate(t)
+	pattern, _ := tp.Resources["FailedRefundsMetric"].Properties["FilterPattern"].(string)
+	line := func(level slog.Level, msg string) []byte {
+		var buf bytes.Buffer
+		awsstack.NewLogger(&buf, slog.LevelDebug).LogAttrs(t.Context(), level, msg, slog.String("task", "tsk_1"))
+		return bytes.TrimSpace(buf.Bytes())
+	}
+	for _, c := range []struct {
+		line []byte
+		want bool
+	}{
+		// shared/service/start.go's message (TestOperability checks it is still there).
+		{line(slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it"), true},
+		{line(slog.LevelWarn, "failed and refunded a task whose creation reported an error"), false},
+		{line(slog.LevelError, "save operation failed"), false},
+	} {
+		if got := jsonFilterMatches(t, pattern, c.line); got != c.want {
+			t.Errorf("FailedRefundsMetric %q on %s: matched %v, want %v", pattern, c.line, got, c.want)
+		}
 	}
 }
