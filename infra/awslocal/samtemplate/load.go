@@ -86,7 +86,15 @@ type API struct {
 	APIKeyRequired    bool
 	Authorizers       map[string]Authorizer
 	GatewayResponses  map[string]GatewayResponse
-	// Stage throttling (MethodSettings /* *).
+	// Method throttling (MethodSettings) by "METHOD /path", the path
+	// decoded ("~1" is "/"); "*" and "/*" stand for any method and any
+	// path. Each method the key matches has its own bucket, for all
+	// clients together.
+	MethodThrottles map[string]Throttle
+}
+
+// Throttle is a token bucket's rate (per second) and burst.
+type Throttle struct {
 	RateLimit  float64
 	BurstLimit int
 }
@@ -314,10 +322,20 @@ func (r *resolver) api(props map[string]any) (API, error) {
 	}
 	for _, ms := range list(props["MethodSettings"]) {
 		s := m(ms)
-		if s["ResourcePath"] == "/*" && s["HttpMethod"] == "*" {
-			api.RateLimit, _ = strconv.ParseFloat(r.must(s["ThrottlingRateLimit"]), 64)
-			api.BurstLimit, _ = strconv.Atoi(r.must(s["ThrottlingBurstLimit"]))
+		if s["ThrottlingRateLimit"] == nil {
+			continue
 		}
+		var th Throttle
+		th.RateLimit, _ = strconv.ParseFloat(r.must(s["ThrottlingRateLimit"]), 64)
+		th.BurstLimit, _ = strconv.Atoi(r.must(s["ThrottlingBurstLimit"]))
+		path := fmt.Sprint(s["ResourcePath"])
+		if path != "/" && path != "/*" {
+			path = strings.ReplaceAll(path, "~1", "/")[1:]
+		}
+		if api.MethodThrottles == nil {
+			api.MethodThrottles = map[string]Throttle{}
+		}
+		api.MethodThrottles[fmt.Sprint(s["HttpMethod"])+" "+path] = th
 	}
 	auth := m(props["Auth"])
 	api.DefaultAuthorizer, _ = auth["DefaultAuthorizer"].(string)
