@@ -821,3 +821,25 @@ func TestFailedRefundsFilterMatchesTheLogger(t *testing.T) {
 		}
 	}
 }
+
+// Issue 24, defect 11: no function at all may Scan, BatchWriteItem or
+// hold a SAM CRUD policy template (the workflow's steps and the sweeper
+// included); only the two deletes of the API delete, each on its table.
+// A Gemini key's secret under a customer key can be decrypted.
+func TestNoFunctionScansOrBatchWrites(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		for _, line := range policySummary(t, tp, id, tp.Resources[id].Properties["Policies"]) {
+			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|BatchWriteItem|\*)) `).MatchString(line) {
+				t.Errorf("%s may %s", id, line)
+			}
+			if strings.HasPrefix(line, "dynamodb:DeleteItem ") && id != "DeleteTaskFunction" && id != "WebhookDeleteFunction" {
+				t.Errorf("%s may %s", id, line)
+			}
+		}
+	}
+	lines := policySummary(t, tp, "GenerateFunction", tp.Resources["GenerateFunction"].Properties["Policies"])
+	if !slices.Contains(lines, "if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn") {
+		t.Errorf("GenerateFunction may not decrypt a Gemini key's secret under a customer key: %v", lines)
+	}
+}

@@ -913,7 +913,9 @@ var (
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	// The steps' moves write their webhook events in their transaction.
-	stepPolicies = []string{"DynamoDBCrudPolicy AccountsTable", "DynamoDBCrudPolicy TasksTable", "DynamoDBCrudPolicy WebhooksTable"}
+	// A step moves a task: the task, its account and the move's webhook
+	// events; never Scan, DeleteItem or BatchWriteItem (issue 24).
+	stepPolicies = slices.Concat(writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"))
 	wantPolicies = map[string][]string{
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
@@ -930,8 +932,9 @@ var (
 		"PlaygroundFunction":     {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
-		"GenerateFunction": {"AWSSecretsManagerGetSecretValuePolicy GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
-			"DynamoDBCrudPolicy TasksTable", "s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"},
+		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"AWSSecretsManagerGetSecretValuePolicy GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
+			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn",
+			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
 		"CompleteFunction": stepPolicies,
 		"FailFunction":     stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
