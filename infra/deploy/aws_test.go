@@ -206,7 +206,7 @@ func TestSAMConfigDeploysInCI(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^confirm_changeset\s*=\s*false$`),
 		regexp.MustCompile(`(?m)^fail_on_empty_changeset\s*=\s*false$`),
-		regexp.MustCompile(`(?m)^capabilities\s*=\s*"CAPABILITY_IAM"$`),
+		regexp.MustCompile(`(?m)^capabilities\s*=\s*"CAPABILITY_NAMED_IAM"$`),
 		regexp.MustCompile(`(?m)^resolve_s3\s*=\s*true$`),
 		regexp.MustCompile(`(?m)^stack_name\s*=\s*"[A-Za-z][A-Za-z0-9-]*"$`),
 		regexp.MustCompile(`(?m)^region\s*=\s*"[a-z0-9-]+"$`),
@@ -829,7 +829,7 @@ func TestFailedRefundsFilterMatchesTheLogger(t *testing.T) {
 func TestNoFunctionScansOrBatchWrites(t *testing.T) {
 	tp := loadTemplate(t)
 	for _, id := range tp.ofType("AWS::Serverless::Function") {
-		for _, line := range policySummary(t, tp, id, tp.Resources[id].Properties["Policies"]) {
+		for _, line := range functionPolicies(t, tp, id) {
 			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|BatchWriteItem|\*)) `).MatchString(line) {
 				t.Errorf("%s may %s", id, line)
 			}
@@ -838,8 +838,30 @@ func TestNoFunctionScansOrBatchWrites(t *testing.T) {
 			}
 		}
 	}
-	lines := policySummary(t, tp, "GenerateFunction", tp.Resources["GenerateFunction"].Properties["Policies"])
+	lines := functionPolicies(t, tp, "GenerateFunction")
 	if !slices.Contains(lines, "if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn") {
 		t.Errorf("GenerateFunction may not decrypt a Gemini key's secret under a customer key: %v", lines)
+	}
+}
+
+// Issue 24, defect 12: Google's workload identity pool must name the
+// Generate role, so it has a fixed, documented name (not SAM's random
+// one, which changes when the function is replaced), and an output.
+func TestGenerateRoleNamed(t *testing.T) {
+	tp := loadTemplate(t)
+	if got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["Role"]); got != `{"Fn::GetAtt":["GenerateRole","Arn"]}` {
+		t.Fatalf("GenerateFunction.Role = %s, want GenerateRole's ARN", got)
+	}
+	stack, _ := tp.eval(map[string]any{"Ref": "AWS::StackName"})
+	name, err := tp.eval(tp.Resources["GenerateRole"].Properties["RoleName"])
+	if want := stack + "-us-east-1-generate"; err != nil || name != want {
+		t.Errorf("GenerateRole's name = %q (%v), want %q: <stack>-<region>-generate", name, err, want)
+	}
+	if got := mustJSON(t, dig(tp.Outputs["GenerateRoleArn"], "Value")); got != `{"Fn::GetAtt":["GenerateRole","Arn"]}` {
+		t.Errorf("output GenerateRoleArn = %s, want GenerateRole's ARN", got)
+	}
+	doc, _ := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if !strings.Contains(string(doc), "<stack>-<region>-generate") || !strings.Contains(string(doc), "GenerateRoleArn") {
+		t.Errorf("deploy.md does not document the Generate role's name pattern and output")
 	}
 }
