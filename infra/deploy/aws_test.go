@@ -865,3 +865,28 @@ func TestGenerateRoleNamed(t *testing.T) {
 		t.Errorf("deploy.md does not document the Generate role's name pattern and output")
 	}
 }
+
+// Issue 24, defect 5: CloudFormation makes no access key of the signing
+// user (the second rotation would delete it: drift), and its custom
+// resource, served by the rotation function, makes the first key and
+// removes them all before the user is deleted (shared/awsstack/rotate
+// TestSignerKeyLifecycle).
+func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
+	tp := loadTemplate(t)
+	if keys := tp.ofType("AWS::IAM::AccessKey"); len(keys) > 0 {
+		t.Errorf("the template makes access keys %v: the second rotation deletes them under CloudFormation", keys)
+	}
+	sk := tp.Resources["SignerKey"]
+	if sk.Type != "Custom::SignerKey" || mustJSON(t, sk.Properties["ServiceToken"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` ||
+		mustJSON(t, sk.Properties["SecretId"]) != `{"Ref":"SignerSecret"}` || mustJSON(t, sk.Properties["UserName"]) != `{"Ref":"SigningUser"}` ||
+		sk.raw["Condition"] != "CreateSigner" {
+		t.Errorf("SignerKey = %s %s, want Custom::SignerKey served by RotateSignerFunction, naming the secret and the user", sk.Type, mustJSON(t, sk.Properties))
+	}
+	if dep := mustJSON(t, tp.Resources["SignerRotation"].raw["DependsOn"]); !strings.Contains(dep, `"SignerKey"`) {
+		t.Errorf("SignerRotation DependsOn %s: a rotation must not start before the first key", dep)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "rotate-signer", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(r.Handle)") {
+		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
+	}
+}

@@ -1278,8 +1278,8 @@ func TestSignerSecretShape(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	var got awsstack.SignerSecret
-	if err := dec.Decode(&got); err != nil || got.AccessKeyID == "" || got.SecretAccessKey == "" {
-		t.Errorf("SignerSecret %s decodes to %+v (%v), want both keys of awsstack.SignerSecret", text, got, err)
+	if err := dec.Decode(&got); err != nil {
+		t.Errorf("SignerSecret %s: %v, want the shape of awsstack.SignerSecret", text, err)
 	}
 }
 
