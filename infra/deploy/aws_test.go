@@ -425,6 +425,10 @@ func TestGenerateConcurrency(t *testing.T) {
 	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
 		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
 	}
+	// Issue 24, defect 10: isolation is the default, not an opt-in.
+	if d, _ := p["Default"].(int); d < 1 {
+		t.Errorf("GenerateReservedConcurrency defaults to %v: nothing is isolated unless the operator sets it", p["Default"])
+	}
 	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
 	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
 		t.Errorf("GenerateFunction.ReservedConcurrentExecutions = %s, want GenerateReservedConcurrency unless 0", got)
