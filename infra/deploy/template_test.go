@@ -959,7 +959,7 @@ var (
 	startPolicies = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
 		[]string{"StepFunctionsExecutionPolicy GenerationStateMachine", "dynamodb:GetItem WebhooksTable", "dynamodb:PutItem WebhooksTable"})
 	uploadPolicies = append(slices.Clone(startPolicies), "s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
-		"s3:GetObject MediaBucket/inputs/uploads/*")
+		"s3:GetObject MediaBucket/inputs/uploads/*", "s3:ListBucket MediaBucket")
 	readerPolicies = slices.Concat([]string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"},
 		writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	// The steps' moves write their webhook events in their transaction.
@@ -988,6 +988,7 @@ var (
 		"CompleteFunction": stepPolicies,
 		"FailFunction":     stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
+			"dynamodb:Scan TasksTable/index/unfinished",
 			"states:DescribeExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"),
 		"GenerationStateMachine": {
 			"LambdaInvokePolicy CompleteFunction", "LambdaInvokePolicy FailFunction",

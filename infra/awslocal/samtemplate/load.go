@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,11 @@ type Function struct {
 	// OtherEvents names the events of other types, which the assembly on
 	// one machine does not drive (an SQS queue).
 	OtherEvents []string
+	// ListPrefixes are the key prefixes its role may s3:ListBucket (its
+	// statements' s3:prefix conditions, "" for any key), from its Policies
+	// or its Role's: S3 answers a GET of a missing key 404 to a principal
+	// that may list it, 403 to one that may not.
+	ListPrefixes []string
 }
 
 // Route is an Api event.
@@ -247,6 +253,7 @@ func Load(file string, names Names) (*Template, error) {
 				}
 			}
 			sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Path+f.Routes[i].Method < f.Routes[j].Path+f.Routes[j].Method })
+			f.ListPrefixes = r.listPrefixes(props)
 			tp.Functions = append(tp.Functions, f)
 		case "AWS::Serverless::Api":
 			api, err := r.api(props)
@@ -598,4 +605,43 @@ func m(v any) map[string]any {
 func list(v any) []any {
 	x, _ := v.([]any)
 	return x
+}
+
+// listPrefixes reads the s3:ListBucket grants of a function: its
+// Policies' statements, or those of its Role when that is a role of the
+// template (Fn::GetAtt <role>.Arn).
+func (r *resolver) listPrefixes(props map[string]any) []string {
+	var stmts []any
+	for _, p := range list(props["Policies"]) {
+		stmts = append(stmts, list(m(p)["Statement"])...)
+	}
+	if ga, ok := m(props["Role"])["Fn::GetAtt"].([]any); ok && len(ga) > 0 {
+		for _, p := range list(m(m(r.resources[fmt.Sprint(ga[0])])["Properties"])["Policies"]) {
+			stmts = append(stmts, list(m(m(p)["PolicyDocument"])["Statement"])...)
+		}
+	}
+	var out []string
+	for _, st := range stmts {
+		sm := m(st)
+		actions := list(sm["Action"])
+		if a, ok := sm["Action"].(string); ok {
+			actions = []any{a}
+		}
+		if sm["Effect"] != "Allow" || !slices.ContainsFunc(actions, func(a any) bool { return a == "s3:ListBucket" }) {
+			continue
+		}
+		cond, ok := m(m(sm["Condition"])["StringLike"])["s3:prefix"]
+		if !ok {
+			out = append(out, "")
+			continue
+		}
+		prefixes := list(cond)
+		if p, ok := cond.(string); ok {
+			prefixes = []any{p}
+		}
+		for _, p := range prefixes {
+			out = append(out, strings.TrimSuffix(fmt.Sprint(p), "*"))
+		}
+	}
+	return out
 }
