@@ -900,3 +900,27 @@ func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
 	}
 }
+
+// What a generation costs: a provider's operation is polled by a small
+// function running the Generate step's code (functions/poll), with the
+// same role and environment, not by the 3,008 MB Generate; Generate
+// itself takes 3,008 MB only to render.
+func TestPollIsGenerateInASmallFunction(t *testing.T) {
+	tp := loadTemplate(t)
+	gen, poll := tp.Resources["GenerateFunction"].Properties, tp.Resources["PollFunction"].Properties
+	if mem, _ := poll["MemorySize"].(int); mem == 0 || mem > 512 {
+		t.Errorf("PollFunction.MemorySize = %v, want at most 512 MB: a poll is one HTTPS request", poll["MemorySize"])
+	}
+	if got := mustJSON(t, gen["MemorySize"]); got != `{"Fn::If":["RendersVideos",3008,1024]}` {
+		t.Errorf("GenerateFunction.MemorySize = %s, want 3,008 MB only where it renders", got)
+	}
+	for _, k := range []string{"Role", "Environment", "Layers", "Timeout"} {
+		if g, p := mustJSON(t, gen[k]), mustJSON(t, poll[k]); g != p {
+			t.Errorf("PollFunction.%s = %s, GenerateFunction's %s: want the same", k, p, g)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "poll", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(steps.GenerateOutcome)") {
+		t.Errorf("functions/poll does not run the Generate step's code (%v)", err)
+	}
+}

@@ -747,6 +747,7 @@ var (
 		"AuthorizerFunction":        {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction":    {awsstack.EnvTablePrefix},
 		"GenerateFunction":          {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
+		"PollFunction":              {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
 		"CompleteFunction":          {awsstack.EnvTablePrefix},
 		"FailFunction":              {awsstack.EnvTablePrefix},
 		"SweeperFunction":           {awsstack.EnvTablePrefix, awsstack.EnvStateMachineARN},
@@ -792,7 +793,7 @@ func TestEnvironment(t *testing.T) {
 }
 
 // stepFunctions are the Lambdas of the state machine's Task states.
-var stepFunctions = []string{"MarkProcessingFunction", "GenerateFunction", "CompleteFunction", "FailFunction"}
+var stepFunctions = []string{"MarkProcessingFunction", "GenerateFunction", "PollFunction", "CompleteFunction", "FailFunction"}
 
 // policySummary reduces a function's Policies to comparable lines:
 // "DynamoDBReadPolicy KeysTable", "s3:GetObject MediaBucket/inputs/*".
@@ -986,13 +987,14 @@ var (
 			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
 		"CompleteFunction": stepPolicies,
+		"PollFunction":     nil, // GenerateFunction's: the same role (init)
 		"FailFunction":     stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
 			"dynamodb:Scan TasksTable/index/unfinished",
 			"states:DescribeExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"),
 		"GenerationStateMachine": {
 			"LambdaInvokePolicy CompleteFunction", "LambdaInvokePolicy FailFunction",
-			"LambdaInvokePolicy GenerateFunction", "LambdaInvokePolicy MarkProcessingFunction",
+			"LambdaInvokePolicy GenerateFunction", "LambdaInvokePolicy MarkProcessingFunction", "LambdaInvokePolicy PollFunction",
 			"logs:CreateLogDelivery *", "logs:DeleteLogDelivery *", "logs:DescribeLogGroups *",
 			"logs:DescribeResourcePolicies *", "logs:GetLogDelivery *", "logs:ListLogDeliveries *",
 			"logs:PutResourcePolicy *", "logs:UpdateLogDelivery *",
@@ -1027,6 +1029,7 @@ func init() {
 	wantPolicies["WebhookDeliveriesFunction"] = slices.Concat(wh, readTable("WebhooksTable"))
 	wantPolicies["WebhookReplayFunction"] = slices.Concat(wh, writeTable("WebhooksTable"))
 	wantPolicies["WebhooksDeliverFunction"] = writeTable("WebhooksTable")
+	wantPolicies["PollFunction"] = wantPolicies["GenerateFunction"]
 }
 
 func readTable(table string) []string {

@@ -16,6 +16,7 @@ import (
 const (
 	resourceMarkProcessing = "local:MarkProcessing"
 	resourceGenerate       = "local:Generate"
+	resourcePoll           = "local:Poll"
 	resourceComplete       = "local:Complete"
 	resourceFail           = "local:Fail"
 )
@@ -67,6 +68,7 @@ func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, err
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
 		"GenerateFunctionArn":       resourceGenerate,
+		"PollFunctionArn":           resourcePoll,
 		"CompleteFunctionArn":       resourceComplete,
 		"FailFunctionArn":           resourceFail,
 	})
@@ -76,7 +78,8 @@ func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, err
 	r := &LocalExecutions{steps: steps, started: map[string]string{}}
 	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
 		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
-		resourceGenerate:       asl.Handler(steps.Generate),
+		resourceGenerate:       asl.Handler(steps.GenerateOutcome),
+		resourcePoll:           asl.Handler(steps.GenerateOutcome),
 		resourceComplete:       asl.Handler(finished(r, steps.Complete)),
 		resourceFail:           asl.Handler(finished(r, steps.Fail)),
 	}, opts...)
