@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 )
@@ -922,5 +923,56 @@ func TestPollIsGenerateInASmallFunction(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(root, "functions", "poll", "main.go"))
 	if err != nil || !strings.Contains(string(src), "lambda.Start(steps.GenerateOutcome)") {
 		t.Errorf("functions/poll does not run the Generate step's code (%v)", err)
+	}
+}
+
+// Issue 24, defect 6: the tasks TTL deletes leave the history's counters
+// through TaskExpiryFunction, fed by the tasks table's stream (old
+// images: the task's account and status), whose filter passes a TTL
+// deletion (a REMOVE by the DynamoDB service) and nothing else: a user's
+// DELETE already took its task out of the counters.
+// shared/awsstack/expiry's TestTTLDeletionLeavesTheTotals runs it.
+func TestExpiredTasksLeaveTheCounters(t *testing.T) {
+	tp := loadTemplate(t)
+	if v := dig(tp.Resources["TasksTable"].Properties, "StreamSpecification", "StreamViewType"); v != "OLD_IMAGE" && v != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("TasksTable stream %v, want the old images of removed tasks", v)
+	}
+	ev := mapAt(tp.Resources["TaskExpiryFunction"].Properties, "Events")["Expired"]
+	if dig(ev, "Type") != "DynamoDB" || mustJSON(t, dig(ev, "Properties", "Stream")) != `{"Fn::GetAtt":["TasksTable","StreamArn"]}` {
+		t.Fatalf("TaskExpiryFunction's event %s, want the tasks table's stream", mustJSON(t, ev))
+	}
+	filters, _ := dig(ev, "Properties", "FilterCriteria", "Filters").([]any)
+	if len(filters) != 1 {
+		t.Fatalf("TaskExpiryFunction filters %v, want one", filters)
+	}
+	f, err := streams.ParseFilter(dig(filters[0], "Pattern").(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(identity string) map[string]any {
+		var m map[string]any
+		json.Unmarshal([]byte(`{"eventName": "REMOVE", "eventSource": "aws:dynamodb", `+identity+`
+			"dynamodb": {"Keys": {"id": {"S": "gen_1"}}, "OldImage": {"id": {"S": "gen_1"}, "acct": {"S": "a"}, "status": {"S": "completed"}}}}`), &m)
+		return m
+	}
+	if !f.Match(record(`"userIdentity": {"type": "Service", "principalId": "dynamodb.amazonaws.com"},`)) {
+		t.Errorf("the filter drops a TTL deletion")
+	}
+	if f.Match(record("")) {
+		t.Errorf("the filter passes a user's delete, which DeleteTask already counted")
+	}
+}
+
+// Issue 24, defect 9: the start functions that take images check up to
+// two of 20 MiB whole before they answer; sized at 256 MB (a seventh of a
+// vCPU) two images of the largest canvas take most of the handler's
+// budget (shared/imagecheck BenchmarkLargestCanvas), so they get a whole
+// vCPU (1,769 MB).
+func TestImageStartsHaveAWholeCPU(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range []string{"ImageToVideoFunction", "FirstLastFrameFunction"} {
+		if mem, _ := tp.Resources[id].Properties["MemorySize"].(int); mem < 1769 {
+			t.Errorf("%s.MemorySize = %v, want at least 1769 MB (one vCPU) to check two 20 MiB images in time", id, tp.Resources[id].Properties["MemorySize"])
+		}
 	}
 }

@@ -747,6 +747,7 @@ var (
 		"AuthorizerFunction":        {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction":    {awsstack.EnvTablePrefix},
 		"GenerateFunction":          {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
+		"TaskExpiryFunction":        {awsstack.EnvTablePrefix},
 		"PollFunction":              {awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvFFmpegPath, awsstack.EnvFontFile, awsstack.EnvGenerator},
 		"CompleteFunction":          {awsstack.EnvTablePrefix},
 		"FailFunction":              {awsstack.EnvTablePrefix},
@@ -1030,6 +1031,8 @@ func init() {
 	wantPolicies["WebhookReplayFunction"] = slices.Concat(wh, writeTable("WebhooksTable"))
 	wantPolicies["WebhooksDeliverFunction"] = writeTable("WebhooksTable")
 	wantPolicies["PollFunction"] = wantPolicies["GenerateFunction"]
+	// Expired tasks: the account's counts and a marker (issue 24).
+	wantPolicies["TaskExpiryFunction"] = writeTable("AccountsTable")
 }
 
 func readTable(table string) []string {
