@@ -912,7 +912,7 @@ func TestPollIsGenerateInASmallFunction(t *testing.T) {
 	if mem, _ := poll["MemorySize"].(int); mem == 0 || mem > 512 {
 		t.Errorf("PollFunction.MemorySize = %v, want at most 512 MB: a poll is one HTTPS request", poll["MemorySize"])
 	}
-	if got := mustJSON(t, gen["MemorySize"]); got != `{"Fn::If":["RendersVideos",3008,1024]}` {
+	if got := mustJSON(t, gen["MemorySize"]); got != `{"Fn::If":["RendersVideos",3008,512]}` {
 		t.Errorf("GenerateFunction.MemorySize = %s, want 3,008 MB only where it renders", got)
 	}
 	for _, k := range []string{"Role", "Environment", "Layers", "Timeout"} {

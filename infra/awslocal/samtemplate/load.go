@@ -207,11 +207,14 @@ func Load(file string, names Names) (*Template, error) {
 			f := Function{LogicalID: id, Env: map[string]string{}, Timeout: 3, MemorySize: 128}
 			f.Dir, _ = props["CodeUri"].(string)
 			for _, src := range []map[string]any{glob, props} {
+				// Through the resolver: a size may be an !If on a parameter.
 				if v, ok := src["Timeout"]; ok {
-					f.Timeout, _ = strconv.Atoi(fmt.Sprint(v))
+					t, _ := r.str(v)
+					f.Timeout, _ = strconv.Atoi(t)
 				}
 				if v, ok := src["MemorySize"]; ok {
-					f.MemorySize, _ = strconv.Atoi(fmt.Sprint(v))
+					mem, _ := r.str(v)
+					f.MemorySize, _ = strconv.Atoi(mem)
 				}
 			}
 			for _, vars := range []map[string]any{globEnv, m(m(props["Environment"])["Variables"])} {
