@@ -583,6 +583,12 @@ func TestDeployDocAndSmokeScript(t *testing.T) {
 		"key store down":       "SERVICE_UNAVAILABLE",
 		"key store restored":   "delete-role-policy",
 		"end to end completed": "completed",
+		// Issue 24: what a script can show of its defects.
+		"fresh-region deploy":            "--fresh-region",
+		"the account setting kept":       "aws apigateway get-account",
+		"sam delete":                     "sam delete",
+		"a missing upload id":            "MISSING_IMAGE",
+		"one key's throttle and another": "another key's request",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("smoke script does not check %s (%q)", check, want)
@@ -973,6 +979,49 @@ func TestImageStartsHaveAWholeCPU(t *testing.T) {
 	for _, id := range []string{"ImageToVideoFunction", "FirstLastFrameFunction"} {
 		if mem, _ := tp.Resources[id].Properties["MemorySize"].(int); mem < 1769 {
 			t.Errorf("%s.MemorySize = %v, want at least 1769 MB (one vCPU) to check two 20 MiB images in time", id, tp.Resources[id].Properties["MemorySize"])
+		}
+	}
+}
+
+// Issue 24, defect 13: what the stack costs whatever its traffic is
+// written down, from the template's own figures: the alarm metrics
+// CloudWatch bills (a metric-math alarm per metric it queries), X-Ray's
+// sampling at low traffic, and a poll's access log and data transfer; and
+// the stage has no detailed per-method metrics, billed per metric.
+func TestFixedCostsWrittenDown(t *testing.T) {
+	tp := loadTemplate(t)
+	metrics := 0
+	for _, id := range tp.ofType("AWS::CloudWatch::Alarm") {
+		p := tp.Resources[id].Properties
+		list, ok := p["Metrics"].([]any)
+		if !ok {
+			metrics++
+			continue
+		}
+		for _, m := range list {
+			if dig(m, "MetricStat") != nil {
+				metrics++
+			}
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fixed, ok := strings.Cut(string(doc), "### Fixed costs")
+	if !ok {
+		t.Fatal("deploy.md has no \"### Fixed costs\"")
+	}
+	fixed, _, _ = strings.Cut(fixed, "\n## ")
+	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics"} {
+		if !strings.Contains(fixed, want) {
+			t.Errorf("deploy.md's fixed costs do not say %q", want)
+		}
+	}
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	for _, s := range settings {
+		if dig(s, "MetricsEnabled") == true {
+			t.Errorf("MethodSettings %s enables detailed metrics: billed per metric and method", mustJSON(t, s))
 		}
 	}
 }
