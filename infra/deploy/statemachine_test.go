@@ -311,7 +311,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	steps := &workflow.Steps{Store: st, Blobs: blobs, Generator: gen, Provider: provider, TempDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	handlers := map[string]any{
-		"MarkProcessingFunction": steps.MarkProcessing,
+		"MarkProcessingFunction": steps.MarkProcessingOutcome,
 		"GenerateFunction":       steps.GenerateOutcome,
 		"PollFunction":           steps.GenerateOutcome,
 		"CompleteFunction":       steps.Complete,
@@ -578,9 +578,11 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 
 	t.Run("deadline passed before processing", func(t *testing.T) {
 		e := resultOf[late.ID]
-		checkPath(t, e, []string{"MarkProcessing", "RecordFailure"})
-		if got := e.errorsOf("MarkProcessing"); !slices.Equal(got, []string{"DeadlineExceeded"}) {
-			t.Errorf("MarkProcessing failed with %v, want [DeadlineExceeded]", got)
+		// Issue 24, defect 7: a late start is a timeout, answered, not a
+		// Lambda error.
+		checkPath(t, e, []string{"MarkProcessing", "IsProcessing", "PastDeadline", "RecordFailure"})
+		if got := e.errorsOf("MarkProcessing"); len(got) != 0 {
+			t.Errorf("MarkProcessing failed with %v, want no error: a timeout is an ordinary outcome", got)
 		}
 		if got := gen.Calls(late.ID); got != 0 {
 			t.Errorf("the generator ran %d times, want 0", got)

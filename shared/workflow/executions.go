@@ -77,7 +77,7 @@ func NewLocalExecutions(steps *Steps, opts ...asl.Option) (*LocalExecutions, err
 	}
 	r := &LocalExecutions{steps: steps, started: map[string]string{}}
 	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
-		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
+		resourceMarkProcessing: asl.Handler(steps.MarkProcessingOutcome),
 		resourceGenerate:       asl.Handler(steps.GenerateOutcome),
 		resourcePoll:           asl.Handler(steps.GenerateOutcome),
 		resourceComplete:       asl.Handler(finished(r, steps.Complete)),

@@ -33,6 +33,27 @@ func (s *Steps) GenerateOutcome(ctx context.Context, in TaskRef) (Outcome, error
 	return outcome(s.Generate(ctx, in))
 }
 
+// Marked is what the MarkProcessing state answers the workflow: the
+// task's status, or the failure of a task whose execution started past its
+// deadline (after an outage, say), which is a timeout like any other and
+// no Lambda error (see Outcome).
+type Marked struct {
+	TaskState
+	Failure *CaughtError `json:"failure,omitempty"`
+}
+
+// MarkProcessingOutcome is MarkProcessing as the workflow's MarkProcessing
+// state calls it: a deadline already passed comes back as a Marked's
+// Failure; every other error is returned as it is.
+func (s *Steps) MarkProcessingOutcome(ctx context.Context, in TaskRef) (Marked, error) {
+	st, err := s.MarkProcessing(ctx, in)
+	var deadline *DeadlineExceeded
+	if errors.As(err, &deadline) {
+		return Marked{TaskState: TaskState{TaskID: in.TaskID}, Failure: &CaughtError{Error: asl.ErrorName(err), Cause: err.Error()}}, nil
+	}
+	return Marked{TaskState: st}, err
+}
+
 func outcome(g Generated, err error) (Outcome, error) {
 	var (
 		policy   *ContentPolicyViolation
