@@ -67,7 +67,7 @@ var functionNames = []string{
 }
 
 func init() {
-	functionNames = append(functionNames, "cancel", "delete-task", "credits",
+	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver")
 }
 

@@ -45,12 +45,12 @@ var (
 // What starts or steps the workflow: the functions that may link it.
 var (
 	starters = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper"}
-	steps    = []string{"mark-processing", "generate", "complete", "fail"}
+	steps    = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 
 // notLinked are the packages (with those under them) that no function
 // may link, but for those named in only: the renderer and the Veo
-// providers run only in the generate step; Step Functions' executions
+// providers run only in the generate and poll steps; Step Functions' executions
 // (sfnstart, and the sweeper's execution names in it) only where a
 // workflow is started or stopped; the workflow's steps and input only
 // there and in the steps; the ASL interpreter, the state machine's
@@ -60,9 +60,9 @@ var notLinked = []struct {
 	path, what string
 	only       []string
 }{
-	{"github.com/genvideo/gen/shared/render", "the ffmpeg renderer", []string{"generate"}},
-	{"github.com/genvideo/gen/shared/veo", "the Veo providers", []string{"generate"}},
-	{"golang.org/x/oauth2", "Google's OAuth2 library", []string{"generate"}},
+	{"github.com/genvideo/gen/shared/render", "the ffmpeg renderer", []string{"generate", "poll"}},
+	{"github.com/genvideo/gen/shared/veo", "the Veo providers", []string{"generate", "poll"}},
+	{"golang.org/x/oauth2", "Google's OAuth2 library", []string{"generate", "poll"}},
 	{"github.com/genvideo/gen/shared/sfnstart", "Step Functions' executions", starters},
 	{"github.com/aws/aws-sdk-go-v2/service/sfn", "the Step Functions client", starters},
 	{"github.com/genvideo/gen/shared/sweeper", "the sweeper", starters},

@@ -8,8 +8,8 @@ import _ "embed"
 // Generation is generation.asl.json: it drives one task from pending to
 // completed, or to failed with its credits refunded. Its Task resources
 // are the placeholders ${MarkProcessingFunctionArn}, ${GenerateFunctionArn},
-// ${CompleteFunctionArn} and ${FailFunctionArn}, filled by SAM's
-// DefinitionSubstitutions on AWS and by localexec.Executions locally.
+// ${PollFunctionArn}, ${CompleteFunctionArn} and ${FailFunctionArn}, filled by
+// SAM's DefinitionSubstitutions on AWS and by localexec.Executions locally.
 //
 //go:embed generation.asl.json
 var Generation []byte

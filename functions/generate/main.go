@@ -2,7 +2,8 @@
 // Generate state: it renders the task's videos with ffmpeg (from a layer,
 // /opt/bin/ffmpeg, or GEN_FFMPEG_PATH) and stores them in S3. It returns
 // the workflow's named errors unwrapped, so that Step Functions sees their
-// type names.
+// type names, and the ordinary ends of a generation (refused, timed out,
+// failed) as its Outcome's failure, which counts as no Lambda error.
 package main
 
 import (
@@ -23,5 +24,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(steps.Generate)
+	lambda.Start(steps.GenerateOutcome)
 }

@@ -1,6 +1,7 @@
 // Command mark-processing is the Lambda of the generation state machine's
 // MarkProcessing state: pending -> processing. It returns the workflow's named errors unwrapped, so that
-// Step Functions sees their type names.
+// Step Functions sees their type names, and a start past the task's
+// deadline as the answer's failure, which counts as no Lambda error.
 package main
 
 import (
@@ -17,5 +18,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(steps.New(stack).MarkProcessing)
+	lambda.Start(steps.New(stack).MarkProcessingOutcome)
 }

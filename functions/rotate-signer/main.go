@@ -1,7 +1,8 @@
 // Command rotate-signer is the Secrets Manager rotation function of the
 // signing user's access key (see shared/awsstack/rotate): it replaces the
 // key before the current one, so that links signed in the last 24 hours
-// keep working.
+// keep working. It also makes the user's first key and removes its keys
+// before the user goes (the stack's Custom::SignerKey).
 package main
 
 import (
@@ -22,5 +23,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(r.Rotate)
+	lambda.Start(r.Handle)
 }

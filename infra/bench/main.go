@@ -2,8 +2,9 @@
 // bare net/http server on the same machine in the same run: status
 // polling, starts, history pages of an account with 10,000 tasks (on
 // SQLite through the server, and on DynamoDB Local through the store),
-// models; then the endpoint Lambdas' sizes and init times. It prints one
-// table; `make bench` runs it. Nothing here is a test: no figure is
+// models; then the endpoint Lambdas' sizes and init times. It prints
+// first what AWS charges per 1,000 generations (infra/costmodel, from
+// template.yaml), then one table; `make bench` runs it. Nothing here is a test: no figure is
 // asserted, the table is read by people (infra/docs/performance.md).
 package main
 
@@ -18,6 +19,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/genvideo/gen/infra/costmodel"
 )
 
 // startPattern is the route of the start workload.
@@ -70,6 +73,15 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "gen bench: %s, %s/%s, %d CPUs (GOMAXPROCS %d), %s, load average %s\n%d connections, %v per load and server in %d turns (each after %v warm-up), generator %s (latency %v)\n\n",
 		host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), strings.TrimSpace(string(load)),
 		cfg.conns, cfg.duration, cfg.rounds, cfg.warm, cfg.generator, cfg.latency)
+
+	// What AWS charges per generation, from template.yaml's figures
+	// (infra/costmodel): no measurement, so it comes first.
+	if st, err := costmodel.FromTemplate("."); err != nil {
+		fmt.Fprintf(out, "cost model: %v (run from the checkout's root)\n\n", err)
+	} else {
+		costmodel.Print(out, st, costmodel.Assumed, costmodel.USEast1)
+		fmt.Fprintln(out)
+	}
 
 	b, err := setUp(ctx, cfg)
 	if err != nil {

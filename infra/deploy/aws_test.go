@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 )
@@ -84,12 +85,15 @@ func TestRetainedResourcesGoOnFailedCreate(t *testing.T) {
 			continue
 		}
 		retained++
+		if id == "ApiGatewayLogsRole" {
+			continue // TestLogsRoleOutlivesTheStack
+		}
 		if p != "RetainExceptOnCreate" {
 			t.Errorf("%s: DeletionPolicy %v, want RetainExceptOnCreate: a rolled-back first create would leave it behind", id, p)
 		}
 	}
-	if retained < 5 {
-		t.Errorf("%d resources with a DeletionPolicy, want the four tables and the bucket", retained)
+	if retained < 6 {
+		t.Errorf("%d resources with a DeletionPolicy, want the tables, the bucket and the logs role", retained)
 	}
 }
 
@@ -201,7 +205,7 @@ func TestSAMConfigDeploysInCI(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^confirm_changeset\s*=\s*false$`),
 		regexp.MustCompile(`(?m)^fail_on_empty_changeset\s*=\s*false$`),
-		regexp.MustCompile(`(?m)^capabilities\s*=\s*"CAPABILITY_IAM"$`),
+		regexp.MustCompile(`(?m)^capabilities\s*=\s*"CAPABILITY_NAMED_IAM"$`),
 		regexp.MustCompile(`(?m)^resolve_s3\s*=\s*true$`),
 		regexp.MustCompile(`(?m)^stack_name\s*=\s*"[A-Za-z][A-Za-z0-9-]*"$`),
 		regexp.MustCompile(`(?m)^region\s*=\s*"[a-z0-9-]+"$`),
@@ -274,8 +278,9 @@ func TestDefinitionRetriesThrottlingPatiently(t *testing.T) {
 func TestOperability(t *testing.T) {
 	tp := loadTemplate(t)
 	api := tp.Resources["GenApi"]
-	if got := mustJSON(t, dig(api.Properties, "AccessLogSetting", "DestinationArn")); got != `{"Fn::GetAtt":["ApiAccessLogGroup","Arn"]}` {
-		t.Errorf("GenApi access logs go to %s, want ApiAccessLogGroup", got)
+	dest, err := tp.eval(dig(api.Properties, "AccessLogSetting", "DestinationArn"))
+	if want, _ := tp.getAtt("ApiAccessLogGroup", "Arn"); err != nil || dest != want {
+		t.Errorf("GenApi access logs go to %s (%v), want ApiAccessLogGroup", dest, err)
 	}
 	format, _ := dig(api.Properties, "AccessLogSetting", "Format").(string)
 	var line map[string]string
@@ -284,9 +289,6 @@ func TestOperability(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(format), "apikey") || strings.Contains(format, "X-API-Key") {
 		t.Errorf("access log format %q logs the API key", format)
-	}
-	if dep := mustJSON(t, api.raw["DependsOn"]); dep != `"ApiGatewayAccount"` {
-		t.Errorf("GenApi DependsOn %s, want ApiGatewayAccount (access logs need the account's role)", dep)
 	}
 	acct := tp.Resources["ApiGatewayAccount"]
 	if acct.Type != "AWS::ApiGateway::Account" || mustJSON(t, acct.Properties["CloudWatchRoleArn"]) != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
@@ -398,8 +400,8 @@ func TestPublicFunctionsLeastPrivilege(t *testing.T) {
 		t.Errorf("authorizer's key reads are limited to leading keys %s, want [\"H#*\"] (the items by hash)", got)
 	}
 	found := false
-	for _, p := range tp.Resources["GenerateFunction"].Properties["Policies"].([]any) {
-		stmts, _ := dig(p, "Statement").([]any)
+	for _, p := range tp.Resources["GenerateRole"].Properties["Policies"].([]any) {
+		stmts, _ := dig(p, "PolicyDocument", "Statement").([]any)
 		for _, s := range stmts {
 			if dig(s, "Action") == "s3:ListBucket" {
 				found = true
@@ -422,6 +424,10 @@ func TestGenerateConcurrency(t *testing.T) {
 	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
 		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
 	}
+	// Issue 24, defect 10: isolation is the default, not an opt-in.
+	if d, _ := p["Default"].(int); d < 1 {
+		t.Errorf("GenerateReservedConcurrency defaults to %v: nothing is isolated unless the operator sets it", p["Default"])
+	}
 	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
 	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
 		t.Errorf("GenerateFunction.ReservedConcurrentExecutions = %s, want GenerateReservedConcurrency unless 0", got)
@@ -431,21 +437,49 @@ func TestGenerateConcurrency(t *testing.T) {
 	}
 }
 
-// Defect 10: the routes without a key are metered by the stage's default
-// throttling.
+// Defect 10 of issue 12: the routes without a key are throttled. Issue
+// 24, defect 4: and only they. Stage and method throttling is per method
+// for all clients together, so on a keyed route it would cap every
+// customer at once (and its 429 blames "this API key"); keyed routes are
+// throttled per key by their usage plans.
 func TestPublicRoutesThrottled(t *testing.T) {
 	tp := loadTemplate(t)
 	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
-	ok := false
+	// The throttled methods, as "METHOD /path" ("*" for any).
+	throttled := map[string]bool{}
 	for _, s := range settings {
-		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" &&
-			mustJSON(t, dig(s, "ThrottlingRateLimit")) == `{"Ref":"PublicRateLimit"}` &&
-			mustJSON(t, dig(s, "ThrottlingBurstLimit")) == `{"Ref":"PublicBurstLimit"}` {
-			ok = true
+		if dig(s, "ThrottlingRateLimit") == nil && dig(s, "ThrottlingBurstLimit") == nil {
+			continue
+		}
+		if mustJSON(t, dig(s, "ThrottlingRateLimit")) != `{"Ref":"PublicRateLimit"}` ||
+			mustJSON(t, dig(s, "ThrottlingBurstLimit")) != `{"Ref":"PublicBurstLimit"}` {
+			t.Errorf("GenApi.MethodSettings %s: want PublicRateLimit and PublicBurstLimit", mustJSON(t, s))
+		}
+		path, _ := dig(s, "ResourcePath").(string)
+		method, _ := dig(s, "HttpMethod").(string)
+		if path != "/" && path != "/*" {
+			path = strings.ReplaceAll(path, "~1", "/")[1:]
+		}
+		throttled[method+" "+path] = true
+	}
+	covered := func(method, path string) bool {
+		return throttled[method+" "+path] || throttled["* "+path] || throttled["* /*"] || throttled[method+" /*"]
+	}
+	public := 0
+	for _, ev := range apiEvents(t, tp) {
+		keyless := dig(ev.auth, "Authorizer") == "NONE"
+		switch {
+		case keyless && !covered(ev.method, ev.path):
+			t.Errorf("%s %s (%s) has no key and no throttling", ev.method, ev.path, ev.function)
+		case !keyless && covered(ev.method, ev.path):
+			t.Errorf("%s %s (%s) is keyed, yet throttled for all keys together by the stage's method settings", ev.method, ev.path, ev.function)
+		}
+		if keyless {
+			public++
 		}
 	}
-	if !ok {
-		t.Errorf("GenApi.MethodSettings = %s, want /* * throttled at PublicRateLimit and PublicBurstLimit", mustJSON(t, settings))
+	if public == 0 {
+		t.Errorf("no route without a key: the check checks nothing")
 	}
 	for _, name := range []string{"PublicRateLimit", "PublicBurstLimit"} {
 		p, _ := tp.Parameters[name].(map[string]any)
@@ -547,6 +581,12 @@ func TestDeployDocAndSmokeScript(t *testing.T) {
 		"key store down":       "SERVICE_UNAVAILABLE",
 		"key store restored":   "delete-role-policy",
 		"end to end completed": "completed",
+		// Issue 24: what a script can show of its defects.
+		"fresh-region deploy":            "--fresh-region",
+		"the account setting kept":       "aws apigateway get-account",
+		"sam delete":                     "sam delete",
+		"a missing upload id":            "MISSING_IMAGE",
+		"one key's throttle and another": "another key's request",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("smoke script does not check %s (%q)", check, want)
@@ -595,5 +635,326 @@ func TestCfnLintChecksTheDefinition(t *testing.T) {
 	}
 	if out, err := cfnLintDefinition(t, lint, []byte(broken)); err == nil || !strings.Contains(string(out), "E3601") {
 		t.Errorf("cfn-lint of a definition starting at a missing state: %v\n%s, want E3601", err, out)
+	}
+}
+
+// dependencies lists what resource id of a transformed template waits
+// for: its DependsOn, and every resource its properties Ref, Fn::GetAtt
+// or name in an Fn::Sub (CloudFormation orders by all of them, a Sub
+// variable unused by its string included).
+func dependencies(tp map[string]any, id string) []string {
+	res := mapAt(tp, "Resources")
+	r, _ := res[id].(map[string]any)
+	var deps []string
+	switch d := r["DependsOn"].(type) {
+	case string:
+		deps = append(deps, d)
+	case []any:
+		for _, x := range d {
+			deps = append(deps, fmt.Sprint(x))
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "Ref":
+					deps = append(deps, fmt.Sprint(x))
+				case "Fn::GetAtt":
+					if l, ok := x.([]any); ok && len(l) > 0 {
+						deps = append(deps, fmt.Sprint(l[0]))
+					}
+				case "Fn::Sub":
+					str := x
+					if l, ok := x.([]any); ok && len(l) == 2 {
+						str = l[0]
+						walk(l[1])
+					}
+					if s, ok := str.(string); ok {
+						for _, m := range regexp.MustCompile(`\$\{([A-Za-z0-9]+)`).FindAllStringSubmatch(s, -1) {
+							deps = append(deps, m[1])
+						}
+					}
+					continue
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(r["Properties"])
+	var out []string
+	for _, d := range deps {
+		if _, ok := res[d]; ok && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// waitsFor reports whether resource from is created after resource to.
+func waitsFor(tp map[string]any, from, to string) bool {
+	seen := map[string]bool{}
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		if id == to {
+			return true
+		}
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		return slices.ContainsFunc(dependencies(tp, id), visit)
+	}
+	return slices.ContainsFunc(dependencies(tp, from), visit)
+}
+
+// Issue 24, defect 1: in a region that never had an API Gateway
+// resource, AWS::ApiGateway::Account must come after one (its
+// documentation); and the stage, which writes access logs, after the
+// account's role is set. Checked on what SAM deploys: a DependsOn on the
+// Serverless::Api lands on the REST API too.
+func TestFirstDeployInARegion(t *testing.T) {
+	sam := samTransformed(t)
+	res := mapAt(sam, "Resources")
+	apiFirst := false
+	for _, d := range dependencies(sam, "ApiGatewayAccount") {
+		typ, _ := dig(res[d], "Type").(string)
+		if strings.HasPrefix(typ, "AWS::ApiGateway::") && !waitsFor(sam, d, "ApiGatewayAccount") {
+			apiFirst = true
+		}
+	}
+	if !apiFirst {
+		t.Errorf("ApiGatewayAccount waits for %v: no API Gateway resource made before it, so a first deploy in a region fails",
+			dependencies(sam, "ApiGatewayAccount"))
+	}
+	stages := transformedOfType(sam, "AWS::ApiGateway::Stage")
+	if len(stages) == 0 {
+		t.Fatal("SAM deploys no stage")
+	}
+	for id := range stages {
+		if !waitsFor(sam, id, "ApiGatewayAccount") {
+			t.Errorf("stage %s does not wait for ApiGatewayAccount: its access logs need the account's CloudWatch role", id)
+		}
+		if waitsFor(sam, "ApiGatewayAccount", id) {
+			t.Errorf("ApiGatewayAccount waits for stage %s, which waits for it", id)
+		}
+	}
+}
+
+// Issue 24, defect 8: the region's API Gateway account setting outlives
+// the stack, so the role it names must too (a deleted role stops the
+// logs of every other API in the region). Its name is generated, so a
+// kept role never collides with a later deploy's.
+func TestLogsRoleOutlivesTheStack(t *testing.T) {
+	tp := loadTemplate(t)
+	role := tp.Resources["ApiGatewayLogsRole"]
+	if role.raw["DeletionPolicy"] != "Retain" || role.raw["UpdateReplacePolicy"] != "Retain" {
+		t.Errorf("ApiGatewayLogsRole DeletionPolicy %v, UpdateReplacePolicy %v, want Retain: the account setting keeps naming it",
+			role.raw["DeletionPolicy"], role.raw["UpdateReplacePolicy"])
+	}
+	if _, named := role.Properties["RoleName"]; named {
+		t.Errorf("ApiGatewayLogsRole has a fixed RoleName: a kept role would make the next deploy fail with \"already exists\"")
+	}
+	if acct := mustJSON(t, tp.Resources["ApiGatewayAccount"].Properties["CloudWatchRoleArn"]); acct != `{"Fn::GetAtt":["ApiGatewayLogsRole","Arn"]}` {
+		t.Errorf("ApiGatewayAccount names %s, want ApiGatewayLogsRole", acct)
+	}
+}
+
+// Issue 24, defect 11: no function at all may Scan (but the sweeper its
+// one sparse index), BatchWriteItem or hold a SAM CRUD policy template
+// (the workflow's steps and the sweeper included); only the two deletes
+// of the API delete, each on its table.
+// A Gemini key's secret under a customer key can be decrypted.
+func TestNoFunctionScansOrBatchWrites(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		for _, line := range functionPolicies(t, tp, id) {
+			// The sweeper reads the sparse index of unfinished tasks
+			// (dynamostore's Unfinished), and nothing else, by a Scan.
+			if id == "SweeperFunction" && line == "dynamodb:Scan TasksTable/index/unfinished" {
+				continue
+			}
+			if regexp.MustCompile(`^(DynamoDB(Crud|Read)Policy|dynamodb:(Scan|BatchWriteItem|\*)) `).MatchString(line) {
+				t.Errorf("%s may %s", id, line)
+			}
+			if strings.HasPrefix(line, "dynamodb:DeleteItem ") && id != "DeleteTaskFunction" && id != "WebhookDeleteFunction" {
+				t.Errorf("%s may %s", id, line)
+			}
+		}
+	}
+	lines := functionPolicies(t, tp, "GenerateFunction")
+	if !slices.Contains(lines, "if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn") {
+		t.Errorf("GenerateFunction may not decrypt a Gemini key's secret under a customer key: %v", lines)
+	}
+}
+
+// Issue 24, defect 12: Google's workload identity pool must name the
+// Generate role, so it has a fixed, documented name (not SAM's random
+// one, which changes when the function is replaced), and an output.
+func TestGenerateRoleNamed(t *testing.T) {
+	tp := loadTemplate(t)
+	if got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["Role"]); got != `{"Fn::GetAtt":["GenerateRole","Arn"]}` {
+		t.Fatalf("GenerateFunction.Role = %s, want GenerateRole's ARN", got)
+	}
+	stack, _ := tp.eval(map[string]any{"Ref": "AWS::StackName"})
+	name, err := tp.eval(tp.Resources["GenerateRole"].Properties["RoleName"])
+	if want := stack + "-us-east-1-generate"; err != nil || name != want {
+		t.Errorf("GenerateRole's name = %q (%v), want %q: <stack>-<region>-generate", name, err, want)
+	}
+	if got := mustJSON(t, dig(tp.Outputs["GenerateRoleArn"], "Value")); got != `{"Fn::GetAtt":["GenerateRole","Arn"]}` {
+		t.Errorf("output GenerateRoleArn = %s, want GenerateRole's ARN", got)
+	}
+	doc, _ := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if !strings.Contains(string(doc), "<stack>-<region>-generate") || !strings.Contains(string(doc), "GenerateRoleArn") {
+		t.Errorf("deploy.md does not document the Generate role's name pattern and output")
+	}
+}
+
+// Issue 24, defect 5: CloudFormation makes no access key of the signing
+// user (the second rotation would delete it: drift), and its custom
+// resource, served by the rotation function, makes the first key and
+// removes them all before the user is deleted (shared/awsstack/rotate
+// TestSignerKeyLifecycle).
+func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
+	tp := loadTemplate(t)
+	if keys := tp.ofType("AWS::IAM::AccessKey"); len(keys) > 0 {
+		t.Errorf("the template makes access keys %v: the second rotation deletes them under CloudFormation", keys)
+	}
+	sk := tp.Resources["SignerKey"]
+	if sk.Type != "Custom::SignerKey" || mustJSON(t, sk.Properties["ServiceToken"]) != `{"Fn::GetAtt":["RotateSignerFunction","Arn"]}` ||
+		mustJSON(t, sk.Properties["SecretId"]) != `{"Ref":"SignerSecret"}` || mustJSON(t, sk.Properties["UserName"]) != `{"Ref":"SigningUser"}` ||
+		sk.raw["Condition"] != "CreateSigner" {
+		t.Errorf("SignerKey = %s %s, want Custom::SignerKey served by RotateSignerFunction, naming the secret and the user", sk.Type, mustJSON(t, sk.Properties))
+	}
+	if dep := mustJSON(t, tp.Resources["SignerRotation"].raw["DependsOn"]); !strings.Contains(dep, `"SignerKey"`) {
+		t.Errorf("SignerRotation DependsOn %s: a rotation must not start before the first key", dep)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "rotate-signer", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(r.Handle)") {
+		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
+	}
+}
+
+// What a generation costs: a provider's operation is polled by a small
+// function running the Generate step's code (functions/poll), with the
+// same role and environment, not by the 3,008 MB Generate; Generate
+// itself takes 3,008 MB only to render.
+func TestPollIsGenerateInASmallFunction(t *testing.T) {
+	tp := loadTemplate(t)
+	gen, poll := tp.Resources["GenerateFunction"].Properties, tp.Resources["PollFunction"].Properties
+	if mem, _ := poll["MemorySize"].(int); mem == 0 || mem > 512 {
+		t.Errorf("PollFunction.MemorySize = %v, want at most 512 MB: a poll is one HTTPS request", poll["MemorySize"])
+	}
+	if got := mustJSON(t, gen["MemorySize"]); got != `{"Fn::If":["RendersVideos",3008,512]}` {
+		t.Errorf("GenerateFunction.MemorySize = %s, want 3,008 MB only where it renders", got)
+	}
+	for _, k := range []string{"Role", "Environment", "Layers", "Timeout"} {
+		if g, p := mustJSON(t, gen[k]), mustJSON(t, poll[k]); g != p {
+			t.Errorf("PollFunction.%s = %s, GenerateFunction's %s: want the same", k, p, g)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(root, "functions", "poll", "main.go"))
+	if err != nil || !strings.Contains(string(src), "lambda.Start(steps.GenerateOutcome)") {
+		t.Errorf("functions/poll does not run the Generate step's code (%v)", err)
+	}
+}
+
+// Issue 24, defect 6: the tasks TTL deletes leave the history's counters
+// through TaskExpiryFunction, fed by the tasks table's stream (old
+// images: the task's account and status), whose filter passes a TTL
+// deletion (a REMOVE by the DynamoDB service) and nothing else: a user's
+// DELETE already took its task out of the counters.
+// shared/awsstack/expiry's TestTTLDeletionLeavesTheTotals runs it.
+func TestExpiredTasksLeaveTheCounters(t *testing.T) {
+	tp := loadTemplate(t)
+	if v := dig(tp.Resources["TasksTable"].Properties, "StreamSpecification", "StreamViewType"); v != "OLD_IMAGE" && v != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("TasksTable stream %v, want the old images of removed tasks", v)
+	}
+	ev := mapAt(tp.Resources["TaskExpiryFunction"].Properties, "Events")["Expired"]
+	if dig(ev, "Type") != "DynamoDB" || mustJSON(t, dig(ev, "Properties", "Stream")) != `{"Fn::GetAtt":["TasksTable","StreamArn"]}` {
+		t.Fatalf("TaskExpiryFunction's event %s, want the tasks table's stream", mustJSON(t, ev))
+	}
+	filters, _ := dig(ev, "Properties", "FilterCriteria", "Filters").([]any)
+	if len(filters) != 1 {
+		t.Fatalf("TaskExpiryFunction filters %v, want one", filters)
+	}
+	f, err := streams.ParseFilter(dig(filters[0], "Pattern").(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(identity string) map[string]any {
+		var m map[string]any
+		json.Unmarshal([]byte(`{"eventName": "REMOVE", "eventSource": "aws:dynamodb", `+identity+`
+			"dynamodb": {"Keys": {"id": {"S": "gen_1"}}, "OldImage": {"id": {"S": "gen_1"}, "acct": {"S": "a"}, "status": {"S": "completed"}}}}`), &m)
+		return m
+	}
+	if !f.Match(record(`"userIdentity": {"type": "Service", "principalId": "dynamodb.amazonaws.com"},`)) {
+		t.Errorf("the filter drops a TTL deletion")
+	}
+	if f.Match(record("")) {
+		t.Errorf("the filter passes a user's delete, which DeleteTask already counted")
+	}
+}
+
+// Issue 24, defect 9: the start functions that take images check up to
+// two of 20 MiB whole before they answer; sized at 256 MB (a seventh of a
+// vCPU) two images of the largest canvas take most of the handler's
+// budget (shared/imagecheck BenchmarkLargestCanvas), so they get a whole
+// vCPU (1,769 MB).
+func TestImageStartsHaveAWholeCPU(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range []string{"ImageToVideoFunction", "FirstLastFrameFunction"} {
+		if mem, _ := tp.Resources[id].Properties["MemorySize"].(int); mem < 1769 {
+			t.Errorf("%s.MemorySize = %v, want at least 1769 MB (one vCPU) to check two 20 MiB images in time", id, tp.Resources[id].Properties["MemorySize"])
+		}
+	}
+}
+
+// Issue 24, defect 13: what the stack costs whatever its traffic is
+// written down, from the template's own figures: the alarm metrics
+// CloudWatch bills (a metric-math alarm per metric it queries), X-Ray's
+// sampling at low traffic, and a poll's access log and data transfer; and
+// the stage has no detailed per-method metrics, billed per metric.
+func TestFixedCostsWrittenDown(t *testing.T) {
+	tp := loadTemplate(t)
+	metrics := 0
+	for _, id := range tp.ofType("AWS::CloudWatch::Alarm") {
+		p := tp.Resources[id].Properties
+		list, ok := p["Metrics"].([]any)
+		if !ok {
+			metrics++
+			continue
+		}
+		for _, m := range list {
+			if dig(m, "MetricStat") != nil {
+				metrics++
+			}
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fixed, ok := strings.Cut(string(doc), "### Fixed costs")
+	if !ok {
+		t.Fatal("deploy.md has no \"### Fixed costs\"")
+	}
+	fixed, _, _ = strings.Cut(fixed, "\n## ")
+	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics"} {
+		if !strings.Contains(fixed, want) {
+			t.Errorf("deploy.md's fixed costs do not say %q", want)
+		}
+	}
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	for _, s := range settings {
+		if dig(s, "MetricsEnabled") == true {
+			t.Errorf("MethodSettings %s enables detailed metrics: billed per metric and method", mustJSON(t, s))
+		}
 	}
 }

@@ -311,8 +311,9 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	steps := &workflow.Steps{Store: st, Blobs: blobs, Generator: gen, Provider: provider, TempDir: dir,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	handlers := map[string]any{
-		"MarkProcessingFunction": steps.MarkProcessing,
-		"GenerateFunction":       steps.Generate,
+		"MarkProcessingFunction": steps.MarkProcessingOutcome,
+		"GenerateFunction":       steps.GenerateOutcome,
+		"PollFunction":           steps.GenerateOutcome,
 		"CompleteFunction":       steps.Complete,
 		"FailFunction":           steps.Fail,
 	}
@@ -484,7 +485,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	t.Run("a provider's operation is waited for and polled, never submitted again", func(t *testing.T) {
 		e := resultOf[polled.ID]
 		checkPath(t, e, []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "WaitForProvider",
-			"Generate", "IsGenerated", "WaitForProvider", "Generate", "IsGenerated", "Complete"})
+			"Poll", "IsGenerated", "WaitForProvider", "Poll", "IsGenerated", "Complete"})
 		tk := load(t, polled.ID)
 		if tk.Status != task.Completed || len(tk.Videos) != 1 || tk.Operation != "operations/"+polled.ID {
 			t.Errorf("task is %s with %d videos and operation %q, want completed with 1 and its operation",
@@ -519,10 +520,12 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		if e.Status != "SUCCEEDED" {
 			t.Fatalf("execution %s: %s %s", e.Status, e.Error, e.Cause)
 		}
-		checkPath(t, e, refunded)
-		// The Go type name is the error name Catch saw.
-		if got := e.errorsOf("Generate"); !slices.Equal(got, []string{"ContentPolicyViolation"}) {
-			t.Errorf("Generate failed with %v, want [ContentPolicyViolation]", got)
+		// Issue 24, defect 7: a refusal is Generate's answer, not a
+		// Lambda error (which WorkflowErrorsAlarm counts), routed to
+		// RecordFailure like a caught error.
+		checkPath(t, e, []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "RecordOutcome", "RecordFailure"})
+		if got := e.errorsOf("Generate"); len(got) != 0 {
+			t.Errorf("Generate failed with %v, want no error: a refused prompt is an ordinary outcome", got)
 		}
 		tk := load(t, policy.ID)
 		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != task.FailContentPolicy {
@@ -575,9 +578,11 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 
 	t.Run("deadline passed before processing", func(t *testing.T) {
 		e := resultOf[late.ID]
-		checkPath(t, e, []string{"MarkProcessing", "RecordFailure"})
-		if got := e.errorsOf("MarkProcessing"); !slices.Equal(got, []string{"DeadlineExceeded"}) {
-			t.Errorf("MarkProcessing failed with %v, want [DeadlineExceeded]", got)
+		// Issue 24, defect 7: a late start is a timeout, answered, not a
+		// Lambda error.
+		checkPath(t, e, []string{"MarkProcessing", "IsProcessing", "PastDeadline", "RecordFailure"})
+		if got := e.errorsOf("MarkProcessing"); len(got) != 0 {
+			t.Errorf("MarkProcessing failed with %v, want no error: a timeout is an ordinary outcome", got)
 		}
 		if got := gen.Calls(late.ID); got != 0 {
 			t.Errorf("the generator ran %d times, want 0", got)

@@ -179,7 +179,10 @@ func TestAWSKeysCreateWiresUsagePlans(t *testing.T) {
 	}
 }
 
-func TestAWSEnterpriseKeyGetsItsOwnPlan(t *testing.T) {
+// Issue 24, defect 10: Enterprise keys with the same figures share one
+// usage plan, so that a region's 300 plans bound the distinct figures,
+// not the Enterprise keys; other figures get a plan of their own.
+func TestAWSEnterpriseKeysShareAPlanPerFigures(t *testing.T) {
 	e := newAWSEnv(t)
 	k := e.createKey("--name", "big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
 	gk, ok := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(k.KeyID))
@@ -188,12 +191,12 @@ func TestAWSEnterpriseKeyGetsItsOwnPlan(t *testing.T) {
 	}
 	plans := e.gateway.PlansOf(gk.ID)
 	if len(plans) != 1 || plans[0] == "std" || plans[0] == "pro" {
-		t.Fatalf("enterprise key in plans %v, want one of its own", plans)
+		t.Fatalf("enterprise key in plans %v, want one of its figures", plans)
 	}
 	p, _ := e.gateway.UsagePlan(plans[0])
-	if p.Name != "gen-enterprise-"+k.KeyID || p.Throttle == nil || p.Throttle.RateLimit != 10 ||
+	if p.Name != "gen-enterprise-std-600rpm-50000rpd" || p.Throttle == nil || p.Throttle.RateLimit != 10 ||
 		p.Throttle.BurstLimit != 100 || p.Quota == nil || p.Quota.Limit != 50000 || p.Quota.Period != "DAY" {
-		t.Errorf("plan %+v throttle %+v quota %+v, want 10/s, burst 100, 50000 a day", p, p.Throttle, p.Quota)
+		t.Errorf("plan %+v throttle %+v quota %+v, want gen-enterprise-std-600rpm-50000rpd at 10/s, burst 100, 50000 a day", p, p.Throttle, p.Quota)
 	}
 	std, _ := e.gateway.UsagePlan("std")
 	if !slices.Equal(p.APIStages, std.APIStages) {
@@ -205,6 +208,16 @@ func TestAWSEnterpriseKeyGetsItsOwnPlan(t *testing.T) {
 	}
 	if got := e.gateway.PlansOf(gk.ID); !slices.Equal(got, plans) {
 		t.Errorf("after a second wiring the key is in plans %v, want %v", got, plans)
+	}
+	same := e.createKey("--name", "another big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
+	sameGK, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(same.KeyID))
+	if got := e.gateway.PlansOf(sameGK.ID); !slices.Equal(got, plans) {
+		t.Errorf("a second key of the same figures is in plans %v, want the first's %v", got, plans)
+	}
+	other := e.createKey("--name", "bigger customer", "--tier", "enterprise", "--rpm", "1200", "--rpd", "50000")
+	otherGK, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(other.KeyID))
+	if got := e.gateway.PlansOf(otherGK.ID); len(got) != 1 || got[0] == plans[0] {
+		t.Errorf("a key of other figures is in plans %v, want one other than %v", got, plans)
 	}
 }
 
@@ -348,16 +361,23 @@ func TestAWSConfiguration(t *testing.T) {
 
 // A revoked key's gateway key is deleted, not just disabled (a region
 // holds at most 10,000 API keys, disabled ones included), and so is an
-// Enterprise key's own usage plan (300 a region by default). Revoking
-// again is harmless.
+// Enterprise plan (300 a region by default) with its last key, not
+// before. Revoking again is harmless.
 func TestAWSRevokeDeletesGatewayKeyAndPlan(t *testing.T) {
 	e := newAWSEnv(t)
 	std := e.createKey("--name", "standard")
 	ent := e.createKey("--name", "big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
+	ent2 := e.createKey("--name", "another big customer", "--tier", "enterprise", "--rpm", "600", "--rpd", "50000")
 	gk, _ := e.gateway.KeyByValue(authorizer.UsageIdentifierKey(ent.KeyID))
 	plans := e.gateway.PlansOf(gk.ID)
 	if len(plans) != 1 {
 		t.Fatalf("enterprise key in plans %v, want one", plans)
+	}
+	if out, err := e.genctl("keys", "revoke", ent2.KeyID); err != nil {
+		t.Fatalf("keys revoke %s: %v\n%s", ent2.KeyID, err, out)
+	}
+	if _, ok := e.gateway.UsagePlan(plans[0]); !ok {
+		t.Fatalf("revoking one of two keys of an enterprise plan deleted the plan")
 	}
 	for _, k := range []createdJSON{std, ent, std} {
 		if out, err := e.genctl("keys", "revoke", k.KeyID); err != nil {
@@ -368,7 +388,7 @@ func TestAWSRevokeDeletesGatewayKeyAndPlan(t *testing.T) {
 		}
 	}
 	if _, ok := e.gateway.UsagePlan(plans[0]); ok {
-		t.Errorf("the enterprise key's usage plan %s is left after its revocation", plans[0])
+		t.Errorf("the enterprise plan %s is left after the revocation of its last key", plans[0])
 	}
 	if _, ok := e.gateway.UsagePlan("std"); !ok {
 		t.Errorf("revoking removed the Standard plan")

@@ -12,31 +12,73 @@
 #   4. with --break-key-store only: the key store unreachable (a Deny on the
 #      authorizer's role for a minute) answers 503 SERVICE_UNAVAILABLE with
 #      Retry-After, not a 500. It disturbs new callers for that minute:
-#      run it in a maintenance window.
+#      run it in a maintenance window;
+#   5. a missing upload id: a start naming an upload that does not exist is
+#      400 MISSING_IMAGE and charges nothing (S3 answers the start function
+#      403 or 404, never a 503 "retry" to the client);
+#   6. the throttle of one key does not touch another's: a burst that gets
+#      one key 429s leaves a second key's request served;
+#   7. with --fresh-region REGION --layer ARN only: `sam deploy` of a new
+#      stack (gen-smoke) in a region that never had an API Gateway resource
+#      (the account setting must follow the API), the checks above against
+#      it, then `sam delete`: it must succeed (the signing user's keys are
+#      removed first), and the region's API Gateway CloudWatch role must
+#      still exist afterwards. Run `sam build` first.
 #
-# It creates two keys (one revoked at once) on a new account with 1,000
-# credits, spends about 100 of them, and leaves both keys revoked.
+# It creates three keys (one revoked at once) on a new account with 1,000
+# credits, spends about 100 of them, and leaves all of them revoked.
 #
-# Needs: aws (credentials of the deploying operator), curl, jq, go, python3.
+# Needs: aws (credentials of the deploying operator), curl, jq, go, python3,
+# and sam for --fresh-region.
 # Usage: infra/scripts/smoke-aws.sh [--stack gen] [--region us-east-1] [--break-key-store]
+#        infra/scripts/smoke-aws.sh --fresh-region eu-south-2 --layer arn:aws:lambda:eu-south-2:...:layer:ffmpeg:1
 set -euo pipefail
 
 stack=gen
 region=${AWS_REGION:-us-east-1}
 break_store=false
+fresh_region=
+layer=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--stack) stack=$2; shift 2 ;;
 	--region) region=$2; shift 2 ;;
 	--break-key-store) break_store=true; shift ;;
-	*) echo "usage: $0 [--stack NAME] [--region REGION] [--break-key-store]" >&2; exit 2 ;;
+	--fresh-region) fresh_region=$2; shift 2 ;;
+	--layer) layer=$2; shift 2 ;;
+	*) echo "usage: $0 [--stack NAME] [--region REGION] [--break-key-store] [--fresh-region REGION --layer ARN]" >&2; exit 2 ;;
 	esac
 done
+if [ -n "$fresh_region" ] && [ -z "$layer" ]; then
+	echo "smoke: --fresh-region needs --layer, the ARN of the ffmpeg layer in that region" >&2
+	exit 2
+fi
 for tool in aws curl jq go python3; do
 	command -v "$tool" >/dev/null || { echo "smoke: $tool is not installed" >&2; exit 2; }
 done
 
 cd "$(dirname "$0")/../.."
+
+# 7. A first deploy in a region that never had an API Gateway resource:
+# the stack must create (ApiGatewayAccount after GenApi, the stage after
+# the account); the checks below then run against it, and it is deleted
+# at the end.
+if [ -n "$fresh_region" ]; then
+	command -v sam >/dev/null || { echo "smoke: sam is not installed" >&2; exit 2; }
+	echo "== 7. a first deploy in $fresh_region"
+	existing=$(aws apigateway get-rest-apis --region "$fresh_region" --query 'length(items)' --output text)
+	[ "$existing" = 0 ] || echo "     (note: $fresh_region already has $existing REST APIs: not a first deploy there)"
+	region=$fresh_region stack=gen-smoke
+	if sam deploy --region "$region" --stack-name "$stack" --resolve-s3 --capabilities CAPABILITY_NAMED_IAM \
+		--no-confirm-changeset --no-fail-on-empty-changeset \
+		--parameter-overrides "FFmpegLayerArn=$layer" GenerateReservedConcurrency=0; then
+		echo "ok   sam deploy in a fresh region"
+	else
+		echo "FAIL sam deploy in $fresh_region"
+		exit 1
+	fi
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -206,7 +248,49 @@ if $break_store; then
 	aws iam delete-role-policy --role-name "$role" --policy-name smoke-deny-keys
 fi
 
+echo "== 5. a missing upload id"
+before=$(genctl credits show --account "$account" --json 2>/dev/null | jq -r ".credits // .Credits" || true)
+status=$(call POST /api/gen/image-to-video -H "X-API-Key: $key" -F "prompt=smoke test: nothing uploaded" \
+	-F durationSeconds=4 -F "imageUploadId=upl_00000000000000000000000000000000")
+after=$(genctl credits show --account "$account" --json 2>/dev/null | jq -r ".credits // .Credits" || true)
+if [ "$status" = 400 ] && [ "$(jq -r .error "$tmp/body")" = MISSING_IMAGE ] && [ "$before" = "$after" ]; then
+	pass "a start naming a missing upload: 400 MISSING_IMAGE, nothing charged"
+else
+	fail "a start naming a missing upload: $status $(cat "$tmp/body") (balance $before, then $after)"
+fi
+
+echo "== 6. one key's throttle leaves another's alone"
+other_json=$(genctl keys create --name "smoke throttle" --credits 0 --json)
+other=$(jq -r .apiKey <<<"$other_json")
+# A burst of 40 at once: more than the Standard plan's burst of 10.
+seq 1 40 | xargs -P 40 -I{} curl -s -o /dev/null -w '%{http_code}\n' "$api/api/gen/models" -H "X-API-Key: $key" >"$tmp/burst"
+throttled=$(grep -c '^429$' "$tmp/burst" || true)
+status=$(call GET /api/gen/models -H "X-API-Key: $other")
+if [ "$throttled" -gt 0 ] && [ "$status" = 200 ]; then
+	pass "a burst got one key $throttled 429s; another key's request right after: 200"
+elif [ "$throttled" = 0 ]; then
+	fail "a burst of 40 requests of one key was never throttled"
+else
+	fail "another key's request after one key's burst: $status $(cat "$tmp/body")"
+fi
+genctl keys revoke "$(jq -r .keyId <<<"$other_json")" >/dev/null || true
+
 echo "account $account: $(genctl credits show "$account" 2>/dev/null | tail -1)"
+
+if [ -n "$fresh_region" ]; then
+	cleanup_key
+	logs_role=$(aws apigateway get-account --region "$region" --query cloudwatchRoleArn --output text)
+	if sam delete --region "$region" --stack-name "$stack" --no-prompts; then
+		pass "sam delete of the fresh region's stack (the signing user's keys removed first)"
+	else
+		fail "sam delete in $region"
+	fi
+	if aws iam get-role --role-name "${logs_role##*/}" >/dev/null 2>&1; then
+		pass "the region's API Gateway CloudWatch role ${logs_role##*/} outlives the stack"
+	else
+		fail "the region's API Gateway CloudWatch role ${logs_role##*/} is gone: other APIs' logs stop"
+	fi
+fi
 if [ "$failures" -gt 0 ]; then
 	echo "smoke: $failures check(s) failed"
 	exit 1

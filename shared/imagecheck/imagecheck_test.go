@@ -365,3 +365,21 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLargestCanvas checks a PNG of the largest canvas (8192 x 8192,
+// 64 Mi pixels of 8-bit grey to inflate and count). A start function
+// checks up to two images of up to this canvas (first-last-frame) before
+// it answers, on the CPU share of its memory: Lambda gives a whole vCPU
+// at 1,769 MB and proportionally less below, so what one image takes here
+// on one core, it takes about 7 times over at 256 MB (template.yaml sizes
+// the two upload start functions by it, infra/docs/deploy.md).
+func BenchmarkLargestCanvas(b *testing.B) {
+	img := imagechecktest.PNG(maxSide, maxSide)
+	b.SetBytes(int64(len(img)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := check(img, 1<<20, maxSide); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -136,7 +136,11 @@ func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, 
 	}
 	src := uploadKey(c.Key.AccountID, id)
 	rc, err := s.cfg.Blobs.Get(ctx, src)
-	if errors.Is(err, fs.ErrNotExist) {
+	// Denied is missing too: S3 answers a missing key 403 to a principal
+	// that may not list it, and the start functions may read every key
+	// under inputs/uploads/, so a 403 there says the upload is not there
+	// (wrong id, expired, or never uploaded), never a retry.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return task.Input{}, "", missing
 	}
 	if err != nil {

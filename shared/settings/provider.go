@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ const (
 	CreditUSD = "GEN_CREDIT_USD"
 	// ProviderPollInterval is how long the workflow waits between polls
 	// of a provider's operation (neither API gives a hint), a Go duration
-	// of at most a minute.
+	// from a second to a minute (template.yaml allows 5 s to 1 min).
 	ProviderPollInterval = "GEN_PROVIDER_POLL_INTERVAL"
 )
 
@@ -58,6 +59,17 @@ const DefaultProviderPollInterval = 10 * time.Second
 // audio on the Gemini API, which bills audio always, $3.20 for 250
 // credits = $3.75). README "Real videos with Veo" has the margins.
 const DefaultCreditUSD = 0.015
+
+// The bounds of ProviderPollInterval. Each poll costs a provider request
+// of the quota and, on AWS, a Lambda run and three state transitions
+// (infra/docs/deploy.md, "What it costs per 1,000 generations"): "0s" or
+// a few milliseconds would poll as fast as the workflow can loop (the
+// workflow waits at least a second, workflow.MinPollWait), and past a
+// minute a finished video waits too long.
+const (
+	MinProviderPollInterval = time.Second
+	MaxProviderPollInterval = time.Minute
+)
 
 // The generators GEN_GENERATOR selects.
 const (
@@ -121,6 +133,18 @@ func parseModels(v string) (map[string]string, bool) {
 	return m, true
 }
 
+// pollInterval reads ProviderPollInterval, refusing what is outside its
+// bounds ("0s", "1ms", "2m"); unset, 0 (DefaultProviderPollInterval).
+func (r *Reader) pollInterval() time.Duration {
+	d := r.Duration(ProviderPollInterval, 0, MaxProviderPollInterval)
+	if d != 0 && d < MinProviderPollInterval {
+		r.Reject(ProviderPollInterval, r.value(ProviderPollInterval),
+			fmt.Sprintf("want a Go duration from %s to %s, such as 30s", short(MinProviderPollInterval), short(MaxProviderPollInterval)))
+		return 0
+	}
+	return d
+}
+
 // Provider reads the generator variables. A Vertex generator needs its
 // project; the Gemini API's key is checked by the stack, which may take
 // it from elsewhere (Secrets Manager on AWS). Tokens and keys are never
@@ -136,7 +160,7 @@ func (r *Reader) Provider() Provider {
 		GeminiAPIKey:      r.value(GeminiAPIKey),
 		GeminiEndpoint:    r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
 		Models:            r.models(),
-		PollInterval:      r.Duration(ProviderPollInterval, 0, time.Minute),
+		PollInterval:      r.pollInterval(),
 		CreditUSD:         r.Float(CreditUSD, 0, 0.0001, 100),
 	}
 	switch p.Generator {

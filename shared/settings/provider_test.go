@@ -27,6 +27,12 @@ func TestProvider(t *testing.T) {
 		{"gemini", settings.Vars{settings.Generator: "gemini", settings.GeminiAPIKey: "AIza-secret", settings.GeminiEndpoint: "https://example.test", settings.ProviderPollInterval: "2s"},
 			settings.Provider{Generator: settings.GeneratorGemini, GeminiAPIKey: "AIza-secret", GeminiEndpoint: "https://example.test", PollInterval: 2 * time.Second}, nil, ""},
 		{"vertex without project", settings.Vars{settings.Generator: "vertex"}, settings.Provider{}, []string{settings.VertexProject}, ""},
+		// Issue 24: a poll interval of 0 or of milliseconds would poll as
+		// fast as the workflow loops, each poll a request and, on AWS, a
+		// Lambda run and three state transitions.
+		{"poll interval 0s", settings.Vars{settings.ProviderPollInterval: "0s"}, settings.Provider{}, []string{settings.ProviderPollInterval}, ""},
+		{"poll interval of milliseconds", settings.Vars{settings.ProviderPollInterval: "100ms"}, settings.Provider{}, []string{settings.ProviderPollInterval}, ""},
+		{"poll interval over a minute", settings.Vars{settings.ProviderPollInterval: "2m"}, settings.Provider{}, []string{settings.ProviderPollInterval}, ""},
 		{"unknown generator", settings.Vars{settings.Generator: "sora"}, settings.Provider{}, []string{settings.Generator}, ""},
 		{"every bad value at once", settings.Vars{settings.VertexLocation: "us central", settings.VertexStorageURI: "s3://b",
 			settings.VertexEndpoint: "http://x/v1", settings.GeminiEndpoint: "ftp://x", settings.ProviderModels: "gen-9=veo"},

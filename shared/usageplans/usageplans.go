@@ -1,7 +1,8 @@
 // Package usageplans wires customer keys to API Gateway usage plans, as
 // the operator CLI does on AWS (genctl --aws) and the AWS assembly on one
 // machine does for its keys: a Standard or Pro key joins its tier's plan,
-// an Enterprise key gets a plan of its own with its figures.
+// an Enterprise key the plan of its figures, shared by every Enterprise key
+// with the same figures (a region holds 300 usage plans by default).
 package usageplans
 
 import (
@@ -11,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/apigateway"
@@ -37,6 +39,7 @@ type GatewayAPI interface {
 	CreateUsagePlan(context.Context, *apigateway.CreateUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanOutput, error)
 	CreateUsagePlanKey(context.Context, *apigateway.CreateUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.CreateUsagePlanKeyOutput, error)
 	GetUsagePlanKey(context.Context, *apigateway.GetUsagePlanKeyInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlanKeyOutput, error)
+	GetUsagePlanKeys(context.Context, *apigateway.GetUsagePlanKeysInput, ...func(*apigateway.Options)) (*apigateway.GetUsagePlanKeysOutput, error)
 	DeleteApiKey(context.Context, *apigateway.DeleteApiKeyInput, ...func(*apigateway.Options)) (*apigateway.DeleteApiKeyOutput, error)
 	UpdateUsagePlan(context.Context, *apigateway.UpdateUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.UpdateUsagePlanOutput, error)
 	DeleteUsagePlan(context.Context, *apigateway.DeleteUsagePlanInput, ...func(*apigateway.Options)) (*apigateway.DeleteUsagePlanOutput, error)
@@ -68,8 +71,7 @@ type Wired struct {
 const enterpriseBurstFactor = 10
 
 // Wire makes sure the key has an enabled gateway key attached to its
-// tier's usage plan; an enterprise key gets a plan of its own with its
-// figures. Every step looks before it creates, so wire may be run again
+// tier's usage plan; an enterprise key joins the plan of its figures. Every step looks before it creates, so wire may be run again
 // after a failure, or on a key already wired.
 func (u *Plans) Wire(ctx context.Context, k store.Key) (Wired, error) {
 	if k.Revoked() {
@@ -124,8 +126,8 @@ func (u *Plans) Wire(ctx context.Context, k store.Key) (Wired, error) {
 // Remove deletes the gateway key of a revoked customer key, so that API
 // Gateway refuses it at once, before the authorizer's cached answer
 // expires, and so that revoked keys do not pile up: a region holds at most
-// 10,000 API keys, and a disabled key still counts. An Enterprise key's own
-// usage plan (300 a region by default) is deleted too. found is false when
+// 10,000 API keys, and a disabled key still counts. An Enterprise plan
+// (300 a region by default) is deleted with its last key. found is false when
 // the key had no gateway key. Each step is idempotent: a revocation that
 // failed half-way is run again.
 func (u *Plans) Remove(ctx context.Context, keyID string) (found bool, err error) {
@@ -133,12 +135,29 @@ func (u *Plans) Remove(ctx context.Context, keyID string) (found bool, err error
 	if err != nil {
 		return false, err
 	}
+	var shared []types.UsagePlan // the Enterprise plans the key is in
 	if gk != nil {
+		if shared, err = u.enterprisePlansOf(ctx, aws.ToString(gk.Id)); err != nil {
+			return true, err
+		}
 		// Deleting the key also removes it from its usage plans.
 		_, err := u.API.DeleteApiKey(ctx, &apigateway.DeleteApiKeyInput{ApiKey: gk.Id})
 		var notFound *types.NotFoundException
 		if err != nil && !errors.As(err, &notFound) {
 			return true, fmt.Errorf("delete gateway key %s: %w", aws.ToString(gk.Name), err)
+		}
+	}
+	// A plan of figures goes with its last key; a plan of the key's own
+	// (made before plans were shared) goes with it.
+	for _, plan := range shared {
+		keys, err := u.API.GetUsagePlanKeys(ctx, &apigateway.GetUsagePlanKeysInput{UsagePlanId: plan.Id, Limit: aws.Int32(1)})
+		if err != nil {
+			return true, fmt.Errorf("list the keys of usage plan %s: %w", aws.ToString(plan.Name), err)
+		}
+		if len(keys.Items) == 0 {
+			if err := u.deletePlan(ctx, &plan); err != nil {
+				return true, err
+			}
 		}
 	}
 	if err := u.removeEnterprisePlan(ctx, keyID); err != nil {
@@ -147,13 +166,36 @@ func (u *Plans) Remove(ctx context.Context, keyID string) (found bool, err error
 	return gk != nil, nil
 }
 
+// enterprisePlansOf lists the Enterprise plans that hold a gateway key.
+func (u *Plans) enterprisePlansOf(ctx context.Context, gatewayKeyID string) ([]types.UsagePlan, error) {
+	var out []types.UsagePlan
+	p := apigateway.NewGetUsagePlansPaginator(u.API, &apigateway.GetUsagePlansInput{KeyId: &gatewayKeyID, Limit: aws.Int32(500)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the usage plans of gateway key %s: %w", gatewayKeyID, err)
+		}
+		for _, plan := range page.Items {
+			if strings.HasPrefix(aws.ToString(plan.Name), enterprisePrefix) {
+				out = append(out, plan)
+			}
+		}
+	}
+	return out, nil
+}
+
 // removeEnterprisePlan deletes the key's own usage plan, if it has one:
 // API Gateway deletes a plan only once no stage is attached to it.
 func (u *Plans) removeEnterprisePlan(ctx context.Context, keyID string) error {
-	plan, err := u.findPlan(ctx, enterprisePlanName(keyID))
+	plan, err := u.findPlan(ctx, enterprisePrefix+keyID)
 	if err != nil || plan == nil {
 		return err
 	}
+	return u.deletePlan(ctx, plan)
+}
+
+// deletePlan detaches a usage plan from its stages and deletes it.
+func (u *Plans) deletePlan(ctx context.Context, plan *types.UsagePlan) error {
 	var ops []types.PatchOperation
 	for _, st := range plan.ApiStages {
 		ops = append(ops, types.PatchOperation{Op: types.OpRemove, Path: aws.String("/apiStages"),
@@ -187,7 +229,16 @@ func (u *Plans) findPlan(ctx context.Context, name string) (*types.UsagePlan, er
 	return nil, nil
 }
 
-func enterprisePlanName(keyID string) string { return "gen-enterprise-" + keyID }
+// enterprisePrefix begins the name of every Enterprise plan.
+const enterprisePrefix = "gen-enterprise-"
+
+// enterprisePlanName names the plan of a set of figures on the stages of
+// the Standard plan std: every Enterprise key with the same figures shares
+// it, so that a region's 300 usage plans bound the distinct figures, not
+// the Enterprise keys.
+func enterprisePlanName(std string, l store.Limits) string {
+	return fmt.Sprintf("%s%s-%drpm-%drpd", enterprisePrefix, std, l.RequestsPerMinute, l.RequestsPerDay)
+}
 
 func (u *Plans) setEnabled(ctx context.Context, id string, enabled bool) error {
 	_, err := u.API.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
@@ -264,29 +315,29 @@ func missingPlan(tier, env, output string) error {
 // enterprisePlan finds or creates the key's own usage plan, on the API
 // stages of the Standard plan, with the key's figures.
 func (u *Plans) enterprisePlan(ctx context.Context, k store.Key) (string, error) {
-	name := enterprisePlanName(k.ID)
+	if u.Standard == "" {
+		return "", fmt.Errorf("an enterprise plan is made on the API stages of the Standard plan: %w",
+			missingPlan("standard", EnvStandard, "StandardUsagePlanId"))
+	}
+	limits, err := ratelimit.ForKey(k)
+	if err != nil {
+		return "", err
+	}
+	name := enterprisePlanName(u.Standard, limits)
 	if plan, err := u.findPlan(ctx, name); err != nil || plan != nil {
 		if err != nil {
 			return "", err
 		}
 		return aws.ToString(plan.Id), nil
 	}
-	if u.Standard == "" {
-		return "", fmt.Errorf("an enterprise plan is made on the API stages of the Standard plan: %w",
-			missingPlan("standard", EnvStandard, "StandardUsagePlanId"))
-	}
 	std, err := u.API.GetUsagePlan(ctx, &apigateway.GetUsagePlanInput{UsagePlanId: aws.String(u.Standard)})
 	if err != nil {
 		return "", fmt.Errorf("read the Standard usage plan %s: %w", u.Standard, err)
 	}
-	limits, err := ratelimit.ForKey(k)
-	if err != nil {
-		return "", err
-	}
 	rate := float64(limits.RequestsPerMinute) / 60
 	out, err := u.API.CreateUsagePlan(ctx, &apigateway.CreateUsagePlanInput{
 		Name:        aws.String(name),
-		Description: aws.String(fmt.Sprintf("Enterprise key %s: %d requests a minute, %d a day.", k.ID, limits.RequestsPerMinute, limits.RequestsPerDay)),
+		Description: aws.String(fmt.Sprintf("Enterprise keys of %d requests a minute, %d a day.", limits.RequestsPerMinute, limits.RequestsPerDay)),
 		ApiStages:   slices.Clone(std.ApiStages),
 		Throttle: &types.ThrottleSettings{
 			RateLimit:  rate,

@@ -717,18 +717,18 @@ func TestDefinitionNamesTheStepErrors(t *testing.T) {
 }
 
 // TestDefinitionParsesWithARNs checks the definition as SAM deploys it:
-// only the four placeholders, each a Lambda ARN.
+// only the five placeholders, each a Lambda ARN.
 func TestDefinitionParsesWithARNs(t *testing.T) {
 	subs := map[string]string{}
-	for _, name := range []string{"MarkProcessing", "Generate", "Complete", "Fail"} {
+	for _, name := range []string{"MarkProcessing", "Generate", "Poll", "Complete", "Fail"} {
 		subs[name+"FunctionArn"] = "arn:aws:lambda:eu-west-1:123456789012:function:gen-" + name
 	}
 	sm, err := asl.Parse(statemachine.Generation, subs)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if got := len(sm.Resources()); got != 4 {
-		t.Errorf("%d resources, want 4", got)
+	if got := len(sm.Resources()); got != 5 {
+		t.Errorf("%d resources, want 5", got)
 	}
 	delete(subs, "FailFunctionArn")
 	if _, err := asl.Parse(statemachine.Generation, subs); err == nil {

@@ -238,6 +238,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("GET /usageplans/{id}", g.op("GetUsagePlan", g.getUsagePlan))
 	mux.HandleFunc("POST /usageplans/{id}/keys", g.op("CreateUsagePlanKey", g.createUsagePlanKey))
 	mux.HandleFunc("GET /usageplans/{id}/keys/{keyId}", g.op("GetUsagePlanKey", g.getUsagePlanKey))
+	mux.HandleFunc("GET /usageplans/{id}/keys", g.op("GetUsagePlanKeys", g.getUsagePlanKeys))
 	mux.HandleFunc("DELETE /apikeys/{id}", g.op("DeleteApiKey", g.deleteAPIKey))
 	mux.HandleFunc("PATCH /usageplans/{id}", g.op("UpdateUsagePlan", g.updateUsagePlan))
 	mux.HandleFunc("DELETE /usageplans/{id}", g.op("DeleteUsagePlan", g.deleteUsagePlan))
@@ -347,8 +348,11 @@ func (g *Gateway) updateAPIKey(r *http.Request) (int, any, *apiError) {
 
 func (g *Gateway) getUsagePlans(r *http.Request) (int, any, *apiError) {
 	items := []Plan{}
+	keyID := r.URL.Query().Get("keyId") // only the plans holding that key
 	for _, p := range g.plans {
-		items = append(items, *p)
+		if keyID == "" || p.keys[keyID] {
+			items = append(items, *p)
+		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
 	return http.StatusOK, map[string]any{"item": items}, nil
@@ -400,6 +404,19 @@ func (g *Gateway) createUsagePlanKey(r *http.Request) (int, any, *apiError) {
 	}
 	p.keys[in.KeyID] = true
 	return http.StatusCreated, map[string]string{"id": k.ID, "type": "API_KEY", "name": k.Name}, nil
+}
+
+func (g *Gateway) getUsagePlanKeys(r *http.Request) (int, any, *apiError) {
+	p, ok := g.plans[r.PathValue("id")]
+	if !ok {
+		return 0, nil, &apiError{http.StatusNotFound, "NotFoundException", "Invalid Usage Plan ID specified"}
+	}
+	items := []map[string]string{}
+	for id := range p.keys {
+		items = append(items, map[string]string{"id": id, "type": "API_KEY", "name": g.keys[id].Name})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i]["id"] < items[j]["id"] })
+	return http.StatusOK, map[string]any{"item": items}, nil
 }
 
 func (g *Gateway) getUsagePlanKey(r *http.Request) (int, any, *apiError) {

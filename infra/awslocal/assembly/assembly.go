@@ -69,7 +69,7 @@ const (
 	Bucket    = "gen-local-media"
 
 	signerSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-local-url-signer-AbCdEf"
-	roleKeyID       = "ASIALOCALFUNCTIONROLE"
+	roleKeyID       = "ASIALOCALFUNCTIONROLE" // + the function's logical id: functionKeyID
 	roleSecret      = "local-function-role-secret"
 	signerKeyID     = "AKIALOCALURLSIGNER01"
 	signerSecret    = "local-url-signer-secret-access-key"
@@ -199,7 +199,14 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		return nil, err
 	}
 	s3srv.AddSigner(signerKeyID, signerSecret)
-	s3srv.AddUploadSigner(roleKeyID, roleSecret)
+	// Each function signs with its role's own key, and S3 answers a
+	// missing key as it answers that role: 404 where the template lets
+	// it s3:ListBucket, 403 elsewhere.
+	s3srv.RequireList()
+	for _, f := range tp.Functions {
+		s3srv.AddUploadSigner(functionKeyID(f.LogicalID), roleSecret)
+		s3srv.GrantList(functionKeyID(f.LogicalID), f.ListPrefixes...)
+	}
 	s3URL, err := a.serve(logRequests(a.log, "s3", bucketCORS(s3srv, a.gatewayOrigin)))
 	if err != nil {
 		return nil, err
@@ -270,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		env := map[string]string{
 			"PATH": os.Getenv("PATH"), "HOME": tmp, "TMPDIR": tmp,
 			"AWS_REGION": Region, "AWS_DEFAULT_REGION": Region,
-			"AWS_ACCESS_KEY_ID": roleKeyID, "AWS_SECRET_ACCESS_KEY": roleSecret, "AWS_SESSION_TOKEN": "local-session",
+			"AWS_ACCESS_KEY_ID": functionKeyID(f.LogicalID), "AWS_SECRET_ACCESS_KEY": roleSecret, "AWS_SESSION_TOKEN": "local-session",
 			"AWS_CONFIG_FILE": filepath.Join(tmp, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(tmp, "no-aws-credentials"),
 			"AWS_EC2_METADATA_DISABLED":        "true",
 			"AWS_ENDPOINT_URL_DYNAMODB":        a.dynamo.Endpoint,
@@ -651,3 +658,7 @@ func newID() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// functionKeyID is the access key id of a function's role: one per
+// function, so that the emulated S3 answers each as its role.
+func functionKeyID(logicalID string) string { return roleKeyID + strings.ToUpper(logicalID) }

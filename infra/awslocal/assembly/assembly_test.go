@@ -157,6 +157,32 @@ func TestAssembly(t *testing.T) {
 		}
 	})
 
+	// Issue 24, defect 3: the start function may not list the uploads, so
+	// S3 answers a missing one 403 (the emulated S3 answers each function
+	// as its role); a wrong, expired or used uploadId is still the
+	// client's 400 MISSING_IMAGE naming the field, not a 503 "retry", and
+	// charges nothing.
+	t.Run("a missing upload id is the client's error", func(t *testing.T) {
+		before, err := c.Credits(ctx, client.CreditsQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		mw.WriteField("prompt", "nothing uploaded")
+		mw.WriteField("durationSeconds", "4")
+		mw.WriteField("imageUploadId", "upl_0123456789abcdef0123456789abcdef")
+		mw.Close()
+		status, body := call(t, http.MethodPost, a.BaseURL+"/api/gen/image-to-video", a.DevKey, mw.FormDataContentType(), form.Bytes())
+		if status != http.StatusBadRequest || !strings.Contains(string(body), `"MISSING_IMAGE"`) || !strings.Contains(string(body), "imageUploadId") {
+			t.Errorf("a start naming a missing upload: %d %s; want 400 MISSING_IMAGE naming imageUploadId", status, body)
+		}
+		after, err := c.Credits(ctx, client.CreditsQuery{})
+		if err != nil || after.Balance != before.Balance {
+			t.Errorf("balance %d before, %d after (%v): a refused start charges nothing", before.Balance, after.Balance, err)
+		}
+	})
+
 	t.Run("gateway and function refusals", func(t *testing.T) {
 		poor, err := a.CreateKey(ctx, admin.KeyRequest{Name: "poor", Credits: 10})
 		if err != nil {

@@ -74,12 +74,11 @@ type Config struct {
 
 // Gateway is the emulator, an http.Handler.
 type Gateway struct {
-	cfg   Config
-	stage *bucket
+	cfg Config
 
 	mu      sync.Mutex
 	cache   map[string]cached   // authorizer name + identity -> decision
-	buckets map[string]*bucket  // key id -> its plan's throttle
+	buckets map[string]*bucket  // key id -> its plan's throttle; "method M /path" -> the method's
 	quotas  map[string]quotaUse // key id -> today's count
 }
 
@@ -96,9 +95,6 @@ type quotaUse struct {
 // New returns the gateway.
 func New(cfg Config) *Gateway {
 	g := &Gateway{cfg: cfg, cache: map[string]cached{}, buckets: map[string]*bucket{}, quotas: map[string]quotaUse{}}
-	if cfg.API.RateLimit > 0 {
-		g.stage = newBucket(cfg.API.RateLimit, cfg.API.BurstLimit)
-	}
 	return g
 }
 
@@ -136,7 +132,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 	if route == nil {
 		return g.respond(w, "MISSING_AUTHENTICATION_TOKEN", http.StatusForbidden, "Missing Authentication Token", reqID)
 	}
-	if g.stage != nil && !g.stage.take(time.Now()) {
+	if b := g.methodBucket(route.Route); b != nil && !b.take(time.Now()) {
 		return g.respond(w, "THROTTLED", http.StatusTooManyRequests, "Too Many Requests", reqID)
 	}
 
@@ -325,6 +321,30 @@ func quotaPeriod(period string, now time.Time) string {
 }
 
 // bucket is a token bucket: rate tokens a second, at most burst.
+// methodBucket is the bucket of the stage's method throttling that
+// route's method draws on, one per method for all clients together as
+// API Gateway's, or nil when its method is not throttled.
+func (g *Gateway) methodBucket(rt samtemplate.Route) *bucket {
+	th, ok := samtemplate.Throttle{}, false
+	for _, k := range []string{rt.Method + " " + rt.Path, "* " + rt.Path, rt.Method + " /*", "* /*"} {
+		if th, ok = g.cfg.API.MethodThrottles[k]; ok {
+			break
+		}
+	}
+	if !ok || th.RateLimit <= 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := "method " + rt.Method + " " + rt.Path
+	b := g.buckets[key]
+	if b == nil {
+		b = newBucket(th.RateLimit, th.BurstLimit)
+		g.buckets[key] = b
+	}
+	return b
+}
+
 type bucket struct {
 	mu     sync.Mutex
 	rate   float64

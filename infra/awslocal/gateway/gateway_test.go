@@ -54,7 +54,11 @@ func TestGateway(t *testing.T) {
 		if key == "denied" {
 			effect = "Deny"
 		}
-		b, _ := json.Marshal(map[string]any{"principalId": "key_1", "usageIdentifierKey": "gen-usage-key_1",
+		id := "key_1"
+		if k, _ := key.(string); strings.HasPrefix(k, "key_") {
+			id = k // another key, its own usage-plan key
+		}
+		b, _ := json.Marshal(map[string]any{"principalId": id, "usageIdentifierKey": "gen-usage-" + id,
 			"policyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": effect, "Action": "execute-api:Invoke", "Resource": "*"}}},
 			"context":        map[string]any{"keyId": "key_1"}})
 		return lambdaruntime.Result{Payload: b}
@@ -66,8 +70,10 @@ func TestGateway(t *testing.T) {
 	}}
 	keys := apikeys.New()
 	keys.PutPlan(apikeys.Plan{ID: "std", Name: "std", Throttle: &apikeys.Throttle{RateLimit: 0.001, BurstLimit: 5}})
-	if err := keys.EnsureKey("gen-usage-key_1", "acct_1", "std"); err != nil {
-		t.Fatal(err)
+	for _, k := range []string{"gen-usage-key_1", "gen-usage-key_2", "gen-usage-key_3"} {
+		if err := keys.EnsureKey(k, "acct_1", "std"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var routes []Route
 	for _, f := range tp.Functions {
@@ -123,6 +129,34 @@ func TestGateway(t *testing.T) {
 			}
 		})
 	}
+
+	// Issue 24, defect 4: the stage's method throttling is for all
+	// clients of a method together, so a keyed route has none: one key
+	// spending its plan (and far more) leaves another's requests alone.
+	// A route without a key is throttled, at PublicBurstLimit.
+	t.Run("one key's throttle does not touch another's", func(t *testing.T) {
+		throttled := 0
+		for range 150 {
+			if status, _ := do("GET", "/v1/api/gen/history", "key_2", "", nil); status == 429 {
+				throttled++
+			}
+		}
+		if throttled == 0 {
+			t.Fatalf("150 requests of one key were never throttled by its plan (burst 5)")
+		}
+		if status, body := do("GET", "/v1/api/gen/history", "key_3", "", nil); status == 429 {
+			t.Errorf("another key's first request: %d %s, want it served", status, body)
+		}
+		public := 0
+		for range 150 {
+			if status, _ := do("GET", "/v1/openapi.json", "", "", nil); status == 429 {
+				public++
+			}
+		}
+		if public == 0 {
+			t.Errorf("150 requests of GET /openapi.json, without a key, were never throttled")
+		}
+	})
 
 	t.Run("binary bodies reach the function base64 encoded, with the authorizer's context", func(t *testing.T) {
 		if status, body := do("POST", "/v1/api/gen/image-to-video", "good", "multipart/form-data; boundary=x", []byte("\x00\x01")); status != 200 {

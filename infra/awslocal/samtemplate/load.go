@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,11 @@ type Function struct {
 	// OtherEvents names the events of other types, which the assembly on
 	// one machine does not drive (an SQS queue).
 	OtherEvents []string
+	// ListPrefixes are the key prefixes its role may s3:ListBucket (its
+	// statements' s3:prefix conditions, "" for any key), from its Policies
+	// or its Role's: S3 answers a GET of a missing key 404 to a principal
+	// that may list it, 403 to one that may not.
+	ListPrefixes []string
 }
 
 // Route is an Api event.
@@ -86,7 +92,15 @@ type API struct {
 	APIKeyRequired    bool
 	Authorizers       map[string]Authorizer
 	GatewayResponses  map[string]GatewayResponse
-	// Stage throttling (MethodSettings /* *).
+	// Method throttling (MethodSettings) by "METHOD /path", the path
+	// decoded ("~1" is "/"); "*" and "/*" stand for any method and any
+	// path. Each method the key matches has its own bucket, for all
+	// clients together.
+	MethodThrottles map[string]Throttle
+}
+
+// Throttle is a token bucket's rate (per second) and burst.
+type Throttle struct {
 	RateLimit  float64
 	BurstLimit int
 }
@@ -193,11 +207,14 @@ func Load(file string, names Names) (*Template, error) {
 			f := Function{LogicalID: id, Env: map[string]string{}, Timeout: 3, MemorySize: 128}
 			f.Dir, _ = props["CodeUri"].(string)
 			for _, src := range []map[string]any{glob, props} {
+				// Through the resolver: a size may be an !If on a parameter.
 				if v, ok := src["Timeout"]; ok {
-					f.Timeout, _ = strconv.Atoi(fmt.Sprint(v))
+					t, _ := r.str(v)
+					f.Timeout, _ = strconv.Atoi(t)
 				}
 				if v, ok := src["MemorySize"]; ok {
-					f.MemorySize, _ = strconv.Atoi(fmt.Sprint(v))
+					mem, _ := r.str(v)
+					f.MemorySize, _ = strconv.Atoi(mem)
 				}
 			}
 			for _, vars := range []map[string]any{globEnv, m(m(props["Environment"])["Variables"])} {
@@ -239,6 +256,7 @@ func Load(file string, names Names) (*Template, error) {
 				}
 			}
 			sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Path+f.Routes[i].Method < f.Routes[j].Path+f.Routes[j].Method })
+			f.ListPrefixes = r.listPrefixes(props)
 			tp.Functions = append(tp.Functions, f)
 		case "AWS::Serverless::Api":
 			api, err := r.api(props)
@@ -314,10 +332,20 @@ func (r *resolver) api(props map[string]any) (API, error) {
 	}
 	for _, ms := range list(props["MethodSettings"]) {
 		s := m(ms)
-		if s["ResourcePath"] == "/*" && s["HttpMethod"] == "*" {
-			api.RateLimit, _ = strconv.ParseFloat(r.must(s["ThrottlingRateLimit"]), 64)
-			api.BurstLimit, _ = strconv.Atoi(r.must(s["ThrottlingBurstLimit"]))
+		if s["ThrottlingRateLimit"] == nil {
+			continue
 		}
+		var th Throttle
+		th.RateLimit, _ = strconv.ParseFloat(r.must(s["ThrottlingRateLimit"]), 64)
+		th.BurstLimit, _ = strconv.Atoi(r.must(s["ThrottlingBurstLimit"]))
+		path := fmt.Sprint(s["ResourcePath"])
+		if path != "/" && path != "/*" {
+			path = strings.ReplaceAll(path, "~1", "/")[1:]
+		}
+		if api.MethodThrottles == nil {
+			api.MethodThrottles = map[string]Throttle{}
+		}
+		api.MethodThrottles[fmt.Sprint(s["HttpMethod"])+" "+path] = th
 	}
 	auth := m(props["Auth"])
 	api.DefaultAuthorizer, _ = auth["DefaultAuthorizer"].(string)
@@ -580,4 +608,43 @@ func m(v any) map[string]any {
 func list(v any) []any {
 	x, _ := v.([]any)
 	return x
+}
+
+// listPrefixes reads the s3:ListBucket grants of a function: its
+// Policies' statements, or those of its Role when that is a role of the
+// template (Fn::GetAtt <role>.Arn).
+func (r *resolver) listPrefixes(props map[string]any) []string {
+	var stmts []any
+	for _, p := range list(props["Policies"]) {
+		stmts = append(stmts, list(m(p)["Statement"])...)
+	}
+	if ga, ok := m(props["Role"])["Fn::GetAtt"].([]any); ok && len(ga) > 0 {
+		for _, p := range list(m(m(r.resources[fmt.Sprint(ga[0])])["Properties"])["Policies"]) {
+			stmts = append(stmts, list(m(m(p)["PolicyDocument"])["Statement"])...)
+		}
+	}
+	var out []string
+	for _, st := range stmts {
+		sm := m(st)
+		actions := list(sm["Action"])
+		if a, ok := sm["Action"].(string); ok {
+			actions = []any{a}
+		}
+		if sm["Effect"] != "Allow" || !slices.ContainsFunc(actions, func(a any) bool { return a == "s3:ListBucket" }) {
+			continue
+		}
+		cond, ok := m(m(sm["Condition"])["StringLike"])["s3:prefix"]
+		if !ok {
+			out = append(out, "")
+			continue
+		}
+		prefixes := list(cond)
+		if p, ok := cond.(string); ok {
+			prefixes = []any{p}
+		}
+		for _, p := range prefixes {
+			out = append(out, strings.TrimSuffix(fmt.Sprint(p), "*"))
+		}
+	}
+	return out
 }

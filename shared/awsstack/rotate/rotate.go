@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -54,6 +55,9 @@ type Rotator struct {
 	Keys    Keys
 	User    string // the signing IAM user
 	Logger  *slog.Logger
+	// HTTP answers CloudFormation's custom resource requests (SignerKey);
+	// nil is http.DefaultClient.
+	HTTP *http.Client
 }
 
 const (

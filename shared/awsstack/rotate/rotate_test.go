@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -45,6 +47,12 @@ func (f *fakeAWS) GetSecretValue(_ context.Context, in *secretsmanager.GetSecret
 
 func (f *fakeAWS) PutSecretValue(_ context.Context, in *secretsmanager.PutSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.PutSecretValueOutput, error) {
 	id := aws.ToString(in.ClientRequestToken)
+	if slices.Contains(in.VersionStages, stageCurrent) {
+		// Secrets Manager moves AWSCURRENT to the new version.
+		for v := range f.stages {
+			f.stages[v] = slices.DeleteFunc(f.stages[v], func(s string) bool { return s == stageCurrent })
+		}
+	}
 	f.versions[id] = aws.ToString(in.SecretString)
 	f.stages[id] = in.VersionStages
 	return &secretsmanager.PutSecretValueOutput{}, nil
@@ -119,5 +127,66 @@ func TestRotationKeepsTheKeyThatSigns(t *testing.T) {
 	}
 	if err := r.Rotate(ctx, Event{Step: "createSecret", SecretID: "arn:secret", ClientRequestToken: "unknown"}); err == nil {
 		t.Errorf("a step for a version that is not part of the rotation: no error")
+	}
+}
+
+// Issue 24, defect 5: every key of the signing user is this function's,
+// none CloudFormation's. The stack's Custom::SignerKey makes the first key
+// (the secret's current version) on Create, and removes every key on
+// Delete, so that CloudFormation can delete the user; then rotations
+// never delete a key CloudFormation made. Each answer goes to the
+// request's ResponseURL.
+func TestSignerKeyLifecycle(t *testing.T) {
+	var answers []map[string]string
+	cfn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a map[string]string
+		if r.Method != http.MethodPut || json.NewDecoder(r.Body).Decode(&a) != nil {
+			t.Errorf("CloudFormation's answer: %s, want a PUT of JSON", r.Method)
+		}
+		answers = append(answers, a)
+	}))
+	defer cfn.Close()
+	// The stack's placeholder: no key yet.
+	f := &fakeAWS{versions: map[string]string{"v0": `{"accessKeyId":"","secretAccessKey":""}`},
+		stages: map[string][]string{"v0": {stageCurrent}}}
+	r := &Rotator{Secrets: f, Keys: f, User: "gen-signer", Logger: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	request := func(typ, id string) {
+		t.Helper()
+		raw := fmt.Sprintf(`{"RequestType":%q,"ResponseURL":%q,"StackId":"arn:stack","RequestId":%q,"LogicalResourceId":"SignerKey",
+			"ResourceType":"Custom::SignerKey","ResourceProperties":{"ServiceToken":"arn:fn","SecretId":"arn:secret"}}`, typ, cfn.URL, id)
+		if err := r.Handle(ctx, json.RawMessage(raw)); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if last := answers[len(answers)-1]; last["Status"] != "SUCCESS" || last["RequestId"] != id || last["PhysicalResourceId"] == "" {
+			t.Fatalf("%s answered %v", typ, last)
+		}
+	}
+	request("Create", "11111111-1111-1111-1111-111111111111")
+	request("Create", "22222222-2222-2222-2222-222222222222") // retried: no second key
+	first := f.current(t)
+	if len(f.keys) != 1 || first != f.keys[0] {
+		t.Fatalf("after Create: keys %v, current %q; want one key, current", f.keys, first)
+	}
+	// Two rotations: the first key, made by this function, goes in the
+	// second, as rotations go; nothing CloudFormation knows changes.
+	for _, token := range []string{"v1", "v2"} {
+		f.stages[token] = nil
+		for _, step := range []string{"createSecret", "setSecret", "testSecret", "finishSecret"} {
+			if err := r.Handle(ctx, json.RawMessage(fmt.Sprintf(`{"Step":%q,"SecretId":"arn:secret","ClientRequestToken":%q}`, step, token))); err != nil {
+				t.Fatalf("rotation %s, %s: %v", token, step, err)
+			}
+		}
+	}
+	if slices.Contains(f.keys, first) || len(f.keys) != 2 {
+		t.Errorf("after two rotations: keys %v, want two, the first (%s) gone", f.keys, first)
+	}
+	request("Update", "33333333-3333-3333-3333-333333333333")
+	if len(f.keys) != 2 {
+		t.Errorf("Update changed the keys: %v", f.keys)
+	}
+	request("Delete", "44444444-4444-4444-4444-444444444444")
+	if len(f.keys) != 0 {
+		t.Errorf("after Delete: keys %v, want none, so that CloudFormation can delete the user", f.keys)
 	}
 }

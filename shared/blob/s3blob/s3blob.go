@@ -232,12 +232,22 @@ func crc32Base64(b []byte) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// Get opens the object under key. A missing object is ErrNotFound.
+// ErrDenied is returned (wrapped) by Get when S3 answers 403
+// AccessDenied: what S3 answers for a missing key to a principal that may
+// not s3:ListBucket it, as well as for an object it may not read. It
+// matches fs.ErrPermission.
+var ErrDenied = fmt.Errorf("blob access denied: %w", fs.ErrPermission)
+
+// Get opens the object under key. A missing object is ErrNotFound, or
+// ErrDenied when the caller may not list it.
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
 	if err != nil {
 		if notFound(err) {
 			return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+		}
+		if denied(err) {
+			return nil, fmt.Errorf("get %s: %w: %w", key, ErrDenied, err)
 		}
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
@@ -284,6 +294,12 @@ func (s *Store) SignUpload(ctx context.Context, key string, p blob.UploadPolicy)
 	fields := maps.Clone(req.Values)
 	fields["Content-Type"] = p.ContentType
 	return blob.SignedUpload{URL: req.URL, Fields: fields}, nil
+}
+
+// denied reports whether S3 answered 403 AccessDenied.
+func denied(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "AccessDenied"
 }
 
 // notFound reports whether S3 said the key has no object.

@@ -196,6 +196,32 @@ func TestGetMissingDelete(t *testing.T) {
 	}
 }
 
+// Issue 24, defect 3: S3 answers a GET of a missing key 403 AccessDenied
+// to a principal that may not s3:ListBucket it (the start functions may
+// only GetObject uploads), 404 to one that may. The fake answers so
+// (RequireList), and Get tells the two apart from other failures.
+func TestGetMissingWithoutListIsDenied(t *testing.T) {
+	f := newFixture(t)
+	f.srv.RequireList()
+	f.srv.GrantList(roleKeyID, "inputs/")
+	ctx := context.Background()
+	if _, err := f.store.Put(ctx, "videos/there/0.mp4", strings.NewReader("mp4"), "video/mp4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Get(ctx, "inputs/uploads/none"); !errors.Is(err, s3blob.ErrNotFound) {
+		t.Errorf("Get of a missing key it may list = %v, want ErrNotFound", err)
+	}
+	if _, err := f.store.Get(ctx, "videos/none/0.mp4"); !errors.Is(err, s3blob.ErrDenied) || !errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Get of a missing key it may not list = %v, want ErrDenied (403), not ErrNotFound", err)
+	}
+	rc, err := f.store.Get(ctx, "videos/there/0.mp4")
+	if err != nil {
+		t.Fatalf("Get of an object it may not list: %v, want it read (a GetObject needs no ListBucket)", err)
+	}
+	rc.Close()
+}
+
 // presigned is what a presigned URL says about itself.
 type presigned struct {
 	u         *url.URL

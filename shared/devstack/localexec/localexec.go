@@ -23,6 +23,7 @@ import (
 const (
 	resourceMarkProcessing = "local:MarkProcessing"
 	resourceGenerate       = "local:Generate"
+	resourcePoll           = "local:Poll"
 	resourceComplete       = "local:Complete"
 	resourceFail           = "local:Fail"
 )
@@ -52,6 +53,7 @@ func New(steps *workflow.Steps, opts ...asl.Option) (*Executions, error) {
 	sm, err := asl.Parse(statemachine.Generation, map[string]string{
 		"MarkProcessingFunctionArn": resourceMarkProcessing,
 		"GenerateFunctionArn":       resourceGenerate,
+		"PollFunctionArn":           resourcePoll,
 		"CompleteFunctionArn":       resourceComplete,
 		"FailFunctionArn":           resourceFail,
 	})
@@ -63,8 +65,9 @@ func New(steps *workflow.Steps, opts ...asl.Option) (*Executions, error) {
 		r.now = time.Now
 	}
 	r.exec, err = asl.NewExecutor(sm, map[string]asl.TaskFunc{
-		resourceMarkProcessing: asl.Handler(steps.MarkProcessing),
-		resourceGenerate:       asl.Handler(steps.Generate),
+		resourceMarkProcessing: asl.Handler(steps.MarkProcessingOutcome),
+		resourceGenerate:       asl.Handler(steps.GenerateOutcome),
+		resourcePoll:           asl.Handler(steps.GenerateOutcome),
 		resourceComplete:       asl.Handler(finished(r, steps.Complete)),
 		resourceFail:           asl.Handler(finished(r, steps.Fail)),
 	}, opts...)

@@ -53,7 +53,10 @@ func (s *Store) CreateTables(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.enableStream(ctx, s.t.Webhooks); err != nil {
+	if err := s.enableStream(ctx, s.t.Webhooks, webhooksStream()); err != nil {
+		return err
+	}
+	if err := s.enableStream(ctx, s.t.Tasks, tasksStream()); err != nil {
 		return err
 	}
 	for _, table := range []string{s.t.Counters, s.t.Accounts, s.t.Tasks, s.t.Webhooks} {
@@ -80,10 +83,10 @@ func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) 
 	return nil
 }
 
-// enableStream turns on the NEW_IMAGE stream of a table made before
-// CreateTables asked for one (a data directory of an older
-// run-aws-local), as template.yaml's WebhooksTable has it.
-func (s *Store) enableStream(ctx context.Context, table string) error {
+// enableStream turns on the stream of a table made before CreateTables
+// asked for one (a data directory of an older run-aws-local), as
+// template.yaml has it.
+func (s *Store) enableStream(ctx context.Context, table string, spec *types.StreamSpecification) error {
 	op := "enable the stream of " + table
 	d, err := s.admin.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
 	if err != nil {
@@ -92,7 +95,7 @@ func (s *Store) enableStream(ctx context.Context, table string) error {
 	if sp := d.Table.StreamSpecification; sp != nil && sp.StreamEnabled != nil && *sp.StreamEnabled {
 		return nil
 	}
-	_, err = s.admin.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table, StreamSpecification: webhooksStream()})
+	_, err = s.admin.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table, StreamSpecification: spec})
 	if err != nil {
 		return dbErr(op, err)
 	}
@@ -104,6 +107,13 @@ func (s *Store) enableStream(ctx context.Context, table string) error {
 // one machine: new images, for the outbox inserts.
 func webhooksStream() *types.StreamSpecification {
 	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
+}
+
+// tasksStream is the tasks table's stream, which tells the task-expiry
+// function of the tasks TTL deletes (template.yaml, TasksTable): old
+// images, for the deleted task's account and status (ForgetExpiredTask).
+func tasksStream() *types.StreamSpecification {
+	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeOldImage}
 }
 
 func (s *Store) enableTTL(ctx context.Context, table string) error {
@@ -165,16 +175,18 @@ func (s *Store) tableDefinitions() []*dynamodb.CreateTableInput {
 		keySchema(attrWhPK, attrWhSort),
 		index(indexDue, attrDue, attrNextAt))
 	webhooks.StreamSpecification = webhooksStream()
+	tasks := table(s.t.Tasks, strAttr(attrTaskPK, attrAccount, attrHist, attrAcctStatus, attrUnfinished),
+		keySchema(attrTaskPK, ""),
+		index(indexHistory, attrAccount, attrHist),
+		index(indexStatus, attrAcctStatus, attrHist),
+		index(indexUnfinished, attrUnfinished, attrHist))
+	tasks.StreamSpecification = tasksStream()
 	return []*dynamodb.CreateTableInput{
 		table(s.t.Accounts, strAttr(attrAccount, attrSort), keySchema(attrAccount, attrSort)),
 		table(s.t.Keys, strAttr(attrKeyPK, attrKeyOwner, attrKeyOrder), keySchema(attrKeyPK, ""),
 			index(indexKeys, attrKeyOwner, attrKeyOrder)),
 		table(s.t.Counters, strAttr(attrCounterPK), keySchema(attrCounterPK, "")),
-		table(s.t.Tasks, strAttr(attrTaskPK, attrAccount, attrHist, attrAcctStatus, attrUnfinished),
-			keySchema(attrTaskPK, ""),
-			index(indexHistory, attrAccount, attrHist),
-			index(indexStatus, attrAcctStatus, attrHist),
-			index(indexUnfinished, attrUnfinished, attrHist)),
+		tasks,
 		// webhooks: partition pk, sort sk; index due on due and nextAt
 		// (a number), the pending outbox items by when they are due; a
 		// stream of new images.

@@ -45,6 +45,9 @@ type Server struct {
 	completed map[string]string     // bucket/key -> checksums of its last multipart upload
 	// uploadSigners verify POST uploads besides signers.
 	uploadSigners map[string]string
+	// requireList and lists: see RequireList.
+	requireList bool
+	lists       map[string][]string // access key id -> prefixes it may list
 }
 
 // NewMemory returns a fake holding the empty buckets named, in memory.
@@ -70,7 +73,7 @@ func New(backend gofakes3.Backend, buckets ...string) (*Server, error) {
 		}
 	}
 	fake := gofakes3.New(backend, gofakes3.WithoutVersioning())
-	s.handler = s.checkPost(s.checkPresigned(s.checkChecksums(fake.Server())))
+	s.handler = s.checkList(s.checkPost(s.checkPresigned(s.checkChecksums(fake.Server()))))
 	return s, nil
 }
 
@@ -91,6 +94,74 @@ func (s *Server) AddUploadSigner(accessKeyID, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.uploadSigners[accessKeyID] = secret
+}
+
+// RequireList makes the fake answer a GET or HEAD of a missing key as S3
+// answers a principal (the access key a request is signed with in its
+// headers, the SDK's calls): 404 NoSuchKey if it may s3:ListBucket the key
+// (GrantList), 403 AccessDenied otherwise. "If you have the s3:ListBucket
+// permission on the bucket, Amazon S3 returns an HTTP status code 404 (Not
+// Found) error. If you don't have the s3:ListBucket permission, Amazon S3
+// returns an HTTP status code 403 (Access Denied) error."
+// (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html,
+// Permissions, read 2026-11-26.) Without it, every principal may list.
+func (s *Server) RequireList() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requireList = true
+}
+
+// GrantList lets the principal of accessKeyID s3:ListBucket the keys under
+// each prefix ("" for every key), as an s3:prefix condition does.
+func (s *Server) GrantList(accessKeyID string, prefixes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists == nil {
+		s.lists = map[string][]string{}
+	}
+	s.lists[accessKeyID] = append(s.lists[accessKeyID], prefixes...)
+}
+
+// checkList answers 403 AccessDenied to a header-signed GET or HEAD of a
+// missing key by a principal that may not list it (RequireList).
+func (s *Server) checkList(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		require, prefixes := s.requireList, s.lists[headerAccessKey(r)]
+		s.mu.Unlock()
+		bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if !require || key == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) ||
+			r.URL.Query().Get("X-Amz-Signature") != "" || r.Header.Get("Authorization") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(key, p) {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		obj, err := s.backend.HeadObject(bucket, key)
+		if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+			writeError(w, http.StatusForbidden, "AccessDenied", "Access Denied")
+			return
+		}
+		if err == nil {
+			obj.Contents.Close()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// headerAccessKey is the access key id of a request signed in its
+// Authorization header (SigV4: Credential=<key id>/<scope>, ...).
+func headerAccessKey(r *http.Request) string {
+	_, cred, ok := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(cred, "/")
+	return id
 }
 
 // SetNow sets the clock presigned URLs expire by.
