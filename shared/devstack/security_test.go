@@ -178,6 +178,7 @@ func TestKeysNeverLoggedOrStoredInClear(t *testing.T) {
 // (or a 404) and serves no bytes; the link as given still works.
 func TestSignedLinksReachOnlyTheirObject(t *testing.T) {
 	localOnly(t, "the test forges links of the embedded stack's /files/ format (signature, expires); the assembly's links are S3 presigned URLs, tampered with in TestSignedLinks")
+	contractRange(t, "two videos")
 	e := startEnv(t, "", nil)
 	a := e.key(10000, store.Limits{})
 	b := e.key(10000, store.Limits{})
