@@ -8,14 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veo/veotest"
@@ -45,27 +43,7 @@ func TestPlaygroundFollowsBackendLimits(t *testing.T) {
 	dir := t.TempDir()
 	cfg := devstack.Config{Addr: "127.0.0.1:0", DataDir: dir, SweepInterval: time.Hour,
 		Logger: slog.New(slog.DiscardHandler), Provider: provider}
-	ctx, stop := context.WithCancel(context.Background())
-	out := &logtest.Buffer{}
-	ready := out.Seen("Try:")
-	done := make(chan error, 1)
-	go func() { done <- devstack.Serve(ctx, cfg, out) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		stop()
-		t.Fatalf("Serve ended before it served: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	base := regexp.MustCompile(`gen is running on (http://\S+)`).FindStringSubmatch(out.String())
-	if base == nil {
-		t.Fatalf("Serve's output names no address:\n%s", out)
-	}
+	base := serve(t, cfg)
 	st, err := devstack.OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +53,7 @@ func TestPlaygroundFollowsBackendLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	input, _ := json.Marshal(map[string]any{"base": base[1], "key": k.APIKey, "chromium": chromiumPath})
+	input, _ := json.Marshal(map[string]any{"base": base, "key": k.APIKey, "chromium": chromiumPath})
 	script, _ := filepath.Abs("testdata/backend.cjs")
 	runCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

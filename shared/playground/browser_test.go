@@ -181,28 +181,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 			return rec
 		}},
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	out := &logtest.Buffer{}
-	ready := out.Seen("Try:") // Serve prints how to use it once it listens
-	done := make(chan error, 1)
-	go func() { done <- devstack.Serve(ctx, cfg, out) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		stop()
-		t.Fatalf("Serve ended before it served: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	m := regexp.MustCompile(`gen is running on (http://\S+)`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("Serve's output names no address:\n%s", out)
-	}
-	base := m[1]
+	base := serve(t, cfg)
 	devKey, err := os.ReadFile(devstack.DevKeyPath(dir))
 	if err != nil {
 		t.Fatal(err)
@@ -440,4 +419,32 @@ func writePicture(t *testing.T, path string, w, h int, noise bool) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// serve runs devstack.Serve, as make run does, until the test ends, and
+// answers the base URL it prints.
+func serve(t *testing.T, cfg devstack.Config) string {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	out := &logtest.Buffer{}
+	ready := out.Seen("Try:") // Serve prints how to use it once it listens
+	done := make(chan error, 1)
+	go func() { done <- devstack.Serve(ctx, cfg, out) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		stop()
+		t.Fatalf("Serve ended before it served: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	m := regexp.MustCompile(`gen is running on (http://\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("Serve's output names no address:\n%s", out)
+	}
+	return m[1]
 }
