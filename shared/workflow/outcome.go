@@ -3,8 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
-
-	"github.com/genvideo/gen/shared/asl"
+	"reflect"
 )
 
 // Outcome is what the Generate and Poll states answer the workflow:
@@ -19,7 +18,7 @@ import (
 type Outcome struct {
 	Generated
 	// Failure is the {Error, Cause} a Catch would have caught: Error is
-	// the error's name (asl.ErrorName), Cause its message.
+	// the error's name (errorName), Cause its message.
 	Failure *CaughtError `json:"failure,omitempty"`
 }
 
@@ -49,7 +48,7 @@ func (s *Steps) MarkProcessingOutcome(ctx context.Context, in TaskRef) (Marked, 
 	st, err := s.MarkProcessing(ctx, in)
 	var deadline *DeadlineExceeded
 	if errors.As(err, &deadline) {
-		return Marked{TaskState: TaskState{TaskID: in.TaskID}, Failure: &CaughtError{Error: asl.ErrorName(err), Cause: err.Error()}}, nil
+		return Marked{TaskState: TaskState{TaskID: in.TaskID}, Failure: &CaughtError{Error: errorName(err), Cause: err.Error()}}, nil
 	}
 	return Marked{TaskState: st}, err
 }
@@ -61,7 +60,20 @@ func outcome(g Generated, err error) (Outcome, error) {
 		failed   *GenerationFailed
 	)
 	if errors.As(err, &policy) || errors.As(err, &deadline) || errors.As(err, &failed) {
-		return Outcome{Generated: g, Failure: &CaughtError{Error: asl.ErrorName(err), Cause: err.Error()}}, nil
+		return Outcome{Generated: g, Failure: &CaughtError{Error: errorName(err), Cause: err.Error()}}, nil
 	}
 	return Outcome{Generated: g}, err
+}
+
+// errorName is the name Step Functions gives an error a Go Lambda
+// returns: its type's name, without the package or the pointer, as
+// aws-lambda-go reports it. asl.ErrorName names errors the same way for
+// the local interpreter (TestErrorNameIsASLs); the steps do not import
+// the interpreter, which only the local stack runs.
+func errorName(err error) string {
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
 }
