@@ -19,6 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
@@ -173,6 +174,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.executions,
+		Images:            intake.New(blobs, 0),
 		Counters:          s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,

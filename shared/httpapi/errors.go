@@ -251,17 +251,20 @@ func toError(err error, now time.Time) *Error {
 		}
 	case errors.As(err, &upload):
 		switch upload.Problem {
-		case service.UploadBadType, service.UploadNotImage:
+		case service.UploadBadType, service.UploadNotImage, service.UploadDamaged:
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: upload.Field, Message: upload.Message}
 		case service.UploadTooLarge:
 			return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"maxBytes": upload.Max}}
 		case service.UploadUnavailable:
 			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: upload.Message, cause: err}
+		case service.UploadUnreadable:
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message, cause: err}
 		case service.UploadCanvas:
 			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"width": upload.Width, "height": upload.Height, "maxWidth": upload.MaxSide, "maxHeight": upload.MaxSide}}
 		}
+		// UploadMissing, UploadEmpty.
 		return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: upload.Field, Message: upload.Message}
 	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,

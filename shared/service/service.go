@@ -107,9 +107,11 @@ type Config struct {
 	Uploads Uploads
 	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
 	MaxUploadBytes int64
-	// MaxImageSide bounds the width and the height of a direct upload's
-	// image, as httpapi bounds a streamed one (DefaultMaxImageSide).
-	MaxImageSide int
+	// Images checks and stores the images a start brings, streamed in
+	// its form or copied from a direct upload (shared/intake). A service
+	// without it (every AWS Lambda but the image starts') refuses them
+	// with a 503, and links no image checks.
+	Images ImageIntake
 	// Webhooks keeps webhook endpoints and their deliveries; nil answers
 	// the webhook endpoints, and a start carrying webhookUrl, 503.
 	Webhooks store.Webhooks
@@ -158,9 +160,6 @@ func New(cfg Config) *Service {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
 	}
-	if cfg.MaxImageSide <= 0 {
-		cfg.MaxImageSide = DefaultMaxImageSide
-	}
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
@@ -171,8 +170,7 @@ func New(cfg Config) *Service {
 }
 
 // Config is the service's configuration with New's defaults filled in:
-// what the layer above it reads (the logger, the blob storage and the
-// image bounds of a streamed upload).
+// what the layer above it reads (the logger).
 func (s *Service) Config() Config { return s.cfg }
 
 // Now reads the service's clock: a request takes one reading and uses it

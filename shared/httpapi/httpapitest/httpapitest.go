@@ -16,6 +16,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -102,6 +103,8 @@ func (c *Clock) Advance(d time.Duration) {
 type Config struct {
 	service.Config
 	HTTP httpapi.Config
+	// MaxImageSide bounds the images of the default intake (shared/intake).
+	MaxImageSide int
 }
 
 // Env is a running test server and what it is made of.
@@ -146,6 +149,9 @@ func Start(tb testing.TB, cfg Config) *Env {
 	}
 	if cfg.Executions == nil {
 		cfg.Executions = env.Executions
+	}
+	if cfg.Images == nil {
+		cfg.Images = intake.New(cfg.Blobs, cfg.MaxImageSide)
 	}
 	if cfg.Now == nil {
 		cfg.Now = env.Clock.Now
