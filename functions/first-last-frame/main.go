@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	s := endpoint.MustStack()
+	s := endpoint.MustDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
 	flows := endpoint.Must(executions.New(s))
 	cfg := endpoint.Config(s, blobs, flows)

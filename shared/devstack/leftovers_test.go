@@ -225,7 +225,7 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 		var err error
 		switch status {
 		case task.Processing:
-			_, err = e.stack.Store.StartProcessing(ctx, tk.ID, now)
+			_, err = e.stack.Store.MarkProcessing(ctx, tk.ID, now)
 		case task.Completed:
 			var vs []task.Video
 			for i := range videos {

@@ -41,7 +41,7 @@ type Stack struct {
 	Blobs *fsblob.Store
 	// Counts counts requests in memory: a status poll writes nothing.
 	// Day counts reach Store in batches.
-	Counts *localcount.Counter
+	Counts *localcount.Tally
 
 	renderer   *render.Renderer
 	executions *localexec.Executions
@@ -161,7 +161,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("state machine: %w", err)
 	}
 	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
-		Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
+		Persist: func(c store.Window) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
 	// The renderer's estimate is the built-in generator's seconds; a Veo
 	// job takes minutes, which the service's default estimate says, as it
@@ -175,7 +175,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Blobs:             blobs,
 		Executions:        s.executions,
 		Images:            intake.New(blobs, 0),
-		Counters:          s.Counts,
+		Limiter:           s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          estimate,

@@ -71,7 +71,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 }
 
 // Take implements store.Store.
-func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time) (used []int, err error) {
+func (s *Store) Take(ctx context.Context, counters []store.Window, at time.Time) (used []int, err error) {
 	err = s.call(ctx, "Take", func() error { used, err = s.Store.Take(ctx, counters, at); return err })
 	return used, err
 }
@@ -100,9 +100,9 @@ func (s *Store) Unfinished(ctx context.Context) (ts []task.Task, err error) {
 	return ts, err
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t task.Task, err error) {
-	err = s.call(ctx, "StartProcessing", func() error { t, err = s.Store.StartProcessing(ctx, id, at); return err })
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (t task.Task, err error) {
+	err = s.call(ctx, "MarkProcessing", func() error { t, err = s.Store.MarkProcessing(ctx, id, at); return err })
 	return t, err
 }
 
@@ -125,7 +125,7 @@ func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Tim
 }
 
 // Count implements store.Store.
-func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (n int, err error) {
+func (s *Store) Count(ctx context.Context, c store.Window, at time.Time) (n int, err error) {
 	err = s.call(ctx, "Count", func() error { n, err = s.Store.Count(ctx, c, at); return err })
 	return n, err
 }

@@ -236,7 +236,7 @@ func toError(err error, now time.Time) *Error {
 			RateLimit: &RateLimit{Limit: inFlight.Limit, Reset: now.Add(concurrencyRetryAfter),
 				RetryAfter: int(concurrencyRetryAfter / time.Second)}}
 	case errors.As(err, &limit):
-		c := limit.Counter
+		c := limit.Window
 		rl := &RateLimit{Limit: c.Limit, Reset: c.ExpiresAt, RetryAfter: ratelimit.RetryAfter(c.ExpiresAt, now)}
 		switch c.Kind {
 		case ratelimit.Day:

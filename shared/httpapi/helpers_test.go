@@ -69,9 +69,9 @@ func eachCounting(t *testing.T, test func(*testing.T, func(*httpapitest.Config))
 		test(t, func(cfg *httpapitest.Config) {
 			st := cfg.Store.(*faultStore).Store.(*sqlitestore.Store)
 			c := localcount.New(localcount.Config{Persister: st,
-				Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
+				Persist: func(c store.Window) bool { return c.Kind == ratelimit.Day }})
 			t.Cleanup(func() { c.Close() })
-			cfg.Counters = c
+			cfg.Limiter = c
 		})
 	})
 }
@@ -343,7 +343,7 @@ func (f *faultStore) KeyByHash(ctx context.Context, hash string) (store.Key, err
 	return f.Store.KeyByHash(ctx, hash)
 }
 
-func (f *faultStore) Take(ctx context.Context, cs []store.Counter, at time.Time) ([]int, error) {
+func (f *faultStore) Take(ctx context.Context, cs []store.Window, at time.Time) ([]int, error) {
 	if err := f.fault("Take"); err != nil {
 		return nil, err
 	}

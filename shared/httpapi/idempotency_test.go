@@ -119,7 +119,7 @@ func TestIdempotentReplay(t *testing.T) {
 			e.assertUnchanged(before, c.AccountID, "a replay")
 
 			st := e.faults.Store
-			if _, err := st.StartProcessing(context.Background(), id, e.Clock.Now()); err != nil {
+			if _, err := st.MarkProcessing(context.Background(), id, e.Clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Complete(context.Background(), id, store.Completion{Videos: []task.Video{{Key: "videos/" + id + "/0.mp4"}}}, e.Clock.Now()); err != nil {

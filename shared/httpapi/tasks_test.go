@@ -40,7 +40,7 @@ func tasksInEveryState(t *testing.T, e *env, key string) map[string]string {
 	}
 	at := func(name string) time.Time { return e.task(ids[name]).CreatedAt.Add(95500 * time.Millisecond) }
 	for _, name := range []string{"processing", "completed", "partial", "failed"} {
-		if _, err := st.StartProcessing(ctx, ids[name], e.Clock.Now()); err != nil {
+		if _, err := st.MarkProcessing(ctx, ids[name], e.Clock.Now()); err != nil {
 			t.Fatalf("start processing %s: %v", name, err)
 		}
 	}

@@ -92,7 +92,7 @@ func startTask(cost int) task.Task {
 }
 
 func TestCreate(t *testing.T) {
-	starts := store.Counter{Key: "rl:s:key-1:0", Kind: "s", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	starts := store.Window{Key: "rl:s:key-1:0", Kind: "s", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
 	noStarts := starts
 	noStarts.Limit = 0
 	idem := &store.IdempotencyKey{Key: "k", RequestHash: "h2", ExpiresAt: t0.Add(24 * time.Hour)}
@@ -153,7 +153,7 @@ func TestCreate(t *testing.T) {
 			f: Found{Account: acct(10, 0), Starts: full},
 			check: func(err error) bool {
 				var e *store.LimitError
-				return errors.As(err, &e) && e.Counter == starts
+				return errors.As(err, &e) && e.Window == starts
 			}},
 		{name: "starts: limit 0", cost: 1, g: store.StartGuard{Starts: &noStarts},
 			f:     Found{Account: acct(10, 0)},

@@ -12,12 +12,12 @@ func TestTake(t *testing.T) {
 	at := t0.Add(30 * time.Second)
 	ends := t0.Add(time.Minute)
 	next := t0.Add(2 * time.Minute)
-	c := func(limit int) store.Counter {
-		return store.Counter{Key: "rl:m:key-1:0", Kind: "m", Limit: limit, ExpiresAt: next}
+	c := func(limit int) store.Window {
+		return store.Window{Key: "rl:m:key-1:0", Kind: "m", Limit: limit, ExpiresAt: next}
 	}
 	tests := []struct {
 		name    string
-		c       store.Counter
+		c       store.Window
 		w       Window
 		want    Taken
 		refused bool
@@ -44,8 +44,8 @@ func TestTake(t *testing.T) {
 			var le *store.LimitError
 			if !errors.As(err, &le) {
 				t.Errorf("%s: Take = %+v, %v; want a *store.LimitError", tt.name, got, err)
-			} else if le.Counter != tt.c {
-				t.Errorf("%s: LimitError.Counter = %+v, want the counter as given, %+v", tt.name, le.Counter, tt.c)
+			} else if le.Window != tt.c {
+				t.Errorf("%s: LimitError.Window = %+v, want the counter as given, %+v", tt.name, le.Window, tt.c)
 			}
 			continue
 		}
@@ -80,7 +80,7 @@ func TestWindowOpen(t *testing.T) {
 func TestAdd(t *testing.T) {
 	at := t0.Add(30 * time.Second)
 	ends, next := t0.Add(time.Minute), t0.Add(2*time.Minute)
-	c := store.Counter{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
+	c := store.Window{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
 	tests := []struct {
 		name string
 		w    Window

@@ -93,7 +93,7 @@ func fill(v *int, def int) {
 // Kind says which window a counter counts. Every counter made here
 // carries it, and the store hands it back in a *store.LimitError, so that
 // the API can say which limit was reached.
-type Kind = store.CounterKind
+type Kind = store.WindowKind
 
 // The three windows.
 const (
@@ -119,8 +119,8 @@ func DayWindow(at time.Time) (start, end time.Time) {
 // seconds>". A new window is a new counter, so counts never need resetting;
 // the store drops a counter at its ExpiresAt, the window's end. The format
 // is that of counters already stored: it must not change.
-func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Counter {
-	return store.Counter{
+func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Window {
+	return store.Window{
 		Key:       "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start.Unix(), 10),
 		Kind:      kind,
 		Limit:     limit,
@@ -130,10 +130,10 @@ func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Cou
 
 // RequestCounters returns the per-minute and the per-day counter of the
 // key, in that order, for one store.Take call per request.
-func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter {
+func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Window {
 	ms, me := MinuteWindow(at)
 	ds, de := DayWindow(at)
-	return []store.Counter{
+	return []store.Window{
 		counter(Minute, keyID, l.RequestsPerMinute, ms, me),
 		counter(Day, keyID, l.RequestsPerDay, ds, de),
 	}

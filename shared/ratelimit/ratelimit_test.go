@@ -112,7 +112,7 @@ func TestCounterKeys(t *testing.T) {
 	rc := RequestCounters("key_abc", StandardLimits, at)
 	tests := []struct {
 		name string
-		c    store.Counter
+		c    store.Window
 		want string
 	}{
 		{"minute", rc[0], "rl:m:key_abc:1741521600"},

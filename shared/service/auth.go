@@ -67,7 +67,7 @@ type Window struct {
 }
 
 // CountRequest counts the request in the key's minute and day windows, in
-// one Take of Config.Counters: both or neither. It returns the minute
+// one Take of Config.Limiter: both or neither. It returns the minute
 // window as the request left it. When a window is exhausted nothing is
 // taken, the error is the *store.LimitError naming it, and Remaining is
 // 0: no request is accepted before that window ends.
@@ -75,7 +75,7 @@ func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
 	minute, day := counters[0], counters[1]
 	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt, Day: Window{Limit: day.Limit, Reset: day.ExpiresAt}}
-	used, err := s.cfg.Counters.Take(ctx, counters, c.Now)
+	used, err := s.cfg.Limiter.Take(ctx, counters, c.Now)
 	var limit *store.LimitError
 	switch {
 	case errors.As(err, &limit):

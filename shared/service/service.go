@@ -26,10 +26,10 @@ import (
 // Store is the part of store.Store the use cases need.
 type Store interface {
 	KeyByHash(ctx context.Context, hash string) (store.Key, error)
-	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+	Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error)
 	// Count reads a window without taking from it: the starts window
 	// that Credits reports.
-	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
+	Count(ctx context.Context, c store.Window, at time.Time) (int, error)
 	CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
@@ -46,12 +46,12 @@ type Links interface {
 	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
 }
 
-// Counters counts a request's rate-limit windows with store.Store's Take
+// Limiter takes a request's rate-limit windows with store.Store's Take
 // semantics: all or none, a *store.LimitError naming an exhausted one.
 // The store itself is one; the local stack counts in memory instead
-// (shared/localcount), so that a request writes nothing.
-type Counters interface {
-	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+// (localcount.Tally), so that a request writes nothing.
+type Limiter interface {
+	Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error)
 }
 
 // Executions runs the workflow that generates a task: Step Functions on
@@ -91,8 +91,8 @@ type Config struct {
 	// start): Start refuses with ErrNoExecutions, before any charge, and
 	// Cancel cannot stop a workflow, which then ends at its next step.
 	Executions Executions
-	// Counters counts requests (default Store).
-	Counters Counters
+	// Limiter takes the rate-limit windows of requests (default Store).
+	Limiter Limiter
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -139,8 +139,8 @@ func New(cfg Config) *Service {
 	if cfg.Store == nil {
 		panic("service.New: Config.Store is nil")
 	}
-	if cfg.Counters == nil {
-		cfg.Counters = cfg.Store
+	if cfg.Limiter == nil {
+		cfg.Limiter = cfg.Store
 	}
 	if cfg.Links == nil && cfg.Blobs != nil {
 		cfg.Links = cfg.Blobs

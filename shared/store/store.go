@@ -55,11 +55,11 @@ func (e *InFlightLimitError) Error() string {
 
 // LimitError: a counter is exhausted; nothing was taken.
 type LimitError struct {
-	Counter Counter
+	Window Window
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("limit %d reached for %s", e.Counter.Limit, e.Counter.Key)
+	return fmt.Sprintf("limit %d reached for %s", e.Window.Limit, e.Window.Key)
 }
 
 // IdempotencyError: the account already started a task under the
@@ -143,26 +143,26 @@ type LedgerQuery struct {
 	Limit int
 }
 
-// Counter is one fixed rate-limit window: at most Limit units under Key
+// Window is one fixed rate-limit window: at most Limit units under Key
 // until ExpiresAt, after which the window (and its count) is gone.
-type Counter struct {
+type Window struct {
 	Key string
-	// Kind says which budget the counter counts. The store does not keep
-	// it: it only hands it back, with the rest of the counter, in a
+	// Kind says which budget the window counts. The store does not keep
+	// it: it only hands it back, with the rest of the window, in a
 	// *LimitError, so that the caller can say which limit was reached.
-	Kind      CounterKind
+	Kind      WindowKind
 	Limit     int
 	ExpiresAt time.Time
 }
 
-// CounterKind names a budget; ratelimit defines the values.
-type CounterKind string
+// WindowKind names a budget; ratelimit defines the values.
+type WindowKind string
 
 // StartGuard holds the limits checked in the same transaction that charges
 // for a task, so that a start rejected by any of them changes nothing.
 type StartGuard struct {
-	MaxInFlight int      // 0 means no limit
-	Starts      *Counter // nil means no limit
+	MaxInFlight int     // 0 means no limit
+	Starts      *Window // nil means no limit
 	// Idempotency, when set, makes the start happen at most once per
 	// key of the task's account (see CreateTask).
 	Idempotency *IdempotencyKey
@@ -251,11 +251,11 @@ type Store interface {
 
 	// Take consumes one unit of every counter, or none at all: if any is
 	// exhausted it returns a *LimitError naming it. used[i] is counter i's
-	// count after this call. Windows expire at Counter.ExpiresAt.
-	Take(ctx context.Context, counters []Counter, at time.Time) (used []int, err error)
+	// count after this call. Windows expire at Window.ExpiresAt.
+	Take(ctx context.Context, counters []Window, at time.Time) (used []int, err error)
 	// Count reads a counter's window at at without taking from it: 0
 	// for a window never taken from, or expired.
-	Count(ctx context.Context, c Counter, at time.Time) (int, error)
+	Count(ctx context.Context, c Window, at time.Time) (int, error)
 
 	// CreateTask atomically checks the guard and the balance, charges
 	// t.CreditsCost, counts the task in flight, writes the charge to the
@@ -284,10 +284,10 @@ type Store interface {
 	// Unfinished returns every task pending or processing, for recovery.
 	Unfinished(ctx context.Context) ([]task.Task, error)
 
-	// StartProcessing moves a pending task to processing. On a task that
+	// MarkProcessing moves a pending task to processing. On a task that
 	// is already processing or terminal it changes nothing and returns the
 	// task as it is, so that the step may be retried.
-	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
+	MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
 	// SetOperation replaces the Operation of a processing task with to
 	// if it is from (lifecycle.SetOperation: a submit marker, then the
 	// provider's handle), atomically, and returns the task as it is

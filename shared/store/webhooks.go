@@ -9,7 +9,7 @@ import (
 )
 
 // Webhook event types: each is written to the outbox in the transaction
-// of the task's move it reports (StartProcessing, Complete, Fail).
+// of the task's move it reports (MarkProcessing, Complete, Fail).
 const (
 	EventProcessing = "generation.processing"
 	EventCompleted  = "generation.completed"
@@ -138,7 +138,7 @@ type AttemptQuery struct {
 
 // Webhooks is what a backend keeps for webhooks: endpoints, signing
 // secrets and the outbox. A backend that implements it writes the outbox
-// rows of StartProcessing, Complete and Fail in the same transaction as
+// rows of MarkProcessing, Complete and Fail in the same transaction as
 // the move: one Delivery per endpoint of the task's account subscribed
 // to the event, and one for the task's own WebhookURL; a move that does
 // not happen writes none.

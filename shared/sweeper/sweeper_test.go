@@ -106,7 +106,7 @@ func TestSweepStartsMissingExecutions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.st.StartProcessing(ctx, aborted.ID, now.Add(-4*time.Minute)); err != nil {
+	if _, err := f.st.MarkProcessing(ctx, aborted.ID, now.Add(-4*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	f.sfn.Finish(t, aborted.ID, "ABORTED")
@@ -170,7 +170,7 @@ func TestSweepFailsTasksPastDeadline(t *testing.T) {
 	late := f.task(t, "latexxxxxx", 12*time.Minute) // 2 minutes past its deadline
 	inGrace := f.task(t, "gracexxxxx", 10*time.Minute+30*time.Second)
 	processing := f.task(t, "processing", 20*time.Minute)
-	if _, err := f.st.StartProcessing(ctx, processing.ID, now.Add(-19*time.Minute)); err != nil {
+	if _, err := f.st.MarkProcessing(ctx, processing.ID, now.Add(-19*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 

@@ -41,7 +41,7 @@ func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (TaskState, erro
 	if lifecycle.PastDeadline(t, now) {
 		return TaskState{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
-	t, err = s.Store.StartProcessing(ctx, t.ID, now)
+	t, err = s.Store.MarkProcessing(ctx, t.ID, now)
 	if err != nil {
 		return TaskState{}, storeError("start processing", in.TaskID, err)
 	}

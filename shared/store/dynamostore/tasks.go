@@ -490,8 +490,8 @@ func (s *Store) transition(t task.Task, from task.Status, set item) update {
 	return update{table: s.t.Tasks, key: taskKey(t.ID), expr: expr, cond: "#status = :from", vals: v}
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
 	op := "start processing " + id
 	var t task.Task
 	err := s.retry(ctx, op, func() error {

@@ -113,16 +113,16 @@ func TestKeyCacheMissesAreNotCached(t *testing.T) {
 func TestAddCounts(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
-	day := store.Counter{Key: "rl:d:k:1", Limit: 10, ExpiresAt: t0.Add(24 * time.Hour)}
-	old := store.Counter{Key: "rl:d:k:0", Limit: 10, ExpiresAt: t0}
-	if _, err := s.Take(ctx, []store.Counter{day}, t0); err != nil {
+	day := store.Window{Key: "rl:d:k:1", Limit: 10, ExpiresAt: t0.Add(24 * time.Hour)}
+	old := store.Window{Key: "rl:d:k:0", Limit: 10, ExpiresAt: t0}
+	if _, err := s.Take(ctx, []store.Window{day}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddCounts(ctx, []store.Counter{day, old}, []int{4, 7}, t0.Add(time.Minute)); err != nil {
+	if err := s.AddCounts(ctx, []store.Window{day, old}, []int{4, 7}, t0.Add(time.Minute)); err != nil {
 		t.Fatalf("AddCounts: %v", err)
 	}
 	for _, tt := range []struct {
-		c    store.Counter
+		c    store.Window
 		at   time.Time
 		want int
 	}{
@@ -136,8 +136,8 @@ func TestAddCounts(t *testing.T) {
 	}
 	// A stored window that has ended is replaced, not added to.
 	later := day.ExpiresAt.Add(time.Hour)
-	next := store.Counter{Key: day.Key, Limit: 10, ExpiresAt: later.Add(time.Hour)}
-	if err := s.AddCounts(ctx, []store.Counter{next}, []int{2}, later); err != nil {
+	next := store.Window{Key: day.Key, Limit: 10, ExpiresAt: later.Add(time.Hour)}
+	if err := s.AddCounts(ctx, []store.Window{next}, []int{2}, later); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Count(ctx, next, later); err != nil || n != 2 {
@@ -174,11 +174,11 @@ func TestTaskCache(t *testing.T) {
 	if got := status(mine.ID); got != task.Pending {
 		t.Fatalf("fresh task %s, want pending", got)
 	}
-	if _, err := s.StartProcessing(ctx, mine.ID, t0); err != nil {
+	if _, err := s.MarkProcessing(ctx, mine.ID, t0); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(mine.ID); got != task.Processing {
-		t.Errorf("after this Store's StartProcessing: %s, want processing at once", got)
+		t.Errorf("after this Store's MarkProcessing: %s, want processing at once", got)
 	}
 	if _, err := s.Complete(ctx, mine.ID, video, t0); err != nil {
 		t.Fatal(err)

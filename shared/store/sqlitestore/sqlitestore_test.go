@@ -79,8 +79,8 @@ func TestRestart(t *testing.T) {
 	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
-	minute := store.Counter{Key: "rpm", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
-	if _, err := s.Take(ctx, []store.Counter{minute}, t0); err != nil {
+	minute := store.Window{Key: "rpm", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	if _, err := s.Take(ctx, []store.Window{minute}, t0); err != nil {
 		t.Fatalf("Take: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -101,7 +101,7 @@ func TestRestart(t *testing.T) {
 	if l, err := s.Ledger(ctx, "acct-a"); err != nil || len(l) != 2 {
 		t.Errorf("Ledger after restart = %+v, %v; want the grant and the charge", l, err)
 	}
-	if used, err := s.Take(ctx, []store.Counter{minute}, t0.Add(time.Second)); err != nil || used[0] != 2 {
+	if used, err := s.Take(ctx, []store.Window{minute}, t0.Add(time.Second)); err != nil || used[0] != 2 {
 		t.Errorf("Take after restart = %v, %v; want [2]: the window's count survives", used, err)
 	}
 	storetest.CheckInvariants(t, s, "acct-a")
@@ -220,13 +220,13 @@ func TestPrune(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
 	for i := range 3 * pruneBatch {
-		c := store.Counter{Key: fmt.Sprintf("rpm:key-%d", i), Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-		if _, err := s.Take(ctx, []store.Counter{c}, t0); err != nil {
+		c := store.Window{Key: fmt.Sprintf("rpm:key-%d", i), Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+		if _, err := s.Take(ctx, []store.Window{c}, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := t0.Add(2 * time.Minute)
-	live := store.Counter{Key: "rpm:live", Limit: 100, ExpiresAt: later.Add(time.Minute)}
+	live := store.Window{Key: "rpm:live", Limit: 100, ExpiresAt: later.Add(time.Minute)}
 	count := func() int {
 		var n int
 		if err := s.wr.QueryRow("SELECT count(*) FROM counters").Scan(&n); err != nil {
@@ -235,7 +235,7 @@ func TestPrune(t *testing.T) {
 		return n
 	}
 	for i := range 3 {
-		if _, err := s.Take(ctx, []store.Counter{live}, later); err != nil {
+		if _, err := s.Take(ctx, []store.Window{live}, later); err != nil {
 			t.Fatal(err)
 		}
 		// 3*pruneBatch expired + live, less what the Takes so far pruned.
@@ -243,7 +243,7 @@ func TestPrune(t *testing.T) {
 			t.Errorf("after %d Takes past expiry: %d counters, want %d", i+1, got, want)
 		}
 	}
-	if used, err := s.Take(ctx, []store.Counter{live}, later); err != nil || used[0] != 4 {
+	if used, err := s.Take(ctx, []store.Window{live}, later); err != nil || used[0] != 4 {
 		t.Errorf("Take(live) = %v, %v; want [4]: pruning leaves open windows alone", used, err)
 	}
 }

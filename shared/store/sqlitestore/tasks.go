@@ -332,8 +332,8 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 	return tasks, rows.Err()
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
 	// Forget before and after: a Task that read the task before the
 	// change cannot cache it, and none answers it from memory after.
 	s.tasks.forget(id)
@@ -365,7 +365,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 
 // SetOperation implements store.Store.
 func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Task, error) {
-	// Forget before and after, as every change does (StartProcessing).
+	// Forget before and after, as every change does (MarkProcessing).
 	s.tasks.forget(id)
 	defer s.tasks.forget(id)
 	var t task.Task

@@ -86,8 +86,8 @@ func testHeld(t *testing.T, s store.Store) {
 	for _, tk := range []task.Task{a, b, c} {
 		mustCreate(t, s, tk)
 	}
-	if _, err := s.StartProcessing(t.Context(), b.ID, at(time.Minute)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(t.Context(), b.ID, at(time.Minute)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	held(150, "with one pending, one processing and one more pending")
 	if _, err := s.Complete(t.Context(), a.ID, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, at(2*time.Minute)); err != nil {
@@ -200,8 +200,8 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 	for i, tk := range tasks {
 		mustCreate(t, s, tk)
 		if i%2 == 0 {
-			if _, err := s.StartProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-				t.Fatalf("StartProcessing: %v", err)
+			if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
+				t.Fatalf("MarkProcessing: %v", err)
 			}
 		}
 	}

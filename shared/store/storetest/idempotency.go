@@ -49,7 +49,7 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 30)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
-	starts := store.Counter{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
+	starts := store.Window{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
 	g := store.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", "hash-a", c0)}
 	bal, err := s.CreateTask(t.Context(), first, g)
 	if err != nil || bal != 0 {
@@ -161,8 +161,8 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 func testIdempotencyRefusedStart(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 5)
 	c0 := at(0)
-	used := store.Counter{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
-	if _, err := s.Take(t.Context(), []store.Counter{used}, c0); err != nil {
+	used := store.Window{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
+	if _, err := s.Take(t.Context(), []store.Window{used}, c0); err != nil {
 		t.Fatalf("Take: %v", err)
 	}
 	existing := newTask("acct-a", taskID(c0, "idem000000"), 0, c0)

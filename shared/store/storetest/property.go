@@ -317,7 +317,7 @@ func (w *propWorker) create(account string, i int) {
 		window:  i/propEpoch*propWindows + w.r.IntN(propWindows),
 		refunds: map[int]bool{},
 	}
-	counter := store.Counter{Key: propWindowKey(account, pt.window), Limit: propWindowLimit, ExpiresAt: t0.Add(24 * time.Hour)}
+	counter := store.Window{Key: propWindowKey(account, pt.window), Limit: propWindowLimit, ExpiresAt: t0.Add(24 * time.Hour)}
 	g := store.StartGuard{MaxInFlight: propMaxInFlight, Starts: &counter}
 	if w.r.IntN(5) == 0 {
 		pt.idemKey = fmt.Sprintf("idem-%d", w.r.IntN(propIdemKeys))
@@ -349,8 +349,8 @@ func (w *propWorker) create(account string, i int) {
 			t.Errorf("CreateTask(%s): InFlightLimitError.Limit = %d, want %d", pt.id, ife.Limit, propMaxInFlight)
 		}
 	case errors.As(err, &le):
-		if le.Counter.Key != counter.Key {
-			t.Errorf("CreateTask(%s): LimitError on %q, want %q", pt.id, le.Counter.Key, counter.Key)
+		if le.Window.Key != counter.Key {
+			t.Errorf("CreateTask(%s): LimitError on %q, want %q", pt.id, le.Window.Key, counter.Key)
 		}
 		w.m.mu.Lock()
 		w.m.exhausted[counter.Key] = true
@@ -394,14 +394,14 @@ func (w *propWorker) startProcessing(account string) {
 	if pt == nil {
 		return
 	}
-	got, err := w.ps.get().StartProcessing(w.t.Context(), pt.id, w.now())
+	got, err := w.ps.get().MarkProcessing(w.t.Context(), pt.id, w.now())
 	switch {
 	case w.record(err):
 	case errors.Is(err, store.ErrNotFound) && w.maybeCreated(pt):
 	case err != nil:
-		w.t.Errorf("StartProcessing(%s): %v", pt.id, err)
+		w.t.Errorf("MarkProcessing(%s): %v", pt.id, err)
 	case got.Status == task.Pending || got.ID != pt.id:
-		w.t.Errorf("StartProcessing(%s) returned task %s %s, want it processing or finished", pt.id, got.ID, got.Status)
+		w.t.Errorf("MarkProcessing(%s) returned task %s %s, want it processing or finished", pt.id, got.ID, got.Status)
 	}
 }
 

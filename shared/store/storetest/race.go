@@ -135,8 +135,8 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	const n = 20
 	results := make([]task.Task, n)
@@ -209,13 +209,13 @@ func testRaceFail(t *testing.T, s store.Store) {
 
 // (d) 100 concurrent Takes on a counter of 60.
 func testRaceTake(t *testing.T, s store.Store) {
-	c := store.Counter{Key: "rpm:key-1:29385120", Limit: 60, ExpiresAt: t0.Add(time.Minute)}
+	c := store.Window{Key: "rpm:key-1:29385120", Limit: 60, ExpiresAt: t0.Add(time.Minute)}
 	const n = 100
 	used := make([]int, n)
 	errs := make([]error, n)
 	race(n, func(i int) {
 		var u []int
-		u, errs[i] = s.Take(t.Context(), []store.Counter{c}, at(time.Duration(i)*time.Millisecond))
+		u, errs[i] = s.Take(t.Context(), []store.Window{c}, at(time.Duration(i)*time.Millisecond))
 		if len(u) == 1 {
 			used[i] = u[0]
 		}

@@ -54,7 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
 		{"TasksCursor", testTasksCursor},
-		{"StartProcessing", testStartProcessing},
+		{"MarkProcessing", testMarkProcessing},
 		{"SetOperation", testSetOperation},
 		{"Complete", testComplete},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},

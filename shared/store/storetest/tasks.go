@@ -114,8 +114,8 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	wantErrIs(t, "Task after InFlightLimitError", err, store.ErrNotFound)
 
 	// A processing task still counts; a finished one frees its slot.
-	if _, err := s.StartProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	if _, err := s.CreateTask(ctx, made[2], guard); !errors.As(err, &ife) {
 		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *store.InFlightLimitError", err)
@@ -143,7 +143,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	expires := t0.Add(time.Minute)
-	starts := store.Counter{Key: "starts:key-1:29385120", Limit: 2, ExpiresAt: expires}
+	starts := store.Window{Key: "starts:key-1:29385120", Limit: 2, ExpiresAt: expires}
 	n := 0
 	next := func(cost int) task.Task {
 		n++
@@ -162,8 +162,8 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 	if !errors.As(err, &le) {
 		t.Fatalf("CreateTask with the starts counter exhausted: got %v, want *store.LimitError", err)
 	}
-	if le.Counter.Key != starts.Key || le.Counter.Limit != 2 {
-		t.Errorf("LimitError names %s (limit %d), want %s (limit 2)", le.Counter.Key, le.Counter.Limit, starts.Key)
+	if le.Window.Key != starts.Key || le.Window.Limit != 2 {
+		t.Errorf("LimitError names %s (limit %d), want %s (limit 2)", le.Window.Key, le.Window.Limit, starts.Key)
 	}
 	unchanged(t, s, "acct-a", before, "LimitError")
 	_, err = s.Task(ctx, tk.ID)
@@ -171,33 +171,33 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 
 	// A start refused for another reason does not count; Take shows the
 	// counter's count.
-	poor := store.Counter{Key: "starts:key-2:29385120", Limit: 5, ExpiresAt: expires}
+	poor := store.Window{Key: "starts:key-2:29385120", Limit: 5, ExpiresAt: expires}
 	_, err = s.CreateTask(ctx, next(1000), store.StartGuard{Starts: &poor})
 	var ice *store.InsufficientCreditsError
 	if !errors.As(err, &ice) {
 		t.Fatalf("CreateTask(cost 1000): got %v, want *store.InsufficientCreditsError", err)
 	}
-	busy := store.Counter{Key: "starts:key-3:29385120", Limit: 5, ExpiresAt: expires}
+	busy := store.Window{Key: "starts:key-3:29385120", Limit: 5, ExpiresAt: expires}
 	_, err = s.CreateTask(ctx, next(10), store.StartGuard{Starts: &busy, MaxInFlight: 2})
 	var ife *store.InFlightLimitError
 	if !errors.As(err, &ife) {
 		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *store.InFlightLimitError", err)
 	}
-	used, err := s.Take(ctx, []store.Counter{starts, poor, busy}, at(time.Second))
+	used, err := s.Take(ctx, []store.Window{starts, poor, busy}, at(time.Second))
 	var exhausted *store.LimitError
-	if !errors.As(err, &exhausted) || exhausted.Counter.Key != starts.Key {
+	if !errors.As(err, &exhausted) || exhausted.Window.Key != starts.Key {
 		t.Fatalf("Take(starts, poor, busy) = %v, %v; want the starts counter exhausted", used, err)
 	}
-	used, err = s.Take(ctx, []store.Counter{poor, busy}, at(time.Second))
+	used, err = s.Take(ctx, []store.Window{poor, busy}, at(time.Second))
 	if err != nil || !slices.Equal(used, []int{1, 1}) {
 		t.Errorf("Take after starts refused for credits and in-flight = %v, %v; want [1 1], nil (not counted)", used, err)
 	}
 	// A created task counts once.
-	fresh := store.Counter{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
+	fresh := store.Window{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
 	if _, err := s.CreateTask(ctx, next(10), store.StartGuard{Starts: &fresh}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
-	if used, err := s.Take(ctx, []store.Counter{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
+	if used, err := s.Take(ctx, []store.Window{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
 		t.Errorf("Take after one start = %v, %v; want [2], nil", used, err)
 	}
 	CheckInvariants(t, s, "acct-a")
@@ -264,8 +264,8 @@ func testTasks(t *testing.T, s store.Store) {
 	// Move some along: order[1] processing, order[2] completed, order[4]
 	// failed from pending, order[5] failed from processing.
 	for _, id := range []string{order[1], order[2], order[5]} {
-		if _, err := s.StartProcessing(ctx, id, at(time.Minute)); err != nil {
-			t.Fatalf("StartProcessing(%s): %v", id, err)
+		if _, err := s.MarkProcessing(ctx, id, at(time.Minute)); err != nil {
+			t.Fatalf("MarkProcessing(%s): %v", id, err)
 		}
 	}
 	if _, err := s.Complete(ctx, order[2], store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
@@ -336,28 +336,28 @@ func testTasks(t *testing.T, s store.Store) {
 	CheckInvariants(t, s, "acct-b")
 }
 
-func testStartProcessing(t *testing.T, s store.Store) {
+func testMarkProcessing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
 	started := at(time.Second)
-	got, err := s.StartProcessing(ctx, tk.ID, started)
+	got, err := s.MarkProcessing(ctx, tk.ID, started)
 	if err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	want := tk
 	want.Status, want.StartedAt = task.Processing, started
-	checkTask(t, "StartProcessing result", got, want)
-	checkTask(t, "Task after StartProcessing", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing result", got, want)
+	checkTask(t, "Task after MarkProcessing", mustTask(t, s, tk.ID), want)
 
 	// Again: nothing changes, StartedAt stays the first.
-	got, err = s.StartProcessing(ctx, tk.ID, at(time.Minute))
+	got, err = s.MarkProcessing(ctx, tk.ID, at(time.Minute))
 	if err != nil {
-		t.Fatalf("StartProcessing again: %v", err)
+		t.Fatalf("MarkProcessing again: %v", err)
 	}
-	checkTask(t, "StartProcessing again", got, want)
-	checkTask(t, "Task after StartProcessing again", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing again", got, want)
+	checkTask(t, "Task after MarkProcessing again", mustTask(t, s, tk.ID), want)
 
 	// On terminal tasks: nothing changes.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1 << 20}}
@@ -365,12 +365,12 @@ func testStartProcessing(t *testing.T, s store.Store) {
 		t.Fatalf("Complete: %v", err)
 	}
 	want.Status, want.Videos, want.CompletedAt = task.Completed, videos, at(time.Hour)
-	got, err = s.StartProcessing(ctx, tk.ID, at(2*time.Hour))
+	got, err = s.MarkProcessing(ctx, tk.ID, at(2*time.Hour))
 	if err != nil {
-		t.Fatalf("StartProcessing on a completed task: %v", err)
+		t.Fatalf("MarkProcessing on a completed task: %v", err)
 	}
-	checkTask(t, "StartProcessing on a completed task", got, want)
-	checkTask(t, "Task after StartProcessing on a completed task", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing on a completed task", got, want)
+	checkTask(t, "Task after MarkProcessing on a completed task", mustTask(t, s, tk.ID), want)
 
 	failed := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
 	mustCreate(t, s, failed)
@@ -378,19 +378,19 @@ func testStartProcessing(t *testing.T, s store.Store) {
 	if _, err := s.Fail(ctx, failed.ID, f, at(time.Minute)); err != nil {
 		t.Fatalf("Fail: %v", err)
 	}
-	got, err = s.StartProcessing(ctx, failed.ID, at(2*time.Minute))
+	got, err = s.MarkProcessing(ctx, failed.ID, at(2*time.Minute))
 	if err != nil {
-		t.Fatalf("StartProcessing on a failed task: %v", err)
+		t.Fatalf("MarkProcessing on a failed task: %v", err)
 	}
 	if got.Status != task.Failed || !got.StartedAt.IsZero() {
-		t.Errorf("StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+		t.Errorf("MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 	if got := mustTask(t, s, failed.ID); got.Status != task.Failed || !got.StartedAt.IsZero() {
-		t.Errorf("Task after StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+		t.Errorf("Task after MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 
-	_, err = s.StartProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
-	wantErrIs(t, "StartProcessing(unknown)", err, store.ErrNotFound)
+	_, err = s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
+	wantErrIs(t, "MarkProcessing(unknown)", err, store.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -399,8 +399,8 @@ func testComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	// One of two samples was produced: half the cost comes back.
 	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
@@ -489,8 +489,8 @@ func testFail(t *testing.T, s store.Store) {
 	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
 	mustCreate(t, s, pending)
 	mustCreate(t, s, processing)
-	if _, err := s.StartProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	processing.StartedAt = at(2 * time.Second)
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 50 || a.InFlight != 2 {
@@ -565,8 +565,8 @@ func testSetOperation(t *testing.T, s store.Store) {
 		t.Errorf("a pending task got the handle %q, want none", got.Operation)
 	}
 
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	marker := task.SubmittingMarker(at(time.Second))
 	later := task.SubmittingMarker(at(2 * time.Second))

@@ -91,7 +91,7 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		t.Fatalf("a created task wrote events: %v", got)
 	}
 
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	got := claimAll(t, s, at(time.Second))
@@ -99,13 +99,13 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		store.DeliveryID(tk.ID, store.EventProcessing, "wh_all"): "whsec_ALL",
 		store.DeliveryID(tk.ID, store.EventProcessing, ""):       "whsec_TASK",
 	}
-	checkDeliveries(t, "after StartProcessing", got, want, store.EventProcessing, task.Processing)
+	checkDeliveries(t, "after MarkProcessing", got, want, store.EventProcessing, task.Processing)
 	// Again: the task does not move, nothing is written.
-	if _, err := s.StartProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
-		t.Fatalf("StartProcessing again wrote %v", got)
+		t.Fatalf("MarkProcessing again wrote %v", got)
 	}
 
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
@@ -182,7 +182,7 @@ func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimAll(t, s, at(time.Hour)); len(got) != 1 {
@@ -212,7 +212,7 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	id := store.DeliveryID(tk.ID, store.EventProcessing, "wh_all")
@@ -300,7 +300,7 @@ func testWebhookClaimFits(t *testing.T, s Backend) {
 	for _, suffix := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"} {
 		tk := newTask("acct-a", taskID(at(0), suffix), 10, at(0))
 		mustCreate(t, s, tk)
-		if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}

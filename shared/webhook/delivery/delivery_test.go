@@ -87,7 +87,7 @@ func TestOutageOfTenMinutes(t *testing.T) {
 		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if i == n-1 {
@@ -173,7 +173,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := clk.Now()
-	if _, err := s.StartProcessing(ctx, tk.ID, start); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, start); err != nil {
 		t.Fatal(err)
 	}
 	var last time.Time
@@ -269,7 +269,7 @@ func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
 		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -282,7 +282,7 @@ func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
 	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 

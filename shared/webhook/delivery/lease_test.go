@@ -119,7 +119,7 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One generation.processing delivery per task.
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
