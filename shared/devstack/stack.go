@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/devstack/localexec"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/localcount"
@@ -25,7 +26,6 @@ import (
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
@@ -161,7 +161,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("state machine: %w", err)
 	}
 	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
-		Persist: func(c store.Window) bool { return c.Kind == ratelimit.Day }})
+		Persist: func(c domain.Window) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
 	// The renderer's estimate is the built-in generator's seconds; a Veo
 	// job takes minutes, which the service's default estimate says, as it

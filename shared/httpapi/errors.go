@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -173,9 +174,9 @@ func toError(err error, now time.Time) *Error {
 	var (
 		apiErr     *Error
 		paramErr   *params.Error
-		credits    *store.InsufficientCreditsError
-		inFlight   *store.InFlightLimitError
-		limit      *store.LimitError
+		credits    *domain.InsufficientCreditsError
+		inFlight   *domain.InFlightLimitError
+		limit      *domain.LimitError
 		conflict   *service.IdempotencyConflictError
 		notStarted *service.NotStartedError
 		notReady   *service.NotReadyError

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // DefaultFlushInterval is how often day counts are persisted.
@@ -30,9 +30,9 @@ const DefaultFlushInterval = time.Second
 type Persister interface {
 	// Count returns the count of c's window at at: 0 when it is absent
 	// or has ended.
-	Count(ctx context.Context, c store.Window, at time.Time) (int, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
 	// AddCounts adds n[i] units to counters[i] without checking limits.
-	AddCounts(ctx context.Context, counters []store.Window, n []int, at time.Time) error
+	AddCounts(ctx context.Context, counters []domain.Window, n []int, at time.Time) error
 }
 
 // Config is what a Tally is built from. Persister is required.
@@ -40,7 +40,7 @@ type Config struct {
 	Persister Persister
 	// Persist says which counters are persisted: the others (the
 	// per-minute windows) are kept in memory only.
-	Persist func(store.Window) bool
+	Persist func(domain.Window) bool
 	// FlushInterval is how often unpersisted counts are written
 	// (default DefaultFlushInterval).
 	FlushInterval time.Duration
@@ -68,7 +68,7 @@ type Tally struct {
 
 // window is one counter's window as counted here.
 type window struct {
-	c       store.Window
+	c       domain.Window
 	persist bool
 	// loaded: count includes what the Persister held when the window
 	// was first counted in this process.
@@ -84,7 +84,7 @@ func New(cfg Config) *Tally {
 		panic("localcount.New: Config.Persister is nil")
 	}
 	if cfg.Persist == nil {
-		cfg.Persist = func(store.Window) bool { return true }
+		cfg.Persist = func(domain.Window) bool { return true }
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = DefaultFlushInterval
@@ -99,9 +99,9 @@ func New(cfg Config) *Tally {
 }
 
 // Take consumes one unit of every counter, or none at all: if any is
-// exhausted it returns a *store.LimitError naming it. used[i] is counter
+// exhausted it returns a *domain.LimitError naming it. used[i] is counter
 // i's count after this call. It has store.Store's Take's meaning.
-func (c *Tally) Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error) {
+func (c *Tally) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	for {
 		if err := c.load(ctx, counters, at); err != nil {
@@ -143,7 +143,7 @@ func (c *Tally) Take(ctx context.Context, counters []store.Window, at time.Time)
 // windowsOf returns the open, loaded window of each counter, making the
 // in-memory ones; ok is false when a persisted one is not loaded. c.mu
 // is held.
-func (c *Tally) windowsOf(counters []store.Window, at time.Time) ([]*window, bool) {
+func (c *Tally) windowsOf(counters []domain.Window, at time.Time) ([]*window, bool) {
 	ws := make([]*window, len(counters))
 	for i, ct := range counters {
 		w := c.windows[ct.Key]
@@ -169,7 +169,7 @@ func (c *Tally) windowsOf(counters []store.Window, at time.Time) ([]*window, boo
 
 // load reads from the Persister each persisted window not loaded yet.
 // The read is made without the lock; the first to come back adds it.
-func (c *Tally) load(ctx context.Context, counters []store.Window, at time.Time) error {
+func (c *Tally) load(ctx context.Context, counters []domain.Window, at time.Time) error {
 	for _, ct := range counters {
 		c.mu.Lock()
 		w := c.windows[ct.Key]
@@ -215,7 +215,7 @@ func (c *Tally) prune(at time.Time) {
 func (c *Tally) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	var ws []*window
-	var counters []store.Window
+	var counters []domain.Window
 	var ns []int
 	for _, w := range c.windows {
 		if w.unflushed > 0 {

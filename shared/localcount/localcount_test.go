@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/localcount"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 )
 
@@ -18,10 +18,10 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 // daily persists the counters whose key says "day", as the local stack
 // persists ratelimit.Day.
-func daily(c store.Window) bool { return c.Kind == "d" }
+func daily(c domain.Window) bool { return c.Kind == "d" }
 
-func counters(minuteLimit, dayLimit int) []store.Window {
-	return []store.Window{
+func counters(minuteLimit, dayLimit int) []domain.Window {
+	return []domain.Window{
 		{Key: "m:k", Kind: "m", Limit: minuteLimit, ExpiresAt: t0.Add(time.Minute)},
 		{Key: "d:k", Kind: "d", Limit: dayLimit, ExpiresAt: t0.Add(24 * time.Hour)},
 	}
@@ -75,7 +75,7 @@ func TestExactUnderConcurrency(t *testing.T) {
 			t.Fatalf("minute counts %v, want each of 1..60 once", counts)
 		}
 	}
-	var le *store.LimitError
+	var le *domain.LimitError
 	if len(counts) != 60 || len(refused) != 1 || !errors.As(refused[0], &le) || le.Window.Key != "m:k" {
 		t.Fatalf("%d taken, refused %v; want 60 taken and one *LimitError on m:k", len(counts), refused)
 	}
@@ -118,7 +118,7 @@ func TestDayPersistedMinuteNot(t *testing.T) {
 	if err != nil || used[0] != 1 || used[1] != 4 {
 		t.Fatalf("first take after restart = %v, %v; want minute 1, day 4", used, err)
 	}
-	var le *store.LimitError
+	var le *domain.LimitError
 	if _, err := again.Take(ctx, cs, t0); !errors.As(err, &le) || le.Window.Key != "d:k" {
 		t.Errorf("take past the day's limit = %v, want *LimitError on d:k", err)
 	}
@@ -130,7 +130,7 @@ type failing struct {
 	fail bool
 }
 
-func (f *failing) AddCounts(ctx context.Context, cs []store.Window, n []int, at time.Time) error {
+func (f *failing) AddCounts(ctx context.Context, cs []domain.Window, n []int, at time.Time) error {
 	if f.fail {
 		return errors.New("disk full")
 	}
@@ -175,7 +175,7 @@ func TestWindowsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := t0.Add(time.Minute)
-	cs := []store.Window{
+	cs := []domain.Window{
 		{Key: "m:k2", Kind: "m", Limit: 1, ExpiresAt: next.Add(time.Minute)},
 		counters(1, 10)[1],
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -26,17 +27,17 @@ import (
 // Store is the part of store.Store the use cases need.
 type Store interface {
 	KeyByHash(ctx context.Context, hash string) (store.Key, error)
-	Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error)
+	Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error)
 	// Count reads a window without taking from it: the starts window
 	// that Credits reports.
-	Count(ctx context.Context, c store.Window, at time.Time) (int, error)
-	CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
+	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 	// Of the account's credits (manage.go):
-	Account(ctx context.Context, id string) (store.Account, error)
-	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error)
+	Account(ctx context.Context, id string) (domain.Account, error)
+	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error)
 	Held(ctx context.Context, accountID string) (int64, error)
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 }
@@ -47,11 +48,11 @@ type Links interface {
 }
 
 // Limiter takes a request's rate-limit windows with store.Store's Take
-// semantics: all or none, a *store.LimitError naming an exhausted one.
+// semantics: all or none, a *domain.LimitError naming an exhausted one.
 // The store itself is one; the local stack counts in memory instead
 // (localcount.Tally), so that a request writes nothing.
 type Limiter interface {
-	Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error)
+	Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error)
 }
 
 // Executions runs the workflow that generates a task: Step Functions on

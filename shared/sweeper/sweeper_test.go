@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/sfnstart"
 	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.CreateAccount(context.Background(), store.Account{ID: account, Credits: credits, CreatedAt: now.Add(-time.Hour)}); err != nil {
+	if err := st.CreateAccount(context.Background(), domain.Account{ID: account, Credits: credits, CreatedAt: now.Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	fake := sfnstarttest.NewServer(t)
@@ -74,7 +74,7 @@ func (f *fixture) task(t *testing.T, suffix string, age time.Duration) task.Task
 		Params:      params.Parameters{SampleCount: 1, DurationSeconds: 4, Resolution: "720p", AspectRatio: "16:9"},
 		CreditsCost: cost, Status: task.Pending, CreatedAt: created, Deadline: created.Add(10 * time.Minute),
 	}
-	if _, err := f.st.CreateTask(context.Background(), tk, store.StartGuard{}); err != nil {
+	if _, err := f.st.CreateTask(context.Background(), tk, domain.StartGuard{}); err != nil {
 		t.Fatal(err)
 	}
 	return tk

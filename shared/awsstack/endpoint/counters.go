@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // windowReader reads a counter's window; dynamostore.Store is one.
 type windowReader interface {
-	Count(ctx context.Context, c store.Window, at time.Time) (int, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
 }
 
 // GatewayLimited counts the requests of status and download, which
@@ -31,7 +31,7 @@ func GatewayLimited(s *awsstack.Deployment) service.Limiter { return readOnlyLim
 type readOnlyLimiter struct{ windows windowReader }
 
 // Take reads the minute window of counters; the others count as 0.
-func (r readOnlyLimiter) Take(ctx context.Context, counters []store.Window, at time.Time) ([]int, error) {
+func (r readOnlyLimiter) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	for i, c := range counters {
 		if c.Kind != ratelimit.Minute {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 )
@@ -92,7 +93,7 @@ func TestWithReserve(t *testing.T) {
 // windows is a windowReader over fixed counts.
 type windows map[string]int
 
-func (w windows) Count(_ context.Context, c store.Window, _ time.Time) (int, error) {
+func (w windows) Count(_ context.Context, c domain.Window, _ time.Time) (int, error) {
 	return w[c.Key], nil
 }
 

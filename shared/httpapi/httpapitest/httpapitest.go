@@ -15,6 +15,7 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/blob/memblob"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
@@ -185,7 +186,7 @@ func NewCaller(tb testing.TB, st store.Store, credits int64, tier string, limits
 		KeyName:   "test key",
 		Key:       apikey.New(),
 	}
-	if err := st.CreateAccount(ctx, store.Account{ID: c.AccountID, Credits: credits, CreatedAt: Epoch}); err != nil {
+	if err := st.CreateAccount(ctx, domain.Account{ID: c.AccountID, Credits: credits, CreatedAt: Epoch}); err != nil {
 		tb.Fatalf("create account: %v", err)
 	}
 	k := store.Key{ID: c.KeyID, Hash: apikey.Hash(c.Key), AccountID: c.AccountID, Name: c.KeyName,
