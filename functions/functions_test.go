@@ -34,6 +34,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/openapi"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
@@ -167,7 +168,7 @@ func TestFunctions(t *testing.T) {
 	ctx := context.Background()
 	st := env.Store
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	if err := st.CreateAccount(ctx, store.Account{ID: accountID, Credits: credits, CreatedAt: now}); err != nil {
+	if err := st.CreateAccount(ctx, domain.Account{ID: accountID, Credits: credits, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.CreateKey(ctx, store.Key{ID: keyID, Hash: apikey.Hash(testKey), AccountID: accountID,
@@ -181,7 +182,7 @@ func TestFunctions(t *testing.T) {
 		tk := task.Task{ID: id, AccountID: accountID, KeyName: "testdata", Type: "text-to-video",
 			Model: "gen-3.1-lite-generate-001", Prompt: "A paper boat drifting on a pond", Params: lite,
 			CreditsCost: 35, Status: task.Pending, CreatedAt: created, Deadline: created.Add(10 * time.Minute)}
-		if _, err := st.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := st.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatalf("create task %s: %v", id, err)
 		}
 		return tk

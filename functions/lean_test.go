@@ -42,10 +42,12 @@ var (
 	maxStorageBytes   int64 = 9_700_000
 )
 
-// What starts or steps the workflow: the functions that may link it.
+// What starts or steps the workflow: the functions that may link it;
+// what takes images in a request: the functions that check them.
 var (
-	starters = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper"}
-	steps    = []string{"mark-processing", "generate", "poll", "complete", "fail"}
+	imageStarts = []string{"image-to-video", "first-last-frame"}
+	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper"}
+	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 
 // notLinked are the packages (with those under them) that no function
@@ -53,7 +55,8 @@ var (
 // providers run only in the generate and poll steps; Step Functions' executions
 // (sfnstart, and the sweeper's execution names in it) only where a
 // workflow is started or stopped; the workflow's steps and input only
-// there and in the steps; the ASL interpreter, the state machine's
+// there and in the steps; the image intake and checks only in the
+// starts that take images; the ASL interpreter, the state machine's
 // definition and the fault injection only in the local stack, as SQLite;
 // kin-openapi and the YAML libraries only in tests and go generate.
 var notLinked = []struct {
@@ -67,6 +70,8 @@ var notLinked = []struct {
 	{"github.com/aws/aws-sdk-go-v2/service/sfn", "the Step Functions client", starters},
 	{"github.com/genvideo/gen/shared/sweeper", "the sweeper", starters},
 	{"github.com/genvideo/gen/shared/workflow", "the workflow's steps", append(starters, steps...)},
+	{"github.com/genvideo/gen/shared/intake", "the image intake", imageStarts},
+	{"github.com/genvideo/gen/shared/imagecheck", "the image checks", imageStarts},
 	{"github.com/genvideo/gen/shared/asl", "the ASL interpreter", nil},
 	{"github.com/genvideo/gen/statemachine", "the state machine's definition", nil},
 	{"github.com/genvideo/gen/shared/devstack", "the local stack", nil},

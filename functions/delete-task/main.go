@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	s := endpoint.MustStack()
+	s := endpoint.MustDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
 	svc := service.New(endpoint.Config(s, blobs, nil)) // it starts nothing
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.DeleteTask))

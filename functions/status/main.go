@@ -13,10 +13,10 @@ import (
 )
 
 func main() {
-	s := endpoint.MustStack()
+	s := endpoint.MustDeployment()
 	cfg := endpoint.Config(s, nil, nil) // it keeps no object and starts nothing
 	cfg.Links = endpoint.Must(endpoint.Links(s))
-	cfg.Counters = endpoint.GatewayLimited(s)
+	cfg.Limiter = endpoint.GatewayLimited(s)
 	svc := service.New(cfg)
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Status))
 }

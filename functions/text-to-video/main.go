@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	s := endpoint.MustStack()
+	s := endpoint.MustDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
 	flows := endpoint.Must(executions.New(s))
 	svc := service.New(endpoint.Config(s, blobs, flows))

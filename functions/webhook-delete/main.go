@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	s := endpoint.MustStack()
+	s := endpoint.MustDeployment()
 	svc := service.New(endpoint.Config(s, nil, nil)) // it keeps no object and starts nothing
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.WebhookDelete))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
@@ -26,7 +27,7 @@ func dynamoHistory(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	const account = "acct_bench_history"
-	if err := st.CreateAccount(ctx, store.Account{ID: account, Credits: int64(cfg.tasks), CreatedAt: time.Now()}); err != nil {
+	if err := st.CreateAccount(ctx, domain.Account{ID: account, Credits: int64(cfg.tasks), CreatedAt: time.Now()}); err != nil {
 		return err
 	}
 	t0 := time.Now()

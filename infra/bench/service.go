@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
@@ -168,7 +169,7 @@ func seed(ctx context.Context, st store.Store, account string, n, workers int) e
 				t := task.Task{ID: task.NewID(created), AccountID: account, KeyName: "bench history", Type: "text-to-video",
 					Model: "gen-3.1-lite-generate-001", Prompt: fmt.Sprintf("history task %d", i),
 					CreditsCost: 1, Status: task.Pending, CreatedAt: created, Deadline: created.Add(24 * time.Hour)}
-				if _, err := st.CreateTask(ctx, t, store.StartGuard{}); err != nil {
+				if _, err := st.CreateTask(ctx, t, domain.StartGuard{}); err != nil {
 					errs <- fmt.Errorf("seed task %d: %w", i, err)
 					return
 				}

@@ -24,8 +24,8 @@ import (
 
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
@@ -337,7 +337,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	now := time.Now()
 	newTask := func(account, prompt string, samples int, edit ...func(*task.Task)) task.Task {
 		t.Helper()
-		if err := st.CreateAccount(ctx, store.Account{ID: account, Credits: 10_000, CreatedAt: now}); err != nil {
+		if err := st.CreateAccount(ctx, domain.Account{ID: account, Credits: 10_000, CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 		tk := task.Task{
@@ -350,7 +350,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		for _, f := range edit {
 			f(&tk)
 		}
-		if _, err := st.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := st.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
 		return tk
@@ -424,7 +424,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		}
 		var out []int64
 		for _, e := range entries {
-			if e.TaskID == tk.ID && e.Kind == store.EntryRefund {
+			if e.TaskID == tk.ID && e.Kind == domain.EntryRefund {
 				out = append(out, e.Amount)
 			}
 		}

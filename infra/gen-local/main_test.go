@@ -13,10 +13,10 @@ import (
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/render/rendertest"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/veo/veotest"
 )
@@ -137,7 +137,7 @@ func TestFaultDirectivesAreWordsByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Kind == store.EntryRefund {
+		if e.Kind == domain.EntryRefund {
 			t.Errorf("ledger entry %+v: a refund, want none", e)
 		}
 	}

@@ -14,16 +14,17 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 )
 
 // Store is the part of store.Store the operator's actions use.
 type Store interface {
-	CreateAccount(ctx context.Context, a store.Account) error
-	Account(ctx context.Context, id string) (store.Account, error)
+	CreateAccount(ctx context.Context, a domain.Account) error
+	Account(ctx context.Context, id string) (domain.Account, error)
 	Grant(ctx context.Context, accountID string, amount int64, note string, at time.Time) (int64, error)
-	Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error)
+	Ledger(ctx context.Context, accountID string) ([]domain.LedgerEntry, error)
 	CreateKey(ctx context.Context, k store.Key) error
 	Keys(ctx context.Context, accountID string) ([]store.Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
@@ -91,7 +92,7 @@ func (a *Admin) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, erro
 	accountID := req.AccountID
 	if accountID == "" {
 		accountID = NewAccountID()
-		if err := a.Store.CreateAccount(ctx, store.Account{ID: accountID, CreatedAt: now}); err != nil {
+		if err := a.Store.CreateAccount(ctx, domain.Account{ID: accountID, CreatedAt: now}); err != nil {
 			return CreatedKey{}, fmt.Errorf("create account %s: %w", accountID, err)
 		}
 	} else if _, err := a.Store.Account(ctx, accountID); err != nil {
@@ -141,8 +142,8 @@ func (a *Admin) Grant(ctx context.Context, accountID string, amount int64, note 
 
 // Statement is an account's balance with the ledger that explains it.
 type Statement struct {
-	Account store.Account
-	Ledger  []store.LedgerEntry
+	Account domain.Account
+	Ledger  []domain.LedgerEntry
 }
 
 // Show returns an account's balance and ledger.

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -94,7 +95,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomA
 		return deny(resource), nil
 	}
 	k, err := a.keys.KeyByHash(ctx, apikey.Hash(value))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return deny(resource), nil
 	}
 	if err != nil {

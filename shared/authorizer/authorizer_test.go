@@ -11,6 +11,7 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/authorizer"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -28,7 +29,7 @@ func (k *keys) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 	}
 	key, ok := k.byHash[hash]
 	if !ok {
-		return store.Key{}, store.ErrNotFound
+		return store.Key{}, domain.ErrNotFound
 	}
 	return key, nil
 }

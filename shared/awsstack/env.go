@@ -107,7 +107,7 @@ const (
 const DefaultMaxImageBytes = 4 << 20
 
 // Env is the parsed environment of a Lambda. ParseEnv fills it; the parts
-// of Stack that need a variable check that it was set.
+// of Deployment that need a variable check that it was set.
 type Env struct {
 	TablePrefix       string
 	Bucket            string
@@ -137,7 +137,7 @@ type Env struct {
 // ParseEnv reads the variables through lookup (os.LookupEnv in a Lambda).
 // Every value that is set but malformed is an error naming its variable;
 // all of them are reported at once. Variables that are not set keep their
-// defaults ("" for the names and ARNs: Stack checks those it needs).
+// defaults ("" for the names and ARNs: Deployment checks those it needs).
 func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 	r := settings.NewReader(lookup)
 	shared := r.Shared()

@@ -11,7 +11,7 @@
 //   - generate: the Generate step, with S3 and the ffmpeg renderer;
 //   - sweep: the sweeper, with Step Functions.
 //
-// The authorizer needs only the store (shared/authorizer on Stack.Store).
+// The authorizer needs only the store (shared/authorizer on Deployment.Store).
 // Each functions/<name>/main.go builds its handler at cold start, so that
 // clients are made once per container, then hands it to lambda.Start.
 //
@@ -33,8 +33,10 @@ import (
 	"github.com/genvideo/gen/shared/store/dynamostore"
 )
 
-// Stack is one Lambda's view of the deployment.
-type Stack struct {
+// Deployment is one Lambda's view of the deployment: its environment,
+// AWS configuration, logger and store (the running local service is
+// devstack.Stack).
+type Deployment struct {
 	Env    Env
 	AWS    aws.Config
 	Logger *slog.Logger
@@ -46,7 +48,7 @@ type Stack struct {
 // store. Every function needs GEN_TABLE_PREFIX; the builders check the
 // variables they need besides. It also makes the stack's logger the
 // default one, so that everything logs JSON lines with the request id.
-func FromEnv(ctx context.Context) (*Stack, error) {
+func FromEnv(ctx context.Context) (*Deployment, error) {
 	env, err := ParseEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -58,7 +60,7 @@ func FromEnv(ctx context.Context) (*Stack, error) {
 }
 
 // New builds a stack on a parsed environment and an AWS configuration.
-func New(env Env, cfg aws.Config, logger *slog.Logger) (*Stack, error) {
+func New(env Env, cfg aws.Config, logger *slog.Logger) (*Deployment, error) {
 	if err := env.require("every function", EnvTablePrefix); err != nil {
 		return nil, err
 	}
@@ -66,13 +68,13 @@ func New(env Env, cfg aws.Config, logger *slog.Logger) (*Stack, error) {
 		logger = slog.Default()
 	}
 	st := dynamostore.New(dynamodb.NewFromConfig(cfg), dynamostore.Config{TablePrefix: env.TablePrefix, TaskRetention: env.TaskRetention})
-	return &Stack{Env: env, AWS: cfg, Logger: logger, Store: st}, nil
+	return &Deployment{Env: env, AWS: cfg, Logger: logger, Store: st}, nil
 }
 
 // Require fails naming every one of the variables (EnvBucket, ...) that is
 // not set, and what needs it: the builders call it first, so that a
 // missing variable stops the cold start, not the first request.
-func (s *Stack) Require(what string, names ...string) error {
+func (s *Deployment) Require(what string, names ...string) error {
 	return s.Env.require(what, names...)
 }
 

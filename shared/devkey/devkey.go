@@ -14,6 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -43,7 +44,7 @@ func Ensure(ctx context.Context, dataDir string, a *admin.Admin, s interface {
 			if err == nil && !k.Revoked() {
 				return key, false, nil
 			}
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err != nil && !errors.Is(err, domain.ErrNotFound) {
 				return "", false, fmt.Errorf("check dev key: %w", err)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/awslocaltest"
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/render/rendertest"
 	"github.com/genvideo/gen/shared/settings"
@@ -517,7 +518,7 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 			entries, _ := e.stack.Store.Ledger(context.Background(), k.AccountID)
 			refunds := 0
 			for _, en := range entries {
-				if en.Kind == store.EntryRefund {
+				if en.Kind == domain.EntryRefund {
 					refunds++
 				}
 			}

@@ -468,7 +468,7 @@ var crashPoints = []struct {
 }{
 	{crashKinds[0], "Store.CreateTask", 1, true}, // charged, workflow not started
 	{crashKinds[1], "Store.CreateTask", 1, true},
-	{crashKinds[0], "Store.StartProcessing", 1, true},
+	{crashKinds[0], "Store.MarkProcessing", 1, true},
 	{crashKinds[1], "Blobs.Get", 1, false},
 	{crashKinds[0], "Generator.Generate", 1, true}, // generated, not stored
 	{crashKinds[0], "Store.Complete", 1, false},

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpguard"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -54,7 +54,7 @@ func (s *Stack) cleanLeftovers(ctx context.Context) {
 			return k, nil
 		}
 		t, err := s.Store.Task(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return known{}, err
 		}
 		k := known{t, err == nil}

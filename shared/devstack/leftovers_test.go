@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -219,19 +220,19 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 		tk := task.Task{ID: task.NewID(now), AccountID: k.AccountID, KeyName: "e2e", Type: "text-to-video",
 			Model: "gen-3.1-lite-generate-001", Prompt: "x", CreditsCost: 35, Status: task.Pending, CreatedAt: now, Deadline: now.Add(time.Hour)}
 		tk.Params.SampleCount = 2
-		if _, err := e.stack.Store.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := e.stack.Store.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
 		var err error
 		switch status {
 		case task.Processing:
-			_, err = e.stack.Store.StartProcessing(ctx, tk.ID, now)
+			_, err = e.stack.Store.MarkProcessing(ctx, tk.ID, now)
 		case task.Completed:
 			var vs []task.Video
 			for i := range videos {
 				vs = append(vs, task.Video{Key: fmt.Sprintf("videos/%s/%d.mp4", tk.ID, i), MimeType: "video/mp4"})
 			}
-			_, err = e.stack.Store.Complete(ctx, tk.ID, store.Completion{Videos: vs}, now)
+			_, err = e.stack.Store.Complete(ctx, tk.ID, domain.Completion{Videos: vs}, now)
 		case task.Failed:
 			_, err = e.stack.Store.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, now)
 		}

@@ -18,13 +18,14 @@ import (
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/devstack/localexec"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
@@ -40,7 +41,7 @@ type Stack struct {
 	Blobs *fsblob.Store
 	// Counts counts requests in memory: a status poll writes nothing.
 	// Day counts reach Store in batches.
-	Counts *localcount.Counter
+	Counts *localcount.Tally
 
 	renderer   *render.Renderer
 	executions *localexec.Executions
@@ -160,7 +161,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("state machine: %w", err)
 	}
 	s.Counts = localcount.New(localcount.Config{Persister: s.Store, Logger: s.logger,
-		Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
+		Persist: func(c domain.Window) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
 	// The renderer's estimate is the built-in generator's seconds; a Veo
 	// job takes minutes, which the service's default estimate says, as it
@@ -173,7 +174,8 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Store:             st,
 		Blobs:             blobs,
 		Executions:        s.executions,
-		Counters:          s.Counts,
+		Images:            intake.New(blobs, 0),
+		Limiter:           s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
 		Estimate:          estimate,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -481,7 +482,7 @@ func TestVeoOutcomes(t *testing.T) {
 					}
 					var refunds []int64
 					for _, en := range entries {
-						if en.Kind == store.EntryRefund {
+						if en.Kind == domain.EntryRefund {
 							refunds = append(refunds, en.Amount)
 						}
 					}

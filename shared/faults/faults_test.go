@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -29,7 +30,7 @@ func newStore(t *testing.T) (*sqlitestore.Store, *faults.Store, *faults.Injector
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if err := s.CreateAccount(context.Background(), store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(context.Background(), domain.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	in := faults.NewInjector()
@@ -59,9 +60,9 @@ func TestRules(t *testing.T) {
 		call func() error
 		want error
 	}{
-		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, store.ErrNotFound}, // Task #1 goes through
-		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, errTask},           // the exact rule wins
-		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, store.ErrNotFound},
+		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, domain.ErrNotFound}, // Task #1 goes through
+		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, errTask},            // the exact rule wins
+		{func() error { _, err := fs.Task(ctx, "gen_1_a"); return err }, domain.ErrNotFound},
 		{func() error { _, err := fs.Account(ctx, "acct-a"); return err }, errStore}, // the longer prefix wins
 	}
 	for i, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -26,12 +27,12 @@ func (s *Store) call(ctx context.Context, method string, fn func() error) error 
 }
 
 // CreateAccount implements store.Store.
-func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	return s.call(ctx, "CreateAccount", func() error { return s.Store.CreateAccount(ctx, a) })
 }
 
 // Account implements store.Store.
-func (s *Store) Account(ctx context.Context, id string) (a store.Account, err error) {
+func (s *Store) Account(ctx context.Context, id string) (a domain.Account, err error) {
 	err = s.call(ctx, "Account", func() error { a, err = s.Store.Account(ctx, id); return err })
 	return a, err
 }
@@ -43,7 +44,7 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 }
 
 // Ledger implements store.Store.
-func (s *Store) Ledger(ctx context.Context, accountID string) (l []store.LedgerEntry, err error) {
+func (s *Store) Ledger(ctx context.Context, accountID string) (l []domain.LedgerEntry, err error) {
 	err = s.call(ctx, "Ledger", func() error { l, err = s.Store.Ledger(ctx, accountID); return err })
 	return l, err
 }
@@ -71,13 +72,13 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 }
 
 // Take implements store.Store.
-func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time) (used []int, err error) {
+func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time) (used []int, err error) {
 	err = s.call(ctx, "Take", func() error { used, err = s.Store.Take(ctx, counters, at); return err })
 	return used, err
 }
 
 // CreateTask implements store.Store.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (bal int64, err error) {
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (bal int64, err error) {
 	err = s.call(ctx, "CreateTask", func() error { bal, err = s.Store.CreateTask(ctx, t, g); return err })
 	return bal, err
 }
@@ -100,9 +101,9 @@ func (s *Store) Unfinished(ctx context.Context) (ts []task.Task, err error) {
 	return ts, err
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t task.Task, err error) {
-	err = s.call(ctx, "StartProcessing", func() error { t, err = s.Store.StartProcessing(ctx, id, at); return err })
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (t task.Task, err error) {
+	err = s.call(ctx, "MarkProcessing", func() error { t, err = s.Store.MarkProcessing(ctx, id, at); return err })
 	return t, err
 }
 
@@ -113,7 +114,7 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (t task.T
 }
 
 // Complete implements store.Store.
-func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (t task.Task, err error) {
+func (s *Store) Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (t task.Task, err error) {
 	err = s.call(ctx, "Complete", func() error { t, err = s.Store.Complete(ctx, id, c, at); return err })
 	return t, err
 }
@@ -125,7 +126,7 @@ func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Tim
 }
 
 // Count implements store.Store.
-func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (n int, err error) {
+func (s *Store) Count(ctx context.Context, c domain.Window, at time.Time) (n int, err error) {
 	err = s.call(ctx, "Count", func() error { n, err = s.Store.Count(ctx, c, at); return err })
 	return n, err
 }

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/service"
 )
@@ -39,18 +38,10 @@ type Config struct {
 	CursorKeys cursor.Keys
 }
 
-// settings is Config with what the handlers read of the service's
-// configuration.
-type settings struct {
-	Config
-	Blobs        blob.Store
-	MaxImageSide int
-}
-
 // API serves the contract over a service. Build it with New (every
 // endpoint, behind one router) or Endpoint (one endpoint alone).
 type API struct {
-	cfg     settings
+	cfg     Config
 	svc     *service.Service
 	cursors *cursor.Sealer
 	log     *slog.Logger
@@ -107,7 +98,7 @@ func newAPI(svc *service.Service, cfg Config) *API {
 		cfg.CursorKeys = cursor.Random()
 	}
 	sc := svc.Config()
-	return &API{cfg: settings{Config: cfg, Blobs: sc.Blobs, MaxImageSide: sc.MaxImageSide}, svc: svc,
+	return &API{cfg: cfg, svc: svc,
 		cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: sc.Logger}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -173,9 +174,9 @@ func toError(err error, now time.Time) *Error {
 	var (
 		apiErr     *Error
 		paramErr   *params.Error
-		credits    *store.InsufficientCreditsError
-		inFlight   *store.InFlightLimitError
-		limit      *store.LimitError
+		credits    *domain.InsufficientCreditsError
+		inFlight   *domain.InFlightLimitError
+		limit      *domain.LimitError
 		conflict   *service.IdempotencyConflictError
 		notStarted *service.NotStartedError
 		notReady   *service.NotReadyError
@@ -236,7 +237,7 @@ func toError(err error, now time.Time) *Error {
 			RateLimit: &RateLimit{Limit: inFlight.Limit, Reset: now.Add(concurrencyRetryAfter),
 				RetryAfter: int(concurrencyRetryAfter / time.Second)}}
 	case errors.As(err, &limit):
-		c := limit.Counter
+		c := limit.Window
 		rl := &RateLimit{Limit: c.Limit, Reset: c.ExpiresAt, RetryAfter: ratelimit.RetryAfter(c.ExpiresAt, now)}
 		switch c.Kind {
 		case ratelimit.Day:
@@ -251,17 +252,20 @@ func toError(err error, now time.Time) *Error {
 		}
 	case errors.As(err, &upload):
 		switch upload.Problem {
-		case service.UploadBadType, service.UploadNotImage:
+		case service.UploadBadType, service.UploadNotImage, service.UploadDamaged:
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: upload.Field, Message: upload.Message}
 		case service.UploadTooLarge:
 			return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"maxBytes": upload.Max}}
 		case service.UploadUnavailable:
 			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: upload.Message, cause: err}
+		case service.UploadUnreadable:
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message, cause: err}
 		case service.UploadCanvas:
 			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"width": upload.Width, "height": upload.Height, "maxWidth": upload.MaxSide, "maxHeight": upload.MaxSide}}
 		}
+		// UploadMissing, UploadEmpty.
 		return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: upload.Field, Message: upload.Message}
 	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,

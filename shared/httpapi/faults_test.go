@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -38,7 +39,7 @@ func TestDependencyFailures(t *testing.T) {
 		{"history panics", "Tasks", panics, getHistory, 500, "INTERNAL_ERROR"},
 		{"charge panics", "CreateTask", panics, startText, 500, "INTERNAL_ERROR"},
 		{"charge panics, image", "CreateTask", panics, startImage, 500, "INTERNAL_ERROR"},
-		{"charge account missing", "CreateTask", func() error { return fmt.Errorf("%s: %w", secret, store.ErrNotFound) }, startText, 500, "INTERNAL_ERROR"},
+		{"charge account missing", "CreateTask", func() error { return fmt.Errorf("%s: %w", secret, domain.ErrNotFound) }, startText, 500, "INTERNAL_ERROR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/logtest"
@@ -93,13 +94,13 @@ func (fe *fuzzEnv) addTask(f *testing.F, c httpapitest.Caller, status task.Statu
 	created := httpapitest.Epoch
 	tk := task.Task{ID: task.NewID(created), AccountID: c.AccountID, KeyName: c.KeyName, Type: "text-to-video",
 		Model: "gen-3.1-lite-generate-001", Prompt: "a " + string(status) + " task", CreditsCost: 35, CreatedAt: created}
-	if _, err := st.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+	if _, err := st.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 		f.Fatalf("create a %s task: %v", status, err)
 	}
 	var err error
 	switch status {
 	case task.Completed:
-		_, err = st.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "videos/" + tk.ID + "/0.mp4"}}}, created)
+		_, err = st.Complete(ctx, tk.ID, domain.Completion{Videos: []task.Video{{Key: "videos/" + tk.ID + "/0.mp4"}}}, created)
 	case task.Failed:
 		_, err = st.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, created)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/localcount"
@@ -69,9 +70,9 @@ func eachCounting(t *testing.T, test func(*testing.T, func(*httpapitest.Config))
 		test(t, func(cfg *httpapitest.Config) {
 			st := cfg.Store.(*faultStore).Store.(*sqlitestore.Store)
 			c := localcount.New(localcount.Config{Persister: st,
-				Persist: func(c store.Counter) bool { return c.Kind == ratelimit.Day }})
+				Persist: func(c domain.Window) bool { return c.Kind == ratelimit.Day }})
 			t.Cleanup(func() { c.Close() })
-			cfg.Counters = c
+			cfg.Limiter = c
 		})
 	})
 }
@@ -206,7 +207,7 @@ var (
 type state struct {
 	Credits  int64
 	InFlight int
-	Ledger   []store.LedgerEntry
+	Ledger   []domain.LedgerEntry
 	Tasks    []string
 	Blobs    []string
 	Started  int
@@ -343,14 +344,14 @@ func (f *faultStore) KeyByHash(ctx context.Context, hash string) (store.Key, err
 	return f.Store.KeyByHash(ctx, hash)
 }
 
-func (f *faultStore) Take(ctx context.Context, cs []store.Counter, at time.Time) ([]int, error) {
+func (f *faultStore) Take(ctx context.Context, cs []domain.Window, at time.Time) ([]int, error) {
 	if err := f.fault("Take"); err != nil {
 		return nil, err
 	}
 	return f.Store.Take(ctx, cs, at)
 }
 
-func (f *faultStore) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
+func (f *faultStore) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
 	if err := f.fault("CreateTask"); err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
@@ -74,7 +75,7 @@ func wantReplay(t *testing.T, r, first response) {
 func charges(s state) int {
 	n := 0
 	for _, l := range s.Ledger {
-		if l.Kind == store.EntryCharge {
+		if l.Kind == domain.EntryCharge {
 			n++
 		}
 	}
@@ -119,10 +120,10 @@ func TestIdempotentReplay(t *testing.T) {
 			e.assertUnchanged(before, c.AccountID, "a replay")
 
 			st := e.faults.Store
-			if _, err := st.StartProcessing(context.Background(), id, e.Clock.Now()); err != nil {
+			if _, err := st.MarkProcessing(context.Background(), id, e.Clock.Now()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.Complete(context.Background(), id, store.Completion{Videos: []task.Video{{Key: "videos/" + id + "/0.mp4"}}}, e.Clock.Now()); err != nil {
+			if _, err := st.Complete(context.Background(), id, domain.Completion{Videos: []task.Video{{Key: "videos/" + id + "/0.mp4"}}}, e.Clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			before = e.state(c.AccountID)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -156,7 +157,7 @@ func TestStandardTierFigures(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		r := e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": "x"})
 		id := wantStarted(t, r, 190, 100000-190*int64(i+1))
-		if _, err := e.faults.Store.Complete(context.Background(), id, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, e.Clock.Now()); err != nil {
+		if _, err := e.faults.Store.Complete(context.Background(), id, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, e.Clock.Now()); err != nil {
 			t.Fatalf("complete: %v", err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -235,8 +235,8 @@ func TestCredits(t *testing.T) {
 
 // Count passes through to the store, as faults.Store does, so that the
 // credits endpoint reads the starts window.
-func (f *faultStore) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+func (f *faultStore) Count(ctx context.Context, c domain.Window, at time.Time) (int, error) {
 	return f.Store.(interface {
-		Count(context.Context, store.Counter, time.Time) (int, error)
+		Count(context.Context, domain.Window, time.Time) (int, error)
 	}).Count(ctx, c, at)
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // headerAPIKey carries the caller's key. Its value is never logged.
@@ -174,7 +174,7 @@ func (a *API) authenticate(r *http.Request, now time.Time) (service.Caller, erro
 func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	q, err := a.svc.CountRequest(r.Context(), *c)
 	c.Requests = q
-	var limit *store.LimitError
+	var limit *domain.LimitError
 	if err != nil && !errors.As(err, &limit) {
 		return err
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -125,7 +125,7 @@ func TestTextToVideo(t *testing.T) {
 			}
 			s := e.state(c.AccountID)
 			last := s.Ledger[len(s.Ledger)-1]
-			if s.Credits != balance || last.Kind != store.EntryCharge || last.Amount != -tt.cost || last.TaskID != id {
+			if s.Credits != balance || last.Kind != domain.EntryCharge || last.Amount != -tt.cost || last.TaskID != id {
 				t.Errorf("balance %d, last ledger entry %+v; want %d after a charge of %d for %s", s.Credits, last, balance, tt.cost, id)
 			}
 		})

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -40,7 +40,7 @@ func tasksInEveryState(t *testing.T, e *env, key string) map[string]string {
 	}
 	at := func(name string) time.Time { return e.task(ids[name]).CreatedAt.Add(95500 * time.Millisecond) }
 	for _, name := range []string{"processing", "completed", "partial", "failed"} {
-		if _, err := st.StartProcessing(ctx, ids[name], e.Clock.Now()); err != nil {
+		if _, err := st.MarkProcessing(ctx, ids[name], e.Clock.Now()); err != nil {
 			t.Fatalf("start processing %s: %v", name, err)
 		}
 	}
@@ -51,10 +51,10 @@ func tasksInEveryState(t *testing.T, e *env, key string) map[string]string {
 		}
 		return vs
 	}
-	if _, err := st.Complete(ctx, ids["completed"], store.Completion{Videos: videos(ids["completed"], 2)}, at("completed")); err != nil {
+	if _, err := st.Complete(ctx, ids["completed"], domain.Completion{Videos: videos(ids["completed"], 2)}, at("completed")); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
-	if _, err := st.Complete(ctx, ids["partial"], store.Completion{Videos: videos(ids["partial"], 1), Refund: 190}, at("partial")); err != nil {
+	if _, err := st.Complete(ctx, ids["partial"], domain.Completion{Videos: videos(ids["partial"], 1), Refund: 190}, at("partial")); err != nil {
 		t.Fatalf("complete partial: %v", err)
 	}
 	if _, err := st.Fail(ctx, ids["failed"], task.Failure{Code: task.FailContentPolicy, Message: "the prompt was refused"}, at("failed")); err != nil {

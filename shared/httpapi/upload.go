@@ -1,12 +1,8 @@
 package httpapi
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -14,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/genvideo/gen/shared/imagecheck"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -91,7 +86,11 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 			if _, dup := up.input(name); dup {
 				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
 			}
-			in, digest, err := a.putImage(r.Context(), p, id, name)
+			// The service's image intake streams it into blob storage as
+			// it arrives, never buffered whole, and refuses what is over
+			// the limit or not one whole JPEG or PNG before anything is
+			// charged.
+			in, digest, err := a.svc.TakeImage(r.Context(), p, id, name, p.FileName(), a.imageLimit())
 			if err != nil {
 				return up, err
 			}
@@ -113,130 +112,17 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 	}
 }
 
-// putImage streams one file part into blob storage through a counter that
-// stops it past MaxImageBytes, so that an oversized image is refused while
-// it arrives, never buffered whole, and through imagecheck, so that what
-// is not one whole JPEG or PNG of an accepted canvas is refused before
-// anything is charged. A file over the size limit is a 413 whatever its
-// bytes. It returns the stored input and the hex SHA-256 of its bytes.
-func (a *API) putImage(ctx context.Context, p *multipart.Part, id, role string) (task.Input, string, error) {
-	br := bufio.NewReaderSize(p, 512)
-	head, err := br.Peek(imagecheck.SignatureLen)
-	if err != nil && err != io.EOF {
-		return task.Input{}, "", a.bodyError(err, role)
-	}
-	if len(head) == 0 {
-		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
-			Message: fmt.Sprintf("The file field %q is empty.", role)}
-	}
-	mimeType, ext := imagecheck.Sniff(head)
-	if mimeType == "" {
-		return task.Input{}, "", &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: role,
-			Message: fmt.Sprintf("The file field %q must be a JPEG or PNG image.", role)}
-	}
-
-	key := "inputs/" + id + "/" + role + "." + ext
-	cr := &countingReader{r: br, max: a.cfg.MaxImageBytes}
-	digest := sha256.New()
-	check := imagecheck.New(a.cfg.MaxImageSide)
-	_, err = a.cfg.Blobs.Put(ctx, key, io.TeeReader(cr, io.MultiWriter(digest, check)), mimeType)
-	_, imgErr := check.Close()
-	if err != nil || cr.tooLarge || imgErr != nil {
-		// Whatever part of the file was stored goes.
-		a.deleteBlob(ctx, key)
-		switch {
-		case cr.tooLarge:
-			return task.Input{}, "", a.fileTooLarge(role)
-		case cr.err != nil:
-			return task.Input{}, "", a.bodyError(cr.err, role)
-		case err != nil:
-			return task.Input{}, "", &service.BlobError{Err: fmt.Errorf("put %s: %w", key, err)}
-		default:
-			return task.Input{}, "", a.notAnImage(role, imgErr)
-		}
-	}
-	in := task.Input{Role: role, Key: key, OriginalName: p.FileName(), Size: cr.n, MimeType: mimeType}
-	return in, hex.EncodeToString(digest.Sum(nil)), nil
-}
-
-// notAnImage answers a file that imagecheck refused: one whose canvas is
-// too large is a VALIDATION_ERROR naming the limit, anything else (not a
-// whole image, damaged, of a kind not accepted) an INVALID_IMAGE_TYPE
-// saying what is wrong.
-func (a *API) notAnImage(field string, err error) *Error {
-	var ie *imagecheck.Error
-	if !errors.As(err, &ie) {
-		ie = &imagecheck.Error{Kind: imagecheck.ErrDamaged, Reason: "it could not be read"}
-	}
-	if errors.Is(ie, imagecheck.ErrCanvas) {
-		side := a.cfg.MaxImageSide
-		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: field,
-			Message: fmt.Sprintf("The image %q is %dx%d pixels; the largest accepted is %dx%d pixels.", field, ie.Width, ie.Height, side, side),
-			Details: map[string]any{"width": ie.Width, "height": ie.Height, "maxWidth": side, "maxHeight": side}}
-	}
-	what := "is not a whole JPEG or PNG image"
-	if errors.Is(ie, imagecheck.ErrUnsupported) {
-		what = "is a kind of image not accepted (send a still JPEG or PNG)"
-	}
-	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: field,
-		Message: fmt.Sprintf("The file %q %s: %s.", field, what, ie.Reason)}
-}
-
-// errTooLarge stops a Put past the image limit.
-var errTooLarge = errors.New("image larger than the limit")
-
-// countingReader passes at most max bytes through and notes why it
-// stopped: too large, or the body failed.
-type countingReader struct {
-	r        io.Reader
-	max      int64
-	n        int64
-	tooLarge bool
-	err      error
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	if c.tooLarge {
-		return 0, errTooLarge
-	}
-	// Read one byte past the limit at most: seeing it proves the file is
-	// too large without reading any further.
-	if rest := c.max + 1 - c.n; int64(len(b)) > rest {
-		b = b[:rest]
-	}
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	if c.n > c.max {
-		c.tooLarge = true
-		c.n = c.max + 1
-		return 0, errTooLarge
-	}
-	if err != nil && err != io.EOF {
-		c.err = err
-	}
-	return n, err
-}
-
-// fileTooLarge is the 413 of an image over MaxImageBytes.
-func (a *API) fileTooLarge(field string) *Error {
-	limit := fmt.Sprintf("%d bytes", a.cfg.MaxImageBytes)
-	if a.cfg.MaxImageBytes%(1<<20) == 0 {
-		limit = fmt.Sprintf("%d MiB (%d bytes)", a.cfg.MaxImageBytes>>20, a.cfg.MaxImageBytes)
-	}
-	msg := fmt.Sprintf("The file %q is larger than the limit of %s.", field, limit)
-	if a.cfg.ImageLimitMessage != "" {
-		msg += " " + a.cfg.ImageLimitMessage
-	}
-	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: field, Message: msg,
-		Details: map[string]any{"maxBytes": a.cfg.MaxImageBytes}}
+// imageLimit is what bounds each image of a start's form.
+func (a *API) imageLimit() service.ImageLimit {
+	return service.ImageLimit{Bytes: a.cfg.MaxImageBytes, Note: a.cfg.ImageLimitMessage}
 }
 
 // bodyError answers a failure to read the request body: past the body's
 // bound it is a 413, anything else a malformed or interrupted body.
-func (a *API) bodyError(err error, field string) *Error {
+func (a *API) bodyError(err error, field string) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return a.fileTooLarge(field)
+		return a.imageLimit().TooLarge(field)
 	}
 	return badRequest(field, "The multipart body is malformed or was interrupted.")
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -24,7 +25,7 @@ type webhookJSON struct {
 	CreatedAt string   `json:"createdAt"`
 }
 
-func toWebhookJSON(e store.WebhookEndpoint) webhookJSON {
+func toWebhookJSON(e domain.WebhookEndpoint) webhookJSON {
 	return webhookJSON{ID: e.ID, URL: e.URL, Events: e.Events, Secret: e.Secret, CreatedAt: formatTime(e.CreatedAt)}
 }
 

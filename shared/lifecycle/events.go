@@ -1,7 +1,7 @@
 package lifecycle
 
 import (
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -10,10 +10,10 @@ import (
 // order given) subscribed to the event, then one for the URL t's start
 // carried. Each is pending and due at the move's time (StartedAt for
 // processing, CompletedAt for a terminal status), under its stable id
-// (store.DeliveryID), so that a move written twice is one message. A task
+// (domain.DeliveryID), so that a move written twice is one message. A task
 // that is pending reports none.
-func Events(t task.Task, endpoints []store.WebhookEndpoint) []store.Delivery {
-	event := store.EventOf(t.Status)
+func Events(t task.Task, endpoints []domain.WebhookEndpoint) []domain.Delivery {
+	event := domain.EventOf(t.Status)
 	if event == "" {
 		return nil
 	}
@@ -21,10 +21,10 @@ func Events(t task.Task, endpoints []store.WebhookEndpoint) []store.Delivery {
 	if t.Status == task.Processing {
 		at = t.StartedAt
 	}
-	var out []store.Delivery
+	var out []domain.Delivery
 	add := func(endpointID, url string) {
-		out = append(out, store.Delivery{ID: store.DeliveryID(t.ID, event, endpointID), AccountID: t.AccountID,
-			EndpointID: endpointID, URL: url, Event: event, Task: t, CreatedAt: at, State: store.DeliveryPending, NextAt: at})
+		out = append(out, domain.Delivery{ID: domain.DeliveryID(t.ID, event, endpointID), AccountID: t.AccountID,
+			EndpointID: endpointID, URL: url, Event: event, Task: t, CreatedAt: at, State: domain.DeliveryPending, NextAt: at})
 	}
 	for _, e := range endpoints {
 		if e.Subscribed(event) {

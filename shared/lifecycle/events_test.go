@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -13,9 +13,9 @@ import (
 // then to the URL its start carried, under stable ids, due at the move.
 func TestEvents(t *testing.T) {
 	started, done := t0.Add(time.Second), t0.Add(time.Minute)
-	endpoints := []store.WebhookEndpoint{
-		{ID: "wh_1", URL: "https://a.example/1", Events: []string{store.EventCompleted}},
-		{ID: "wh_2", URL: "https://a.example/2", Events: store.EventTypes},
+	endpoints := []domain.WebhookEndpoint{
+		{ID: "wh_1", URL: "https://a.example/1", Events: []string{domain.EventCompleted}},
+		{ID: "wh_2", URL: "https://a.example/2", Events: domain.EventTypes},
 	}
 	moved := func(st task.Status, url string) task.Task {
 		tk := inStatus(st, 10, 0)
@@ -25,9 +25,9 @@ func TestEvents(t *testing.T) {
 		}
 		return tk
 	}
-	delivery := func(tk task.Task, event, endpoint, url string, at time.Time) store.Delivery {
-		return store.Delivery{ID: store.DeliveryID(tk.ID, event, endpoint), AccountID: "acct-a", EndpointID: endpoint,
-			URL: url, Event: event, Task: tk, CreatedAt: at, State: store.DeliveryPending, NextAt: at}
+	delivery := func(tk task.Task, event, endpoint, url string, at time.Time) domain.Delivery {
+		return domain.Delivery{ID: domain.DeliveryID(tk.ID, event, endpoint), AccountID: "acct-a", EndpointID: endpoint,
+			URL: url, Event: event, Task: tk, CreatedAt: at, State: domain.DeliveryPending, NextAt: at}
 	}
 	processing := moved(task.Processing, "https://task.example/hook")
 	completed := moved(task.Completed, "")
@@ -35,17 +35,17 @@ func TestEvents(t *testing.T) {
 	tests := []struct {
 		name string
 		t    task.Task
-		want []store.Delivery
+		want []domain.Delivery
 	}{
 		{"pending reports nothing", moved(task.Pending, "https://task.example/hook"), nil},
-		{"processing: the subscribed endpoint, then the task's URL", processing, []store.Delivery{
-			delivery(processing, store.EventProcessing, "wh_2", "https://a.example/2", started),
-			delivery(processing, store.EventProcessing, "", "https://task.example/hook", started)}},
-		{"completed: both endpoints, in order", completed, []store.Delivery{
-			delivery(completed, store.EventCompleted, "wh_1", "https://a.example/1", done),
-			delivery(completed, store.EventCompleted, "wh_2", "https://a.example/2", done)}},
-		{"failed: the one subscribed", failed, []store.Delivery{
-			delivery(failed, store.EventFailed, "wh_2", "https://a.example/2", done)}},
+		{"processing: the subscribed endpoint, then the task's URL", processing, []domain.Delivery{
+			delivery(processing, domain.EventProcessing, "wh_2", "https://a.example/2", started),
+			delivery(processing, domain.EventProcessing, "", "https://task.example/hook", started)}},
+		{"completed: both endpoints, in order", completed, []domain.Delivery{
+			delivery(completed, domain.EventCompleted, "wh_1", "https://a.example/1", done),
+			delivery(completed, domain.EventCompleted, "wh_2", "https://a.example/2", done)}},
+		{"failed: the one subscribed", failed, []domain.Delivery{
+			delivery(failed, domain.EventFailed, "wh_2", "https://a.example/2", done)}},
 	}
 	for _, tt := range tests {
 		if got := Events(tt.t, endpoints); !reflect.DeepEqual(got, tt.want) {

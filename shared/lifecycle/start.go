@@ -17,14 +17,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
 // Prepare is what a store's CreateTask does before it reads anything: it
 // refuses arguments no caller may send and resets what a new task starts
 // without, whatever the caller filled in.
-func Prepare(t task.Task, g store.StartGuard) (task.Task, error) {
+func Prepare(t task.Task, g domain.StartGuard) (task.Task, error) {
 	if t.CreditsCost < 0 {
 		return task.Task{}, fmt.Errorf("negative cost %d", t.CreditsCost)
 	}
@@ -39,7 +39,7 @@ func Prepare(t task.Task, g store.StartGuard) (task.Task, error) {
 }
 
 // Record is an idempotency record as a store keeps it: the start made
-// under a key of an account (see store.IdempotencyKey).
+// under a key of an account (see domain.IdempotencyKey).
 type Record struct {
 	TaskID      string
 	RequestHash string
@@ -52,23 +52,23 @@ type Record struct {
 // Claim decides whether a start at created under k may write its record
 // over rec, the record the account holds for k.Key (nil: none). A live
 // record naming a task other than k.Replaces wins: Claim returns the
-// *store.IdempotencyError that answers the start with that record.
+// *domain.IdempotencyError that answers the start with that record.
 // Otherwise (no record, an expired one, or the one of the task k
 // replaces) the start may go on and take the key over.
-func Claim(k store.IdempotencyKey, rec *Record, created time.Time) error {
+func Claim(k domain.IdempotencyKey, rec *Record, created time.Time) error {
 	if rec == nil || !rec.ExpiresAt.After(created) {
 		return nil
 	}
 	if k.Replaces != "" && rec.TaskID == k.Replaces {
 		return nil
 	}
-	return &store.IdempotencyError{TaskID: rec.TaskID, RequestHash: rec.RequestHash, Balance: rec.Balance}
+	return &domain.IdempotencyError{TaskID: rec.TaskID, RequestHash: rec.RequestHash, Balance: rec.Balance}
 }
 
 // Found is what a store read, in the transaction of a start, for Create.
 type Found struct {
 	// Account is the task's account; nil when there is none.
-	Account *store.Account
+	Account *domain.Account
 	// Record is the account's record for the guard's idempotency key, if
 	// the guard has one; nil when there is none.
 	Record *Record
@@ -85,9 +85,9 @@ type Start struct {
 	Task task.Task
 	// Account is the account after the charge: Credits less the cost,
 	// one more task in flight.
-	Account store.Account
+	Account domain.Account
 	// Charge is the ledger entry of the charge, with the balance after it.
-	Charge store.LedgerEntry
+	Charge domain.LedgerEntry
 	// Starts is the take of the guard's Starts counter; nil without one.
 	Starts *Taken
 	// Record is the idempotency record to write, over the one read; nil
@@ -101,11 +101,11 @@ type Start struct {
 // the Starts counter (taken at t.CreatedAt), the in-flight limit, the
 // balance. The error is the first check's that fails, as the store
 // returns it: refusals as the typed errors of package store, a missing
-// account as store.ErrNotFound and a taken id as store.ErrExists.
-func Create(t task.Task, g store.StartGuard, f Found) (Start, error) {
+// account as domain.ErrNotFound and a taken id as domain.ErrExists.
+func Create(t task.Task, g domain.StartGuard, f Found) (Start, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	if f.Account == nil {
-		return Start{}, fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
+		return Start{}, fmt.Errorf("%s: account: %w", op, domain.ErrNotFound)
 	}
 	if g.Idempotency != nil {
 		if err := Claim(*g.Idempotency, f.Record, t.CreatedAt); err != nil {
@@ -113,7 +113,7 @@ func Create(t task.Task, g store.StartGuard, f Found) (Start, error) {
 		}
 	}
 	if f.TaskExists {
-		return Start{}, fmt.Errorf("%s: %w", op, store.ErrExists)
+		return Start{}, fmt.Errorf("%s: %w", op, domain.ErrExists)
 	}
 	var starts *Taken
 	if g.Starts != nil {
@@ -125,11 +125,11 @@ func Create(t task.Task, g store.StartGuard, f Found) (Start, error) {
 	}
 	a := *f.Account
 	if g.MaxInFlight > 0 && a.InFlight >= g.MaxInFlight {
-		return Start{}, &store.InFlightLimitError{Limit: g.MaxInFlight}
+		return Start{}, &domain.InFlightLimitError{Limit: g.MaxInFlight}
 	}
 	cost := int64(t.CreditsCost)
 	if a.Credits < cost {
-		return Start{}, &store.InsufficientCreditsError{Required: cost, Available: a.Credits}
+		return Start{}, &domain.InsufficientCreditsError{Required: cost, Available: a.Credits}
 	}
 
 	a.Credits -= cost
@@ -137,7 +137,7 @@ func Create(t task.Task, g store.StartGuard, f Found) (Start, error) {
 	s := Start{
 		Task:    t,
 		Account: a,
-		Charge: store.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: store.EntryCharge,
+		Charge: domain.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: domain.EntryCharge,
 			Amount: -cost, Balance: a.Credits, At: t.CreatedAt, Note: t.Model},
 		Starts: starts,
 	}

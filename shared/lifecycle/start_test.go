@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -28,19 +28,19 @@ func TestPrepare(t *testing.T) {
 	tests := []struct {
 		name    string
 		t       task.Task
-		idem    *store.IdempotencyKey
+		idem    *domain.IdempotencyKey
 		want    task.Task
 		wantErr bool
 	}{
 		{"resets what a new task starts without", dirty, nil, clean, false},
 		{"a free task", free, nil, free, false},
-		{"with an idempotency key", dirty, &store.IdempotencyKey{Key: "k", RequestHash: "h"}, clean, false},
+		{"with an idempotency key", dirty, &domain.IdempotencyKey{Key: "k", RequestHash: "h"}, clean, false},
 		{"negative cost", negative, nil, task.Task{}, true},
-		{"idempotency key without a key", clean, &store.IdempotencyKey{RequestHash: "h"}, task.Task{}, true},
-		{"idempotency key without a hash", clean, &store.IdempotencyKey{Key: "k"}, task.Task{}, true},
+		{"idempotency key without a key", clean, &domain.IdempotencyKey{RequestHash: "h"}, task.Task{}, true},
+		{"idempotency key without a hash", clean, &domain.IdempotencyKey{Key: "k"}, task.Task{}, true},
 	}
 	for _, tt := range tests {
-		got, err := Prepare(tt.t, store.StartGuard{Idempotency: tt.idem})
+		got, err := Prepare(tt.t, domain.StartGuard{Idempotency: tt.idem})
 		if (err != nil) != tt.wantErr {
 			t.Errorf("%s: Prepare error %v, want error %v", tt.name, err, tt.wantErr)
 		}
@@ -55,20 +55,20 @@ func TestClaim(t *testing.T) {
 	rec := &Record{TaskID: "gen_old", RequestHash: "h1", ExpiresAt: created.Add(time.Millisecond), Balance: 70}
 	tests := []struct {
 		name string
-		k    store.IdempotencyKey
+		k    domain.IdempotencyKey
 		rec  *Record
-		want *store.IdempotencyError // nil: the start may claim the key
+		want *domain.IdempotencyError // nil: the start may claim the key
 	}{
-		{"no record", store.IdempotencyKey{Key: "k"}, nil, nil},
-		{"a live record", store.IdempotencyKey{Key: "k"}, rec,
-			&store.IdempotencyError{TaskID: "gen_old", RequestHash: "h1", Balance: 70}},
-		{"a record ending at the start", store.IdempotencyKey{Key: "k"},
+		{"no record", domain.IdempotencyKey{Key: "k"}, nil, nil},
+		{"a live record", domain.IdempotencyKey{Key: "k"}, rec,
+			&domain.IdempotencyError{TaskID: "gen_old", RequestHash: "h1", Balance: 70}},
+		{"a record ending at the start", domain.IdempotencyKey{Key: "k"},
 			&Record{TaskID: "gen_old", ExpiresAt: created}, nil},
-		{"a record that ended", store.IdempotencyKey{Key: "k"},
+		{"a record that ended", domain.IdempotencyKey{Key: "k"},
 			&Record{TaskID: "gen_old", ExpiresAt: created.Add(-time.Hour)}, nil},
-		{"the live record of the task replaced", store.IdempotencyKey{Key: "k", Replaces: "gen_old"}, rec, nil},
-		{"the live record of another task than the one replaced", store.IdempotencyKey{Key: "k", Replaces: "gen_other"}, rec,
-			&store.IdempotencyError{TaskID: "gen_old", RequestHash: "h1", Balance: 70}},
+		{"the live record of the task replaced", domain.IdempotencyKey{Key: "k", Replaces: "gen_old"}, rec, nil},
+		{"the live record of another task than the one replaced", domain.IdempotencyKey{Key: "k", Replaces: "gen_other"}, rec,
+			&domain.IdempotencyError{TaskID: "gen_old", RequestHash: "h1", Balance: 70}},
 	}
 	for _, tt := range tests {
 		err := Claim(tt.k, tt.rec, created)
@@ -78,7 +78,7 @@ func TestClaim(t *testing.T) {
 			}
 			continue
 		}
-		var ie *store.IdempotencyError
+		var ie *domain.IdempotencyError
 		if !errors.As(err, &ie) || *ie != *tt.want {
 			t.Errorf("%s: Claim = %#v, want %#v", tt.name, err, tt.want)
 		}
@@ -92,14 +92,14 @@ func startTask(cost int) task.Task {
 }
 
 func TestCreate(t *testing.T) {
-	starts := store.Counter{Key: "rl:s:key-1:0", Kind: "s", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	starts := domain.Window{Key: "rl:s:key-1:0", Kind: "s", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
 	noStarts := starts
 	noStarts.Limit = 0
-	idem := &store.IdempotencyKey{Key: "k", RequestHash: "h2", ExpiresAt: t0.Add(24 * time.Hour)}
+	idem := &domain.IdempotencyKey{Key: "k", RequestHash: "h2", ExpiresAt: t0.Add(24 * time.Hour)}
 	live := &Record{TaskID: "gen_0_old", RequestHash: "h1", ExpiresAt: t0.Add(time.Hour), Balance: 5}
 	ended := &Record{TaskID: "gen_0_old", RequestHash: "h1", ExpiresAt: t0, Balance: 5}
-	acct := func(credits int64, inFlight int) *store.Account {
-		return &store.Account{ID: "acct-a", Credits: credits, InFlight: inFlight}
+	acct := func(credits int64, inFlight int) *domain.Account {
+		return &domain.Account{ID: "acct-a", Credits: credits, InFlight: inFlight}
 	}
 	full := Window{Count: 2, Ends: t0.Add(time.Minute)}
 	half := Window{Count: 1, Ends: t0.Add(time.Minute)}
@@ -108,7 +108,7 @@ func TestCreate(t *testing.T) {
 	tests := []struct {
 		name string
 		cost int
-		g    store.StartGuard
+		g    domain.StartGuard
 		f    Found
 		// One of: the error (checked with check), or what is written.
 		check       func(error) bool
@@ -118,70 +118,70 @@ func TestCreate(t *testing.T) {
 		wantRecord  *Record
 	}{
 		{name: "no account", cost: 1, f: Found{},
-			check: func(err error) bool { return errors.Is(err, store.ErrNotFound) }},
+			check: func(err error) bool { return errors.Is(err, domain.ErrNotFound) }},
 		{name: "a plain start", cost: 30, f: Found{Account: acct(100, 0)}, wantBalance: 70, wantInFl: 1},
 		{name: "a free start", cost: 0, f: Found{Account: acct(0, 3)}, wantBalance: 0, wantInFl: 4},
 		{name: "exactly the balance", cost: 100, f: Found{Account: acct(100, 0)}, wantBalance: 0, wantInFl: 1},
 		{name: "one credit short", cost: 101, f: Found{Account: acct(100, 0)},
 			check: func(err error) bool {
-				var e *store.InsufficientCreditsError
-				return errors.As(err, &e) && *e == store.InsufficientCreditsError{Required: 101, Available: 100}
+				var e *domain.InsufficientCreditsError
+				return errors.As(err, &e) && *e == domain.InsufficientCreditsError{Required: 101, Available: 100}
 			}},
-		{name: "in flight below the limit", cost: 1, g: store.StartGuard{MaxInFlight: 2},
+		{name: "in flight below the limit", cost: 1, g: domain.StartGuard{MaxInFlight: 2},
 			f: Found{Account: acct(10, 1)}, wantBalance: 9, wantInFl: 2},
-		{name: "in flight at the limit", cost: 1, g: store.StartGuard{MaxInFlight: 2},
+		{name: "in flight at the limit", cost: 1, g: domain.StartGuard{MaxInFlight: 2},
 			f: Found{Account: acct(10, 2)},
 			check: func(err error) bool {
-				var e *store.InFlightLimitError
+				var e *domain.InFlightLimitError
 				return errors.As(err, &e) && e.Limit == 2
 			}},
-		{name: "in-flight limit 0 is no limit", cost: 1, g: store.StartGuard{MaxInFlight: 0},
+		{name: "in-flight limit 0 is no limit", cost: 1, g: domain.StartGuard{MaxInFlight: 0},
 			f: Found{Account: acct(10, 1000)}, wantBalance: 9, wantInFl: 1001},
-		{name: "the in-flight limit before the balance", cost: 11, g: store.StartGuard{MaxInFlight: 1},
+		{name: "the in-flight limit before the balance", cost: 11, g: domain.StartGuard{MaxInFlight: 1},
 			f:     Found{Account: acct(10, 1)},
-			check: func(err error) bool { var e *store.InFlightLimitError; return errors.As(err, &e) }},
-		{name: "starts: no window yet", cost: 1, g: store.StartGuard{Starts: &starts},
+			check: func(err error) bool { var e *domain.InFlightLimitError; return errors.As(err, &e) }},
+		{name: "starts: no window yet", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0)}, wantBalance: 9, wantInFl: 1,
 			wantStarts: &Taken{Window: Window{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
-		{name: "starts: an open window", cost: 1, g: store.StartGuard{Starts: &starts},
+		{name: "starts: an open window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: half}, wantBalance: 9, wantInFl: 1,
 			wantStarts: &Taken{Window: Window{Count: 2, Ends: half.Ends}}},
-		{name: "starts: an ended window", cost: 1, g: store.StartGuard{Starts: &starts},
+		{name: "starts: an ended window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: over}, wantBalance: 9, wantInFl: 1,
 			wantStarts: &Taken{Window: Window{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
-		{name: "starts: a full window", cost: 1, g: store.StartGuard{Starts: &starts},
+		{name: "starts: a full window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: full},
 			check: func(err error) bool {
-				var e *store.LimitError
-				return errors.As(err, &e) && e.Counter == starts
+				var e *domain.LimitError
+				return errors.As(err, &e) && e.Window == starts
 			}},
-		{name: "starts: limit 0", cost: 1, g: store.StartGuard{Starts: &noStarts},
+		{name: "starts: limit 0", cost: 1, g: domain.StartGuard{Starts: &noStarts},
 			f:     Found{Account: acct(10, 0)},
-			check: func(err error) bool { var e *store.LimitError; return errors.As(err, &e) }},
+			check: func(err error) bool { var e *domain.LimitError; return errors.As(err, &e) }},
 		{name: "the starts counter before the in-flight limit", cost: 1,
-			g: store.StartGuard{Starts: &starts, MaxInFlight: 1}, f: Found{Account: acct(10, 1), Starts: full},
-			check: func(err error) bool { var e *store.LimitError; return errors.As(err, &e) }},
+			g: domain.StartGuard{Starts: &starts, MaxInFlight: 1}, f: Found{Account: acct(10, 1), Starts: full},
+			check: func(err error) bool { var e *domain.LimitError; return errors.As(err, &e) }},
 		{name: "a taken id", cost: 1, f: Found{Account: acct(10, 0), TaskExists: true},
-			check: func(err error) bool { return errors.Is(err, store.ErrExists) }},
-		{name: "the id before the starts counter", cost: 1, g: store.StartGuard{Starts: &starts},
+			check: func(err error) bool { return errors.Is(err, domain.ErrExists) }},
+		{name: "the id before the starts counter", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f:     Found{Account: acct(10, 0), TaskExists: true, Starts: full},
-			check: func(err error) bool { return errors.Is(err, store.ErrExists) }},
-		{name: "a new key", cost: 30, g: store.StartGuard{Idempotency: idem},
+			check: func(err error) bool { return errors.Is(err, domain.ErrExists) }},
+		{name: "a new key", cost: 30, g: domain.StartGuard{Idempotency: idem},
 			f: Found{Account: acct(100, 0)}, wantBalance: 70, wantInFl: 1,
 			wantRecord: &Record{TaskID: "gen_1_new", RequestHash: "h2", ExpiresAt: idem.ExpiresAt, Balance: 70}},
-		{name: "an ended record is taken over", cost: 30, g: store.StartGuard{Idempotency: idem},
+		{name: "an ended record is taken over", cost: 30, g: domain.StartGuard{Idempotency: idem},
 			f: Found{Account: acct(100, 0), Record: ended}, wantBalance: 70, wantInFl: 1,
 			wantRecord: &Record{TaskID: "gen_1_new", RequestHash: "h2", ExpiresAt: idem.ExpiresAt, Balance: 70}},
 		{name: "a live record, before every other check", cost: 1000,
-			g: store.StartGuard{Idempotency: idem, Starts: &starts, MaxInFlight: 1},
+			g: domain.StartGuard{Idempotency: idem, Starts: &starts, MaxInFlight: 1},
 			f: Found{Account: acct(0, 1), Record: live, TaskExists: true, Starts: full},
 			check: func(err error) bool {
-				var e *store.IdempotencyError
-				return errors.As(err, &e) && *e == store.IdempotencyError{TaskID: "gen_0_old", RequestHash: "h1", Balance: 5}
+				var e *domain.IdempotencyError
+				return errors.As(err, &e) && *e == domain.IdempotencyError{TaskID: "gen_0_old", RequestHash: "h1", Balance: 5}
 			}},
-		{name: "the account before the record", cost: 1, g: store.StartGuard{Idempotency: idem},
+		{name: "the account before the record", cost: 1, g: domain.StartGuard{Idempotency: idem},
 			f:     Found{Record: live},
-			check: func(err error) bool { return errors.Is(err, store.ErrNotFound) }},
+			check: func(err error) bool { return errors.Is(err, domain.ErrNotFound) }},
 	}
 	for _, tt := range tests {
 		tk := startTask(tt.cost)
@@ -202,7 +202,7 @@ func TestCreate(t *testing.T) {
 		if got.Account.Credits != tt.wantBalance || got.Account.InFlight != tt.wantInFl || got.Account.ID != "acct-a" {
 			t.Errorf("%s: Account = %+v, want %d credits, %d in flight", tt.name, got.Account, tt.wantBalance, tt.wantInFl)
 		}
-		wantCharge := store.LedgerEntry{AccountID: "acct-a", TaskID: tk.ID, Kind: store.EntryCharge,
+		wantCharge := domain.LedgerEntry{AccountID: "acct-a", TaskID: tk.ID, Kind: domain.EntryCharge,
 			Amount: -int64(tt.cost), Balance: tt.wantBalance, At: t0, Note: tk.Model}
 		if got.Charge != wantCharge {
 			t.Errorf("%s: Charge = %+v, want %+v", tt.name, got.Charge, wantCharge)

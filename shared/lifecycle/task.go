@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -20,7 +20,7 @@ type Transition struct {
 	// Refund is the ledger entry of the credits the move returns, nil
 	// when it returns none. Its Balance is left for the store to fill
 	// in, from the account's balance when it writes the entry.
-	Refund *store.LedgerEntry
+	Refund *domain.LedgerEntry
 	// InFlight is the change the move makes to the account's tasks in
 	// flight: -1 when the task finishes (its slot is released), else 0.
 	InFlight int
@@ -57,16 +57,16 @@ func SetOperation(t task.Task, from, to string) Transition {
 
 // Complete moves a pending or processing task to completed at at with
 // the videos of c, refunding c.Refund. A completed task stays as it is;
-// a failed one is store.ErrTerminal (a terminal task never changes
+// a failed one is domain.ErrTerminal (a terminal task never changes
 // again). c.Refund must be between 0 and what is left of the task's
 // charge: anything else is an error, and nothing changes.
-func Complete(t task.Task, c store.Completion, at time.Time) (Transition, error) {
+func Complete(t task.Task, c domain.Completion, at time.Time) (Transition, error) {
 	op := "complete task " + t.ID
 	switch t.Status {
 	case task.Completed:
 		return Transition{Task: t}, nil
 	case task.Failed:
-		return Transition{Task: t}, fmt.Errorf("%s: %w", op, store.ErrTerminal)
+		return Transition{Task: t}, fmt.Errorf("%s: %w", op, domain.ErrTerminal)
 	}
 	if c.Refund < 0 || c.Refund > t.CreditsCost-t.CreditsRefunded {
 		return Transition{Task: t}, fmt.Errorf("%s: refund %d out of range: charged %d, refunded %d",
@@ -85,13 +85,13 @@ func Complete(t task.Task, c store.Completion, at time.Time) (Transition, error)
 // Fail moves a pending or processing task to failed at at with failure
 // f, refunding what is left of its charge: over Complete and Fail, a task
 // is refunded its cost at most once. A failed task stays as it is; a
-// completed one is store.ErrTerminal.
+// completed one is domain.ErrTerminal.
 func Fail(t task.Task, f task.Failure, at time.Time) (Transition, error) {
 	switch t.Status {
 	case task.Failed:
 		return Transition{Task: t}, nil
 	case task.Completed:
-		return Transition{Task: t}, fmt.Errorf("fail task %s: %w", t.ID, store.ErrTerminal)
+		return Transition{Task: t}, fmt.Errorf("fail task %s: %w", t.ID, domain.ErrTerminal)
 	}
 	left := t.CreditsCost - t.CreditsRefunded
 	t.Status = task.Failed
@@ -103,11 +103,11 @@ func Fail(t task.Task, f task.Failure, at time.Time) (Transition, error) {
 
 // refund is the ledger entry returning amount credits to t's account
 // when t finishes, or nil for none.
-func refund(t task.Task, amount int, note string) *store.LedgerEntry {
+func refund(t task.Task, amount int, note string) *domain.LedgerEntry {
 	if amount == 0 {
 		return nil
 	}
-	return &store.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: store.EntryRefund,
+	return &domain.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: domain.EntryRefund,
 		Amount: int64(amount), At: t.CompletedAt, Note: note}
 }
 
@@ -140,10 +140,10 @@ func PastGrace(t task.Task, at time.Time, grace time.Duration) bool {
 
 // Delete decides whether t may be deleted: only a terminal task may,
 // since one pending or processing still holds credits and a workflow
-// that would write to it. Anything else is store.ErrNotFinished.
+// that would write to it. Anything else is domain.ErrNotFinished.
 func Delete(t task.Task) error {
 	if !t.Status.Terminal() {
-		return fmt.Errorf("delete task %s: it is %s: %w", t.ID, t.Status, store.ErrNotFinished)
+		return fmt.Errorf("delete task %s: it is %s: %w", t.ID, t.Status, domain.ErrNotFinished)
 	}
 	return nil
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -44,35 +44,35 @@ func TestComplete(t *testing.T) {
 		tk.Videos, tk.CompletedAt = vs, at
 		return tk
 	}
-	entry := func(amount int64) *store.LedgerEntry {
-		return &store.LedgerEntry{AccountID: "acct-a", TaskID: "gen_1_abc", Kind: store.EntryRefund,
+	entry := func(amount int64) *domain.LedgerEntry {
+		return &domain.LedgerEntry{AccountID: "acct-a", TaskID: "gen_1_abc", Kind: domain.EntryRefund,
 			Amount: amount, At: at, Note: "partial result"}
 	}
 	tests := []struct {
 		name    string
 		t       task.Task
-		c       store.Completion
+		c       domain.Completion
 		want    Transition
 		wantErr error // nil: none; errAny: some error other than a sentinel
 	}{
-		{"pending, no refund", inStatus(task.Pending, 100, 0), store.Completion{Videos: videos},
+		{"pending, no refund", inStatus(task.Pending, 100, 0), domain.Completion{Videos: videos},
 			Transition{Task: completed(100, 0, videos), Changed: true, InFlight: -1}, nil},
-		{"processing, a partial refund", inStatus(task.Processing, 100, 0), store.Completion{Videos: videos, Refund: 40},
+		{"processing, a partial refund", inStatus(task.Processing, 100, 0), domain.Completion{Videos: videos, Refund: 40},
 			Transition{Task: completed(100, 40, videos), Changed: true, Refund: entry(40), InFlight: -1}, nil},
-		{"a refund of all that is left", inStatus(task.Processing, 100, 30), store.Completion{Videos: videos, Refund: 70},
+		{"a refund of all that is left", inStatus(task.Processing, 100, 30), domain.Completion{Videos: videos, Refund: 70},
 			Transition{Task: completed(100, 100, videos), Changed: true, Refund: entry(70), InFlight: -1}, nil},
-		{"a free task", inStatus(task.Processing, 0, 0), store.Completion{Videos: videos},
+		{"a free task", inStatus(task.Processing, 0, 0), domain.Completion{Videos: videos},
 			Transition{Task: completed(0, 0, videos), Changed: true, InFlight: -1}, nil},
-		{"no videos are kept as none", inStatus(task.Processing, 10, 0), store.Completion{Videos: []task.Video{}},
+		{"no videos are kept as none", inStatus(task.Processing, 10, 0), domain.Completion{Videos: []task.Video{}},
 			Transition{Task: completed(10, 0, nil), Changed: true, InFlight: -1}, nil},
-		{"a refund above what is left", inStatus(task.Processing, 100, 30), store.Completion{Refund: 71},
+		{"a refund above what is left", inStatus(task.Processing, 100, 30), domain.Completion{Refund: 71},
 			Transition{Task: inStatus(task.Processing, 100, 30)}, errAny},
-		{"a negative refund", inStatus(task.Processing, 100, 0), store.Completion{Refund: -1},
+		{"a negative refund", inStatus(task.Processing, 100, 0), domain.Completion{Refund: -1},
 			Transition{Task: inStatus(task.Processing, 100, 0)}, errAny},
-		{"completed stays as it is", inStatus(task.Completed, 100, 0), store.Completion{Videos: videos, Refund: 10},
+		{"completed stays as it is", inStatus(task.Completed, 100, 0), domain.Completion{Videos: videos, Refund: 10},
 			Transition{Task: inStatus(task.Completed, 100, 0)}, nil},
-		{"failed is terminal", inStatus(task.Failed, 100, 100), store.Completion{Videos: videos},
-			Transition{Task: inStatus(task.Failed, 100, 100)}, store.ErrTerminal},
+		{"failed is terminal", inStatus(task.Failed, 100, 100), domain.Completion{Videos: videos},
+			Transition{Task: inStatus(task.Failed, 100, 100)}, domain.ErrTerminal},
 	}
 	for _, tt := range tests {
 		got, err := Complete(tt.t, tt.c, at)
@@ -91,8 +91,8 @@ func TestFail(t *testing.T) {
 		tk.Failure, tk.CompletedAt = &f, at
 		return tk
 	}
-	entry := func(amount int64) *store.LedgerEntry {
-		return &store.LedgerEntry{AccountID: "acct-a", TaskID: "gen_1_abc", Kind: store.EntryRefund,
+	entry := func(amount int64) *domain.LedgerEntry {
+		return &domain.LedgerEntry{AccountID: "acct-a", TaskID: "gen_1_abc", Kind: domain.EntryRefund,
 			Amount: amount, At: at, Note: task.FailTimeout}
 	}
 	tests := []struct {
@@ -114,7 +114,7 @@ func TestFail(t *testing.T) {
 		{"failed stays as it is: refunded once", inStatus(task.Failed, 100, 100),
 			Transition{Task: inStatus(task.Failed, 100, 100)}, nil},
 		{"completed is terminal", inStatus(task.Completed, 100, 20),
-			Transition{Task: inStatus(task.Completed, 100, 20)}, store.ErrTerminal},
+			Transition{Task: inStatus(task.Completed, 100, 20)}, domain.ErrTerminal},
 	}
 	for _, tt := range tests {
 		got, err := Fail(tt.t, f, at)
@@ -133,7 +133,7 @@ func checkErr(t *testing.T, what string, err, want error) {
 	switch {
 	case want == nil && err != nil:
 		t.Errorf("%s: error %v, want none", what, err)
-	case want == errAny && (err == nil || errors.Is(err, store.ErrTerminal)):
+	case want == errAny && (err == nil || errors.Is(err, domain.ErrTerminal)):
 		t.Errorf("%s: error %v, want an error other than ErrTerminal", what, err)
 	case want != nil && want != errAny && !errors.Is(err, want):
 		t.Errorf("%s: error %v, want %v", what, err, want)

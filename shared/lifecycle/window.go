@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 )
 
 // Window is a rate-limit counter's window as a store read it: its count
@@ -32,11 +32,11 @@ type Taken struct {
 // at. An open window is added to; one that has ended is replaced by a
 // fresh one, never added to (Add). A window that would go past c.Limit (a
 // full open one, or any at all when the limit is 0 or less) refuses the
-// take with a *store.LimitError holding c as it was given.
-func Take(c store.Counter, w Window, at time.Time) (Taken, error) {
+// take with a *domain.LimitError holding c as it was given.
+func Take(c domain.Window, w Window, at time.Time) (Taken, error) {
 	tk := Add(c, w, 1, at)
 	if tk.Window.Count > c.Limit {
-		return Taken{}, &store.LimitError{Counter: c}
+		return Taken{}, &domain.LimitError{Window: c}
 	}
 	return tk, nil
 }
@@ -45,7 +45,7 @@ func Take(c store.Counter, w Window, at time.Time) (Taken, error) {
 // with no limit: units already taken elsewhere (the local stack counts in
 // memory) reaching the store. An open window is added to; one that has
 // ended is replaced by a fresh one holding n, ending at c.ExpiresAt.
-func Add(c store.Counter, w Window, n int, at time.Time) Taken {
+func Add(c domain.Window, w Window, n int, at time.Time) Taken {
 	if !w.Open(at) {
 		return Taken{Window: Window{Count: n, Ends: c.ExpiresAt}, Fresh: true}
 	}

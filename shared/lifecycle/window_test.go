@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 )
 
 func TestTake(t *testing.T) {
 	at := t0.Add(30 * time.Second)
 	ends := t0.Add(time.Minute)
 	next := t0.Add(2 * time.Minute)
-	c := func(limit int) store.Counter {
-		return store.Counter{Key: "rl:m:key-1:0", Kind: "m", Limit: limit, ExpiresAt: next}
+	c := func(limit int) domain.Window {
+		return domain.Window{Key: "rl:m:key-1:0", Kind: "m", Limit: limit, ExpiresAt: next}
 	}
 	tests := []struct {
 		name    string
-		c       store.Counter
+		c       domain.Window
 		w       Window
 		want    Taken
 		refused bool
@@ -41,11 +41,11 @@ func TestTake(t *testing.T) {
 	for _, tt := range tests {
 		got, err := Take(tt.c, tt.w, at)
 		if tt.refused {
-			var le *store.LimitError
+			var le *domain.LimitError
 			if !errors.As(err, &le) {
-				t.Errorf("%s: Take = %+v, %v; want a *store.LimitError", tt.name, got, err)
-			} else if le.Counter != tt.c {
-				t.Errorf("%s: LimitError.Counter = %+v, want the counter as given, %+v", tt.name, le.Counter, tt.c)
+				t.Errorf("%s: Take = %+v, %v; want a *domain.LimitError", tt.name, got, err)
+			} else if le.Window != tt.c {
+				t.Errorf("%s: LimitError.Window = %+v, want the counter as given, %+v", tt.name, le.Window, tt.c)
 			}
 			continue
 		}
@@ -80,7 +80,7 @@ func TestWindowOpen(t *testing.T) {
 func TestAdd(t *testing.T) {
 	at := t0.Add(30 * time.Second)
 	ends, next := t0.Add(time.Minute), t0.Add(2*time.Minute)
-	c := store.Counter{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
+	c := domain.Window{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
 	tests := []struct {
 		name string
 		w    Window

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // DefaultFlushInterval is how often day counts are persisted.
@@ -30,27 +30,27 @@ const DefaultFlushInterval = time.Second
 type Persister interface {
 	// Count returns the count of c's window at at: 0 when it is absent
 	// or has ended.
-	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
 	// AddCounts adds n[i] units to counters[i] without checking limits.
-	AddCounts(ctx context.Context, counters []store.Counter, n []int, at time.Time) error
+	AddCounts(ctx context.Context, counters []domain.Window, n []int, at time.Time) error
 }
 
-// Config is what a Counter is built from. Persister is required.
+// Config is what a Tally is built from. Persister is required.
 type Config struct {
 	Persister Persister
 	// Persist says which counters are persisted: the others (the
 	// per-minute windows) are kept in memory only.
-	Persist func(store.Counter) bool
+	Persist func(domain.Window) bool
 	// FlushInterval is how often unpersisted counts are written
 	// (default DefaultFlushInterval).
 	FlushInterval time.Duration
 	Logger        *slog.Logger // default slog.Default()
 }
 
-// Counter counts windows in memory. It has store.Store's Take, so that
+// Tally counts windows in memory. It has store.Store's Take, so that
 // service.Config can count requests with it. Build it with New and Close
 // it before closing the Persister.
-type Counter struct {
+type Tally struct {
 	cfg Config
 	log *slog.Logger
 
@@ -68,7 +68,7 @@ type Counter struct {
 
 // window is one counter's window as counted here.
 type window struct {
-	c       store.Counter
+	c       domain.Window
 	persist bool
 	// loaded: count includes what the Persister held when the window
 	// was first counted in this process.
@@ -78,13 +78,13 @@ type window struct {
 	unflushed int
 }
 
-// New starts a Counter, and its flushes every FlushInterval.
-func New(cfg Config) *Counter {
+// New starts a Tally, and its flushes every FlushInterval.
+func New(cfg Config) *Tally {
 	if cfg.Persister == nil {
 		panic("localcount.New: Config.Persister is nil")
 	}
 	if cfg.Persist == nil {
-		cfg.Persist = func(store.Counter) bool { return true }
+		cfg.Persist = func(domain.Window) bool { return true }
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = DefaultFlushInterval
@@ -92,16 +92,16 @@ func New(cfg Config) *Counter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	c := &Counter{cfg: cfg, log: cfg.Logger, windows: map[string]*window{},
+	c := &Tally{cfg: cfg, log: cfg.Logger, windows: map[string]*window{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go c.flushEvery(cfg.FlushInterval)
 	return c
 }
 
 // Take consumes one unit of every counter, or none at all: if any is
-// exhausted it returns a *store.LimitError naming it. used[i] is counter
+// exhausted it returns a *domain.LimitError naming it. used[i] is counter
 // i's count after this call. It has store.Store's Take's meaning.
-func (c *Counter) Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error) {
+func (c *Tally) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	for {
 		if err := c.load(ctx, counters, at); err != nil {
@@ -143,7 +143,7 @@ func (c *Counter) Take(ctx context.Context, counters []store.Counter, at time.Ti
 // windowsOf returns the open, loaded window of each counter, making the
 // in-memory ones; ok is false when a persisted one is not loaded. c.mu
 // is held.
-func (c *Counter) windowsOf(counters []store.Counter, at time.Time) ([]*window, bool) {
+func (c *Tally) windowsOf(counters []domain.Window, at time.Time) ([]*window, bool) {
 	ws := make([]*window, len(counters))
 	for i, ct := range counters {
 		w := c.windows[ct.Key]
@@ -169,7 +169,7 @@ func (c *Counter) windowsOf(counters []store.Counter, at time.Time) ([]*window, 
 
 // load reads from the Persister each persisted window not loaded yet.
 // The read is made without the lock; the first to come back adds it.
-func (c *Counter) load(ctx context.Context, counters []store.Counter, at time.Time) error {
+func (c *Tally) load(ctx context.Context, counters []domain.Window, at time.Time) error {
 	for _, ct := range counters {
 		c.mu.Lock()
 		w := c.windows[ct.Key]
@@ -198,7 +198,7 @@ func (c *Counter) load(ctx context.Context, counters []store.Counter, at time.Ti
 }
 
 // prune drops the windows that ended, at most once a minute. c.mu is held.
-func (c *Counter) prune(at time.Time) {
+func (c *Tally) prune(at time.Time) {
 	if at.Before(c.nextPrune) {
 		return
 	}
@@ -212,10 +212,10 @@ func (c *Counter) prune(at time.Time) {
 
 // Flush persists every count not persisted yet. On failure the counts
 // stay to be written by the next flush.
-func (c *Counter) Flush(ctx context.Context) error {
+func (c *Tally) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	var ws []*window
-	var counters []store.Counter
+	var counters []domain.Window
 	var ns []int
 	for _, w := range c.windows {
 		if w.unflushed > 0 {
@@ -241,7 +241,7 @@ func (c *Counter) Flush(ctx context.Context) error {
 	return nil
 }
 
-func (c *Counter) flushEvery(d time.Duration) {
+func (c *Tally) flushEvery(d time.Duration) {
 	defer close(c.done)
 	t := time.NewTicker(d)
 	defer t.Stop()
@@ -258,7 +258,7 @@ func (c *Counter) flushEvery(d time.Duration) {
 }
 
 // Close stops the flushes and persists what is left.
-func (c *Counter) Close() error {
+func (c *Tally) Close() error {
 	c.once.Do(func() { close(c.stop) })
 	<-c.done
 	return c.Flush(context.Background())

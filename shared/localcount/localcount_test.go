@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/localcount"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 )
 
@@ -18,10 +18,10 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 // daily persists the counters whose key says "day", as the local stack
 // persists ratelimit.Day.
-func daily(c store.Counter) bool { return c.Kind == "d" }
+func daily(c domain.Window) bool { return c.Kind == "d" }
 
-func counters(minuteLimit, dayLimit int) []store.Counter {
-	return []store.Counter{
+func counters(minuteLimit, dayLimit int) []domain.Window {
+	return []domain.Window{
 		{Key: "m:k", Kind: "m", Limit: minuteLimit, ExpiresAt: t0.Add(time.Minute)},
 		{Key: "d:k", Kind: "d", Limit: dayLimit, ExpiresAt: t0.Add(24 * time.Hour)},
 	}
@@ -37,8 +37,8 @@ func open(t *testing.T, path string) *sqlitestore.Store {
 	return st
 }
 
-// newCounter counts over st; flushes happen only when the test asks.
-func newCounter(t *testing.T, p localcount.Persister) *localcount.Counter {
+// newTally counts over st; flushes happen only when the test asks.
+func newTally(t *testing.T, p localcount.Persister) *localcount.Tally {
 	t.Helper()
 	c := localcount.New(localcount.Config{Persister: p, Persist: daily, FlushInterval: time.Hour})
 	t.Cleanup(func() { c.Close() })
@@ -48,7 +48,7 @@ func newCounter(t *testing.T, p localcount.Persister) *localcount.Counter {
 // TestExactUnderConcurrency: 61 takes at once of a 60-unit window: exactly
 // 60 succeed, each seeing its own count, and the 61st names the window.
 func TestExactUnderConcurrency(t *testing.T) {
-	c := newCounter(t, open(t, filepath.Join(t.TempDir(), "gen.db")))
+	c := newTally(t, open(t, filepath.Join(t.TempDir(), "gen.db")))
 	cs := counters(60, 1000)
 	var mu sync.Mutex
 	var counts []int
@@ -75,8 +75,8 @@ func TestExactUnderConcurrency(t *testing.T) {
 			t.Fatalf("minute counts %v, want each of 1..60 once", counts)
 		}
 	}
-	var le *store.LimitError
-	if len(counts) != 60 || len(refused) != 1 || !errors.As(refused[0], &le) || le.Counter.Key != "m:k" {
+	var le *domain.LimitError
+	if len(counts) != 60 || len(refused) != 1 || !errors.As(refused[0], &le) || le.Window.Key != "m:k" {
 		t.Fatalf("%d taken, refused %v; want 60 taken and one *LimitError on m:k", len(counts), refused)
 	}
 	// Nothing was taken by the refused one: the day window counts 60.
@@ -87,7 +87,7 @@ func TestExactUnderConcurrency(t *testing.T) {
 }
 
 // TestDayPersistedMinuteNot: after Close the store holds the day's count
-// and not the minute's; a new Counter (a restart) resumes the day and
+// and not the minute's; a new Tally (a restart) resumes the day and
 // starts the minute afresh, forgiving that one window.
 func TestDayPersistedMinuteNot(t *testing.T) {
 	ctx := context.Background()
@@ -113,13 +113,13 @@ func TestDayPersistedMinuteNot(t *testing.T) {
 		t.Errorf("minute count after Close = %d, %v; want 0 (memory only)", n, err)
 	}
 
-	again := newCounter(t, st)
+	again := newTally(t, st)
 	used, err := again.Take(ctx, cs, t0)
 	if err != nil || used[0] != 1 || used[1] != 4 {
 		t.Fatalf("first take after restart = %v, %v; want minute 1, day 4", used, err)
 	}
-	var le *store.LimitError
-	if _, err := again.Take(ctx, cs, t0); !errors.As(err, &le) || le.Counter.Key != "d:k" {
+	var le *domain.LimitError
+	if _, err := again.Take(ctx, cs, t0); !errors.As(err, &le) || le.Window.Key != "d:k" {
 		t.Errorf("take past the day's limit = %v, want *LimitError on d:k", err)
 	}
 }
@@ -130,7 +130,7 @@ type failing struct {
 	fail bool
 }
 
-func (f *failing) AddCounts(ctx context.Context, cs []store.Counter, n []int, at time.Time) error {
+func (f *failing) AddCounts(ctx context.Context, cs []domain.Window, n []int, at time.Time) error {
 	if f.fail {
 		return errors.New("disk full")
 	}
@@ -143,7 +143,7 @@ func TestFlushRetries(t *testing.T) {
 	ctx := context.Background()
 	st := open(t, filepath.Join(t.TempDir(), "gen.db"))
 	p := &failing{Store: st, fail: true}
-	c := newCounter(t, p)
+	c := newTally(t, p)
 	for range 2 {
 		if _, err := c.Take(ctx, counters(10, 10), t0); err != nil {
 			t.Fatal(err)
@@ -170,12 +170,12 @@ func TestFlushRetries(t *testing.T) {
 // TestWindowsEnd: a new minute starts from zero, and the day goes on.
 func TestWindowsEnd(t *testing.T) {
 	ctx := context.Background()
-	c := newCounter(t, open(t, filepath.Join(t.TempDir(), "gen.db")))
+	c := newTally(t, open(t, filepath.Join(t.TempDir(), "gen.db")))
 	if _, err := c.Take(ctx, counters(1, 10), t0); err != nil {
 		t.Fatal(err)
 	}
 	next := t0.Add(time.Minute)
-	cs := []store.Counter{
+	cs := []domain.Window{
 		{Key: "m:k2", Kind: "m", Limit: 1, ExpiresAt: next.Add(time.Minute)},
 		counters(1, 10)[1],
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -91,9 +92,9 @@ func fill(v *int, def int) {
 }
 
 // Kind says which window a counter counts. Every counter made here
-// carries it, and the store hands it back in a *store.LimitError, so that
+// carries it, and the store hands it back in a *domain.LimitError, so that
 // the API can say which limit was reached.
-type Kind = store.CounterKind
+type Kind = domain.WindowKind
 
 // The three windows.
 const (
@@ -119,8 +120,8 @@ func DayWindow(at time.Time) (start, end time.Time) {
 // seconds>". A new window is a new counter, so counts never need resetting;
 // the store drops a counter at its ExpiresAt, the window's end. The format
 // is that of counters already stored: it must not change.
-func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Counter {
-	return store.Counter{
+func counter(kind Kind, keyID string, limit int, start, end time.Time) domain.Window {
+	return domain.Window{
 		Key:       "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start.Unix(), 10),
 		Kind:      kind,
 		Limit:     limit,
@@ -130,10 +131,10 @@ func counter(kind Kind, keyID string, limit int, start, end time.Time) store.Cou
 
 // RequestCounters returns the per-minute and the per-day counter of the
 // key, in that order, for one store.Take call per request.
-func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter {
+func RequestCounters(keyID string, l store.Limits, at time.Time) []domain.Window {
 	ms, me := MinuteWindow(at)
 	ds, de := DayWindow(at)
-	return []store.Counter{
+	return []domain.Window{
 		counter(Minute, keyID, l.RequestsPerMinute, ms, me),
 		counter(Day, keyID, l.RequestsPerDay, ds, de),
 	}
@@ -143,10 +144,10 @@ func RequestCounters(keyID string, l store.Limits, at time.Time) []store.Counter
 // charges for a start: the key's starts-per-minute window and the
 // account's in-flight limit. A start rejected for any reason (credits
 // included) takes nothing from either.
-func StartLimits(keyID string, l store.Limits, at time.Time) store.StartGuard {
+func StartLimits(keyID string, l store.Limits, at time.Time) domain.StartGuard {
 	s, e := MinuteWindow(at)
 	c := counter(Starts, keyID, l.StartsPerMinute, s, e)
-	return store.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}
+	return domain.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}
 }
 
 // RetryAfter is the whole seconds from now until reset, rounded up and at

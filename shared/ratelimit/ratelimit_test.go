@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -112,7 +113,7 @@ func TestCounterKeys(t *testing.T) {
 	rc := RequestCounters("key_abc", StandardLimits, at)
 	tests := []struct {
 		name string
-		c    store.Counter
+		c    domain.Window
 		want string
 	}{
 		{"minute", rc[0], "rl:m:key_abc:1741521600"},

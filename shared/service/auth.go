@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/apikey"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 )
@@ -33,7 +34,7 @@ func (s *Service) Authenticate(ctx context.Context, key string, now time.Time) (
 		return Caller{}, ErrKeyInvalid
 	}
 	k, err := s.cfg.Store.KeyByHash(ctx, apikey.Hash(key))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return Caller{}, ErrKeyInvalid
 	}
 	if err != nil {
@@ -67,16 +68,16 @@ type Window struct {
 }
 
 // CountRequest counts the request in the key's minute and day windows, in
-// one Take of Config.Counters: both or neither. It returns the minute
+// one Take of Config.Limiter: both or neither. It returns the minute
 // window as the request left it. When a window is exhausted nothing is
-// taken, the error is the *store.LimitError naming it, and Remaining is
+// taken, the error is the *domain.LimitError naming it, and Remaining is
 // 0: no request is accepted before that window ends.
 func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
 	minute, day := counters[0], counters[1]
 	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt, Day: Window{Limit: day.Limit, Reset: day.ExpiresAt}}
-	used, err := s.cfg.Counters.Take(ctx, counters, c.Now)
-	var limit *store.LimitError
+	used, err := s.cfg.Limiter.Take(ctx, counters, c.Now)
+	var limit *domain.LimitError
 	switch {
 	case errors.As(err, &limit):
 		return q, err

@@ -8,12 +8,12 @@ import (
 )
 
 // The kinds of error the use cases return, besides the store's refusals
-// (*store.InsufficientCreditsError, *store.InFlightLimitError,
-// *store.LimitError, whose counter names its kind), its outages
+// (the domain's *domain.InsufficientCreditsError, *domain.InFlightLimitError,
+// *domain.LimitError, whose counter names its kind), its outages
 // (store.ErrUnavailable) and the validator's *params.Error, which pass
 // through wrapped. shared/httpapi maps every kind to the contract's
 // response in one table; anything else is an internal error, with its
-// chain intact for the log. In particular store.ErrNotFound is not
+// chain intact for the log. In particular domain.ErrNotFound is not
 // TASK_NOT_FOUND: only ErrTaskNotFound is.
 var (
 	// ErrKeyMissing: the request carries no API key.

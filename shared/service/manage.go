@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -32,7 +33,7 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (task.Task, e
 	}
 	if !t.Status.Terminal() {
 		t, err = s.cfg.Store.Fail(ctx, t.ID, task.Failure{Code: task.FailCancelled, Message: cancelMessage}, s.cfg.Now())
-		if errors.Is(err, store.ErrTerminal) {
+		if errors.Is(err, domain.ErrTerminal) {
 			// A completion came first.
 			return task.Task{}, &NotCancellableError{TaskID: id, Status: task.Completed}
 		}
@@ -84,9 +85,9 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 	}
 	_, err = s.cfg.Store.DeleteTask(ctx, t.ID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return nil // a concurrent delete finished first
-	case errors.Is(err, store.ErrNotFinished): // a terminal task never changes: a bug
+	case errors.Is(err, domain.ErrNotFinished): // a terminal task never changes: a bug
 		return &NotDeletableError{TaskID: id, Status: t.Status}
 	case err != nil:
 		return fmt.Errorf("delete task %s: %w", id, err)
@@ -138,7 +139,7 @@ type Credits struct {
 	InFlightLimit int
 	// Ledger is the page asked for, newest first; Next, when positive,
 	// is the LedgerQuery.Before of the next page.
-	Ledger []store.LedgerEntry
+	Ledger []domain.LedgerEntry
 	Next   int64
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -26,17 +27,17 @@ import (
 // Store is the part of store.Store the use cases need.
 type Store interface {
 	KeyByHash(ctx context.Context, hash string) (store.Key, error)
-	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+	Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error)
 	// Count reads a window without taking from it: the starts window
 	// that Credits reports.
-	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
-	CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
+	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 	// Of the account's credits (manage.go):
-	Account(ctx context.Context, id string) (store.Account, error)
-	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error)
+	Account(ctx context.Context, id string) (domain.Account, error)
+	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error)
 	Held(ctx context.Context, accountID string) (int64, error)
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 }
@@ -46,12 +47,12 @@ type Links interface {
 	SignURL(ctx context.Context, key string, expires time.Time) (string, error)
 }
 
-// Counters counts a request's rate-limit windows with store.Store's Take
-// semantics: all or none, a *store.LimitError naming an exhausted one.
+// Limiter takes a request's rate-limit windows with store.Store's Take
+// semantics: all or none, a *domain.LimitError naming an exhausted one.
 // The store itself is one; the local stack counts in memory instead
-// (shared/localcount), so that a request writes nothing.
-type Counters interface {
-	Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error)
+// (localcount.Tally), so that a request writes nothing.
+type Limiter interface {
+	Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error)
 }
 
 // Executions runs the workflow that generates a task: Step Functions on
@@ -91,8 +92,8 @@ type Config struct {
 	// start): Start refuses with ErrNoExecutions, before any charge, and
 	// Cancel cannot stop a workflow, which then ends at its next step.
 	Executions Executions
-	// Counters counts requests (default Store).
-	Counters Counters
+	// Limiter takes the rate-limit windows of requests (default Store).
+	Limiter Limiter
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default slog.Default()
@@ -107,9 +108,11 @@ type Config struct {
 	Uploads Uploads
 	// MaxUploadBytes bounds a direct upload (DefaultMaxUploadBytes).
 	MaxUploadBytes int64
-	// MaxImageSide bounds the width and the height of a direct upload's
-	// image, as httpapi bounds a streamed one (DefaultMaxImageSide).
-	MaxImageSide int
+	// Images checks and stores the images a start brings, streamed in
+	// its form or copied from a direct upload (shared/intake). A service
+	// without it (every AWS Lambda but the image starts') refuses them
+	// with a 503, and links no image checks.
+	Images ImageIntake
 	// Webhooks keeps webhook endpoints and their deliveries; nil answers
 	// the webhook endpoints, and a start carrying webhookUrl, 503.
 	Webhooks store.Webhooks
@@ -137,8 +140,8 @@ func New(cfg Config) *Service {
 	if cfg.Store == nil {
 		panic("service.New: Config.Store is nil")
 	}
-	if cfg.Counters == nil {
-		cfg.Counters = cfg.Store
+	if cfg.Limiter == nil {
+		cfg.Limiter = cfg.Store
 	}
 	if cfg.Links == nil && cfg.Blobs != nil {
 		cfg.Links = cfg.Blobs
@@ -158,9 +161,6 @@ func New(cfg Config) *Service {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
 	}
-	if cfg.MaxImageSide <= 0 {
-		cfg.MaxImageSide = DefaultMaxImageSide
-	}
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
@@ -171,8 +171,7 @@ func New(cfg Config) *Service {
 }
 
 // Config is the service's configuration with New's defaults filled in:
-// what the layer above it reads (the logger, the blob storage and the
-// image bounds of a streamed upload).
+// what the layer above it reads (the logger).
 func (s *Service) Config() Config { return s.cfg }
 
 // Now reads the service's clock: a request takes one reading and uses it

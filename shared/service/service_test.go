@@ -11,6 +11,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
@@ -64,7 +65,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	if err := st.CreateAccount(ctx, store.Account{ID: "acct_a", Credits: 1000, CreatedAt: epoch}); err != nil {
+	if err := st.CreateAccount(ctx, domain.Account{ID: "acct_a", Credits: 1000, CreatedAt: epoch}); err != nil {
 		t.Fatal(err)
 	}
 	key := apikey.New()
@@ -275,7 +276,7 @@ func TestVideosSignedWithLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	videos := []task.Video{{Key: task.VideoKey(started.Task.ID, 0), MimeType: "video/mp4", Size: 3}}
-	done, err := f.st.Complete(context.Background(), started.Task.ID, store.Completion{Videos: videos}, epoch)
+	done, err := f.st.Complete(context.Background(), started.Task.ID, domain.Completion{Videos: videos}, epoch)
 	if err != nil {
 		t.Fatal(err)
 	}

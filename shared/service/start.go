@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -103,13 +103,13 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	}
 	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
 	if idem := req.Idempotency; idem != nil {
-		g.Idempotency = &store.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}
+		g.Idempotency = &domain.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}
 	}
 	var balance int64
 	for {
 		var err error
 		balance, err = s.cfg.Store.CreateTask(ctx, t, g)
-		var used *store.IdempotencyError
+		var used *domain.IdempotencyError
 		if errors.As(err, &used) && g.Idempotency != nil {
 			if used.RequestHash != g.Idempotency.RequestHash {
 				return Started{}, &IdempotencyConflictError{TaskID: used.TaskID}
@@ -169,9 +169,9 @@ func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc)
 
 // original is the start an idempotency record names, as it answered: the
 // task and the balance its charge left.
-func (s *Service) original(ctx context.Context, c Caller, used *store.IdempotencyError) (Started, error) {
+func (s *Service) original(ctx context.Context, c Caller, used *domain.IdempotencyError) (Started, error) {
 	t, err := s.cfg.Store.Task(ctx, used.TaskID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		// The record and its task are written together, and the record
 		// outlives the task only when the client deleted it (Delete):
 		// the start is not made (and charged) again.
@@ -192,7 +192,7 @@ func (s *Service) original(ctx context.Context, c Caller, used *store.Idempotenc
 // written the task before failing, its reply lost in an outage; the
 // client is about to be told that nothing was charged, so t is failed
 // and refunded, as a start whose workflow never ran. A task that was
-// never written is store.ErrNotFound: nothing to undo.
+// never written is domain.ErrNotFound: nothing to undo.
 func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) {
 	if refused(err) {
 		return
@@ -202,7 +202,7 @@ func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) {
 	case ferr == nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "failed and refunded a task whose creation reported an error",
 			slog.String("task", t.ID), slog.String("error", err.Error()))
-	case errors.Is(ferr, store.ErrNotFound):
+	case errors.Is(ferr, domain.ErrNotFound):
 	default:
 		s.log.LogAttrs(ctx, slog.LevelError, "cannot tell whether a task whose creation reported an error exists; if it does, it stays charged",
 			slog.String("task", t.ID), slog.String("error", ferr.Error()))
@@ -213,13 +213,13 @@ func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) {
 // changes nothing.
 func refused(err error) bool {
 	var (
-		credits  *store.InsufficientCreditsError
-		inFlight *store.InFlightLimitError
-		limit    *store.LimitError
-		used     *store.IdempotencyError
+		credits  *domain.InsufficientCreditsError
+		inFlight *domain.InFlightLimitError
+		limit    *domain.LimitError
+		used     *domain.IdempotencyError
 	)
 	return errors.As(err, &credits) || errors.As(err, &inFlight) || errors.As(err, &limit) ||
-		errors.As(err, &used) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
+		errors.As(err, &used) || errors.Is(err, domain.ErrExists) || errors.Is(err, domain.ErrNotFound)
 }
 
 // abandon fails a task whose workflow did not start: the store refunds it
@@ -240,7 +240,7 @@ var refundRetries = []time.Duration{0, 50 * time.Millisecond, 200 * time.Millise
 // told was not started. A task left charged and pending here would be run
 // by the next sweep, making "nothing was charged" untrue; so the write is
 // tried again a few times within about a second, which rides out a brief
-// outage or a lost reply (Fail is idempotent). store.ErrNotFound means the
+// outage or a lost reply (Fail is idempotent). domain.ErrNotFound means the
 // task was never written.
 func (s *Service) refundUnstarted(ctx context.Context, t task.Task) error {
 	var err error
@@ -255,7 +255,7 @@ func (s *Service) refundUnstarted(ctx context.Context, t task.Task) error {
 			}
 		}
 		_, err = s.cfg.Store.Fail(ctx, t.ID, notStarted, s.cfg.Now())
-		if err == nil || errors.Is(err, store.ErrNotFound) {
+		if err == nil || errors.Is(err, domain.ErrNotFound) {
 			return err
 		}
 	}

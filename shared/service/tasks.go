@@ -8,6 +8,7 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -25,7 +26,7 @@ func (s *Service) Task(ctx context.Context, c Caller, id string) (task.Task, err
 		return task.Task{}, ErrTaskNotFound
 	}
 	t, err := s.cfg.Store.Task(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return task.Task{}, ErrTaskNotFound
 	}
 	if err != nil {

@@ -1,10 +1,8 @@
 package service
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
-	"github.com/genvideo/gen/shared/imagecheck"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -62,9 +59,17 @@ const (
 	// UploadMissing: no such upload of the caller's account, or not
 	// uploaded yet, or already used (MISSING_IMAGE).
 	UploadMissing
-	// UploadNotImage: the uploaded bytes are not a JPEG or PNG image,
-	// whatever was declared (INVALID_IMAGE_TYPE).
+	// UploadNotImage: the image's first bytes are not a JPEG's or a
+	// PNG's, whatever was declared (INVALID_IMAGE_TYPE).
 	UploadNotImage
+	// UploadDamaged: the bytes are not one whole JPEG or PNG image of a
+	// kind accepted (INVALID_IMAGE_TYPE).
+	UploadDamaged
+	// UploadEmpty: a file field without bytes (MISSING_IMAGE).
+	UploadEmpty
+	// UploadUnreadable: the request's body failed while the image was
+	// read (VALIDATION_ERROR).
+	UploadUnreadable
 	// UploadTooLarge: over MaxUploadBytes (FILE_TOO_LARGE).
 	UploadTooLarge
 	// UploadUnavailable: this deployment has no direct uploads.
@@ -74,8 +79,9 @@ const (
 	UploadCanvas
 )
 
-// DefaultMaxImageSide is the widest and tallest image accepted: an
-// 8192 x 8192 canvas is the renderer's limit of 64 Mi pixels.
+// DefaultMaxImageSide is the widest and tallest image accepted (the
+// default of shared/intake): an 8192 x 8192 canvas is the renderer's
+// limit of 64 Mi pixels.
 const DefaultMaxImageSide = 8192
 
 // UploadError is a refused upload, or a refused use of one.
@@ -86,9 +92,14 @@ type UploadError struct {
 	Max     int64 // UploadTooLarge: the limit
 	// Width, Height and MaxSide describe an UploadCanvas.
 	Width, Height, MaxSide int
+	// Err is the failure of an UploadUnreadable.
+	Err error
 }
 
 func (e *UploadError) Error() string { return e.Message }
+
+// Unwrap returns the failure of an UploadUnreadable.
+func (e *UploadError) Unwrap() error { return e.Err }
 
 // CreateUpload signs a direct upload of one image of contentType for the
 // caller: up to MaxUploadBytes, within UploadLifetime. Blob storage itself
@@ -120,9 +131,9 @@ func uploadKey(accountID, id string) string { return uploadPrefix + accountID + 
 
 // ResolveUpload turns the caller's upload id, named by field, into the
 // input of role of the task taskID: the object must exist under the
-// caller's account, be a JPEG or PNG image by its first bytes, and be at
-// most MaxUploadBytes. Its bytes are copied to the task's own input key
-// (inputs/<task>/<role>.<ext>, as a file sent with the start), which the
+// caller's account and pass the image intake (Config.Images) as a file
+// sent with the start does, at most MaxUploadBytes. Its bytes are copied
+// to the task's own input key (inputs/<task>/<role>.<ext>), which the
 // start owns (a refused start deletes it); the upload itself stays until
 // the bucket's inputs/ expiry, so that a start retried under its
 // Idempotency-Key is replayed, not refused, or until a task made from it
@@ -147,50 +158,106 @@ func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, 
 		return task.Input{}, "", &BlobError{Err: fmt.Errorf("read upload %s: %w", id, err)}
 	}
 	defer rc.Close()
-	br := bufio.NewReader(rc)
-	head, _ := br.Peek(imagecheck.SignatureLen)
-	mimeType, ext := imagecheck.Sniff(head)
-	if mimeType == "" {
+	in, digest, err := s.putImage(ctx, rc, ImageSource{Field: field, Subject: fmt.Sprintf("upload %q", id),
+		Key: inputKey(taskID, role), Role: role, OriginalName: id, Upload: src, MaxBytes: s.cfg.MaxUploadBytes})
+	var ue *UploadError
+	switch {
+	case errors.As(err, &ue) && ue.Problem == UploadUnreadable:
+		// The source is blob storage: its failure is the storage's.
+		return task.Input{}, "", &BlobError{Err: fmt.Errorf("read upload %s: %w", id, ue.Err)}
+	case ue != nil && (ue.Problem == UploadEmpty || ue.Problem == UploadNotImage):
+		// Not an image at all: no start can ever use it.
 		s.DeleteBlob(ctx, src)
-		return task.Input{}, "", &UploadError{Problem: UploadNotImage, Field: field,
-			Message: fmt.Sprintf("The upload %q is not a JPEG or PNG image.", id)}
 	}
-	dst := "inputs/" + taskID + "/" + role + "." + ext
-	digest := sha256.New()
-	// The bytes are checked whole as they are copied, as a streamed
-	// upload is (shared/imagecheck): a signature over garbage, a cut
-	// image or too large a canvas is refused before anything is charged.
-	check := imagecheck.New(s.cfg.MaxImageSide)
-	lr := &io.LimitedReader{R: br, N: s.cfg.MaxUploadBytes + 1}
-	n, err := s.cfg.Blobs.Put(ctx, dst, io.TeeReader(lr, io.MultiWriter(digest, check)), mimeType)
-	if err != nil {
-		s.DeleteBlob(ctx, dst)
-		return task.Input{}, "", &BlobError{Err: fmt.Errorf("copy upload %s to %s: %w", id, dst, err)}
-	}
-	if n > s.cfg.MaxUploadBytes {
-		s.DeleteBlob(ctx, dst)
-		return task.Input{}, "", &UploadError{Problem: UploadTooLarge, Field: field, Max: s.cfg.MaxUploadBytes,
-			Message: fmt.Sprintf("The upload %q is larger than %d bytes.", id, s.cfg.MaxUploadBytes)}
-	}
-	if _, err := check.Close(); err != nil {
-		s.DeleteBlob(ctx, dst)
-		return task.Input{}, "", s.imageProblem(field, id, err)
-	}
-	in := task.Input{Role: role, Key: dst, OriginalName: id, Size: n, MimeType: mimeType, Upload: src}
-	return in, hex.EncodeToString(digest.Sum(nil)), nil
+	return in, digest, err
 }
 
-// imageProblem is the refusal of an upload whose bytes imagecheck refused.
-func (s *Service) imageProblem(field, id string, err error) *UploadError {
-	var ie *imagecheck.Error
-	if !errors.As(err, &ie) {
-		ie = &imagecheck.Error{Kind: imagecheck.ErrDamaged, Reason: "it could not be read"}
+// TakeImage is the intake of the image of role of the task taskID that a
+// start's form streams in, named by fileName, at most limit.Bytes: see
+// ResolveUpload. It returns the input and the hex SHA-256 of its bytes.
+func (s *Service) TakeImage(ctx context.Context, src io.Reader, taskID, role, fileName string, limit ImageLimit) (task.Input, string, error) {
+	return s.putImage(ctx, src, ImageSource{Field: role, Subject: fmt.Sprintf("file %q", role),
+		Key: inputKey(taskID, role), Role: role, OriginalName: fileName, MaxBytes: limit.Bytes, LimitNote: limit.Note})
+}
+
+// putImage passes one image through the intake; whatever part of a
+// refused one was stored goes.
+func (s *Service) putImage(ctx context.Context, src io.Reader, img ImageSource) (task.Input, string, error) {
+	if s.cfg.Images == nil {
+		return task.Input{}, "", &UploadError{Problem: UploadUnavailable, Field: img.Field, Message: "This deployment takes no images."}
 	}
-	if errors.Is(ie, imagecheck.ErrCanvas) {
-		side := s.cfg.MaxImageSide
-		return &UploadError{Problem: UploadCanvas, Field: field, Width: ie.Width, Height: ie.Height, MaxSide: side,
-			Message: fmt.Sprintf("The upload %q is %dx%d pixels; the largest accepted is %dx%d pixels.", id, ie.Width, ie.Height, side, side)}
+	in, digest, err := s.cfg.Images.Put(ctx, src, img)
+	if err != nil {
+		if in.Key != "" {
+			s.DeleteBlob(ctx, in.Key)
+		}
+		return task.Input{}, "", err
 	}
-	return &UploadError{Problem: UploadNotImage, Field: field,
-		Message: fmt.Sprintf("The upload %q is not a whole JPEG or PNG image: %s.", id, ie.Reason)}
+	return in, digest, nil
+}
+
+// inputKey is where the image of role of a task is kept, less the
+// extension of its type.
+func inputKey(taskID, role string) string { return "inputs/" + taskID + "/" + role }
+
+// ImageIntake checks and stores the images a request brings
+// (shared/intake): Put reads one from src to img.Key plus the extension
+// of its type and returns the input and the hex SHA-256 of its bytes. A
+// refusal is an *UploadError made by img's Refuse or TooLarge, a storage
+// failure a *BlobError; on either, the input's Key names what may have
+// been stored.
+type ImageIntake interface {
+	Put(ctx context.Context, src io.Reader, img ImageSource) (task.Input, string, error)
+}
+
+// ImageLimit bounds an image a start's form streams in.
+type ImageLimit struct {
+	Bytes int64
+	// Note is an extra sentence of the refusal of a larger one, e.g. why a
+	// deployment's limit is lower than the contract's 20 MiB.
+	Note string
+}
+
+// TooLarge is the refusal of a start's form that passed the limit of
+// its images while field (empty between parts) was read.
+func (l ImageLimit) TooLarge(field string) *UploadError {
+	subject := "request body"
+	if field != "" {
+		subject = fmt.Sprintf("file %q", field)
+	}
+	return ImageSource{Field: field, Subject: subject, MaxBytes: l.Bytes, LimitNote: l.Note}.TooLarge()
+}
+
+// ImageSource is an image on its way in: where it comes from, how the
+// refusals name it, and where it goes.
+type ImageSource struct {
+	// Field is the request's field that brought it; Subject names it in
+	// messages (file "image", upload "upl_…").
+	Field, Subject string
+	// Key is its blob key, less the extension of its type.
+	Key string
+	// Role, OriginalName and Upload are the input's.
+	Role, OriginalName, Upload string
+	// MaxBytes is its limit; LimitNote is ImageLimit.Note.
+	MaxBytes  int64
+	LimitNote string
+}
+
+// Refuse is the refusal of the image for problem, its message formatted.
+func (img ImageSource) Refuse(problem UploadProblem, format string, args ...any) *UploadError {
+	return &UploadError{Problem: problem, Field: img.Field, Message: fmt.Sprintf(format, args...)}
+}
+
+// TooLarge is the refusal of the image as larger than MaxBytes.
+func (img ImageSource) TooLarge() *UploadError {
+	limit := fmt.Sprintf("%d bytes", img.MaxBytes)
+	if img.MaxBytes%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB (%d bytes)", img.MaxBytes>>20, img.MaxBytes)
+	}
+	e := img.Refuse(UploadTooLarge, "The %s is larger than the limit of %s.", img.Subject, limit)
+	if img.LimitNote != "" {
+		e.Message += " " + img.LimitNote
+	}
+	e.Max = img.MaxBytes
+	return e
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/webhook"
@@ -54,44 +55,44 @@ func (s *Service) taskWebhook(ctx context.Context, c Caller, u string) error {
 // CreateWebhook registers url for events (every event type when none is
 // given) on the caller's account and returns the endpoint with its
 // secret, which is shown this once.
-func (s *Service) CreateWebhook(ctx context.Context, c Caller, url string, events []string) (store.WebhookEndpoint, error) {
+func (s *Service) CreateWebhook(ctx context.Context, c Caller, url string, events []string) (domain.WebhookEndpoint, error) {
 	if s.cfg.Webhooks == nil {
-		return store.WebhookEndpoint{}, ErrWebhooksUnavailable
+		return domain.WebhookEndpoint{}, ErrWebhooksUnavailable
 	}
 	if len(events) == 0 {
-		events = store.EventTypes
+		events = domain.EventTypes
 	}
 	var evs []string
 	for _, ev := range events {
-		if !slices.Contains(store.EventTypes, ev) {
-			return store.WebhookEndpoint{}, &params.Error{Code: params.CodeValidation, Field: "events", Value: ev,
-				Message: fmt.Sprintf("unknown event %q; events are %s", ev, strings.Join(store.EventTypes, ", "))}
+		if !slices.Contains(domain.EventTypes, ev) {
+			return domain.WebhookEndpoint{}, &params.Error{Code: params.CodeValidation, Field: "events", Value: ev,
+				Message: fmt.Sprintf("unknown event %q; events are %s", ev, strings.Join(domain.EventTypes, ", "))}
 		}
 		if !slices.Contains(evs, ev) {
 			evs = append(evs, ev)
 		}
 	}
 	if err := s.checkWebhookURL(ctx, "url", url); err != nil {
-		return store.WebhookEndpoint{}, err
+		return domain.WebhookEndpoint{}, err
 	}
 	have, err := s.cfg.Webhooks.Webhooks(ctx, c.Key.AccountID)
 	if err != nil {
-		return store.WebhookEndpoint{}, err
+		return domain.WebhookEndpoint{}, err
 	}
 	if len(have) >= MaxWebhooks {
-		return store.WebhookEndpoint{}, &params.Error{Code: params.CodeValidation, Field: "url",
+		return domain.WebhookEndpoint{}, &params.Error{Code: params.CodeValidation, Field: "url",
 			Message: fmt.Sprintf("an account has at most %d webhook endpoints; delete one first", MaxWebhooks)}
 	}
-	e := store.WebhookEndpoint{ID: "wh_" + rand.Text()[:20], AccountID: c.Key.AccountID, URL: url,
+	e := domain.WebhookEndpoint{ID: "wh_" + rand.Text()[:20], AccountID: c.Key.AccountID, URL: url,
 		Events: evs, Secret: webhook.NewSecret(), CreatedAt: c.Now.UTC()}
 	if err := s.cfg.Webhooks.CreateWebhook(ctx, e); err != nil {
-		return store.WebhookEndpoint{}, fmt.Errorf("create webhook: %w", err)
+		return domain.WebhookEndpoint{}, fmt.Errorf("create webhook: %w", err)
 	}
 	return e, nil
 }
 
 // Webhooks lists the caller's endpoints, their secrets blanked.
-func (s *Service) Webhooks(ctx context.Context, c Caller) ([]store.WebhookEndpoint, error) {
+func (s *Service) Webhooks(ctx context.Context, c Caller) ([]domain.WebhookEndpoint, error) {
 	if s.cfg.Webhooks == nil {
 		return nil, ErrWebhooksUnavailable
 	}
@@ -141,7 +142,7 @@ func (s *Service) SigningSecret(ctx context.Context, c Caller) (string, error) {
 }
 
 func notFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return fmt.Errorf("%w: %w", ErrWebhookNotFound, err)
 	}
 	return err

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/sfnstart"
 	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.CreateAccount(context.Background(), store.Account{ID: account, Credits: credits, CreatedAt: now.Add(-time.Hour)}); err != nil {
+	if err := st.CreateAccount(context.Background(), domain.Account{ID: account, Credits: credits, CreatedAt: now.Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	fake := sfnstarttest.NewServer(t)
@@ -74,7 +74,7 @@ func (f *fixture) task(t *testing.T, suffix string, age time.Duration) task.Task
 		Params:      params.Parameters{SampleCount: 1, DurationSeconds: 4, Resolution: "720p", AspectRatio: "16:9"},
 		CreditsCost: cost, Status: task.Pending, CreatedAt: created, Deadline: created.Add(10 * time.Minute),
 	}
-	if _, err := f.st.CreateTask(context.Background(), tk, store.StartGuard{}); err != nil {
+	if _, err := f.st.CreateTask(context.Background(), tk, domain.StartGuard{}); err != nil {
 		t.Fatal(err)
 	}
 	return tk
@@ -106,7 +106,7 @@ func TestSweepStartsMissingExecutions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.st.StartProcessing(ctx, aborted.ID, now.Add(-4*time.Minute)); err != nil {
+	if _, err := f.st.MarkProcessing(ctx, aborted.ID, now.Add(-4*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	f.sfn.Finish(t, aborted.ID, "ABORTED")
@@ -170,7 +170,7 @@ func TestSweepFailsTasksPastDeadline(t *testing.T) {
 	late := f.task(t, "latexxxxxx", 12*time.Minute) // 2 minutes past its deadline
 	inGrace := f.task(t, "gracexxxxx", 10*time.Minute+30*time.Second)
 	processing := f.task(t, "processing", 20*time.Minute)
-	if _, err := f.st.StartProcessing(ctx, processing.ID, now.Add(-19*time.Minute)); err != nil {
+	if _, err := f.st.MarkProcessing(ctx, processing.ID, now.Add(-19*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -151,7 +151,7 @@ func (e *InvalidInput) Error() string { return e.Step + ": invalid input: " + e.
 
 // storeError turns a store failure into the step's named error.
 func storeError(op, taskID string, err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return &TaskNotFound{TaskID: taskID}
 	}
 	return &StoreUnavailable{Op: op, TaskID: taskID, Err: err}

@@ -217,15 +217,15 @@ func TestFaultsAtEachBoundary(t *testing.T) {
 		unfinished task.Status // what the faults leave, if not terminal
 	}{
 		{name: "store down at MarkProcessing for three tries", samples: 1,
-			rules: map[string]faults.Rule{"Store.StartProcessing": func(_ string, n int) faults.Fault {
+			rules: map[string]faults.Rule{"Store.MarkProcessing": func(_ string, n int) faults.Fault {
 				if n <= 3 {
 					return outage
 				}
 				return faults.Fault{}
 			}},
 			want: func(task.Task) want { return want{status: task.Completed, videos: 1} }},
-		{name: "StartProcessing reply lost", samples: 1,
-			rules: map[string]faults.Rule{"Store.StartProcessing": faults.Nth(1, lostReply)},
+		{name: "MarkProcessing reply lost", samples: 1,
+			rules: map[string]faults.Rule{"Store.MarkProcessing": faults.Nth(1, lostReply)},
 			want:  func(task.Task) want { return want{status: task.Completed, videos: 1} }},
 		{name: "Complete reply lost, partial result", outcome: produces(1), samples: 2,
 			rules: map[string]faults.Rule{"Store.Complete": faults.Nth(1, lostReply)},
@@ -248,7 +248,7 @@ func TestFaultsAtEachBoundary(t *testing.T) {
 				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
 			}},
 		{name: "store panics at MarkProcessing", samples: 1,
-			rules: map[string]faults.Rule{"Store.StartProcessing": faults.Always(faults.Fault{Panic: faults.Detail})},
+			rules: map[string]faults.Rule{"Store.MarkProcessing": faults.Always(faults.Fault{Panic: faults.Detail})},
 			want: func(tk task.Task) want {
 				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
 			}},

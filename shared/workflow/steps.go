@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -41,7 +41,7 @@ func (s *Steps) MarkProcessing(ctx context.Context, in TaskRef) (TaskState, erro
 	if lifecycle.PastDeadline(t, now) {
 		return TaskState{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
-	t, err = s.Store.StartProcessing(ctx, t.ID, now)
+	t, err = s.Store.MarkProcessing(ctx, t.ID, now)
 	if err != nil {
 		return TaskState{}, storeError("start processing", in.TaskID, err)
 	}
@@ -312,7 +312,7 @@ func (s *Steps) setOperation(ctx context.Context, id, from, to string) (task.Tas
 			case <-time.After(time.Duration(attempt) * time.Second):
 			}
 		}
-		if saved, err = s.Store.SetOperation(ctx, id, from, to); err == nil || errors.Is(err, store.ErrNotFound) {
+		if saved, err = s.Store.SetOperation(ctx, id, from, to); err == nil || errors.Is(err, domain.ErrNotFound) {
 			break
 		}
 	}
@@ -447,8 +447,8 @@ func (s *Steps) Complete(ctx context.Context, in CompleteInput) (TaskState, erro
 		return TaskState{}, &InvalidInput{Step: "Complete", Reason: err.Error()}
 	}
 
-	done, err := s.Store.Complete(ctx, t.ID, store.Completion{Videos: videos, Refund: refund}, s.now())
-	if errors.Is(err, store.ErrTerminal) {
+	done, err := s.Store.Complete(ctx, t.ID, domain.Completion{Videos: videos, Refund: refund}, s.now())
+	if errors.Is(err, domain.ErrTerminal) {
 		return s.status(ctx, t.ID)
 	}
 	if err != nil {
@@ -469,7 +469,7 @@ func (s *Steps) Fail(ctx context.Context, in FailInput) (TaskState, error) {
 	s.logger().Warn("generation failed", "task", in.TaskID, "error", in.Error.Error,
 		"cause", causeMessage(in.Error.Cause), "code", f.Code)
 	t, err := s.Store.Fail(ctx, in.TaskID, f, s.now())
-	if errors.Is(err, store.ErrTerminal) {
+	if errors.Is(err, domain.ErrTerminal) {
 		return s.status(ctx, in.TaskID)
 	}
 	if err != nil {

@@ -19,17 +19,17 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
 // Store is the part of store.Store the steps use.
 type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
-	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
+	MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
 	SetOperation(ctx context.Context, id, from, to string) (task.Task, error)
-	Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error)
+	Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (task.Task, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
 

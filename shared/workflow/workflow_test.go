@@ -20,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/blob/memblob"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/devstack/localexec"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -64,7 +65,7 @@ func newEnv(t *testing.T, outcome workflowtest.Outcome) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.CreateAccount(context.Background(), store.Account{ID: account, Credits: initialCredits, CreatedAt: time.Now()}); err != nil {
+	if err := st.CreateAccount(context.Background(), domain.Account{ID: account, Credits: initialCredits, CreatedAt: time.Now()}); err != nil {
 		t.Fatalf("create account: %v", err)
 	}
 	work := filepath.Join(dir, "work")
@@ -114,7 +115,7 @@ func (e *env) newTask(prompt string, samples int, edit ...func(*task.Task)) task
 	for _, f := range edit {
 		f(&tk)
 	}
-	if _, err := e.store.CreateTask(context.Background(), tk, store.StartGuard{}); err != nil {
+	if _, err := e.store.CreateTask(context.Background(), tk, domain.StartGuard{}); err != nil {
 		e.t.Fatalf("create task: %v", err)
 	}
 	return tk
@@ -129,7 +130,7 @@ func (e *env) task(id string) task.Task {
 	return tk
 }
 
-func (e *env) account() store.Account {
+func (e *env) account() domain.Account {
 	e.t.Helper()
 	a, err := e.store.Account(context.Background(), account)
 	if err != nil {
@@ -147,7 +148,7 @@ func (e *env) refunds(taskID string) []int64 {
 	}
 	var out []int64
 	for _, le := range entries {
-		if le.TaskID == taskID && le.Kind == store.EntryRefund {
+		if le.TaskID == taskID && le.Kind == domain.EntryRefund {
 			out = append(out, le.Amount)
 		}
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/localdeploy"
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/logtest"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 )
@@ -272,8 +272,8 @@ func TestAssembly(t *testing.T) {
 		// resolved to a public address then): the scheduled delivery
 		// function attempts the task's events and its dialer refuses the
 		// address; the attempts are listed.
-		if err := a.Store.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_assemblyloopback", AccountID: k.AccountID,
-			URL: recv.URL + "/hook", Events: store.EventTypes, Secret: "whsec_" + strings.Repeat("A", 43) + "=", CreatedAt: time.Now()}); err != nil {
+		if err := a.Store.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_assemblyloopback", AccountID: k.AccountID,
+			URL: recv.URL + "/hook", Events: domain.EventTypes, Secret: "whsec_" + strings.Repeat("A", 43) + "=", CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		kc, err := client.New(a.BaseURL, k.APIKey)

@@ -30,7 +30,7 @@ type Handler struct {
 // New returns the handler on the stack's store. Private addresses are
 // refused unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never
 // sets (tests and one-machine assemblies set it for loopback receivers).
-func New(s *awsstack.Stack) *Handler {
+func New(s *awsstack.Deployment) *Handler {
 	return &Handler{
 		worker: &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.Logger,
 			Sender: &webhook.Sender{AllowPrivate: s.Env.WebhookAllowPrivate}},

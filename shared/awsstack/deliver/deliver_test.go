@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 )
@@ -14,7 +15,7 @@ import (
 // emptyOutbox has nothing due.
 type emptyOutbox struct{ claims int }
 
-func (o *emptyOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]store.Delivery, error) {
+func (o *emptyOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]domain.Delivery, error) {
 	o.claims++
 	return nil, nil
 }

@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // windowReader reads a counter's window; dynamostore.Store is one.
 type windowReader interface {
-	Count(ctx context.Context, c store.Counter, at time.Time) (int, error)
+	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
 }
 
 // GatewayLimited counts the requests of status and download, which
@@ -22,16 +22,16 @@ type windowReader interface {
 // runs (infra/docs/deploy.md, "How customer keys reach the usage plans").
 // Each of their requests then makes no DynamoDB write at all
 // (infra/docs/performance.md).
-func GatewayLimited(s *awsstack.Stack) service.Counters { return readOnlyCounters{windows: s.Store} }
+func GatewayLimited(s *awsstack.Deployment) service.Limiter { return readOnlyLimiter{windows: s.Store} }
 
-// readOnlyCounters is service.Counters for a gateway-limited endpoint: it
+// readOnlyLimiter is service.Limiter for a gateway-limited endpoint: it
 // takes nothing and refuses nothing, and reports the minute window as the
 // other endpoints left it, so that the X-RateLimit headers still describe
 // the key's minute (without this request in it).
-type readOnlyCounters struct{ windows windowReader }
+type readOnlyLimiter struct{ windows windowReader }
 
 // Take reads the minute window of counters; the others count as 0.
-func (r readOnlyCounters) Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error) {
+func (r readOnlyLimiter) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	for i, c := range counters {
 		if c.Kind != ratelimit.Minute {

@@ -37,14 +37,14 @@ func Must[T any](v T, err error) T {
 	return v
 }
 
-// MustStack reads the environment, loads the AWS configuration and opens
+// MustDeployment reads the environment, loads the AWS configuration and opens
 // the DynamoDB store (awsstack.FromEnv), or ends the cold start.
-func MustStack() *awsstack.Stack { return Must(awsstack.FromEnv(context.Background())) }
+func MustDeployment() *awsstack.Deployment { return Must(awsstack.FromEnv(context.Background())) }
 
 // Media is the S3 store of GEN_BUCKET, whose links are signed with the
 // key in GEN_SIGNER_SECRET_ARN: an endpoint checks both at its cold
 // start, though it signs only when asked for a link.
-func Media(s *awsstack.Stack) (*s3blob.Store, error) {
+func Media(s *awsstack.Deployment) (*s3blob.Store, error) {
 	if err := s.Require("the API", awsstack.EnvBucket, awsstack.EnvSignerSecretARN); err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func Media(s *awsstack.Stack) (*s3blob.Store, error) {
 // Links signs the download links of GEN_BUCKET's objects with the key in
 // GEN_SIGNER_SECRET_ARN, without S3's client: the service's Links in a
 // function that signs links and keeps no object (status, download).
-func Links(s *awsstack.Stack) (*s3links.Links, error) {
+func Links(s *awsstack.Deployment) (*s3links.Links, error) {
 	if err := s.Require("the API", awsstack.EnvBucket, awsstack.EnvSignerSecretARN); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func Links(s *awsstack.Stack) (*s3links.Links, error) {
 // Webhook URLs are checked as on the local stack, private addresses
 // refused unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never
 // sets.
-func Config(s *awsstack.Stack, blobs *s3blob.Store, executions service.Executions) service.Config {
+func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Executions) service.Config {
 	cfg := service.Config{
 		Store:               s.Store,
 		Executions:          executions,
@@ -93,14 +93,14 @@ func Config(s *awsstack.Stack, blobs *s3blob.Store, executions service.Execution
 // in one request: GEN_MAX_IMAGE_BYTES bounds them together, because the
 // request as a whole must pass API Gateway and Lambda (first-last-frame
 // takes half of it per frame), and the 413 says why.
-func Images(s *awsstack.Stack, frames int64) httpapi.Config {
+func Images(s *awsstack.Deployment, frames int64) httpapi.Config {
 	return httpapi.Config{MaxImageBytes: s.Env.MaxImageBytes / frames, ImageLimitMessage: imageLimitMessage(s.Env.MaxImageBytes)}
 }
 
 // Cursors is the HTTP configuration of a function whose answers page by
 // cursor (history, credits, webhook deliveries): the cursors are sealed
 // with a key of the signer secret's, which every such Lambda reads alike.
-func Cursors(s *awsstack.Stack) httpapi.Config {
+func Cursors(s *awsstack.Deployment) httpapi.Config {
 	return httpapi.Config{CursorKeys: media.CursorKeys(s)}
 }
 

@@ -11,11 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 )
 
-func newStack(t *testing.T, env awsstack.Env) *awsstack.Stack {
+func newStack(t *testing.T, env awsstack.Env) *awsstack.Deployment {
 	t.Helper()
 	s, err := awsstack.New(env, aws.Config{Region: "us-east-1"}, nil)
 	if err != nil {
@@ -92,17 +93,17 @@ func TestWithReserve(t *testing.T) {
 // windows is a windowReader over fixed counts.
 type windows map[string]int
 
-func (w windows) Count(_ context.Context, c store.Counter, _ time.Time) (int, error) {
+func (w windows) Count(_ context.Context, c domain.Window, _ time.Time) (int, error) {
 	return w[c.Key], nil
 }
 
-// TestReadOnlyCounters: the status and download functions take nothing
+// TestReadOnlyLimiter: the status and download functions take nothing
 // and refuse nothing; they report the minute window as it stands, even
 // when it is full.
-func TestReadOnlyCounters(t *testing.T) {
+func TestReadOnlyLimiter(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	cs := ratelimit.RequestCounters("key_1", store.Limits{RequestsPerMinute: 60, RequestsPerDay: 1000}, at)
-	r := readOnlyCounters{windows: windows{cs[0].Key: 60, cs[1].Key: 999}}
+	r := readOnlyLimiter{windows: windows{cs[0].Key: 60, cs[1].Key: 999}}
 	used, err := r.Take(context.Background(), cs, at)
 	if err != nil || len(used) != 2 || used[0] != 60 || used[1] != 0 {
 		t.Errorf("Take = %v, %v; want [60 0] and no error", used, err)

@@ -13,7 +13,7 @@ import (
 )
 
 // New returns the executions of GEN_STATE_MACHINE_ARN.
-func New(s *awsstack.Stack) (*sfnstart.Executions, error) {
+func New(s *awsstack.Deployment) (*sfnstart.Executions, error) {
 	if err := s.Require("starting the workflow", awsstack.EnvStateMachineARN); err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ type Handler struct {
 }
 
 // New returns the handler on the stack's store.
-func New(s *awsstack.Stack) *Handler { return &Handler{Store: s.Store, Logger: s.Logger} }
+func New(s *awsstack.Deployment) *Handler { return &Handler{Store: s.Store, Logger: s.Logger} }
 
 // Event is a DynamoDB stream batch, as much of it as the handler reads.
 type Event struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/expiry"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore"
@@ -65,7 +66,7 @@ func TestTTLDeletionLeavesTheTotals(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	now := time.Now()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-ttl", Credits: 10_000, CreatedAt: now}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-ttl", Credits: 10_000, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := catalog.Lookup("gen-3.1-fast-generate-001")
@@ -76,10 +77,10 @@ func TestTTLDeletionLeavesTheTotals(t *testing.T) {
 			Prompt: "a boat", Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
 				GenerateAudio: true, EnhancePrompt: true, PersonGeneration: "allow_adult"},
 			CreditsCost: m.Price(true), CreatedAt: at, Deadline: at.Add(10 * time.Minute)}
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
-		done, err := s.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4"}}}, at)
+		done, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4"}}}, at)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ import (
 // secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, and the
 // provider asked for its models' metadata (veo.Verify), so that a
 // missing or refused one fails the cold start rather than every task.
-func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
+func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	blobs, err := media.Store(s)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func Steps(s *awsstack.Stack) (*workflow.Steps, error) {
 
 // geminiKey reads the Gemini API key from its secret. The error never
 // quotes the secret.
-func geminiKey(s *awsstack.Stack) (string, error) {
+func geminiKey(s *awsstack.Deployment) (string, error) {
 	arn := s.Env.GeminiKeySecretARN
 	if arn == "" {
 		return "", fmt.Errorf("the gemini generator needs %s", awsstack.EnvGeminiKeySecretARN)

@@ -28,7 +28,7 @@ const cursorRefresh = 5 * time.Minute
 // seals; the previous version's (AWSPREVIOUS, after a rotation) still
 // opens. Read on the first cursor (never, in a function that has none)
 // and every cursorRefresh.
-func CursorKeys(s *awsstack.Stack) cursor.Keys {
+func CursorKeys(s *awsstack.Deployment) cursor.Keys {
 	return &cursorKeys{client: secretsmanager.NewFromConfig(s.AWS), arn: s.Env.SignerSecretARN}
 }
 

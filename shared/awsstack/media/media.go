@@ -19,7 +19,7 @@ import (
 // with the signing user's keys from the GEN_SIGNER_SECRET_ARN secret,
 // fetched on the first signature (never, in a function that does not
 // sign) and again hourly, so that a rotated key is picked up.
-func Store(s *awsstack.Stack) (*s3blob.Store, error) {
+func Store(s *awsstack.Deployment) (*s3blob.Store, error) {
 	if err := s.Require("blob storage", awsstack.EnvBucket); err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func Store(s *awsstack.Stack) (*s3blob.Store, error) {
 // Links signs the download links of GEN_BUCKET's objects as Store does,
 // without S3's client: for a function that signs links and keeps no
 // object (status, download).
-func Links(s *awsstack.Stack) (*s3links.Links, error) {
+func Links(s *awsstack.Deployment) (*s3links.Links, error) {
 	if err := s.Require("download links", awsstack.EnvBucket); err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func Links(s *awsstack.Stack) (*s3links.Links, error) {
 
 // signer reads the signing user's keys from GEN_SIGNER_SECRET_ARN on
 // first use, then hourly.
-func signer(s *awsstack.Stack) aws.CredentialsProvider {
+func signer(s *awsstack.Deployment) aws.CredentialsProvider {
 	return aws.NewCredentialsCache(&secretSigner{client: secretsmanager.NewFromConfig(s.AWS), arn: s.Env.SignerSecretARN})
 }
 

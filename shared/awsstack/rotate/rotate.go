@@ -174,7 +174,7 @@ func has(list []string, s string) bool {
 }
 
 // New returns the rotator of the stack: GEN_SIGNER_USER names the user.
-func New(s *awsstack.Stack) (*Rotator, error) {
+func New(s *awsstack.Deployment) (*Rotator, error) {
 	if s.Env.SignerUser == "" {
 		return nil, fmt.Errorf("the rotation function needs %s, which is not set (template.yaml sets it)", awsstack.EnvSignerUser)
 	}

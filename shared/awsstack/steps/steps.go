@@ -9,6 +9,6 @@ import (
 )
 
 // New returns the steps on the stack's store and logger.
-func New(s *awsstack.Stack) *workflow.Steps {
+func New(s *awsstack.Deployment) *workflow.Steps {
 	return &workflow.Steps{Store: s.Store, Logger: s.Logger}
 }

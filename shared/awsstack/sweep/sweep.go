@@ -12,7 +12,7 @@ import (
 
 // New returns the sweeper of unfinished tasks. It needs
 // GEN_STATE_MACHINE_ARN.
-func New(s *awsstack.Stack) (*sweeper.Sweeper, error) {
+func New(s *awsstack.Deployment) (*sweeper.Sweeper, error) {
 	st, err := executions.New(s)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,9 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/blob/memblob"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -102,6 +104,8 @@ func (c *Clock) Advance(d time.Duration) {
 type Config struct {
 	service.Config
 	HTTP httpapi.Config
+	// MaxImageSide bounds the images of the default intake (shared/intake).
+	MaxImageSide int
 }
 
 // Env is a running test server and what it is made of.
@@ -147,6 +151,9 @@ func Start(tb testing.TB, cfg Config) *Env {
 	if cfg.Executions == nil {
 		cfg.Executions = env.Executions
 	}
+	if cfg.Images == nil {
+		cfg.Images = intake.New(cfg.Blobs, cfg.MaxImageSide)
+	}
 	if cfg.Now == nil {
 		cfg.Now = env.Clock.Now
 	}
@@ -179,7 +186,7 @@ func NewCaller(tb testing.TB, st store.Store, credits int64, tier string, limits
 		KeyName:   "test key",
 		Key:       apikey.New(),
 	}
-	if err := st.CreateAccount(ctx, store.Account{ID: c.AccountID, Credits: credits, CreatedAt: Epoch}); err != nil {
+	if err := st.CreateAccount(ctx, domain.Account{ID: c.AccountID, Credits: credits, CreatedAt: Epoch}); err != nil {
 		tb.Fatalf("create account: %v", err)
 	}
 	k := store.Key{ID: c.KeyID, Hash: apikey.Hash(c.Key), AccountID: c.AccountID, Name: c.KeyName,

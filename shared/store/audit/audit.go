@@ -10,14 +10,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
 // Books is what an audit reads of a store; every store.Store has it.
 type Books interface {
-	Account(ctx context.Context, id string) (store.Account, error)
-	Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error)
+	Account(ctx context.Context, id string) (domain.Account, error)
+	Ledger(ctx context.Context, accountID string) ([]domain.LedgerEntry, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 }
 
@@ -57,8 +58,8 @@ func Account(ctx context.Context, s Books, accountID string) ([]string, error) {
 	}
 	var sum int64
 	// charges and refunds are the entries of each task, by task id.
-	charges := map[string][]store.LedgerEntry{}
-	refunds := map[string][]store.LedgerEntry{}
+	charges := map[string][]domain.LedgerEntry{}
+	refunds := map[string][]domain.LedgerEntry{}
 	for i, e := range entries {
 		sum += e.Amount
 		if e.AccountID != accountID {
@@ -72,17 +73,17 @@ func Account(ctx context.Context, s Books, accountID string) ([]string, error) {
 			errorf("account %s: ledger entry %d has balance-after %d, want >= 0", accountID, i, e.Balance)
 		}
 		switch e.Kind {
-		case store.EntryGrant:
+		case domain.EntryGrant:
 			if e.TaskID != "" || e.Amount <= 0 {
 				errorf("account %s: grant entry %d: task %q, amount %d; want no task, amount > 0",
 					accountID, i, e.TaskID, e.Amount)
 			}
-		case store.EntryCharge:
+		case domain.EntryCharge:
 			charges[e.TaskID] = append(charges[e.TaskID], e)
 			if e.Amount > 0 {
 				errorf("account %s: charge entry %d amount %d, want <= 0", accountID, i, e.Amount)
 			}
-		case store.EntryRefund:
+		case domain.EntryRefund:
 			refunds[e.TaskID] = append(refunds[e.TaskID], e)
 			if e.Amount <= 0 {
 				errorf("account %s: refund entry %d amount %d, want > 0", accountID, i, e.Amount)
@@ -138,14 +139,14 @@ func Account(ctx context.Context, s Books, accountID string) ([]string, error) {
 		errorf("account %s: InFlight %d, but %d tasks are pending or processing", accountID, acct.InFlight, inFlight)
 	}
 	for i, e := range entries {
-		if e.Kind == store.EntryGrant {
+		if e.Kind == domain.EntryGrant {
 			continue
 		}
 		if _, ok := byID[e.TaskID]; ok {
 			continue
 		}
 		// A deleted task: its entries must still balance on their own.
-		if e.Kind == store.EntryCharge && len(charges[e.TaskID]) == 1 {
+		if e.Kind == domain.EntryCharge && len(charges[e.TaskID]) == 1 {
 			c, r := charges[e.TaskID][0], refunds[e.TaskID]
 			switch {
 			case len(r) > 1:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/task"
@@ -13,17 +14,17 @@ import (
 
 // books is a store's view of one account, as the audit reads it.
 type books struct {
-	account store.Account
-	ledger  []store.LedgerEntry
+	account domain.Account
+	ledger  []domain.LedgerEntry
 	tasks   []task.Task
 	// total, when set, is the total Tasks reports instead of len(tasks).
 	total int
 	err   error
 }
 
-func (b *books) Account(context.Context, string) (store.Account, error) { return b.account, b.err }
+func (b *books) Account(context.Context, string) (domain.Account, error) { return b.account, b.err }
 
-func (b *books) Ledger(context.Context, string) ([]store.LedgerEntry, error) { return b.ledger, nil }
+func (b *books) Ledger(context.Context, string) ([]domain.LedgerEntry, error) { return b.ledger, nil }
 
 func (b *books) Tasks(_ context.Context, _ string, q store.TaskQuery) ([]task.Task, int, error) {
 	total := len(b.tasks)
@@ -37,8 +38,8 @@ func (b *books) Tasks(_ context.Context, _ string, q store.TaskQuery) ([]task.Ta
 
 const acct = "acct-a"
 
-func entry(kind, taskID string, amount, balance int64) store.LedgerEntry {
-	return store.LedgerEntry{AccountID: acct, TaskID: taskID, Kind: kind, Amount: amount, Balance: balance}
+func entry(kind, taskID string, amount, balance int64) domain.LedgerEntry {
+	return domain.LedgerEntry{AccountID: acct, TaskID: taskID, Kind: kind, Amount: amount, Balance: balance}
 }
 
 // balanced is an account granted 100 credits with a completed task (cost
@@ -46,14 +47,14 @@ func entry(kind, taskID string, amount, balance int64) store.LedgerEntry {
 // and one in flight (cost 5): 100 - 30 + 10 - 20 + 20 - 5 = 75.
 func balanced() *books {
 	return &books{
-		account: store.Account{ID: acct, Credits: 75, InFlight: 1},
-		ledger: []store.LedgerEntry{
-			entry(store.EntryGrant, "", 100, 100),
-			entry(store.EntryCharge, "t1", -30, 70),
-			entry(store.EntryRefund, "t1", 10, 80),
-			entry(store.EntryCharge, "t2", -20, 60),
-			entry(store.EntryRefund, "t2", 20, 80),
-			entry(store.EntryCharge, "t3", -5, 75),
+		account: domain.Account{ID: acct, Credits: 75, InFlight: 1},
+		ledger: []domain.LedgerEntry{
+			entry(domain.EntryGrant, "", 100, 100),
+			entry(domain.EntryCharge, "t1", -30, 70),
+			entry(domain.EntryRefund, "t1", 10, 80),
+			entry(domain.EntryCharge, "t2", -20, 60),
+			entry(domain.EntryRefund, "t2", 20, 80),
+			entry(domain.EntryCharge, "t3", -5, 75),
 		},
 		tasks: []task.Task{
 			{ID: "t1", AccountID: acct, Status: task.Completed, CreditsCost: 30, CreditsRefunded: 10},
@@ -73,31 +74,31 @@ func TestAccount(t *testing.T) {
 		{"balance is not the ledger's sum", func(b *books) { b.account.Credits = 80 }, "ledger sums to 75, balance is 80"},
 		{"negative balance", func(b *books) {
 			b.account.Credits = -5
-			b.ledger = append(b.ledger, entry(store.EntryCharge, "t3", -80, -5))
+			b.ledger = append(b.ledger, entry(domain.EntryCharge, "t3", -80, -5))
 		}, "balance -5, want >= 0"},
 		{"balance-after off", func(b *books) { b.ledger[1].Balance = 71 }, "has balance-after 71, want 70"},
 		{"failed task not refunded", func(b *books) {
 			b.tasks[1].CreditsRefunded = 0
 			b.ledger = b.ledger[:4]
 			b.account.Credits = 55
-			b.ledger = append(b.ledger, entry(store.EntryCharge, "t3", -5, 55))
+			b.ledger = append(b.ledger, entry(domain.EntryCharge, "t3", -5, 55))
 		}, "failed task t2: refunded 0, want its cost 20"},
 		{"refunded twice", func(b *books) {
-			b.ledger = append(b.ledger, entry(store.EntryRefund, "t2", 20, 95))
+			b.ledger = append(b.ledger, entry(domain.EntryRefund, "t2", 20, 95))
 			b.account.Credits = 95
 		}, "task t2: 2 refund entries, want at most one"},
 		{"charged twice", func(b *books) {
-			b.ledger = append(b.ledger, entry(store.EntryCharge, "t3", -5, 70))
+			b.ledger = append(b.ledger, entry(domain.EntryCharge, "t3", -5, 70))
 			b.account.Credits = 70
 		}, "task t3: charge entries"},
 		{"in-flight task refunded", func(b *books) {
-			b.ledger = append(b.ledger, entry(store.EntryRefund, "t3", 5, 80))
+			b.ledger = append(b.ledger, entry(domain.EntryRefund, "t3", 5, 80))
 			b.tasks[2].CreditsRefunded = 5
 			b.account.Credits = 80
 		}, "processing task t3: refunded 5, want 0"},
 		{"in flight miscounted", func(b *books) { b.account.InFlight = 2 }, "InFlight 2, but 1 tasks"},
 		{"entry of an unknown task", func(b *books) {
-			b.ledger = append(b.ledger, entry(store.EntryRefund, "t9", 5, 80))
+			b.ledger = append(b.ledger, entry(domain.EntryRefund, "t9", 5, 80))
 			b.account.Credits = 80
 		}, `names task "t9"`},
 		{"grant naming a task", func(b *books) { b.ledger[0].TaskID = "t1" }, "grant entry 0"},
@@ -142,12 +143,12 @@ func TestAccountReportsAStoreItCannotRead(t *testing.T) {
 
 // Many tasks take many pages: all of them are audited.
 func TestAccountReadsEveryPage(t *testing.T) {
-	b := &books{account: store.Account{ID: acct, Credits: 1000}, ledger: []store.LedgerEntry{entry(store.EntryGrant, "", 1000, 1000)}}
+	b := &books{account: domain.Account{ID: acct, Credits: 1000}, ledger: []domain.LedgerEntry{entry(domain.EntryGrant, "", 1000, 1000)}}
 	for i := range 250 {
 		id := "t" + string(rune('a'+i/26)) + string(rune('a'+i%26))
 		b.tasks = append(b.tasks, task.Task{ID: id, AccountID: acct, Status: task.Failed, CreditsCost: 1, CreditsRefunded: 1})
 		bal := b.ledger[len(b.ledger)-1].Balance
-		b.ledger = append(b.ledger, entry(store.EntryCharge, id, -1, bal-1), entry(store.EntryRefund, id, 1, bal))
+		b.ledger = append(b.ledger, entry(domain.EntryCharge, id, -1, bal-1), entry(domain.EntryRefund, id, 1, bal))
 	}
 	tasks, err := audit.Tasks(context.Background(), b, acct)
 	if err != nil || len(tasks) != 250 {

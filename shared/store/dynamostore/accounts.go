@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -23,7 +23,7 @@ const (
 
 // account is the account item as read.
 type account struct {
-	store.Account
+	domain.Account
 	seq int64 // entries in the ledger; the last one's number
 }
 
@@ -40,7 +40,7 @@ func countAttr(st task.Status) string { return "tasks_" + string(st) }
 
 func decodeAccount(it item) account {
 	return account{
-		Account: store.Account{
+		Account: domain.Account{
 			ID:        getS(it, attrAccount),
 			Credits:   getN(it, "credits"),
 			InFlight:  int(getN(it, "inFlight")),
@@ -50,20 +50,20 @@ func decodeAccount(it item) account {
 	}
 }
 
-// readAccount reads the account, or returns store.ErrNotFound.
+// readAccount reads the account, or returns domain.ErrNotFound.
 func (s *Store) readAccount(ctx context.Context, op, id string) (account, error) {
 	it, err := s.getItem(ctx, s.t.Accounts, accountKey(id))
 	if err != nil {
 		return account{}, dbErr(op, err)
 	}
 	if it == nil {
-		return account{}, fmt.Errorf("%s: account %s: %w", op, id, store.ErrNotFound)
+		return account{}, fmt.Errorf("%s: account %s: %w", op, id, domain.ErrNotFound)
 	}
 	return decodeAccount(it), nil
 }
 
 // entryItem is the ledger item of e, the seq-th entry of its account.
-func entryItem(e store.LedgerEntry, seq int64) item {
+func entryItem(e domain.LedgerEntry, seq int64) item {
 	it := ledgerKey(e.AccountID, seq)
 	it["seq"] = num(seq)
 	it["kind"] = str(e.Kind)
@@ -77,8 +77,8 @@ func entryItem(e store.LedgerEntry, seq int64) item {
 	return it
 }
 
-func decodeEntry(it item) store.LedgerEntry {
-	return store.LedgerEntry{
+func decodeEntry(it item) domain.LedgerEntry {
+	return domain.LedgerEntry{
 		AccountID: getS(it, attrAccount),
 		TaskID:    getS(it, "task"),
 		Kind:      getS(it, "kind"),
@@ -97,7 +97,7 @@ func decodeEntry(it item) store.LedgerEntry {
 // and entries are numbered without gaps, whatever runs concurrently.
 type movement struct {
 	a        account
-	entry    *store.LedgerEntry // Amount, Kind, TaskID, At, Note; nil: no credits move
+	entry    *domain.LedgerEntry // Amount, Kind, TaskID, At, Note; nil: no credits move
 	inFlight int
 	counts   map[task.Status]int
 	extra    []string // more conditions, with their values in vals
@@ -156,7 +156,7 @@ func (m movement) items(table string) (items []types.TransactWriteItem, balance 
 }
 
 // CreateAccount implements store.Store.
-func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	op := "create account " + a.ID
 	if a.Credits < 0 {
 		return fmt.Errorf("%s: negative opening balance %d", op, a.Credits)
@@ -176,24 +176,24 @@ func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
 	items := []types.TransactWriteItem{put(s.t.Accounts, it, "attribute_not_exists(#acct)")}
 	if a.Credits > 0 {
 		it["seq"] = num(1)
-		e := store.LedgerEntry{AccountID: a.ID, Kind: store.EntryGrant, Amount: a.Credits,
+		e := domain.LedgerEntry{AccountID: a.ID, Kind: domain.EntryGrant, Amount: a.Credits,
 			Balance: a.Credits, At: a.CreatedAt, Note: "opening balance"}
 		items = append(items, put(s.t.Accounts, entryItem(e, 1), "attribute_not_exists(#sk)"))
 	}
 	return s.retry(ctx, op, func() error {
 		err := s.transact(ctx, op, items)
 		if _, ok := err.(*conditionError); ok {
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+			return fmt.Errorf("%s: %w", op, domain.ErrExists)
 		}
 		return err
 	})
 }
 
 // Account implements store.Store.
-func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
+func (s *Store) Account(ctx context.Context, id string) (domain.Account, error) {
 	op := "read account " + id
 	if err := s.check(op); err != nil {
-		return store.Account{}, err
+		return domain.Account{}, err
 	}
 	a, err := s.readAccount(ctx, op, id)
 	return a.Account, err
@@ -211,7 +211,7 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 		if err != nil {
 			return err
 		}
-		m := movement{a: a, entry: &store.LedgerEntry{Kind: store.EntryGrant, Amount: amount, At: at, Note: note}}
+		m := movement{a: a, entry: &domain.LedgerEntry{Kind: domain.EntryGrant, Amount: amount, At: at, Note: note}}
 		var items []types.TransactWriteItem
 		items, balance = m.items(s.t.Accounts)
 		if err := s.transact(ctx, op, items); err != nil {
@@ -238,12 +238,12 @@ func retryOnCondition(err error) error {
 // entries, and they before anything else in the partition (idempotency
 // records), so one strongly consistent query on sk < "L$" reads exactly
 // the account and its entries, in order.
-func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
+func (s *Store) Ledger(ctx context.Context, accountID string) ([]domain.LedgerEntry, error) {
 	op := "read ledger of " + accountID
 	if err := s.check(op); err != nil {
 		return nil, err
 	}
-	var entries []store.LedgerEntry
+	var entries []domain.LedgerEntry
 	found := false
 	cond := "#acct = :acct AND #sk < :end"
 	consistent := true
@@ -269,7 +269,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	return entries, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -15,7 +16,7 @@ import (
 // account's partition, backwards from the entry before q.Before (entries
 // sort by their zero-padded seq), after a read of the account item that
 // tells an account without entries from no account.
-func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error) {
+func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error) {
 	op := "read ledger page of " + accountID
 	if err := s.check(op); err != nil {
 		return nil, err
@@ -37,7 +38,7 @@ func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.Ledger
 		ConsistentRead:            &consistent,
 		ScanIndexForward:          &backward,
 	}
-	var entries []store.LedgerEntry
+	var entries []domain.LedgerEntry
 	for {
 		in.Limit = nil
 		if q.Limit > 0 {
@@ -112,7 +113,7 @@ func (s *Store) DeleteTask(ctx context.Context, id string) (task.Task, error) {
 			ExpressionAttributeValues: vals{":status": str(string(t.Status))},
 		}}
 		m := movement{
-			a:      account{Account: store.Account{ID: t.AccountID}},
+			a:      account{Account: domain.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{t.Status: -1, "": -1},
 		}
 		acct, _ := m.items(s.t.Accounts)

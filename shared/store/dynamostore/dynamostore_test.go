@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 	"github.com/genvideo/gen/shared/store/storetest"
@@ -87,28 +88,28 @@ func rawCounter(t *testing.T, s *Store, key string) item {
 func TestTakeAfterExpiryItemPresent(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
-	first := store.Counter{Key: "rl:minute:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-	second := store.Counter{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
-	third := store.Counter{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(3 * time.Minute)}
-	day := store.Counter{Key: "rl:day:key-1", Limit: 100, ExpiresAt: t0.Add(24 * time.Hour)}
+	first := domain.Window{Key: "rl:minute:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	second := domain.Window{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
+	third := domain.Window{Key: first.Key, Limit: 1, ExpiresAt: t0.Add(3 * time.Minute)}
+	day := domain.Window{Key: "rl:day:key-1", Limit: 100, ExpiresAt: t0.Add(24 * time.Hour)}
 
-	if used, err := s.Take(ctx, []store.Counter{first}, t0); err != nil || !slices.Equal(used, []int{1}) {
+	if used, err := s.Take(ctx, []domain.Window{first}, t0); err != nil || !slices.Equal(used, []int{1}) {
 		t.Fatalf("Take(first) = %v, %v; want [1]", used, err)
 	}
-	var le *store.LimitError
-	if _, err := s.Take(ctx, []store.Counter{first}, t0.Add(59*time.Second)); !errors.As(err, &le) {
-		t.Fatalf("Take(first) again within the window: %v, want a *store.LimitError", err)
+	var le *domain.LimitError
+	if _, err := s.Take(ctx, []domain.Window{first}, t0.Add(59*time.Second)); !errors.As(err, &le) {
+		t.Fatalf("Take(first) again within the window: %v, want a *domain.LimitError", err)
 	}
 
 	steps := []struct {
 		name     string
-		counters []store.Counter
+		counters []domain.Window
 		at       time.Time
 		want     []int
-		window   store.Counter // the window the minute counter must then hold
+		window   domain.Window // the window the minute counter must then hold
 	}{
-		{"one counter at ExpiresAt", []store.Counter{second}, t0.Add(time.Minute), []int{1}, second},
-		{"several counters after ExpiresAt", []store.Counter{day, third}, t0.Add(2*time.Minute + time.Second), []int{1, 1}, third},
+		{"one counter at ExpiresAt", []domain.Window{second}, t0.Add(time.Minute), []int{1}, second},
+		{"several counters after ExpiresAt", []domain.Window{day, third}, t0.Add(2*time.Minute + time.Second), []int{1, 1}, third},
 	}
 	for _, st := range steps {
 		old := rawCounter(t, s, first.Key)
@@ -133,22 +134,22 @@ func TestTakeAfterExpiryItemPresent(t *testing.T) {
 	}
 
 	// A start's Starts counter behaves the same.
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	starts := store.Counter{Key: "rl:starts:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-	later := store.Counter{Key: starts.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
-	create := func(created time.Time, c store.Counter) error {
+	starts := domain.Window{Key: "rl:starts:key-1", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	later := domain.Window{Key: starts.Key, Limit: 1, ExpiresAt: t0.Add(2 * time.Minute)}
+	create := func(created time.Time, c domain.Window) error {
 		tk := task.Task{ID: task.NewID(created), AccountID: "acct-a", Type: "text-to-video", Model: "m",
 			Prompt: "p", CreditsCost: 1, CreatedAt: created}
-		_, err := s.CreateTask(ctx, tk, store.StartGuard{Starts: &c})
+		_, err := s.CreateTask(ctx, tk, domain.StartGuard{Starts: &c})
 		return err
 	}
 	if err := create(t0, starts); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
 	if err := create(t0.Add(time.Second), starts); !errors.As(err, &le) {
-		t.Fatalf("CreateTask with the starts window full: %v, want a *store.LimitError", err)
+		t.Fatalf("CreateTask with the starts window full: %v, want a *domain.LimitError", err)
 	}
 	if err := create(t0.Add(time.Minute), later); err != nil {
 		t.Errorf("CreateTask at the window's ExpiresAt: %v, want a fresh window", err)
@@ -163,16 +164,16 @@ func TestTakeAfterExpiryItemPresent(t *testing.T) {
 // twice, as two calls would.
 func TestTakeRepeatedKey(t *testing.T) {
 	s := open(t)
-	c := store.Counter{Key: "rl:minute:key-1", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
-	used, err := s.Take(t.Context(), []store.Counter{c, c}, t0)
+	c := domain.Window{Key: "rl:minute:key-1", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
+	used, err := s.Take(t.Context(), []domain.Window{c, c}, t0)
 	if err != nil || !slices.Equal(used, []int{1, 2}) {
 		t.Fatalf("Take(c, c) = %v, %v; want [1 2]", used, err)
 	}
-	var le *store.LimitError
-	if used, err := s.Take(t.Context(), []store.Counter{c, c}, t0); !errors.As(err, &le) {
-		t.Fatalf("Take(c, c) with one unit left = %v, %v; want a *store.LimitError", used, err)
+	var le *domain.LimitError
+	if used, err := s.Take(t.Context(), []domain.Window{c, c}, t0); !errors.As(err, &le) {
+		t.Fatalf("Take(c, c) with one unit left = %v, %v; want a *domain.LimitError", used, err)
 	}
-	if used, err := s.Take(t.Context(), []store.Counter{c}, t0); err != nil || !slices.Equal(used, []int{3}) {
+	if used, err := s.Take(t.Context(), []domain.Window{c}, t0); err != nil || !slices.Equal(used, []int{3}) {
 		t.Errorf("Take(c) after a refused Take(c, c) = %v, %v; want [3]", used, err)
 	}
 }
@@ -305,8 +306,8 @@ func TestUnavailable(t *testing.T) {
 			calls := map[string]error{}
 			_, calls["Account"] = s.Account(ctx, "acct-a")
 			_, calls["Grant"] = s.Grant(ctx, "acct-a", 1, "", t0)
-			_, calls["Take"] = s.Take(ctx, []store.Counter{{Key: "k", Limit: 1, ExpiresAt: t0.Add(time.Minute)}}, t0)
-			_, calls["CreateTask"] = s.CreateTask(ctx, task.Task{ID: task.NewID(t0), AccountID: "acct-a", CreatedAt: t0}, store.StartGuard{})
+			_, calls["Take"] = s.Take(ctx, []domain.Window{{Key: "k", Limit: 1, ExpiresAt: t0.Add(time.Minute)}}, t0)
+			_, calls["CreateTask"] = s.CreateTask(ctx, task.Task{ID: task.NewID(t0), AccountID: "acct-a", CreatedAt: t0}, domain.StartGuard{})
 			_, _, calls["Tasks"] = s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 10})
 			for call, err := range calls {
 				if err == nil {
@@ -425,12 +426,12 @@ func TestTaskRetention(t *testing.T) {
 		now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 		s.now = func() time.Time { return now }
 		ctx := t.Context()
-		if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+		if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 			t.Fatalf("CreateAccount: %v", err)
 		}
 		tk := task.Task{ID: "gen_1_retained", AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
 			CreditsCost: 10, Status: task.Pending, CreatedAt: t0, Deadline: t0.Add(10 * time.Minute)}
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatalf("CreateTask: %v", err)
 		}
 		it, err := s.getItem(ctx, s.t.Tasks, taskKey(tk.ID))
@@ -456,20 +457,20 @@ func TestCount(t *testing.T) {
 	ctx := t.Context()
 	s := open(t)
 	t0 := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
-	c := store.Counter{Key: "rl:m:k:1", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
+	c := domain.Window{Key: "rl:m:k:1", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
 	for range 3 {
-		if _, err := s.Take(ctx, []store.Counter{c}, t0); err != nil {
+		if _, err := s.Take(ctx, []domain.Window{c}, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, tt := range []struct {
-		c    store.Counter
+		c    domain.Window
 		at   time.Time
 		want int
 	}{
 		{c, t0.Add(time.Second), 3},
 		{c, c.ExpiresAt, 0},
-		{store.Counter{Key: "rl:m:never", Limit: 10, ExpiresAt: c.ExpiresAt}, t0, 0},
+		{domain.Window{Key: "rl:m:never", Limit: 10, ExpiresAt: c.ExpiresAt}, t0, 0},
 	} {
 		if n, err := s.Count(ctx, tt.c, tt.at); err != nil || n != tt.want {
 			t.Errorf("Count(%s, %v) = %d, %v; want %d", tt.c.Key, tt.at, n, err, tt.want)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -38,7 +38,7 @@ func (s *Store) ForgetExpiredTask(ctx context.Context, accountID, taskID string,
 		now := s.now()
 		marker := item{attrAccount: str(accountID), attrSort: str(expiredPrefix + taskID),
 			attrTTL: num(now.Add(expiredMarkerLife).Unix())}
-		m := movement{a: account{Account: store.Account{ID: accountID}}, counts: map[task.Status]int{status: -1, "": -1}}
+		m := movement{a: account{Account: domain.Account{ID: accountID}}, counts: map[task.Status]int{status: -1, "": -1}}
 		acct, _ := m.items(s.t.Accounts)
 		err := s.transact(ctx, op, append([]types.TransactWriteItem{put(s.t.Accounts, marker, "attribute_not_exists(#sk)")}, acct...))
 		var ce *conditionError

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -60,8 +61,8 @@ func decodeKey(it item) store.Key {
 	}
 }
 
-// CreateKey implements store.Store. It returns store.ErrExists if a key
-// with that id or hash exists, and store.ErrNotFound if the account does
+// CreateKey implements store.Store. It returns domain.ErrExists if a key
+// with that id or hash exists, and domain.ErrNotFound if the account does
 // not.
 func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 	op := fmt.Sprintf("create key %s for %s", k.ID, k.AccountID)
@@ -82,9 +83,9 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 		err := s.transact(ctx, op, items)
 		if ce, ok := err.(*conditionError); ok {
 			if ce.has(0) || ce.has(1) {
-				return fmt.Errorf("%s: %w", op, store.ErrExists)
+				return fmt.Errorf("%s: %w", op, domain.ErrExists)
 			}
-			return fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: account: %w", op, domain.ErrNotFound)
 		}
 		return err
 	})
@@ -103,7 +104,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		return store.Key{}, dbErr(op, err)
 	}
 	if it == nil {
-		return store.Key{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return store.Key{}, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	return decodeKey(it), nil
 }
@@ -150,7 +151,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		return dbErr(op, err)
 	}
 	if claim == nil {
-		return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	u := update{
 		table: s.t.Keys,
@@ -161,7 +162,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	}
 	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
 		if _, ok := conditionFailed(err); ok {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		return dbErr(op, err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // A counter item is (key) with its count, the end of its window
@@ -45,7 +45,7 @@ func (s *Store) ttl(expires, at time.Time) int64 {
 }
 
 // increment adds one to an open window, if it is below limit.
-func (s *Store) increment(c store.Counter, at time.Time) update {
+func (s *Store) increment(c domain.Window, at time.Time) update {
 	return update{
 		table: s.t.Counters,
 		key:   counterKey(c.Key),
@@ -56,7 +56,7 @@ func (s *Store) increment(c store.Counter, at time.Time) update {
 }
 
 // restart opens a fresh window at count, if none is open.
-func (s *Store) restart(c store.Counter, at time.Time, count int) update {
+func (s *Store) restart(c domain.Window, at time.Time, count int) update {
 	return update{
 		table: s.t.Counters,
 		key:   counterKey(c.Key),
@@ -68,7 +68,7 @@ func (s *Store) restart(c store.Counter, at time.Time, count int) update {
 }
 
 // Take implements store.Store.
-func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error) {
+func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	keys := make([]string, len(counters))
 	for i, c := range counters {
 		keys[i] = c.Key
@@ -90,7 +90,7 @@ func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time
 // takeOne takes from one counter with single conditional updates, which
 // need no read and do not contend: an increment of the open window that
 // returns the new count, or when there is none a fresh window at 1.
-func (s *Store) takeOne(ctx context.Context, op string, c store.Counter, at time.Time) (int, error) {
+func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time.Time) (int, error) {
 	var used int
 	err := s.retry(ctx, op, func() error {
 		in := s.increment(c, at).input()
@@ -132,7 +132,7 @@ func (s *Store) takeOne(ctx context.Context, op string, c store.Counter, at time
 // takeMany takes from several counters in one transaction. To return each
 // count exactly it reads them, decides, and writes each conditioned on
 // the window it read; a concurrent Take makes it read again.
-func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counter, at time.Time) ([]int, error) {
+func (s *Store) takeMany(ctx context.Context, op string, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	err := s.retry(ctx, op, func() error {
 		read, err := s.readCounters(ctx, counters)
@@ -143,7 +143,7 @@ func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counte
 		// first position) decides how each is written; a key listed
 		// twice is taken twice, like two calls.
 		next := map[string]lifecycle.Window{}
-		first := map[string]store.Counter{}
+		first := map[string]domain.Window{}
 		for i, c := range counters {
 			w, seen := next[c.Key]
 			if !seen {
@@ -183,7 +183,7 @@ func (s *Store) takeMany(ctx context.Context, op string, counters []store.Counte
 
 // readCounters reads the windows of counters with one strongly consistent
 // batch read.
-func (s *Store) readCounters(ctx context.Context, counters []store.Counter) (map[string]lifecycle.Window, error) {
+func (s *Store) readCounters(ctx context.Context, counters []domain.Window) (map[string]lifecycle.Window, error) {
 	seen := map[string]bool{}
 	var keys []item
 	for _, c := range counters {
@@ -242,7 +242,7 @@ func (s *Store) batchGet(ctx context.Context, keys map[string][]item) (map[strin
 // has ended, with one eventually consistent read: what a function that
 // leaves the counting to API Gateway's usage plan reports in its
 // X-RateLimit headers.
-func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+func (s *Store) Count(ctx context.Context, c domain.Window, at time.Time) (int, error) {
 	op := "read counter " + c.Key
 	if err := s.check(op); err != nil {
 		return 0, err

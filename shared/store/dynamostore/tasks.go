@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -127,7 +128,7 @@ func decodeTask(it item) (task.Task, error) {
 // entry, the task, the Starts counter and the idempotency record) is
 // written in one transaction conditioned on what was read; if anything
 // changed in between, it reads again.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
@@ -217,7 +218,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 		err = s.transact(ctx, op, items)
 		if ce, ok := err.(*conditionError); ok {
 			if ce.has(taskIndex) {
-				return fmt.Errorf("%s: %w", op, store.ErrExists)
+				return fmt.Errorf("%s: %w", op, domain.ErrExists)
 			}
 			return errRetry
 		}
@@ -255,12 +256,12 @@ func decodeRecord(rec item) lifecycle.Record {
 	}
 }
 
-// legacyBalance fills in the Balance of an *store.IdempotencyError made
+// legacyBalance fills in the Balance of an *domain.IdempotencyError made
 // from rec, a record written before records kept the balance: its
 // start's charge in the ledger holds the same figure. Such records are
 // gone a day after the records began to keep it; this is their bridge.
 func (s *Store) legacyBalance(ctx context.Context, op string, rec item, err error) error {
-	var ie *store.IdempotencyError
+	var ie *domain.IdempotencyError
 	if _, ok := rec["balance"]; ok || !errors.As(err, &ie) {
 		return err
 	}
@@ -273,7 +274,7 @@ func (s *Store) legacyBalance(ctx context.Context, op string, rec item, err erro
 		FilterExpression:         &filter,
 		ExpressionAttributeNames: names(&cond, &filter),
 		ExpressionAttributeValues: vals{":acct": str(getS(rec, attrAccount)), ":end": str(ledgerEnd),
-			":task": str(ie.TaskID), ":kind": str(store.EntryCharge)},
+			":task": str(ie.TaskID), ":kind": str(domain.EntryCharge)},
 		ConsistentRead: &consistent,
 	}
 	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
@@ -316,7 +317,7 @@ func (s *Store) readTask(ctx context.Context, op, id string) (task.Task, error) 
 		return task.Task{}, dbErr(op, err)
 	}
 	if it == nil {
-		return task.Task{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return task.Task{}, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	t, err := decodeTask(it)
 	if err != nil {
@@ -490,8 +491,8 @@ func (s *Store) transition(t task.Task, from task.Status, set item) update {
 	return update{table: s.t.Tasks, key: taskKey(t.ID), expr: expr, cond: "#status = :from", vals: v}
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
 	op := "start processing " + id
 	var t task.Task
 	err := s.retry(ctx, op, func() error {
@@ -505,7 +506,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 		}
 		t = tr.Task
 		up := s.transition(t, task.Pending, item{"startedAt": num(ms(t.StartedAt))})
-		m := movement{a: account{Account: store.Account{ID: t.AccountID}},
+		m := movement{a: account{Account: domain.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
 		acct, _ := m.items(s.t.Accounts)
 		events, err := s.eventItems(ctx, op, t)
@@ -604,7 +605,7 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 		up := s.transition(t, from, set)
 
 		m := movement{
-			a:        account{Account: store.Account{ID: t.AccountID}},
+			a:        account{Account: domain.Account{ID: t.AccountID}},
 			inFlight: tr.InFlight,
 			counts:   map[task.Status]int{from: -1, t.Status: 1},
 			entry:    tr.Refund,
@@ -626,13 +627,13 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 }
 
 // Complete implements store.Store. On a failed task it returns the task as
-// it is with store.ErrTerminal.
-func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+// it is with domain.ErrTerminal.
+func (s *Store) Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (task.Task, error) {
 	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
-// it is with store.ErrTerminal.
+// it is with domain.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
 	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -76,7 +77,7 @@ func (s *Store) ttlOf(t time.Time) types.AttributeValue {
 // accountWebhooks is what a move needs of the account's webhooks: its
 // endpoints and the version of their set.
 type accountWebhooks struct {
-	endpoints []store.WebhookEndpoint
+	endpoints []domain.WebhookEndpoint
 	secret    string
 	version   int64
 	versioned bool // the version item exists
@@ -103,7 +104,7 @@ func (s *Store) readAccountWebhooks(ctx context.Context, op, accountID string) (
 			case sk == whVersionSort:
 				aw.version, aw.versioned = getN(it, "version"), true
 			case len(sk) > len(whEndpointSort) && sk[:len(whEndpointSort)] == whEndpointSort:
-				e := store.WebhookEndpoint{ID: getS(it, "id"), AccountID: accountID, URL: getS(it, "url"),
+				e := domain.WebhookEndpoint{ID: getS(it, "id"), AccountID: accountID, URL: getS(it, "url"),
 					Secret: getS(it, "secret"), CreatedAt: getTime(it, "createdAt")}
 				if err := json.Unmarshal([]byte(getS(it, "events")), &e.Events); err != nil {
 					return aw, fmt.Errorf("%s: decode events of webhook %s: %w", op, e.ID, err)
@@ -116,7 +117,7 @@ func (s *Store) readAccountWebhooks(ctx context.Context, op, accountID string) (
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	slices.SortFunc(aw.endpoints, func(a, b store.WebhookEndpoint) int {
+	slices.SortFunc(aw.endpoints, func(a, b domain.WebhookEndpoint) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -161,7 +162,7 @@ func (s *Store) bumpVersion(accountID string) types.TransactWriteItem {
 // of them: with the task and the account items, well within a
 // transaction's 100 items.
 func (s *Store) eventItems(ctx context.Context, op string, t task.Task) ([]types.TransactWriteItem, error) {
-	if store.EventOf(t.Status) == "" {
+	if domain.EventOf(t.Status) == "" {
 		return nil, nil
 	}
 	aw, err := s.readAccountWebhooks(ctx, op, t.AccountID)
@@ -200,7 +201,7 @@ func (s *Store) eventItems(ctx context.Context, op string, t task.Task) ([]types
 }
 
 // CreateWebhook implements store.Webhooks.
-func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) error {
+func (s *Store) CreateWebhook(ctx context.Context, e domain.WebhookEndpoint) error {
 	op := "create webhook " + e.ID
 	if err := s.check(op); err != nil {
 		return err
@@ -224,16 +225,16 @@ func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) erro
 		var ce *conditionError
 		switch {
 		case errors.As(err, &ce) && ce.has(0):
-			return fmt.Errorf("%s: account %s: %w", op, e.AccountID, store.ErrNotFound)
+			return fmt.Errorf("%s: account %s: %w", op, e.AccountID, domain.ErrNotFound)
 		case errors.As(err, &ce):
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+			return fmt.Errorf("%s: %w", op, domain.ErrExists)
 		}
 		return err
 	})
 }
 
 // Webhooks implements store.Webhooks.
-func (s *Store) Webhooks(ctx context.Context, accountID string) ([]store.WebhookEndpoint, error) {
+func (s *Store) Webhooks(ctx context.Context, accountID string) ([]domain.WebhookEndpoint, error) {
 	op := "list webhooks of " + accountID
 	if err := s.check(op); err != nil {
 		return nil, err
@@ -257,7 +258,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, at time
 		err := s.transact(ctx, op, items)
 		var ce *conditionError
 		if errors.As(err, &ce) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		return err
 	})
@@ -280,7 +281,7 @@ func (s *Store) SigningSecret(ctx context.Context, accountID, fresh string) (str
 		var ce *conditionError
 		switch {
 		case errors.As(err, &ce) && ce.has(0):
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		case errors.As(err, &ce): // the account has one: keep it
 			got, err := s.getItem(ctx, s.t.Webhooks, whKey(whAccountPrefix+accountID, whSecretSort))
 			if err != nil {
@@ -297,8 +298,8 @@ func (s *Store) SigningSecret(ctx context.Context, accountID, fresh string) (str
 	return secret, nil
 }
 
-func decodeDelivery(it item) (store.Delivery, error) {
-	d := store.Delivery{ID: getS(it, "id"), AccountID: getS(it, "account"), EndpointID: getS(it, "endpoint"),
+func decodeDelivery(it item) (domain.Delivery, error) {
+	d := domain.Delivery{ID: getS(it, "id"), AccountID: getS(it, "account"), EndpointID: getS(it, "endpoint"),
 		URL: getS(it, "url"), Event: getS(it, "event"), CreatedAt: getTime(it, "createdAt"),
 		State: getS(it, "state"), Attempts: int(getN(it, "attempts")), NextAt: getTime(it, attrNextAt)}
 	if err := json.Unmarshal([]byte(getS(it, "task")), &d.Task); err != nil {
@@ -311,7 +312,7 @@ func decodeDelivery(it item) (store.Delivery, error) {
 // eventually consistent; each claim is a write conditioned on the item
 // being pending and due at the time read, so that two workers never
 // claim one delivery for the same lease.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]domain.Delivery, error) {
 	op := "claim webhook deliveries"
 	if err := s.check(op); err != nil {
 		return nil, err
@@ -325,7 +326,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 		return nil, dbErr(op, err)
 	}
 	secrets := map[string]accountWebhooks{}
-	var claimed []store.Delivery
+	var claimed []domain.Delivery
 	for _, it := range out.Items {
 		if len(claimed) >= limit {
 			break
@@ -351,13 +352,13 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 			}
 		}
 		u := update{table: s.t.Webhooks, key: deliveryKey(d.ID), cond: "#state = :pending AND #nextAt = :seen",
-			vals: vals{":pending": str(store.DeliveryPending), ":seen": num(ms(d.NextAt))}}
+			vals: vals{":pending": str(domain.DeliveryPending), ":seen": num(ms(d.NextAt))}}
 		gone := d.EndpointID != "" && d.Secret == ""
 		switch {
 		case gone:
 			// Its endpoint was deleted: it fails, unsent.
 			u.expr = "SET #state = :failed REMOVE #due, #replayAt"
-			u.vals[":failed"] = str(store.DeliveryFailed)
+			u.vals[":failed"] = str(domain.DeliveryFailed)
 		case fits != nil && !fits(claimed, d):
 			continue // left due for a later claim
 		default:
@@ -388,14 +389,14 @@ func (s *Store) RecordAttempt(ctx context.Context, a store.DeliveryAttempt, stat
 			return dbErr(op, err)
 		}
 		if cur == nil {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		attempts := max(getN(cur, "attempts"), int64(a.Attempt))
 		u := update{table: s.t.Webhooks, key: deliveryKey(a.DeliveryID),
 			cond: "attribute_exists(#pk) AND #attempts = :attempts0",
 			vals: vals{":state": str(state), ":attempts": num(attempts), ":attempts0": cur["attempts"],
 				":nextAt": num(ms(next))}}
-		if state == store.DeliveryPending {
+		if state == domain.DeliveryPending {
 			u.expr = "SET #state = :state, #attempts = :attempts, #nextAt = :nextAt, #due = :due"
 			u.vals[":due"] = str(duePending)
 		} else {
@@ -436,7 +437,7 @@ func (s *Store) Attempts(ctx context.Context, accountID, endpointID string, q st
 		return nil, "", dbErr(op, err)
 	}
 	if e == nil {
-		return nil, "", fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return nil, "", fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -491,14 +492,14 @@ func (s *Store) ReplayDelivery(ctx context.Context, accountID, endpointID, deliv
 		update{table: s.t.Webhooks, key: deliveryKey(deliveryID),
 			expr: "SET #state = :pending, #nextAt = :at, #due = :due, #replayAt = :at",
 			cond: "attribute_exists(#pk) AND #account = :account AND #endpoint = :endpoint",
-			vals: vals{":pending": str(store.DeliveryPending), ":at": num(ms(at)), ":due": str(duePending),
+			vals: vals{":pending": str(domain.DeliveryPending), ":at": num(ms(at)), ":due": str(duePending),
 				":account": str(accountID), ":endpoint": str(endpointID)}}.transactItem(),
 	}
 	return s.retry(ctx, op, func() error {
 		err := s.transact(ctx, op, items)
 		var ce *conditionError
 		if errors.As(err, &ce) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		return err
 	})

@@ -9,11 +9,12 @@ import (
 
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
 // CreateAccount implements store.Store.
-func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	if a.Credits < 0 {
 		return fmt.Errorf("create account %s: negative opening balance %d", a.ID, a.Credits)
 	}
@@ -23,13 +24,13 @@ func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
 			`INSERT INTO accounts (id, credits, in_flight, created_at) VALUES (?, ?, 0, ?)`,
 			a.ID, a.Credits, ms(a.CreatedAt))
 		if isDuplicate(err) {
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+			return fmt.Errorf("%s: %w", op, domain.ErrExists)
 		}
 		if err != nil {
 			return dbErr(op, err)
 		}
 		if a.Credits > 0 {
-			e := store.LedgerEntry{AccountID: a.ID, Kind: store.EntryGrant, Amount: a.Credits,
+			e := domain.LedgerEntry{AccountID: a.ID, Kind: domain.EntryGrant, Amount: a.Credits,
 				Balance: a.Credits, At: a.CreatedAt, Note: "opening balance"}
 			if err := addEntry(ctx, tx, e); err != nil {
 				return dbErr(op, err)
@@ -40,8 +41,8 @@ func (s *Store) CreateAccount(ctx context.Context, a store.Account) error {
 }
 
 // Account implements store.Store.
-func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
-	var a store.Account
+func (s *Store) Account(ctx context.Context, id string) (domain.Account, error) {
+	var a domain.Account
 	op := "read account " + id
 	err := s.read(ctx, op, func(tx *txn) error {
 		var created int64
@@ -49,7 +50,7 @@ func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
 			`SELECT id, credits, in_flight, created_at FROM accounts WHERE id = ?`, id).
 			Scan(&a.ID, &a.Credits, &a.InFlight, &created)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -72,12 +73,12 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 			`UPDATE accounts SET credits = credits + ? WHERE id = ? RETURNING credits`,
 			amount, accountID).Scan(&balance)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
 		}
-		e := store.LedgerEntry{AccountID: accountID, Kind: store.EntryGrant, Amount: amount,
+		e := domain.LedgerEntry{AccountID: accountID, Kind: domain.EntryGrant, Amount: amount,
 			Balance: balance, At: at, Note: note}
 		if err := addEntry(ctx, tx, e); err != nil {
 			return dbErr(op, err)
@@ -88,7 +89,7 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 }
 
 // addEntry appends e to the ledger.
-func addEntry(ctx context.Context, tx *txn, e store.LedgerEntry) error {
+func addEntry(ctx context.Context, tx *txn, e domain.LedgerEntry) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO ledger (account_id, task_id, kind, amount, balance, at, note)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -100,7 +101,7 @@ func addEntry(ctx context.Context, tx *txn, e store.LedgerEntry) error {
 }
 
 // Ledger implements store.Store.
-func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEntry, error) {
+func (s *Store) Ledger(ctx context.Context, accountID string) ([]domain.LedgerEntry, error) {
 	return s.readLedger(ctx, "read ledger of "+accountID, accountID,
 		`SELECT account_id, task_id, kind, amount, balance, at, note, seq
 		FROM ledger WHERE account_id = ? ORDER BY seq`, accountID)
@@ -108,15 +109,15 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]store.LedgerEnt
 
 // readLedger reads the ledger entries query selects (the columns of
 // Ledger's query, in its order) in one read transaction, after checking
-// that the account exists: an unknown account is store.ErrNotFound, not
+// that the account exists: an unknown account is domain.ErrNotFound, not
 // an empty ledger.
-func (s *Store) readLedger(ctx context.Context, op, accountID, query string, args ...any) ([]store.LedgerEntry, error) {
-	var entries []store.LedgerEntry
+func (s *Store) readLedger(ctx context.Context, op, accountID, query string, args ...any) ([]domain.LedgerEntry, error) {
+	var entries []domain.LedgerEntry
 	err := s.read(ctx, op, func(tx *txn) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, accountID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -127,7 +128,7 @@ func (s *Store) readLedger(ctx context.Context, op, accountID, query string, arg
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var e store.LedgerEntry
+			var e domain.LedgerEntry
 			var at int64
 			if err := rows.Scan(&e.AccountID, &e.TaskID, &e.Kind, &e.Amount, &e.Balance, &at, &e.Note, &e.Seq); err != nil {
 				return dbErr(op, err)
@@ -143,8 +144,8 @@ func (s *Store) readLedger(ctx context.Context, op, accountID, query string, arg
 	return entries, err
 }
 
-// CreateKey implements store.Store. It returns store.ErrExists if a key
-// with that id or hash exists, and store.ErrNotFound if the account does
+// CreateKey implements store.Store. It returns domain.ErrExists if a key
+// with that id or hash exists, and domain.ErrNotFound if the account does
 // not.
 func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 	op := fmt.Sprintf("create key %s for %s", k.ID, k.AccountID)
@@ -159,9 +160,9 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 			ms(k.CreatedAt), nullMS(k.RevokedAt))
 		switch {
 		case isDuplicate(err):
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+			return fmt.Errorf("%s: %w", op, domain.ErrExists)
 		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY):
-			return fmt.Errorf("%s: account: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: account: %w", op, domain.ErrNotFound)
 		case err != nil:
 			return dbErr(op, err)
 		}
@@ -200,7 +201,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		var err error
 		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -260,7 +261,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING 1`,
 			ms(at), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)

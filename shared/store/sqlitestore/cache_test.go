@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -37,7 +38,7 @@ func twoProcesses(t *testing.T) (s, other *Store, clock *fakeClock) {
 	s, other = openAt(t, path), openAt(t, path)
 	clock = &fakeClock{now: t0}
 	s.now = clock.Now
-	if err := s.CreateAccount(context.Background(), store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(context.Background(), domain.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	return s, other, clock
@@ -96,7 +97,7 @@ func TestKeyCacheMissesAreNotCached(t *testing.T) {
 	if _, err := s.KeyByHash(ctx, "h-new"); err == nil {
 		t.Fatal("KeyByHash of an unknown hash: no error")
 	}
-	if err := other.CreateAccount(ctx, store.Account{ID: "acct-a", CreatedAt: t0}); err != nil {
+	if err := other.CreateAccount(ctx, domain.Account{ID: "acct-a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.CreateKey(ctx, store.Key{ID: "key-new", Hash: "h-new", AccountID: "acct-a", Tier: "pro", CreatedAt: t0}); err != nil {
@@ -113,16 +114,16 @@ func TestKeyCacheMissesAreNotCached(t *testing.T) {
 func TestAddCounts(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
-	day := store.Counter{Key: "rl:d:k:1", Limit: 10, ExpiresAt: t0.Add(24 * time.Hour)}
-	old := store.Counter{Key: "rl:d:k:0", Limit: 10, ExpiresAt: t0}
-	if _, err := s.Take(ctx, []store.Counter{day}, t0); err != nil {
+	day := domain.Window{Key: "rl:d:k:1", Limit: 10, ExpiresAt: t0.Add(24 * time.Hour)}
+	old := domain.Window{Key: "rl:d:k:0", Limit: 10, ExpiresAt: t0}
+	if _, err := s.Take(ctx, []domain.Window{day}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddCounts(ctx, []store.Counter{day, old}, []int{4, 7}, t0.Add(time.Minute)); err != nil {
+	if err := s.AddCounts(ctx, []domain.Window{day, old}, []int{4, 7}, t0.Add(time.Minute)); err != nil {
 		t.Fatalf("AddCounts: %v", err)
 	}
 	for _, tt := range []struct {
-		c    store.Counter
+		c    domain.Window
 		at   time.Time
 		want int
 	}{
@@ -136,8 +137,8 @@ func TestAddCounts(t *testing.T) {
 	}
 	// A stored window that has ended is replaced, not added to.
 	later := day.ExpiresAt.Add(time.Hour)
-	next := store.Counter{Key: day.Key, Limit: 10, ExpiresAt: later.Add(time.Hour)}
-	if err := s.AddCounts(ctx, []store.Counter{next}, []int{2}, later); err != nil {
+	next := domain.Window{Key: day.Key, Limit: 10, ExpiresAt: later.Add(time.Hour)}
+	if err := s.AddCounts(ctx, []domain.Window{next}, []int{2}, later); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Count(ctx, next, later); err != nil || n != 2 {
@@ -155,7 +156,7 @@ func TestTaskCache(t *testing.T) {
 	newTask := func(suffix string) task.Task {
 		tk := task.Task{ID: task.NewID(t0) + suffix, AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
 			CreditsCost: 10, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
 		return tk
@@ -168,17 +169,17 @@ func TestTaskCache(t *testing.T) {
 		}
 		return got.Status
 	}
-	video := store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}
+	video := domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}
 
 	mine := newTask("a")
 	if got := status(mine.ID); got != task.Pending {
 		t.Fatalf("fresh task %s, want pending", got)
 	}
-	if _, err := s.StartProcessing(ctx, mine.ID, t0); err != nil {
+	if _, err := s.MarkProcessing(ctx, mine.ID, t0); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(mine.ID); got != task.Processing {
-		t.Errorf("after this Store's StartProcessing: %s, want processing at once", got)
+		t.Errorf("after this Store's MarkProcessing: %s, want processing at once", got)
 	}
 	if _, err := s.Complete(ctx, mine.ID, video, t0); err != nil {
 		t.Fatal(err)

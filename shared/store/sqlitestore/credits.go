@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -11,7 +12,7 @@ import (
 
 // LedgerPage implements store.Store. Seq is the ledger's own row number,
 // shared by every account: it only grows, which is all a cursor needs.
-func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]store.LedgerEntry, error) {
+func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error) {
 	op := "read ledger page of " + accountID
 	limit := q.Limit
 	if limit <= 0 {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
-	"github.com/genvideo/gen/shared/store"
 )
 
 // pruneBatch is how many expired counters each Take deletes. Every request
@@ -18,7 +18,7 @@ import (
 const pruneBatch = 32
 
 // Take implements store.Store.
-func (s *Store) Take(ctx context.Context, counters []store.Counter, at time.Time) ([]int, error) {
+func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
 	if len(counters) == 0 {
 		return used, nil
@@ -94,8 +94,8 @@ func putWindow(ctx context.Context, tx *txn, key string, tk lifecycle.Taken) err
 }
 
 // take consumes one unit of c at time at, as lifecycle.Take decides, and
-// returns its new count, or a *store.LimitError if it is exhausted.
-func take(ctx context.Context, tx *txn, c store.Counter, at time.Time) (int, error) {
+// returns its new count, or a *domain.LimitError if it is exhausted.
+func take(ctx context.Context, tx *txn, c domain.Window, at time.Time) (int, error) {
 	w, err := readWindow(ctx, tx, c.Key)
 	if err != nil {
 		return 0, dbErr("take "+c.Key, err)
@@ -112,7 +112,7 @@ func take(ctx context.Context, tx *txn, c store.Counter, at time.Time) (int, err
 
 // Count returns the count of c's window at at: 0 when there is none or it
 // has ended. It reads, so it never waits for the writer.
-func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, error) {
+func (s *Store) Count(ctx context.Context, c domain.Window, at time.Time) (int, error) {
 	var n int
 	op := "read counter " + c.Key
 	err := s.read(ctx, op, func(tx *txn) error {
@@ -133,7 +133,7 @@ func (s *Store) Count(ctx context.Context, c store.Counter, at time.Time) (int, 
 // limits (in memory) and persists them in batches. A window that has
 // ended at at is started afresh with n[i]; one whose counter has itself
 // ended is skipped, since nothing will read it again.
-func (s *Store) AddCounts(ctx context.Context, counters []store.Counter, n []int, at time.Time) error {
+func (s *Store) AddCounts(ctx context.Context, counters []domain.Window, n []int, at time.Time) error {
 	if len(counters) != len(n) {
 		return fmt.Errorf("add counts: %d counters, %d counts", len(counters), len(n))
 	}

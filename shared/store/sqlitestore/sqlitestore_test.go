@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
@@ -66,7 +67,7 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 100, CreatedAt: t0}); err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
 	key := store.Key{ID: "key-1", Hash: "h1", AccountID: "acct-a", Name: "ci", Tier: "pro",
@@ -76,11 +77,11 @@ func TestRestart(t *testing.T) {
 	}
 	tk := task.Task{ID: task.NewID(t0), AccountID: "acct-a", KeyName: "ci", Type: "text-to-video",
 		Model: "gen-3.1-fast-generate-001", Prompt: "a cat", CreditsCost: 30, CreatedAt: t0, Deadline: t0.Add(10 * time.Minute)}
-	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+	if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
-	minute := store.Counter{Key: "rpm", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
-	if _, err := s.Take(ctx, []store.Counter{minute}, t0); err != nil {
+	minute := domain.Window{Key: "rpm", Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	if _, err := s.Take(ctx, []domain.Window{minute}, t0); err != nil {
 		t.Fatalf("Take: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -101,7 +102,7 @@ func TestRestart(t *testing.T) {
 	if l, err := s.Ledger(ctx, "acct-a"); err != nil || len(l) != 2 {
 		t.Errorf("Ledger after restart = %+v, %v; want the grant and the charge", l, err)
 	}
-	if used, err := s.Take(ctx, []store.Counter{minute}, t0.Add(time.Second)); err != nil || used[0] != 2 {
+	if used, err := s.Take(ctx, []domain.Window{minute}, t0.Add(time.Second)); err != nil || used[0] != 2 {
 		t.Errorf("Take after restart = %v, %v; want [2]: the window's count survives", used, err)
 	}
 	storetest.CheckInvariants(t, s, "acct-a")
@@ -147,7 +148,7 @@ func TestMemory(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
 	if a, err := s.Account(ctx, "acct-a"); err != nil || a.Credits != 5 {
@@ -181,7 +182,7 @@ func TestLockedIsUnavailable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gen.db")
 	s := openAt(t, path)
 	ctx := context.Background()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 5, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	other, err := sql.Open("sqlite", path)
@@ -220,13 +221,13 @@ func TestPrune(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
 	for i := range 3 * pruneBatch {
-		c := store.Counter{Key: fmt.Sprintf("rpm:key-%d", i), Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-		if _, err := s.Take(ctx, []store.Counter{c}, t0); err != nil {
+		c := domain.Window{Key: fmt.Sprintf("rpm:key-%d", i), Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+		if _, err := s.Take(ctx, []domain.Window{c}, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := t0.Add(2 * time.Minute)
-	live := store.Counter{Key: "rpm:live", Limit: 100, ExpiresAt: later.Add(time.Minute)}
+	live := domain.Window{Key: "rpm:live", Limit: 100, ExpiresAt: later.Add(time.Minute)}
 	count := func() int {
 		var n int
 		if err := s.wr.QueryRow("SELECT count(*) FROM counters").Scan(&n); err != nil {
@@ -235,7 +236,7 @@ func TestPrune(t *testing.T) {
 		return n
 	}
 	for i := range 3 {
-		if _, err := s.Take(ctx, []store.Counter{live}, later); err != nil {
+		if _, err := s.Take(ctx, []domain.Window{live}, later); err != nil {
 			t.Fatal(err)
 		}
 		// 3*pruneBatch expired + live, less what the Takes so far pruned.
@@ -243,7 +244,7 @@ func TestPrune(t *testing.T) {
 			t.Errorf("after %d Takes past expiry: %d counters, want %d", i+1, got, want)
 		}
 	}
-	if used, err := s.Take(ctx, []store.Counter{live}, later); err != nil || used[0] != 4 {
+	if used, err := s.Take(ctx, []domain.Window{live}, later); err != nil || used[0] != 4 {
 		t.Errorf("Take(live) = %v, %v; want [4]: pruning leaves open windows alone", used, err)
 	}
 }
@@ -281,7 +282,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if a, err := s.Account(ctx, "acct-a"); err != nil || a.Credits != 100 {
 		t.Errorf("Account after the migration = %+v, %v; want the 100 credits written at version 1", a, err)
 	}
-	g := store.StartGuard{Idempotency: &store.IdempotencyKey{Key: "k", RequestHash: "h", ExpiresAt: t0.Add(time.Hour)}}
+	g := domain.StartGuard{Idempotency: &domain.IdempotencyKey{Key: "k", RequestHash: "h", ExpiresAt: t0.Add(time.Hour)}}
 	first := task.Task{ID: task.NewID(t0), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p", CreditsCost: 10, CreatedAt: t0}
 	if _, err := s.CreateTask(ctx, first, g); err != nil {
 		t.Fatalf("CreateTask with an idempotency key: %v", err)
@@ -289,9 +290,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 	dup := first
 	dup.ID = task.NewID(t0)
 	_, err = s.CreateTask(ctx, dup, g)
-	var ie *store.IdempotencyError
+	var ie *domain.IdempotencyError
 	if !errors.As(err, &ie) || ie.TaskID != first.ID {
-		t.Errorf("second CreateTask under the key = %v, want *store.IdempotencyError naming %s", err, first.ID)
+		t.Errorf("second CreateTask under the key = %v, want *domain.IdempotencyError naming %s", err, first.ID)
 	}
 }
 
@@ -324,13 +325,13 @@ func TestMigrateFromVersion2(t *testing.T) {
 func TestPruneIdempotencyKeys(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 0, CreatedAt: t0}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 0, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	start := func(key string, at time.Time, expires time.Duration) {
 		t.Helper()
 		tk := task.Task{ID: task.NewID(at), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p", CreatedAt: at}
-		g := store.StartGuard{Idempotency: &store.IdempotencyKey{Key: key, RequestHash: "h", ExpiresAt: at.Add(expires)}}
+		g := domain.StartGuard{Idempotency: &domain.IdempotencyKey{Key: key, RequestHash: "h", ExpiresAt: at.Add(expires)}}
 		if _, err := s.CreateTask(ctx, tk, g); err != nil {
 			t.Fatalf("CreateTask(%s): %v", key, err)
 		}

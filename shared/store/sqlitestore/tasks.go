@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -16,7 +17,7 @@ import (
 
 // CreateTask implements store.Store: it reads what lifecycle.Create
 // decides on and writes what it returns, in one transaction.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard) (int64, error) {
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
@@ -73,9 +74,9 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g store.StartGuard)
 // findStart reads, inside tx, what lifecycle.Create decides the start of
 // t under g on. Before it reads the idempotency record it prunes a few
 // expired records, so that the table holds about a day of starts.
-func findStart(ctx context.Context, tx *txn, t task.Task, g store.StartGuard) (lifecycle.Found, error) {
+func findStart(ctx context.Context, tx *txn, t task.Task, g domain.StartGuard) (lifecycle.Found, error) {
 	var f lifecycle.Found
-	var a store.Account
+	var a domain.Account
 	err := tx.QueryRowContext(ctx,
 		`SELECT id, credits, in_flight FROM accounts WHERE id = ?`, t.AccountID).Scan(&a.ID, &a.Credits, &a.InFlight)
 	switch {
@@ -224,7 +225,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 func loadTask(ctx context.Context, tx *txn, op, id string) (task.Task, error) {
 	t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return task.Task{}, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+		return task.Task{}, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
 	if err != nil {
 		return task.Task{}, dbErr(op, err)
@@ -332,8 +333,8 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 	return tasks, rows.Err()
 }
 
-// StartProcessing implements store.Store.
-func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
+// MarkProcessing implements store.Store.
+func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
 	// Forget before and after: a Task that read the task before the
 	// change cannot cache it, and none answers it from memory after.
 	s.tasks.forget(id)
@@ -365,7 +366,7 @@ func (s *Store) StartProcessing(ctx context.Context, id string, at time.Time) (t
 
 // SetOperation implements store.Store.
 func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Task, error) {
-	// Forget before and after, as every change does (StartProcessing).
+	// Forget before and after, as every change does (MarkProcessing).
 	s.tasks.forget(id)
 	defer s.tasks.forget(id)
 	var t task.Task
@@ -453,15 +454,15 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 }
 
 // Complete implements store.Store. On a failed task it returns the task as
-// it is with store.ErrTerminal.
-func (s *Store) Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error) {
+// it is with domain.ErrTerminal.
+func (s *Store) Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (task.Task, error) {
 	s.tasks.forget(id)
 	defer s.tasks.forget(id)
 	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
-// it is with store.ErrTerminal.
+// it is with domain.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
 	s.tasks.forget(id)
 	defer s.tasks.forget(id)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -21,17 +22,17 @@ var _ store.Webhooks = (*Store)(nil)
 // t's account. The rows' ids are stable, so a row written again is
 // ignored.
 func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task) error {
-	if store.EventOf(t.Status) == "" {
+	if domain.EventOf(t.Status) == "" {
 		return nil
 	}
-	var endpoints []store.WebhookEndpoint
+	var endpoints []domain.WebhookEndpoint
 	rows, err := tx.QueryContext(ctx,
 		`SELECT id, url, events FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id`, t.AccountID)
 	if err != nil {
 		return dbErr(op, fmt.Errorf("read webhook endpoints: %w", err))
 	}
 	for rows.Next() {
-		var e store.WebhookEndpoint
+		var e domain.WebhookEndpoint
 		var events string
 		if err := rows.Scan(&e.ID, &e.URL, &events); err != nil {
 			rows.Close()
@@ -69,7 +70,7 @@ func enqueueEvent(ctx context.Context, tx *txn, op string, t task.Task) error {
 }
 
 // CreateWebhook implements store.Webhooks.
-func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) error {
+func (s *Store) CreateWebhook(ctx context.Context, e domain.WebhookEndpoint) error {
 	op := "create webhook " + e.ID
 	events, err := json.Marshal(e.Events)
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) erro
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM accounts WHERE id = ?`, e.AccountID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: account %s: %w", op, e.AccountID, store.ErrNotFound)
+			return fmt.Errorf("%s: account %s: %w", op, e.AccountID, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -87,7 +88,7 @@ func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) erro
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, e.ID, e.AccountID, e.URL, string(events), e.Secret, ms(e.CreatedAt))
 		if isDuplicate(err) {
-			return fmt.Errorf("%s: %w", op, store.ErrExists)
+			return fmt.Errorf("%s: %w", op, domain.ErrExists)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -97,9 +98,9 @@ func (s *Store) CreateWebhook(ctx context.Context, e store.WebhookEndpoint) erro
 }
 
 // Webhooks implements store.Webhooks.
-func (s *Store) Webhooks(ctx context.Context, accountID string) ([]store.WebhookEndpoint, error) {
+func (s *Store) Webhooks(ctx context.Context, accountID string) ([]domain.WebhookEndpoint, error) {
 	op := "list webhooks of " + accountID
-	var out []store.WebhookEndpoint
+	var out []domain.WebhookEndpoint
 	err := s.read(ctx, op, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, account_id, url, events, secret, created_at
 			FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id`, accountID)
@@ -108,7 +109,7 @@ func (s *Store) Webhooks(ctx context.Context, accountID string) ([]store.Webhook
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var e store.WebhookEndpoint
+			var e domain.WebhookEndpoint
 			var events string
 			var created int64
 			if err := rows.Scan(&e.ID, &e.AccountID, &e.URL, &events, &e.Secret, &created); err != nil {
@@ -134,7 +135,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, at time
 			return dbErr(op, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'failed'
 			WHERE endpoint_id = ? AND account_id = ? AND state = 'pending'`, id, accountID); err != nil {
@@ -153,7 +154,7 @@ func (s *Store) SigningSecret(ctx context.Context, accountID, fresh string) (str
 			ON CONFLICT (account_id) DO UPDATE SET secret = secret RETURNING secret`,
 			accountID, fresh).Scan(&secret)
 		if isConstraint(err, 787) { // SQLITE_CONSTRAINT_FOREIGNKEY
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		return dbErrOrNil(op, err)
 	})
@@ -166,8 +167,8 @@ func (s *Store) SigningSecret(ctx context.Context, accountID, fresh string) (str
 const deliveryColumns = `d.id, d.account_id, d.endpoint_id, d.url, d.event, d.task, d.created_at,
 	d.state, d.attempts, d.next_at, coalesce(e.secret, s.secret, '')`
 
-func scanDelivery(row interface{ Scan(...any) error }) (store.Delivery, error) {
-	var d store.Delivery
+func scanDelivery(row interface{ Scan(...any) error }) (domain.Delivery, error) {
+	var d domain.Delivery
 	var snap string
 	var created, next int64
 	err := row.Scan(&d.ID, &d.AccountID, &d.EndpointID, &d.URL, &d.Event, &snap, &created,
@@ -183,9 +184,9 @@ func scanDelivery(row interface{ Scan(...any) error }) (store.Delivery, error) {
 }
 
 // ClaimDeliveries implements store.Webhooks.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]domain.Delivery, error) {
 	op := "claim webhook deliveries"
-	var out []store.Delivery
+	var out []domain.Delivery
 	err := s.write(ctx, op, func(tx *txn) error {
 		out = nil // a retried transaction starts again
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
@@ -227,7 +228,7 @@ func (s *Store) RecordAttempt(ctx context.Context, a store.DeliveryAttempt, stat
 		err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = max(attempts, ?), next_at = ?
 			WHERE id = ? RETURNING endpoint_id`, state, a.Attempt, ms(next), a.DeliveryID).Scan(&endpoint)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -262,7 +263,7 @@ func (s *Store) Attempts(ctx context.Context, accountID, endpointID string, q st
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = ? AND account_id = ?`,
 			endpointID, accountID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		if err != nil {
 			return dbErr(op, err)
@@ -310,7 +311,7 @@ func (s *Store) ReplayDelivery(ctx context.Context, accountID, endpointID, deliv
 			return dbErr(op, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
 		// A replay is sent now: the local worker is woken as by a move
 		// (issue 20), not left to its next poll.

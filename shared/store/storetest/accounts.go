@@ -4,13 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
 func testAccounts(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	created := at(time.Hour)
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct-a", CreatedAt: created}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", CreatedAt: created}); err != nil {
 		t.Fatalf("CreateAccount(acct-a): %v", err)
 	}
 	got := mustAccountState(t, s, "acct-a")
@@ -18,8 +19,8 @@ func testAccounts(t *testing.T, s store.Store) {
 		t.Errorf("Account(acct-a) = %+v, want ID acct-a, 0 credits, 0 in flight, created %v", got, created)
 	}
 
-	err := s.CreateAccount(ctx, store.Account{ID: "acct-a", Credits: 500, CreatedAt: at(2 * time.Hour)})
-	wantErrIs(t, "CreateAccount(acct-a) again", err, store.ErrExists)
+	err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 500, CreatedAt: at(2 * time.Hour)})
+	wantErrIs(t, "CreateAccount(acct-a) again", err, domain.ErrExists)
 	if got := mustAccountState(t, s, "acct-a"); got.Credits != 0 || !sameTime(got.CreatedAt, created) {
 		t.Errorf("after a duplicate CreateAccount: Account(acct-a) = %+v, want it unchanged", got)
 	}
@@ -28,22 +29,22 @@ func testAccounts(t *testing.T, s store.Store) {
 	}
 
 	_, err = s.Account(ctx, "acct-nobody")
-	wantErrIs(t, "Account(acct-nobody)", err, store.ErrNotFound)
+	wantErrIs(t, "Account(acct-nobody)", err, domain.ErrNotFound)
 	_, err = s.Grant(ctx, "acct-nobody", 10, "gift", at(0))
-	wantErrIs(t, "Grant(acct-nobody)", err, store.ErrNotFound)
+	wantErrIs(t, "Grant(acct-nobody)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
 func testOpeningBalance(t *testing.T, s store.Store) {
 	created := at(time.Minute)
-	if err := s.CreateAccount(t.Context(), store.Account{ID: "acct-b", Credits: 70, CreatedAt: created}); err != nil {
+	if err := s.CreateAccount(t.Context(), domain.Account{ID: "acct-b", Credits: 70, CreatedAt: created}); err != nil {
 		t.Fatalf("CreateAccount(acct-b, 70 credits): %v", err)
 	}
 	if got := mustAccountState(t, s, "acct-b"); got.Credits != 70 {
 		t.Errorf("Account(acct-b).Credits = %d, want 70", got.Credits)
 	}
 	l := mustLedger(t, s, "acct-b")
-	if len(l) != 1 || l[0].Kind != store.EntryGrant || l[0].Amount != 70 || l[0].Balance != 70 ||
+	if len(l) != 1 || l[0].Kind != domain.EntryGrant || l[0].Amount != 70 || l[0].Balance != 70 ||
 		l[0].TaskID != "" || !sameTime(l[0].At, created) {
 		t.Errorf("ledger of a new account with 70 credits = %+v, want one grant of 70 at %v", l, created)
 	}
@@ -81,7 +82,7 @@ func testGrant(t *testing.T, s store.Store) {
 	}
 	for i, g := range grants {
 		e := l[i]
-		if e.AccountID != "acct-a" || e.Kind != store.EntryGrant || e.TaskID != "" || e.Amount != g.amount ||
+		if e.AccountID != "acct-a" || e.Kind != domain.EntryGrant || e.TaskID != "" || e.Amount != g.amount ||
 			e.Balance != g.want || e.Note != g.note || !sameTime(e.At, g.at) {
 			t.Errorf("ledger[%d] = %+v, want a grant of %d, balance %d, note %q at %v",
 				i, e, g.amount, g.want, g.note, g.at)
@@ -116,7 +117,7 @@ func testKeys(t *testing.T, s store.Store) {
 			t.Fatalf("CreateKey(%s): %v", k.ID, err)
 		}
 	}
-	wantErrIs(t, "CreateKey(key-1) again", s.CreateKey(ctx, k1), store.ErrExists)
+	wantErrIs(t, "CreateKey(key-1) again", s.CreateKey(ctx, k1), domain.ErrExists)
 
 	checkKey := func(what string, got, want store.Key) {
 		t.Helper()
@@ -137,7 +138,7 @@ func testKeys(t *testing.T, s store.Store) {
 		}
 	}
 	_, err := s.KeyByHash(ctx, "h0-unknown")
-	wantErrIs(t, "KeyByHash(unknown)", err, store.ErrNotFound)
+	wantErrIs(t, "KeyByHash(unknown)", err, domain.ErrNotFound)
 
 	listed := func(account string, want ...store.Key) {
 		t.Helper()
@@ -182,5 +183,5 @@ func testKeys(t *testing.T, s store.Store) {
 	}
 	k2.RevokedAt = revoked
 	listed("acct-a", k1, k2)
-	wantErrIs(t, "RevokeKey(unknown)", s.RevokeKey(ctx, "key-nobody", revoked), store.ErrNotFound)
+	wantErrIs(t, "RevokeKey(unknown)", s.RevokeKey(ctx, "key-nobody", revoked), domain.ErrNotFound)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -30,7 +31,7 @@ func testLedgerPage(t *testing.T, s store.Store) {
 		t.Fatalf("Ledger has %d entries, want 8", len(all))
 	}
 	for _, limit := range []int{1, 3, 8, 0} {
-		var got []store.LedgerEntry
+		var got []domain.LedgerEntry
 		var before int64
 		for pages := 0; ; pages++ {
 			page, err := s.LedgerPage(t.Context(), "acct-a", store.LedgerQuery{Before: before, Limit: limit})
@@ -60,7 +61,7 @@ func testLedgerPage(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	if _, err := s.LedgerPage(t.Context(), "acct-none", store.LedgerQuery{Limit: 5}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.LedgerPage(t.Context(), "acct-none", store.LedgerQuery{Limit: 5}); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("LedgerPage of an unknown account: %v, want ErrNotFound", err)
 	}
 }
@@ -86,11 +87,11 @@ func testHeld(t *testing.T, s store.Store) {
 	for _, tk := range []task.Task{a, b, c} {
 		mustCreate(t, s, tk)
 	}
-	if _, err := s.StartProcessing(t.Context(), b.ID, at(time.Minute)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(t.Context(), b.ID, at(time.Minute)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	held(150, "with one pending, one processing and one more pending")
-	if _, err := s.Complete(t.Context(), a.ID, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, at(2*time.Minute)); err != nil {
+	if _, err := s.Complete(t.Context(), a.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, at(2*time.Minute)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	if _, err := s.Fail(t.Context(), c.ID, cancelled, at(2*time.Minute)); err != nil {
@@ -113,7 +114,7 @@ func testDeleteTask(t *testing.T, s store.Store) {
 	for _, tk := range []task.Task{done, failed, busy} {
 		mustCreate(t, s, tk)
 	}
-	if _, err := s.Complete(t.Context(), done.ID, store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}, Refund: 10}, at(time.Minute)); err != nil {
+	if _, err := s.Complete(t.Context(), done.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}, Refund: 10}, at(time.Minute)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	if _, err := s.Fail(t.Context(), failed.ID, cancelled, at(time.Minute)); err != nil {
@@ -122,11 +123,11 @@ func testDeleteTask(t *testing.T, s store.Store) {
 	entries := len(mustLedger(t, s, "acct-a"))
 
 	before := takeSnapshot(t, s, "acct-a")
-	if _, err := s.DeleteTask(t.Context(), busy.ID); !errors.Is(err, store.ErrNotFinished) {
+	if _, err := s.DeleteTask(t.Context(), busy.ID); !errors.Is(err, domain.ErrNotFinished) {
 		t.Errorf("DeleteTask of a pending task: %v, want ErrNotFinished", err)
 	}
 	unchanged(t, s, "acct-a", before, "DeleteTask of a pending task")
-	if _, err := s.DeleteTask(t.Context(), taskID(at(0), "nosuchtask")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.DeleteTask(t.Context(), taskID(at(0), "nosuchtask")); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("DeleteTask of an unknown task: %v, want ErrNotFound", err)
 	}
 
@@ -138,10 +139,10 @@ func testDeleteTask(t *testing.T, s store.Store) {
 		if got.ID != tk.ID || !got.Status.Terminal() || len(got.Inputs) != len(tk.Inputs) {
 			t.Errorf("DeleteTask returned %+v, want the task as it was", got)
 		}
-		if _, err := s.Task(t.Context(), tk.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Task(t.Context(), tk.ID); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Task(%s) after DeleteTask: %v, want ErrNotFound", tk.ID, err)
 		}
-		if _, err := s.DeleteTask(t.Context(), tk.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.DeleteTask(t.Context(), tk.ID); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("DeleteTask(%s) again: %v, want ErrNotFound", tk.ID, err)
 		}
 	}
@@ -173,7 +174,7 @@ func testDeleteTask(t *testing.T, s store.Store) {
 func testDeleteKeepsIdempotency(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "deleteidem"), 30, at(0))
-	if _, err := s.CreateTask(t.Context(), tk, store.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
 	if _, err := s.Fail(t.Context(), tk.ID, cancelled, at(time.Second)); err != nil {
@@ -184,7 +185,7 @@ func testDeleteKeepsIdempotency(t *testing.T, s store.Store) {
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	again := newTask("acct-a", taskID(at(time.Minute), "deleteidm2"), 30, at(time.Minute))
-	_, err := s.CreateTask(t.Context(), again, store.StartGuard{Idempotency: idem("k1", "h1", again.CreatedAt)})
+	_, err := s.CreateTask(t.Context(), again, domain.StartGuard{Idempotency: idem("k1", "h1", again.CreatedAt)})
 	wantIdempotencyError(t, "a start under the key of a deleted task", err, tk.ID, "h1")
 	unchanged(t, s, "acct-a", before, "a start under the key of a deleted task")
 	CheckInvariants(t, s, "acct-a")
@@ -200,8 +201,8 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 	for i, tk := range tasks {
 		mustCreate(t, s, tk)
 		if i%2 == 0 {
-			if _, err := s.StartProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-				t.Fatalf("StartProcessing: %v", err)
+			if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
+				t.Fatalf("MarkProcessing: %v", err)
 			}
 		}
 	}
@@ -211,7 +212,7 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 		if i%2 == 0 {
 			_, errs[i] = s.Fail(t.Context(), id, cancelled, at(time.Minute))
 		} else {
-			_, errs[i] = s.Complete(t.Context(), id, store.Completion{
+			_, errs[i] = s.Complete(t.Context(), id, domain.Completion{
 				Videos: []task.Video{{Key: "v0", MimeType: "video/mp4", Size: 10}}, Refund: partial}, at(time.Minute))
 		}
 	})
@@ -220,10 +221,10 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 	for i, tk := range tasks {
 		final := mustTask(t, s, tk.ID)
 		cancelErr, completeErr := errs[2*i], errs[2*i+1]
-		refunds := taskEntries(ledger, tk.ID, store.EntryRefund)
+		refunds := taskEntries(ledger, tk.ID, domain.EntryRefund)
 		switch final.Status {
 		case task.Failed:
-			if cancelErr != nil || !errors.Is(completeErr, store.ErrTerminal) || final.Failure == nil || final.Failure.Code != cancelled.Code {
+			if cancelErr != nil || !errors.Is(completeErr, domain.ErrTerminal) || final.Failure == nil || final.Failure.Code != cancelled.Code {
 				t.Errorf("task %d cancelled: cancel %v, complete %v, failure %+v", i, cancelErr, completeErr, final.Failure)
 			}
 			if len(refunds) != 1 || refunds[0].Amount != cost {
@@ -231,7 +232,7 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 			}
 			wantCredits += cost
 		case task.Completed:
-			if completeErr != nil || !errors.Is(cancelErr, store.ErrTerminal) {
+			if completeErr != nil || !errors.Is(cancelErr, domain.ErrTerminal) {
 				t.Errorf("task %d completed: cancel %v, complete %v", i, cancelErr, completeErr)
 			}
 			if len(refunds) != 1 || refunds[0].Amount != partial {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -15,17 +16,17 @@ import (
 const idemDay = 24 * time.Hour
 
 // idem is the record of a start at created under key with request hash.
-func idem(key, hash string, created time.Time) *store.IdempotencyKey {
-	return &store.IdempotencyKey{Key: key, RequestHash: hash, ExpiresAt: created.Add(idemDay)}
+func idem(key, hash string, created time.Time) *domain.IdempotencyKey {
+	return &domain.IdempotencyKey{Key: key, RequestHash: hash, ExpiresAt: created.Add(idemDay)}
 }
 
 // wantIdempotencyError fails the test unless err is an *IdempotencyError
 // naming taskID and hash, and returns it.
-func wantIdempotencyError(t *testing.T, what string, err error, taskID, hash string) *store.IdempotencyError {
+func wantIdempotencyError(t *testing.T, what string, err error, taskID, hash string) *domain.IdempotencyError {
 	t.Helper()
-	var ie *store.IdempotencyError
+	var ie *domain.IdempotencyError
 	if !errors.As(err, &ie) {
-		t.Fatalf("%s: got error %v, want *store.IdempotencyError", what, err)
+		t.Fatalf("%s: got error %v, want *domain.IdempotencyError", what, err)
 	}
 	if ie.TaskID != taskID || ie.RequestHash != hash {
 		t.Errorf("%s: IdempotencyError{TaskID: %q, RequestHash: %q}, want {%q, %q}",
@@ -49,8 +50,8 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 30)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
-	starts := store.Counter{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
-	g := store.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", "hash-a", c0)}
+	starts := domain.Window{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
+	g := domain.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", "hash-a", c0)}
 	bal, err := s.CreateTask(t.Context(), first, g)
 	if err != nil || bal != 0 {
 		t.Fatalf("CreateTask(first use of the key) = %d, %v; want 0, nil", bal, err)
@@ -69,12 +70,12 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	for i, tt := range tests {
 		c := at(time.Duration(i+1) * time.Second)
 		dup := newTask("acct-a", taskID(c, fmt.Sprintf("idem00010%d", i)), 30, c)
-		g := store.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", tt.hash, c)}
+		g := domain.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", tt.hash, c)}
 		_, err := s.CreateTask(t.Context(), dup, g)
 		wantIdempotencyError(t, "CreateTask under a used key, "+tt.name, err, first.ID, "hash-a")
 		unchanged(t, s, "acct-a", before, "CreateTask under a used key, "+tt.name)
 		_, err = s.Task(t.Context(), dup.ID)
-		wantErrIs(t, "Task of the refused duplicate", err, store.ErrNotFound)
+		wantErrIs(t, "Task of the refused duplicate", err, domain.ErrNotFound)
 	}
 
 	// The record outlives its task's end.
@@ -83,7 +84,7 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	}
 	c := at(2 * time.Minute)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000200"), 30, c),
-		store.StartGuard{Idempotency: idem("k-1", "hash-a", c)})
+		domain.StartGuard{Idempotency: idem("k-1", "hash-a", c)})
 	wantIdempotencyError(t, "CreateTask under the key of a failed task", err, first.ID, "hash-a")
 	CheckInvariants(t, s, "acct-a")
 }
@@ -95,7 +96,7 @@ func testIdempotencyScope(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-b", 1000)
 	c0 := at(0)
 	a1 := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), a1, store.StartGuard{Idempotency: idem("shared", "h", c0)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), a1, domain.StartGuard{Idempotency: idem("shared", "h", c0)}); err != nil {
 		t.Fatalf("CreateTask(acct-a, key shared): %v", err)
 	}
 	tests := []struct {
@@ -111,7 +112,7 @@ func testIdempotencyScope(t *testing.T, s store.Store) {
 	for i, tt := range tests {
 		c := at(time.Duration(i+1) * time.Second)
 		tk := newTask(tt.account, taskID(c, fmt.Sprintf("idem00100%d", i)), 10, c)
-		g := store.StartGuard{}
+		g := domain.StartGuard{}
 		if tt.key != "" {
 			g.Idempotency = idem(tt.key, "h", c)
 		}
@@ -122,7 +123,7 @@ func testIdempotencyScope(t *testing.T, s store.Store) {
 	// acct-b's record is its own: a second use there replays acct-b's task.
 	c := at(time.Minute)
 	_, err := s.CreateTask(t.Context(), newTask("acct-b", taskID(c, "idem002000"), 10, c),
-		store.StartGuard{Idempotency: idem("shared", "h", c)})
+		domain.StartGuard{Idempotency: idem("shared", "h", c)})
 	wantIdempotencyError(t, "CreateTask(acct-b, key shared) again", err, taskID(at(time.Second), "idem001000"), "h")
 	CheckInvariants(t, s, "acct-a")
 	CheckInvariants(t, s, "acct-b")
@@ -133,23 +134,23 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), first, store.StartGuard{Idempotency: idem("k", "h1", c0)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h1", c0)}); err != nil {
 		t.Fatalf("CreateTask(first): %v", err)
 	}
 	c := c0.Add(idemDay - time.Millisecond)
 	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000002"), 10, c),
-		store.StartGuard{Idempotency: idem("k", "h1", c)})
+		domain.StartGuard{Idempotency: idem("k", "h1", c)})
 	wantIdempotencyError(t, "CreateTask 1 ms before the record expires", err, first.ID, "h1")
 
 	c1 := c0.Add(idemDay)
 	second := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
-	if _, err := s.CreateTask(t.Context(), second, store.StartGuard{Idempotency: idem("k", "h2", c1)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), second, domain.StartGuard{Idempotency: idem("k", "h2", c1)}); err != nil {
 		t.Fatalf("CreateTask when the record expires: %v, want a new task", err)
 	}
 	// The new record is second's, with second's hash and expiry.
 	c = c1.Add(idemDay - time.Millisecond)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000004"), 10, c),
-		store.StartGuard{Idempotency: idem("k", "h1", c)})
+		domain.StartGuard{Idempotency: idem("k", "h1", c)})
 	wantIdempotencyError(t, "CreateTask under the renewed record", err, second.ID, "h2")
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 980 {
 		t.Errorf("after two starts of 10: %d credits, want 980", a.Credits)
@@ -161,8 +162,8 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 func testIdempotencyRefusedStart(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 5)
 	c0 := at(0)
-	used := store.Counter{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
-	if _, err := s.Take(t.Context(), []store.Counter{used}, c0); err != nil {
+	used := domain.Window{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
+	if _, err := s.Take(t.Context(), []domain.Window{used}, c0); err != nil {
 		t.Fatalf("Take: %v", err)
 	}
 	existing := newTask("acct-a", taskID(c0, "idem000000"), 0, c0)
@@ -172,17 +173,17 @@ func testIdempotencyRefusedStart(t *testing.T, s store.Store) {
 		name  string
 		id    string
 		cost  int
-		guard store.StartGuard
+		guard domain.StartGuard
 		check func(error) bool
 	}{
-		{"insufficient credits", "idem000001", 10, store.StartGuard{},
-			func(err error) bool { var e *store.InsufficientCreditsError; return errors.As(err, &e) }},
-		{"starts counter", "idem000002", 1, store.StartGuard{Starts: &used},
-			func(err error) bool { var e *store.LimitError; return errors.As(err, &e) }},
-		{"in flight", "idem000003", 1, store.StartGuard{MaxInFlight: 1},
-			func(err error) bool { var e *store.InFlightLimitError; return errors.As(err, &e) }},
-		{"duplicate task id", "idem000000", 1, store.StartGuard{},
-			func(err error) bool { return errors.Is(err, store.ErrExists) }},
+		{"insufficient credits", "idem000001", 10, domain.StartGuard{},
+			func(err error) bool { var e *domain.InsufficientCreditsError; return errors.As(err, &e) }},
+		{"starts counter", "idem000002", 1, domain.StartGuard{Starts: &used},
+			func(err error) bool { var e *domain.LimitError; return errors.As(err, &e) }},
+		{"in flight", "idem000003", 1, domain.StartGuard{MaxInFlight: 1},
+			func(err error) bool { var e *domain.InFlightLimitError; return errors.As(err, &e) }},
+		{"duplicate task id", "idem000000", 1, domain.StartGuard{},
+			func(err error) bool { return errors.Is(err, domain.ErrExists) }},
 	}
 	for i, tt := range tests {
 		c := at(time.Duration(i+1) * time.Second)
@@ -204,7 +205,7 @@ func testIdempotencyRefusedStart(t *testing.T, s store.Store) {
 		// The key is free: an acceptable start under it creates a task.
 		c2 := c.Add(time.Millisecond)
 		ok := newTask("acct-a", taskID(c2, fmt.Sprintf("idemok%04d", i)), 0, c2)
-		if _, err := s.CreateTask(t.Context(), ok, store.StartGuard{Idempotency: idem(key, "h", c2)}); err != nil {
+		if _, err := s.CreateTask(t.Context(), ok, domain.StartGuard{Idempotency: idem(key, "h", c2)}); err != nil {
 			t.Errorf("CreateTask under the key of a start refused for %s: %v, want a new task", tt.name, err)
 		}
 	}
@@ -217,7 +218,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	abandoned := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), abandoned, store.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
 	if _, err := s.Fail(t.Context(), abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0); err != nil {
@@ -227,13 +228,13 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	c1 := at(time.Second)
 	wrong := idem("k", "h", c1)
 	wrong.Replaces = taskID(c0, "idem999999")
-	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c1, "idem000002"), 10, c1), store.StartGuard{Idempotency: wrong})
+	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c1, "idem000002"), 10, c1), domain.StartGuard{Idempotency: wrong})
 	wantIdempotencyError(t, "CreateTask replacing a task the record does not name", err, abandoned.ID, "h")
 
 	retry := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
 	g := idem("k", "h", c1)
 	g.Replaces = abandoned.ID
-	if _, err := s.CreateTask(t.Context(), retry, store.StartGuard{Idempotency: g}); err != nil {
+	if _, err := s.CreateTask(t.Context(), retry, domain.StartGuard{Idempotency: g}); err != nil {
 		t.Fatalf("CreateTask replacing the abandoned task: %v, want a new task", err)
 	}
 	// The record names retry now: replacing the abandoned task again is a
@@ -241,7 +242,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	c2 := at(2 * time.Second)
 	again := idem("k", "h", c2)
 	again.Replaces = abandoned.ID
-	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c2, "idem000004"), 10, c2), store.StartGuard{Idempotency: again})
+	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c2, "idem000004"), 10, c2), domain.StartGuard{Idempotency: again})
 	wantIdempotencyError(t, "CreateTask replacing the abandoned task a second time", err, retry.ID, "h")
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 990 || a.InFlight != 1 {
 		t.Errorf("after an abandoned start and its retry: %d credits, %d in flight; want 990, 1", a.Credits, a.InFlight)
@@ -259,7 +260,7 @@ func testRaceIdempotency(t *testing.T, s store.Store) {
 	stop := make(chan struct{})
 	low := watchBalance(t, s, "acct-a", stop)
 	race(n, func(i int) {
-		g := store.StartGuard{MaxInFlight: n, Idempotency: idem("same-key", "same-hash", tasks[i].CreatedAt)}
+		g := domain.StartGuard{MaxInFlight: n, Idempotency: idem("same-key", "same-hash", tasks[i].CreatedAt)}
 		_, errs[i] = s.CreateTask(t.Context(), tasks[i], g)
 	})
 	close(stop)
@@ -287,7 +288,7 @@ func testRaceIdempotency(t *testing.T, s store.Store) {
 	}
 	charges := 0
 	for _, e := range mustLedger(t, s, "acct-a") {
-		if e.Kind == store.EntryCharge {
+		if e.Kind == domain.EntryCharge {
 			charges++
 		}
 	}
@@ -308,7 +309,7 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
-	if bal, err := s.CreateTask(ctx, first, store.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil || bal != 70 {
+	if bal, err := s.CreateTask(ctx, first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil || bal != 70 {
 		t.Fatalf("CreateTask(first) = %d, %v; want 70, nil", bal, err)
 	}
 	// The balance moves on: a grant, another start, the first task's end.
@@ -327,7 +328,7 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 		t.Helper()
 		k := idem("k", hash, c)
 		k.Replaces = replaces
-		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, "idemreplay"), 10, c), store.StartGuard{Idempotency: k})
+		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, "idemreplay"), 10, c), domain.StartGuard{Idempotency: k})
 		wantReplayBalance(t, what, err, wantTask, wantBalance)
 	}
 	replay("the same request again", "h", at(4*time.Second), "", first.ID, 70)
@@ -337,7 +338,7 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 	retry := newTask("acct-a", taskID(c, "idem000003"), 20, c)
 	k := idem("k", "h", c)
 	k.Replaces = first.ID
-	if bal, err := s.CreateTask(ctx, retry, store.StartGuard{Idempotency: k}); err != nil || bal != 120 {
+	if bal, err := s.CreateTask(ctx, retry, domain.StartGuard{Idempotency: k}); err != nil || bal != 120 {
 		t.Fatalf("CreateTask replacing the first task = %d, %v; want 120, nil", bal, err)
 	}
 	if _, err := s.Grant(ctx, "acct-a", 5, "top-up", at(7*time.Second)); err != nil {
@@ -358,7 +359,7 @@ func CheckLegacyRecord(t *testing.T, s store.Store, makeLegacy func(t *testing.T
 	mustAccount(t, s, "acct-a", 100)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "legacy0001"), 30, c0)
-	if _, err := s.CreateTask(t.Context(), first, store.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
+	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
 		t.Fatalf("CreateTask with an idempotency key: %v", err)
 	}
 	for i := range 3 { // the charge is not the last entry
@@ -369,6 +370,6 @@ func CheckLegacyRecord(t *testing.T, s store.Store, makeLegacy func(t *testing.T
 	s = makeLegacy(t, s)
 	c := at(2 * time.Second)
 	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "legacy0002"), 30, c),
-		store.StartGuard{Idempotency: idem("k", "h", c)})
+		domain.StartGuard{Idempotency: idem("k", "h", c)})
 	wantReplayBalance(t, "CreateTask under the key of a legacy record", err, first.ID, 70)
 }

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 )
 
 // takeStep is one Take call and what it must answer: the counts, or the
 // key of the exhausted counter.
 type takeStep struct {
-	counters  []store.Counter
+	counters  []domain.Window
 	at        time.Time
 	want      []int
 	exhausted string
@@ -37,72 +38,72 @@ func runTakes(t *testing.T, s store.Store, steps []takeStep) {
 			}
 			continue
 		}
-		var le *store.LimitError
+		var le *domain.LimitError
 		if !errors.As(err, &le) {
-			t.Fatalf("%s: got %v, %v; want a *store.LimitError for %s", what, used, err, st.exhausted)
+			t.Fatalf("%s: got %v, %v; want a *domain.LimitError for %s", what, used, err, st.exhausted)
 		}
-		var want store.Counter
+		var want domain.Window
 		for _, c := range st.counters {
 			if c.Key == st.exhausted {
 				want = c
 			}
 		}
-		if le.Counter.Key != want.Key || le.Counter.Limit != want.Limit {
+		if le.Window.Key != want.Key || le.Window.Limit != want.Limit {
 			t.Errorf("%s: LimitError names %s (limit %d), want %s (limit %d)",
-				what, le.Counter.Key, le.Counter.Limit, want.Key, want.Limit)
+				what, le.Window.Key, le.Window.Limit, want.Key, want.Limit)
 		}
 	}
 }
 
 func testTake(t *testing.T, s store.Store) {
-	minute := store.Counter{Key: "rpm:key-1:29385120", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
-	other := store.Counter{Key: "rpm:key-2:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	minute := domain.Window{Key: "rpm:key-1:29385120", Limit: 3, ExpiresAt: t0.Add(time.Minute)}
+	other := domain.Window{Key: "rpm:key-2:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
 	runTakes(t, s, []takeStep{
-		{counters: []store.Counter{minute}, at: at(0), want: []int{1}},
-		{counters: []store.Counter{minute}, at: at(time.Second), want: []int{2}},
-		{counters: []store.Counter{other}, at: at(time.Second), want: []int{1}},
-		{counters: []store.Counter{minute}, at: at(2 * time.Second), want: []int{3}},
-		{counters: []store.Counter{minute}, at: at(3 * time.Second), exhausted: minute.Key},
-		{counters: []store.Counter{other}, at: at(3 * time.Second), exhausted: other.Key},
+		{counters: []domain.Window{minute}, at: at(0), want: []int{1}},
+		{counters: []domain.Window{minute}, at: at(time.Second), want: []int{2}},
+		{counters: []domain.Window{other}, at: at(time.Second), want: []int{1}},
+		{counters: []domain.Window{minute}, at: at(2 * time.Second), want: []int{3}},
+		{counters: []domain.Window{minute}, at: at(3 * time.Second), exhausted: minute.Key},
+		{counters: []domain.Window{other}, at: at(3 * time.Second), exhausted: other.Key},
 		{counters: nil, at: at(3 * time.Second), want: []int{}},
 	})
 }
 
 func testTakeAllOrNothing(t *testing.T, s store.Store) {
-	day := store.Counter{Key: "rpd:key-1:20405", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
-	minute := store.Counter{Key: "rpm:key-1:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-	starts := store.Counter{Key: "starts:key-1:29385120", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
+	day := domain.Window{Key: "rpd:key-1:20405", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
+	minute := domain.Window{Key: "rpm:key-1:29385120", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	starts := domain.Window{Key: "starts:key-1:29385120", Limit: 10, ExpiresAt: t0.Add(time.Minute)}
 	runTakes(t, s, []takeStep{
-		{counters: []store.Counter{day, minute}, at: at(0), want: []int{1, 1}},
+		{counters: []domain.Window{day, minute}, at: at(0), want: []int{1, 1}},
 		// The minute is exhausted: the day must not count this call.
-		{counters: []store.Counter{day, minute}, at: at(time.Second), exhausted: minute.Key},
-		{counters: []store.Counter{day, starts, minute}, at: at(time.Second), exhausted: minute.Key},
-		{counters: []store.Counter{day}, at: at(2 * time.Second), want: []int{2}},
-		{counters: []store.Counter{starts}, at: at(2 * time.Second), want: []int{1}},
-		{counters: []store.Counter{day, starts}, at: at(3 * time.Second), want: []int{3, 2}},
-		{counters: []store.Counter{day, starts}, at: at(4 * time.Second), want: []int{4, 3}},
-		{counters: []store.Counter{day, starts}, at: at(5 * time.Second), want: []int{5, 4}},
+		{counters: []domain.Window{day, minute}, at: at(time.Second), exhausted: minute.Key},
+		{counters: []domain.Window{day, starts, minute}, at: at(time.Second), exhausted: minute.Key},
+		{counters: []domain.Window{day}, at: at(2 * time.Second), want: []int{2}},
+		{counters: []domain.Window{starts}, at: at(2 * time.Second), want: []int{1}},
+		{counters: []domain.Window{day, starts}, at: at(3 * time.Second), want: []int{3, 2}},
+		{counters: []domain.Window{day, starts}, at: at(4 * time.Second), want: []int{4, 3}},
+		{counters: []domain.Window{day, starts}, at: at(5 * time.Second), want: []int{5, 4}},
 		// An exhausted first counter leaves the later ones alone too.
-		{counters: []store.Counter{day, starts}, at: at(6 * time.Second), exhausted: day.Key},
-		{counters: []store.Counter{starts}, at: at(7 * time.Second), want: []int{5}},
+		{counters: []domain.Window{day, starts}, at: at(6 * time.Second), exhausted: day.Key},
+		{counters: []domain.Window{starts}, at: at(7 * time.Second), want: []int{5}},
 	})
 }
 
 func testTakeWindowExpiry(t *testing.T, s store.Store) {
 	const key = "rpm:key-1"
-	first := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(time.Minute)}
-	second := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(2 * time.Minute)}
-	third := store.Counter{Key: key, Limit: 2, ExpiresAt: t0.Add(3 * time.Minute)}
+	first := domain.Window{Key: key, Limit: 2, ExpiresAt: t0.Add(time.Minute)}
+	second := domain.Window{Key: key, Limit: 2, ExpiresAt: t0.Add(2 * time.Minute)}
+	third := domain.Window{Key: key, Limit: 2, ExpiresAt: t0.Add(3 * time.Minute)}
 	runTakes(t, s, []takeStep{
-		{counters: []store.Counter{first}, at: t0, want: []int{1}},
-		{counters: []store.Counter{first}, at: t0.Add(30 * time.Second), want: []int{2}},
-		{counters: []store.Counter{first}, at: t0.Add(time.Minute - time.Millisecond), exhausted: key},
+		{counters: []domain.Window{first}, at: t0, want: []int{1}},
+		{counters: []domain.Window{first}, at: t0.Add(30 * time.Second), want: []int{2}},
+		{counters: []domain.Window{first}, at: t0.Add(time.Minute - time.Millisecond), exhausted: key},
 		// At ExpiresAt the window is gone: a fresh one starts at 1.
-		{counters: []store.Counter{second}, at: t0.Add(time.Minute), want: []int{1}},
-		{counters: []store.Counter{second}, at: t0.Add(time.Minute + time.Second), want: []int{2}},
-		{counters: []store.Counter{second}, at: t0.Add(2*time.Minute - time.Millisecond), exhausted: key},
+		{counters: []domain.Window{second}, at: t0.Add(time.Minute), want: []int{1}},
+		{counters: []domain.Window{second}, at: t0.Add(time.Minute + time.Second), want: []int{2}},
+		{counters: []domain.Window{second}, at: t0.Add(2*time.Minute - time.Millisecond), exhausted: key},
 		// Long after, a fresh window again, not the sum of the old ones.
-		{counters: []store.Counter{third}, at: t0.Add(2*time.Minute + 30*time.Second), want: []int{1}},
+		{counters: []domain.Window{third}, at: t0.Add(2*time.Minute + 30*time.Second), want: []int{1}},
 	})
 }
 
@@ -111,31 +112,31 @@ func testTakeWindowExpiry(t *testing.T, s store.Store) {
 // Starts counter: the caller tells its limits apart by it.
 func testLimitErrorCounter(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	minute := store.Counter{Key: "rl:m:key-1:0", Kind: "minute", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-	day := store.Counter{Key: "rl:d:key-1:0", Kind: "day", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
-	starts := store.Counter{Key: "rl:s:key-1:0", Kind: "starts", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
-	wantCounter := func(what string, err error, want store.Counter) {
+	minute := domain.Window{Key: "rl:m:key-1:0", Kind: "minute", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	day := domain.Window{Key: "rl:d:key-1:0", Kind: "day", Limit: 5, ExpiresAt: t0.Add(24 * time.Hour)}
+	starts := domain.Window{Key: "rl:s:key-1:0", Kind: "starts", Limit: 1, ExpiresAt: t0.Add(time.Minute)}
+	wantCounter := func(what string, err error, want domain.Window) {
 		t.Helper()
-		var le *store.LimitError
+		var le *domain.LimitError
 		if !errors.As(err, &le) {
-			t.Fatalf("%s: got error %v, want a *store.LimitError", what, err)
+			t.Fatalf("%s: got error %v, want a *domain.LimitError", what, err)
 		}
-		got := le.Counter
+		got := le.Window
 		if got.Key != want.Key || got.Kind != want.Kind || got.Limit != want.Limit || !got.ExpiresAt.Equal(want.ExpiresAt) {
-			t.Errorf("%s: LimitError.Counter = %+v, want %+v", what, got, want)
+			t.Errorf("%s: LimitError.Window = %+v, want %+v", what, got, want)
 		}
 	}
-	if _, err := s.Take(ctx, []store.Counter{minute}, at(0)); err != nil {
+	if _, err := s.Take(ctx, []domain.Window{minute}, at(0)); err != nil {
 		t.Fatalf("Take(minute): %v", err)
 	}
-	_, err := s.Take(ctx, []store.Counter{minute}, at(time.Second))
+	_, err := s.Take(ctx, []domain.Window{minute}, at(time.Second))
 	wantCounter("Take(minute) when it is full", err, minute)
-	_, err = s.Take(ctx, []store.Counter{day, minute}, at(time.Second))
+	_, err = s.Take(ctx, []domain.Window{day, minute}, at(time.Second))
 	wantCounter("Take(day, minute) when the minute is full", err, minute)
 
 	mustAccount(t, s, "acct-a", 100)
 	start := func(c time.Time, suffix string) error {
-		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, suffix), 1, c), store.StartGuard{Starts: &starts})
+		_, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, suffix), 1, c), domain.StartGuard{Starts: &starts})
 		return err
 	}
 	if err := start(at(2*time.Second), "kind000001"); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -209,7 +210,7 @@ func testLedgerProperties(t *testing.T, s store.Store, cfg config) {
 			}
 			refund := master.IntN(pt.cost + 1)
 			pt.refunds[refund] = true
-			got, err := s.Complete(t.Context(), pt.id, store.Completion{Videos: propVideos(pt.id), Refund: refund}, now)
+			got, err := s.Complete(t.Context(), pt.id, domain.Completion{Videos: propVideos(pt.id), Refund: refund}, now)
 			if err != nil {
 				t.Fatalf("drain: Complete(%s, refund %d): %v", pt.id, refund, err)
 			}
@@ -317,20 +318,20 @@ func (w *propWorker) create(account string, i int) {
 		window:  i/propEpoch*propWindows + w.r.IntN(propWindows),
 		refunds: map[int]bool{},
 	}
-	counter := store.Counter{Key: propWindowKey(account, pt.window), Limit: propWindowLimit, ExpiresAt: t0.Add(24 * time.Hour)}
-	g := store.StartGuard{MaxInFlight: propMaxInFlight, Starts: &counter}
+	counter := domain.Window{Key: propWindowKey(account, pt.window), Limit: propWindowLimit, ExpiresAt: t0.Add(24 * time.Hour)}
+	g := domain.StartGuard{MaxInFlight: propMaxInFlight, Starts: &counter}
 	if w.r.IntN(5) == 0 {
 		pt.idemKey = fmt.Sprintf("idem-%d", w.r.IntN(propIdemKeys))
-		g.Idempotency = &store.IdempotencyKey{Key: pt.idemKey, RequestHash: pt.id, ExpiresAt: t0.Add(24 * time.Hour)}
+		g.Idempotency = &domain.IdempotencyKey{Key: pt.idemKey, RequestHash: pt.id, ExpiresAt: t0.Add(24 * time.Hour)}
 	}
 	tk := newTask(account, pt.id, pt.cost, created)
 	bal, err := w.ps.get().CreateTask(t.Context(), tk, g)
 
 	var (
-		ice *store.InsufficientCreditsError
-		ife *store.InFlightLimitError
-		le  *store.LimitError
-		ie  *store.IdempotencyError
+		ice *domain.InsufficientCreditsError
+		ife *domain.InFlightLimitError
+		le  *domain.LimitError
+		ie  *domain.IdempotencyError
 	)
 	switch {
 	case w.record(err):
@@ -349,8 +350,8 @@ func (w *propWorker) create(account string, i int) {
 			t.Errorf("CreateTask(%s): InFlightLimitError.Limit = %d, want %d", pt.id, ife.Limit, propMaxInFlight)
 		}
 	case errors.As(err, &le):
-		if le.Counter.Key != counter.Key {
-			t.Errorf("CreateTask(%s): LimitError on %q, want %q", pt.id, le.Counter.Key, counter.Key)
+		if le.Window.Key != counter.Key {
+			t.Errorf("CreateTask(%s): LimitError on %q, want %q", pt.id, le.Window.Key, counter.Key)
 		}
 		w.m.mu.Lock()
 		w.m.exhausted[counter.Key] = true
@@ -394,14 +395,14 @@ func (w *propWorker) startProcessing(account string) {
 	if pt == nil {
 		return
 	}
-	got, err := w.ps.get().StartProcessing(w.t.Context(), pt.id, w.now())
+	got, err := w.ps.get().MarkProcessing(w.t.Context(), pt.id, w.now())
 	switch {
 	case w.record(err):
-	case errors.Is(err, store.ErrNotFound) && w.maybeCreated(pt):
+	case errors.Is(err, domain.ErrNotFound) && w.maybeCreated(pt):
 	case err != nil:
-		w.t.Errorf("StartProcessing(%s): %v", pt.id, err)
+		w.t.Errorf("MarkProcessing(%s): %v", pt.id, err)
 	case got.Status == task.Pending || got.ID != pt.id:
-		w.t.Errorf("StartProcessing(%s) returned task %s %s, want it processing or finished", pt.id, got.ID, got.Status)
+		w.t.Errorf("MarkProcessing(%s) returned task %s %s, want it processing or finished", pt.id, got.ID, got.Status)
 	}
 }
 
@@ -425,15 +426,15 @@ func (w *propWorker) complete(account string) {
 		pt.refunds[refund] = true // before the call: it may take effect
 		w.m.mu.Unlock()
 	}
-	got, err := w.ps.get().Complete(w.t.Context(), pt.id, store.Completion{Videos: propVideos(pt.id), Refund: refund}, w.now())
+	got, err := w.ps.get().Complete(w.t.Context(), pt.id, domain.Completion{Videos: propVideos(pt.id), Refund: refund}, w.now())
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
 	w.m.calls++
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		w.m.unavailable++
-	case errors.Is(err, store.ErrNotFound) && pt.created == maybe:
-	case errors.Is(err, store.ErrTerminal):
+	case errors.Is(err, domain.ErrNotFound) && pt.created == maybe:
+	case errors.Is(err, domain.ErrTerminal):
 		pt.terminalFromComplete = true
 	case invalid && err != nil:
 		// Refused, as a refund above the charge must be.
@@ -461,8 +462,8 @@ func (w *propWorker) fail(account string) {
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		w.m.unavailable++
-	case errors.Is(err, store.ErrNotFound) && pt.created == maybe:
-	case errors.Is(err, store.ErrTerminal):
+	case errors.Is(err, domain.ErrNotFound) && pt.created == maybe:
+	case errors.Is(err, domain.ErrTerminal):
 		pt.terminalFromFail = true
 	case err != nil:
 		w.t.Errorf("Fail(%s): %v", pt.id, err)
@@ -499,7 +500,7 @@ func (m *propModel) resolve(t *testing.T, s store.Store) {
 		switch {
 		case err == nil:
 			pt.created = done
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 			pt.created = refused
 		default:
 			t.Fatalf("Task(%s): %v", pt.id, err)
@@ -516,7 +517,7 @@ func (m *propModel) check(t *testing.T, s store.Store, account string) {
 	grantNotes := map[string]int{}
 	for _, e := range entries {
 		sum[e.Kind] += e.Amount
-		if e.Kind == store.EntryGrant {
+		if e.Kind == domain.EntryGrant {
 			grantNotes[e.Note]++
 		}
 	}
@@ -552,8 +553,8 @@ func (m *propModel) check(t *testing.T, s store.Store, account string) {
 			if listed[pt.id] {
 				t.Errorf("task %s: its start was refused, but the account lists it", pt.id)
 			}
-			if _, err := s.Task(t.Context(), pt.id); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("task %s: its start was refused, but Task says %v, want store.ErrNotFound", pt.id, err)
+			if _, err := s.Task(t.Context(), pt.id); !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("task %s: its start was refused, but Task says %v, want domain.ErrNotFound", pt.id, err)
 			}
 			continue
 		}
@@ -594,14 +595,14 @@ func (m *propModel) check(t *testing.T, s store.Store, account string) {
 		}
 	}
 
-	if sum[store.EntryGrant] != grants {
-		t.Errorf("account %s: grant entries sum to %d, the grants that went through to %d", account, sum[store.EntryGrant], grants)
+	if sum[domain.EntryGrant] != grants {
+		t.Errorf("account %s: grant entries sum to %d, the grants that went through to %d", account, sum[domain.EntryGrant], grants)
 	}
-	if sum[store.EntryCharge] != -charges {
-		t.Errorf("account %s: charge entries sum to %d, want -%d for the tasks started", account, sum[store.EntryCharge], charges)
+	if sum[domain.EntryCharge] != -charges {
+		t.Errorf("account %s: charge entries sum to %d, want -%d for the tasks started", account, sum[domain.EntryCharge], charges)
 	}
-	if sum[store.EntryRefund] != refunds {
-		t.Errorf("account %s: refund entries sum to %d, the tasks' refunds to %d", account, sum[store.EntryRefund], refunds)
+	if sum[domain.EntryRefund] != refunds {
+		t.Errorf("account %s: refund entries sum to %d, the tasks' refunds to %d", account, sum[domain.EntryRefund], refunds)
 	}
 	if a := mustAccountState(t, s, account); a.Credits != grants-charges+refunds || a.Credits < 0 {
 		t.Errorf("account %s: balance %d, want grants %d - charges %d + refunds %d = %d (and >= 0)",

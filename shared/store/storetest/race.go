@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -69,13 +70,13 @@ func testRaceCharges(t *testing.T, s store.Store) {
 	stop := make(chan struct{})
 	low := watchBalance(t, s, "acct-a", stop)
 	race(len(tasks), func(i int) {
-		balances[i], errs[i] = s.CreateTask(t.Context(), tasks[i], store.StartGuard{})
+		balances[i], errs[i] = s.CreateTask(t.Context(), tasks[i], domain.StartGuard{})
 	})
 	close(stop)
 
 	ok := 0
 	for i, err := range errs {
-		var ice *store.InsufficientCreditsError
+		var ice *domain.InsufficientCreditsError
 		switch {
 		case err == nil:
 			ok++
@@ -87,7 +88,7 @@ func testRaceCharges(t *testing.T, s store.Store) {
 				t.Errorf("CreateTask %d: %+v, want Required 10, Available in [0, 10)", i, *ice)
 			}
 		default:
-			t.Errorf("CreateTask %d: %v, want success or *store.InsufficientCreditsError", i, err)
+			t.Errorf("CreateTask %d: %v, want success or *domain.InsufficientCreditsError", i, err)
 		}
 	}
 	if ok != 3 {
@@ -108,17 +109,17 @@ func testRaceInFlight(t *testing.T, s store.Store) {
 	tasks := raceTasks("acct-a", 30, 10)
 	errs := make([]error, len(tasks))
 	race(len(tasks), func(i int) {
-		_, errs[i] = s.CreateTask(t.Context(), tasks[i], store.StartGuard{MaxInFlight: 5})
+		_, errs[i] = s.CreateTask(t.Context(), tasks[i], domain.StartGuard{MaxInFlight: 5})
 	})
 	ok := 0
 	for i, err := range errs {
-		var ife *store.InFlightLimitError
+		var ife *domain.InFlightLimitError
 		switch {
 		case err == nil:
 			ok++
 		case errors.As(err, &ife):
 		default:
-			t.Errorf("CreateTask %d: %v, want success or *store.InFlightLimitError", i, err)
+			t.Errorf("CreateTask %d: %v, want success or *domain.InFlightLimitError", i, err)
 		}
 	}
 	if ok != 5 {
@@ -135,8 +136,8 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	const n = 20
 	results := make([]task.Task, n)
@@ -145,7 +146,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 		if i%2 == 0 {
 			results[i], errs[i] = s.Fail(t.Context(), tk.ID, task.Failure{Code: task.FailGeneration, Message: "boom"}, at(time.Minute))
 		} else {
-			results[i], errs[i] = s.Complete(t.Context(), tk.ID, store.Completion{
+			results[i], errs[i] = s.Complete(t.Context(), tk.ID, domain.Completion{
 				Videos: []task.Video{{Key: "v0", MimeType: "video/mp4", Size: 10}}, Refund: 5}, at(time.Minute))
 		}
 	})
@@ -164,7 +165,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 			if results[i].Status != final.Status {
 				t.Errorf("%s %d returned status %s, but the task ended %s", call, i, results[i].Status, final.Status)
 			}
-		case errors.Is(err, store.ErrTerminal) && winner != final.Status:
+		case errors.Is(err, domain.ErrTerminal) && winner != final.Status:
 		default:
 			t.Errorf("%s %d on a task that ended %s: %v", call, i, final.Status, err)
 		}
@@ -173,7 +174,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 	if final.Status == task.Completed {
 		wantRefund, wantCredits = 5, 85
 	}
-	refunds := taskEntries(mustLedger(t, s, "acct-a"), tk.ID, store.EntryRefund)
+	refunds := taskEntries(mustLedger(t, s, "acct-a"), tk.ID, domain.EntryRefund)
 	if len(refunds) != 1 || refunds[0].Amount != int64(wantRefund) {
 		t.Errorf("%s task: refund entries %+v, want one of %d", final.Status, refunds, wantRefund)
 	}
@@ -197,7 +198,7 @@ func testRaceFail(t *testing.T, s store.Store) {
 			t.Errorf("Fail %d: %v, want nil", i, err)
 		}
 	}
-	refunds := taskEntries(mustLedger(t, s, "acct-a"), tk.ID, store.EntryRefund)
+	refunds := taskEntries(mustLedger(t, s, "acct-a"), tk.ID, domain.EntryRefund)
 	if len(refunds) != 1 || refunds[0].Amount != 20 {
 		t.Errorf("refund entries %+v, want one of 20", refunds)
 	}
@@ -209,26 +210,26 @@ func testRaceFail(t *testing.T, s store.Store) {
 
 // (d) 100 concurrent Takes on a counter of 60.
 func testRaceTake(t *testing.T, s store.Store) {
-	c := store.Counter{Key: "rpm:key-1:29385120", Limit: 60, ExpiresAt: t0.Add(time.Minute)}
+	c := domain.Window{Key: "rpm:key-1:29385120", Limit: 60, ExpiresAt: t0.Add(time.Minute)}
 	const n = 100
 	used := make([]int, n)
 	errs := make([]error, n)
 	race(n, func(i int) {
 		var u []int
-		u, errs[i] = s.Take(t.Context(), []store.Counter{c}, at(time.Duration(i)*time.Millisecond))
+		u, errs[i] = s.Take(t.Context(), []domain.Window{c}, at(time.Duration(i)*time.Millisecond))
 		if len(u) == 1 {
 			used[i] = u[0]
 		}
 	})
 	var counts []int
 	for i, err := range errs {
-		var le *store.LimitError
+		var le *domain.LimitError
 		switch {
 		case err == nil:
 			counts = append(counts, used[i])
 		case errors.As(err, &le):
 		default:
-			t.Errorf("Take %d: %v, want success or *store.LimitError", i, err)
+			t.Errorf("Take %d: %v, want success or *domain.LimitError", i, err)
 		}
 	}
 	slices.Sort(counts)
@@ -262,8 +263,8 @@ func testRaceGrantsAndCharges(t *testing.T, s store.Store) {
 			return
 		}
 		tk := tasks[i/2]
-		_, err := s.CreateTask(t.Context(), tk, store.StartGuard{})
-		var ice *store.InsufficientCreditsError
+		_, err := s.CreateTask(t.Context(), tk, domain.StartGuard{})
+		var ice *domain.InsufficientCreditsError
 		if errors.As(err, &ice) {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
@@ -54,7 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
 		{"TasksCursor", testTasksCursor},
-		{"StartProcessing", testStartProcessing},
+		{"MarkProcessing", testMarkProcessing},
 		{"SetOperation", testSetOperation},
 		{"Complete", testComplete},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
@@ -149,7 +150,7 @@ func newTask(account, id string, cost int, created time.Time) task.Task {
 // mustAccount creates account id holding credits.
 func mustAccount(t *testing.T, s store.Store, id string, credits int64) {
 	t.Helper()
-	if err := s.CreateAccount(t.Context(), store.Account{ID: id, Credits: credits, CreatedAt: at(0)}); err != nil {
+	if err := s.CreateAccount(t.Context(), domain.Account{ID: id, Credits: credits, CreatedAt: at(0)}); err != nil {
 		t.Fatalf("CreateAccount(%s, %d credits): %v", id, credits, err)
 	}
 }
@@ -157,12 +158,12 @@ func mustAccount(t *testing.T, s store.Store, id string, credits int64) {
 // mustCreate creates t with no guard and fails the test if it cannot.
 func mustCreate(t *testing.T, s store.Store, tk task.Task) {
 	t.Helper()
-	if _, err := s.CreateTask(t.Context(), tk, store.StartGuard{}); err != nil {
+	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil {
 		t.Fatalf("CreateTask(%s): %v", tk.ID, err)
 	}
 }
 
-func mustAccountState(t *testing.T, s store.Store, id string) store.Account {
+func mustAccountState(t *testing.T, s store.Store, id string) domain.Account {
 	t.Helper()
 	a, err := s.Account(t.Context(), id)
 	if err != nil {
@@ -171,7 +172,7 @@ func mustAccountState(t *testing.T, s store.Store, id string) store.Account {
 	return a
 }
 
-func mustLedger(t *testing.T, s store.Store, id string) []store.LedgerEntry {
+func mustLedger(t *testing.T, s store.Store, id string) []domain.LedgerEntry {
 	t.Helper()
 	l, err := s.Ledger(t.Context(), id)
 	if err != nil {
@@ -278,8 +279,8 @@ func sorted(s []string) []string {
 }
 
 // taskEntries returns the ledger entries of one task.
-func taskEntries(entries []store.LedgerEntry, taskID, kind string) []store.LedgerEntry {
-	var out []store.LedgerEntry
+func taskEntries(entries []domain.LedgerEntry, taskID, kind string) []domain.LedgerEntry {
+	var out []domain.LedgerEntry
 	for _, e := range entries {
 		if e.TaskID == taskID && e.Kind == kind {
 			out = append(out, e)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -16,7 +17,7 @@ func testCreateTask(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	created := at(time.Minute)
 	tk := newTask("acct-a", taskID(created, "a1b2c3d4e5"), 30, created)
-	bal, err := s.CreateTask(t.Context(), tk, store.StartGuard{MaxInFlight: 5})
+	bal, err := s.CreateTask(t.Context(), tk, domain.StartGuard{MaxInFlight: 5})
 	if err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
@@ -30,7 +31,7 @@ func testCreateTask(t *testing.T, s store.Store) {
 	if len(l) != 2 {
 		t.Fatalf("ledger after CreateTask has %d entries, want 2 (opening grant, charge): %+v", len(l), l)
 	}
-	if e := l[1]; e.Kind != store.EntryCharge || e.TaskID != tk.ID || e.Amount != -30 || e.Balance != 70 ||
+	if e := l[1]; e.Kind != domain.EntryCharge || e.TaskID != tk.ID || e.Amount != -30 || e.Balance != 70 ||
 		e.AccountID != "acct-a" {
 		t.Errorf("charge entry = %+v, want a charge of -30 for %s, balance 70", e, tk.ID)
 	}
@@ -42,7 +43,7 @@ func testCreateTask(t *testing.T, s store.Store) {
 	created = at(2 * time.Minute)
 	bare := newTask("acct-a", taskID(created, "f6g7h8i9j0"), 0, created)
 	bare.Inputs, bare.Deadline, bare.Params.NegativePrompt = nil, time.Time{}, ""
-	if bal, err := s.CreateTask(t.Context(), bare, store.StartGuard{}); err != nil || bal != 70 {
+	if bal, err := s.CreateTask(t.Context(), bare, domain.StartGuard{}); err != nil || bal != 70 {
 		t.Fatalf("CreateTask(free task) = %d, %v; want 70, nil", bal, err)
 	}
 	want = bare
@@ -50,37 +51,37 @@ func testCreateTask(t *testing.T, s store.Store) {
 	checkTask(t, "Task after CreateTask", mustTask(t, s, bare.ID), want)
 
 	_, err = s.Task(t.Context(), taskID(created, "zzzzzzzzzz"))
-	wantErrIs(t, "Task(unknown)", err, store.ErrNotFound)
+	wantErrIs(t, "Task(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
 func testCreateTaskUnknownAccount(t *testing.T, s store.Store) {
 	tk := newTask("acct-nobody", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	_, err := s.CreateTask(t.Context(), tk, store.StartGuard{})
-	wantErrIs(t, "CreateTask for an unknown account", err, store.ErrNotFound)
+	_, err := s.CreateTask(t.Context(), tk, domain.StartGuard{})
+	wantErrIs(t, "CreateTask for an unknown account", err, domain.ErrNotFound)
 	_, err = s.Task(t.Context(), tk.ID)
-	wantErrIs(t, "Task after CreateTask failed", err, store.ErrNotFound)
+	wantErrIs(t, "Task after CreateTask failed", err, domain.ErrNotFound)
 }
 
 func testCreateTaskInsufficientCredits(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 10)
 	before := takeSnapshot(t, s, "acct-a")
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 11, at(0))
-	_, err := s.CreateTask(t.Context(), tk, store.StartGuard{MaxInFlight: 5})
-	var ice *store.InsufficientCreditsError
+	_, err := s.CreateTask(t.Context(), tk, domain.StartGuard{MaxInFlight: 5})
+	var ice *domain.InsufficientCreditsError
 	if !errors.As(err, &ice) {
-		t.Fatalf("CreateTask(cost 11, balance 10): got %v, want *store.InsufficientCreditsError", err)
+		t.Fatalf("CreateTask(cost 11, balance 10): got %v, want *domain.InsufficientCreditsError", err)
 	}
 	if ice.Required != 11 || ice.Available != 10 {
 		t.Errorf("InsufficientCreditsError = %+v, want Required 11, Available 10", *ice)
 	}
 	unchanged(t, s, "acct-a", before, "InsufficientCreditsError")
 	_, err = s.Task(t.Context(), tk.ID)
-	wantErrIs(t, "Task after InsufficientCreditsError", err, store.ErrNotFound)
+	wantErrIs(t, "Task after InsufficientCreditsError", err, domain.ErrNotFound)
 
 	// Exactly the balance is enough.
 	tk = newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
-	if bal, err := s.CreateTask(t.Context(), tk, store.StartGuard{}); err != nil || bal != 0 {
+	if bal, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil || bal != 0 {
 		t.Errorf("CreateTask(cost 10, balance 10) = %d, %v; want 0, nil", bal, err)
 	}
 	CheckInvariants(t, s, "acct-a")
@@ -89,7 +90,7 @@ func testCreateTaskInsufficientCredits(t *testing.T, s store.Store) {
 func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
-	guard := store.StartGuard{MaxInFlight: 2}
+	guard := domain.StartGuard{MaxInFlight: 2}
 	var made []task.Task
 	for i := range 3 {
 		c := at(time.Duration(i) * time.Second)
@@ -102,23 +103,23 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	_, err := s.CreateTask(ctx, made[2], guard)
-	var ife *store.InFlightLimitError
+	var ife *domain.InFlightLimitError
 	if !errors.As(err, &ife) {
-		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *store.InFlightLimitError", err)
+		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *domain.InFlightLimitError", err)
 	}
 	if ife.Limit != 2 {
 		t.Errorf("InFlightLimitError.Limit = %d, want 2", ife.Limit)
 	}
 	unchanged(t, s, "acct-a", before, "InFlightLimitError")
 	_, err = s.Task(ctx, made[2].ID)
-	wantErrIs(t, "Task after InFlightLimitError", err, store.ErrNotFound)
+	wantErrIs(t, "Task after InFlightLimitError", err, domain.ErrNotFound)
 
 	// A processing task still counts; a finished one frees its slot.
-	if _, err := s.StartProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	if _, err := s.CreateTask(ctx, made[2], guard); !errors.As(err, &ife) {
-		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *store.InFlightLimitError", err)
+		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *domain.InFlightLimitError", err)
 	}
 	if _, err := s.Fail(ctx, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute)); err != nil {
 		t.Fatalf("Fail: %v", err)
@@ -129,7 +130,7 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	// MaxInFlight 0 means no limit.
 	for i := range 3 {
 		c := at(time.Hour + time.Duration(i)*time.Second)
-		if _, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c), store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c), domain.StartGuard{}); err != nil {
 			t.Fatalf("CreateTask with no in-flight limit: %v", err)
 		}
 	}
@@ -143,7 +144,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	expires := t0.Add(time.Minute)
-	starts := store.Counter{Key: "starts:key-1:29385120", Limit: 2, ExpiresAt: expires}
+	starts := domain.Window{Key: "starts:key-1:29385120", Limit: 2, ExpiresAt: expires}
 	n := 0
 	next := func(cost int) task.Task {
 		n++
@@ -151,53 +152,53 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 		return newTask("acct-a", taskID(c, fmt.Sprintf("start%05d", n)), cost, c)
 	}
 	for range 2 {
-		if _, err := s.CreateTask(ctx, next(10), store.StartGuard{Starts: &starts}); err != nil {
+		if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &starts}); err != nil {
 			t.Fatalf("CreateTask within the starts limit: %v", err)
 		}
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	tk := next(10)
-	_, err := s.CreateTask(ctx, tk, store.StartGuard{Starts: &starts})
-	var le *store.LimitError
+	_, err := s.CreateTask(ctx, tk, domain.StartGuard{Starts: &starts})
+	var le *domain.LimitError
 	if !errors.As(err, &le) {
-		t.Fatalf("CreateTask with the starts counter exhausted: got %v, want *store.LimitError", err)
+		t.Fatalf("CreateTask with the starts counter exhausted: got %v, want *domain.LimitError", err)
 	}
-	if le.Counter.Key != starts.Key || le.Counter.Limit != 2 {
-		t.Errorf("LimitError names %s (limit %d), want %s (limit 2)", le.Counter.Key, le.Counter.Limit, starts.Key)
+	if le.Window.Key != starts.Key || le.Window.Limit != 2 {
+		t.Errorf("LimitError names %s (limit %d), want %s (limit 2)", le.Window.Key, le.Window.Limit, starts.Key)
 	}
 	unchanged(t, s, "acct-a", before, "LimitError")
 	_, err = s.Task(ctx, tk.ID)
-	wantErrIs(t, "Task after LimitError", err, store.ErrNotFound)
+	wantErrIs(t, "Task after LimitError", err, domain.ErrNotFound)
 
 	// A start refused for another reason does not count; Take shows the
 	// counter's count.
-	poor := store.Counter{Key: "starts:key-2:29385120", Limit: 5, ExpiresAt: expires}
-	_, err = s.CreateTask(ctx, next(1000), store.StartGuard{Starts: &poor})
-	var ice *store.InsufficientCreditsError
+	poor := domain.Window{Key: "starts:key-2:29385120", Limit: 5, ExpiresAt: expires}
+	_, err = s.CreateTask(ctx, next(1000), domain.StartGuard{Starts: &poor})
+	var ice *domain.InsufficientCreditsError
 	if !errors.As(err, &ice) {
-		t.Fatalf("CreateTask(cost 1000): got %v, want *store.InsufficientCreditsError", err)
+		t.Fatalf("CreateTask(cost 1000): got %v, want *domain.InsufficientCreditsError", err)
 	}
-	busy := store.Counter{Key: "starts:key-3:29385120", Limit: 5, ExpiresAt: expires}
-	_, err = s.CreateTask(ctx, next(10), store.StartGuard{Starts: &busy, MaxInFlight: 2})
-	var ife *store.InFlightLimitError
+	busy := domain.Window{Key: "starts:key-3:29385120", Limit: 5, ExpiresAt: expires}
+	_, err = s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &busy, MaxInFlight: 2})
+	var ife *domain.InFlightLimitError
 	if !errors.As(err, &ife) {
-		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *store.InFlightLimitError", err)
+		t.Fatalf("CreateTask with 2 of 2 in flight: got %v, want *domain.InFlightLimitError", err)
 	}
-	used, err := s.Take(ctx, []store.Counter{starts, poor, busy}, at(time.Second))
-	var exhausted *store.LimitError
-	if !errors.As(err, &exhausted) || exhausted.Counter.Key != starts.Key {
+	used, err := s.Take(ctx, []domain.Window{starts, poor, busy}, at(time.Second))
+	var exhausted *domain.LimitError
+	if !errors.As(err, &exhausted) || exhausted.Window.Key != starts.Key {
 		t.Fatalf("Take(starts, poor, busy) = %v, %v; want the starts counter exhausted", used, err)
 	}
-	used, err = s.Take(ctx, []store.Counter{poor, busy}, at(time.Second))
+	used, err = s.Take(ctx, []domain.Window{poor, busy}, at(time.Second))
 	if err != nil || !slices.Equal(used, []int{1, 1}) {
 		t.Errorf("Take after starts refused for credits and in-flight = %v, %v; want [1 1], nil (not counted)", used, err)
 	}
 	// A created task counts once.
-	fresh := store.Counter{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
-	if _, err := s.CreateTask(ctx, next(10), store.StartGuard{Starts: &fresh}); err != nil {
+	fresh := domain.Window{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
+	if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &fresh}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
-	if used, err := s.Take(ctx, []store.Counter{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
+	if used, err := s.Take(ctx, []domain.Window{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
 		t.Errorf("Take after one start = %v, %v; want [2], nil", used, err)
 	}
 	CheckInvariants(t, s, "acct-a")
@@ -211,8 +212,8 @@ func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
 	before := takeSnapshot(t, s, "acct-a")
 	again := tk
 	again.Prompt = "something else"
-	_, err := s.CreateTask(ctx, again, store.StartGuard{})
-	wantErrIs(t, "CreateTask with a used id", err, store.ErrExists)
+	_, err := s.CreateTask(ctx, again, domain.StartGuard{})
+	wantErrIs(t, "CreateTask with a used id", err, domain.ErrExists)
 	unchanged(t, s, "acct-a", before, "a duplicate CreateTask")
 	if got := mustTask(t, s, tk.ID); got.Prompt != tk.Prompt {
 		t.Errorf("after a duplicate CreateTask the prompt is %q, want the first %q", got.Prompt, tk.Prompt)
@@ -264,11 +265,11 @@ func testTasks(t *testing.T, s store.Store) {
 	// Move some along: order[1] processing, order[2] completed, order[4]
 	// failed from pending, order[5] failed from processing.
 	for _, id := range []string{order[1], order[2], order[5]} {
-		if _, err := s.StartProcessing(ctx, id, at(time.Minute)); err != nil {
-			t.Fatalf("StartProcessing(%s): %v", id, err)
+		if _, err := s.MarkProcessing(ctx, id, at(time.Minute)); err != nil {
+			t.Fatalf("MarkProcessing(%s): %v", id, err)
 		}
 	}
-	if _, err := s.Complete(ctx, order[2], store.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
+	if _, err := s.Complete(ctx, order[2], domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	for _, id := range []string{order[4], order[5]} {
@@ -336,41 +337,41 @@ func testTasks(t *testing.T, s store.Store) {
 	CheckInvariants(t, s, "acct-b")
 }
 
-func testStartProcessing(t *testing.T, s store.Store) {
+func testMarkProcessing(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
 	started := at(time.Second)
-	got, err := s.StartProcessing(ctx, tk.ID, started)
+	got, err := s.MarkProcessing(ctx, tk.ID, started)
 	if err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	want := tk
 	want.Status, want.StartedAt = task.Processing, started
-	checkTask(t, "StartProcessing result", got, want)
-	checkTask(t, "Task after StartProcessing", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing result", got, want)
+	checkTask(t, "Task after MarkProcessing", mustTask(t, s, tk.ID), want)
 
 	// Again: nothing changes, StartedAt stays the first.
-	got, err = s.StartProcessing(ctx, tk.ID, at(time.Minute))
+	got, err = s.MarkProcessing(ctx, tk.ID, at(time.Minute))
 	if err != nil {
-		t.Fatalf("StartProcessing again: %v", err)
+		t.Fatalf("MarkProcessing again: %v", err)
 	}
-	checkTask(t, "StartProcessing again", got, want)
-	checkTask(t, "Task after StartProcessing again", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing again", got, want)
+	checkTask(t, "Task after MarkProcessing again", mustTask(t, s, tk.ID), want)
 
 	// On terminal tasks: nothing changes.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1 << 20}}
-	if _, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos}, at(time.Hour)); err != nil {
+	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Hour)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	want.Status, want.Videos, want.CompletedAt = task.Completed, videos, at(time.Hour)
-	got, err = s.StartProcessing(ctx, tk.ID, at(2*time.Hour))
+	got, err = s.MarkProcessing(ctx, tk.ID, at(2*time.Hour))
 	if err != nil {
-		t.Fatalf("StartProcessing on a completed task: %v", err)
+		t.Fatalf("MarkProcessing on a completed task: %v", err)
 	}
-	checkTask(t, "StartProcessing on a completed task", got, want)
-	checkTask(t, "Task after StartProcessing on a completed task", mustTask(t, s, tk.ID), want)
+	checkTask(t, "MarkProcessing on a completed task", got, want)
+	checkTask(t, "Task after MarkProcessing on a completed task", mustTask(t, s, tk.ID), want)
 
 	failed := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
 	mustCreate(t, s, failed)
@@ -378,19 +379,19 @@ func testStartProcessing(t *testing.T, s store.Store) {
 	if _, err := s.Fail(ctx, failed.ID, f, at(time.Minute)); err != nil {
 		t.Fatalf("Fail: %v", err)
 	}
-	got, err = s.StartProcessing(ctx, failed.ID, at(2*time.Minute))
+	got, err = s.MarkProcessing(ctx, failed.ID, at(2*time.Minute))
 	if err != nil {
-		t.Fatalf("StartProcessing on a failed task: %v", err)
+		t.Fatalf("MarkProcessing on a failed task: %v", err)
 	}
 	if got.Status != task.Failed || !got.StartedAt.IsZero() {
-		t.Errorf("StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+		t.Errorf("MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 	if got := mustTask(t, s, failed.ID); got.Status != task.Failed || !got.StartedAt.IsZero() {
-		t.Errorf("Task after StartProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
+		t.Errorf("Task after MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 
-	_, err = s.StartProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
-	wantErrIs(t, "StartProcessing(unknown)", err, store.ErrNotFound)
+	_, err = s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
+	wantErrIs(t, "MarkProcessing(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -399,13 +400,13 @@ func testComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	// One of two samples was produced: half the cost comes back.
 	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
 	done := at(95 * time.Second)
-	got, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos, Refund: 10}, done)
+	got, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos, Refund: 10}, done)
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
@@ -418,7 +419,7 @@ func testComplete(t *testing.T, s store.Store) {
 		t.Errorf("after Complete with a refund of 10: %d credits, %d in flight; want 90, 0", a.Credits, a.InFlight)
 	}
 	l := mustLedger(t, s, "acct-a")
-	if e := l[len(l)-1]; e.Kind != store.EntryRefund || e.TaskID != tk.ID || e.Amount != 10 || e.Balance != 90 ||
+	if e := l[len(l)-1]; e.Kind != domain.EntryRefund || e.TaskID != tk.ID || e.Amount != 10 || e.Balance != 90 ||
 		!sameTime(e.At, done) {
 		t.Errorf("last ledger entry = %+v, want a refund of 10 for %s, balance 90, at %v", e, tk.ID, done)
 	}
@@ -426,7 +427,7 @@ func testComplete(t *testing.T, s store.Store) {
 	// Completing again changes nothing, and refunds nothing more.
 	before := takeSnapshot(t, s, "acct-a")
 	other := []task.Video{{Key: "other", MimeType: "video/mp4", Size: 1}}
-	got, err = s.Complete(ctx, tk.ID, store.Completion{Videos: other, Refund: 10}, at(time.Hour))
+	got, err = s.Complete(ctx, tk.ID, domain.Completion{Videos: other, Refund: 10}, at(time.Hour))
 	if err != nil {
 		t.Fatalf("Complete again: %v", err)
 	}
@@ -436,14 +437,14 @@ func testComplete(t *testing.T, s store.Store) {
 
 	// Failing a completed task is refused.
 	_, err = s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
-	wantErrIs(t, "Fail on a completed task", err, store.ErrTerminal)
+	wantErrIs(t, "Fail on a completed task", err, domain.ErrTerminal)
 	checkTask(t, "Task after Fail on a completed task", mustTask(t, s, tk.ID), want)
 	unchanged(t, s, "acct-a", before, "Fail on a completed task")
 
 	// A pending task may complete directly; no refund, no refund entry.
 	p := newTask("acct-a", taskID(at(time.Minute), "bbbbbbbbbb"), 10, at(time.Minute))
 	mustCreate(t, s, p)
-	if _, err := s.Complete(ctx, p.ID, store.Completion{Videos: videos}, at(2*time.Minute)); err != nil {
+	if _, err := s.Complete(ctx, p.ID, domain.Completion{Videos: videos}, at(2*time.Minute)); err != nil {
 		t.Fatalf("Complete on a pending task: %v", err)
 	}
 	if got := mustTask(t, s, p.ID); got.Status != task.Completed || got.CreditsRefunded != 0 {
@@ -453,8 +454,8 @@ func testComplete(t *testing.T, s store.Store) {
 		t.Errorf("after Complete with no refund: %d credits, %d in flight; want 80, 0", a.Credits, a.InFlight)
 	}
 
-	_, err = s.Complete(ctx, taskID(at(0), "zzzzzzzzzz"), store.Completion{}, at(0))
-	wantErrIs(t, "Complete(unknown)", err, store.ErrNotFound)
+	_, err = s.Complete(ctx, taskID(at(0), "zzzzzzzzzz"), domain.Completion{}, at(0))
+	wantErrIs(t, "Complete(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -466,14 +467,14 @@ func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 	want := mustTask(t, s, tk.ID)
 	for _, refund := range []int{21, -1} {
 		before := takeSnapshot(t, s, "acct-a")
-		if _, err := s.Complete(ctx, tk.ID, store.Completion{Refund: refund}, at(time.Minute)); err == nil {
+		if _, err := s.Complete(ctx, tk.ID, domain.Completion{Refund: refund}, at(time.Minute)); err == nil {
 			t.Errorf("Complete(refund %d of a cost of 20) succeeded, want an error", refund)
 		}
 		unchanged(t, s, "acct-a", before, fmt.Sprintf("Complete(refund %d)", refund))
 		checkTask(t, fmt.Sprintf("Task after Complete(refund %d)", refund), mustTask(t, s, tk.ID), want)
 	}
 	// All of it may come back: nothing was produced that counts.
-	if _, err := s.Complete(ctx, tk.ID, store.Completion{Refund: 20}, at(time.Minute)); err != nil {
+	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Refund: 20}, at(time.Minute)); err != nil {
 		t.Fatalf("Complete(refund 20 of 20): %v", err)
 	}
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 {
@@ -489,8 +490,8 @@ func testFail(t *testing.T, s store.Store) {
 	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
 	mustCreate(t, s, pending)
 	mustCreate(t, s, processing)
-	if _, err := s.StartProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	processing.StartedAt = at(2 * time.Second)
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 50 || a.InFlight != 2 {
@@ -521,7 +522,7 @@ func testFail(t *testing.T, s store.Store) {
 			t.Errorf("after Fail(%s): %d credits, %d in flight; want %d, %d", tt.tk.ID, a.Credits, a.InFlight, tt.credits, 1-i)
 		}
 		l := mustLedger(t, s, "acct-a")
-		if e := l[len(l)-1]; e.Kind != store.EntryRefund || e.TaskID != tt.tk.ID || e.Amount != int64(tt.tk.CreditsCost) ||
+		if e := l[len(l)-1]; e.Kind != domain.EntryRefund || e.TaskID != tt.tk.ID || e.Amount != int64(tt.tk.CreditsCost) ||
 			e.Balance != tt.credits || !sameTime(e.At, done) {
 			t.Errorf("last ledger entry = %+v, want a refund of %d for %s, balance %d, at %v",
 				e, tt.tk.CreditsCost, tt.tk.ID, tt.credits, done)
@@ -536,14 +537,14 @@ func testFail(t *testing.T, s store.Store) {
 		checkTask(t, "Fail again", got, want)
 		unchanged(t, s, "acct-a", before, "a second Fail")
 		// Completing a failed task is refused.
-		_, err = s.Complete(ctx, tt.tk.ID, store.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
-		wantErrIs(t, "Complete on a failed task", err, store.ErrTerminal)
+		_, err = s.Complete(ctx, tt.tk.ID, domain.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
+		wantErrIs(t, "Complete on a failed task", err, domain.ErrTerminal)
 		checkTask(t, "Task after Complete on a failed task", mustTask(t, s, tt.tk.ID), want)
 		unchanged(t, s, "acct-a", before, "Complete on a failed task")
 	}
 
 	_, err := s.Fail(ctx, taskID(at(0), "zzzzzzzzzz"), task.Failure{Code: task.FailInternal}, at(0))
-	wantErrIs(t, "Fail(unknown)", err, store.ErrNotFound)
+	wantErrIs(t, "Fail(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -565,8 +566,8 @@ func testSetOperation(t *testing.T, s store.Store) {
 		t.Errorf("a pending task got the handle %q, want none", got.Operation)
 	}
 
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("MarkProcessing: %v", err)
 	}
 	marker := task.SubmittingMarker(at(time.Second))
 	later := task.SubmittingMarker(at(2 * time.Second))
@@ -598,14 +599,14 @@ func testSetOperation(t *testing.T, s store.Store) {
 
 	// It survives the task's end, with the rest of the task.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	done, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos}, at(time.Minute))
+	done, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	if done.Operation != handle {
 		t.Errorf("completed task has the handle %q, want %q", done.Operation, handle)
 	}
-	if _, err := s.SetOperation(ctx, "no-such-task", "", "op"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.SetOperation(ctx, "no-such-task", "", "op"); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("SetOperation of an unknown task = %v, want ErrNotFound", err)
 	}
 }

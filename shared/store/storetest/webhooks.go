@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -13,32 +14,32 @@ func testWebhookEndpoints(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	mustAccount(t, s, "acct-b", 100)
-	a1 := store.WebhookEndpoint{ID: "wh_1", AccountID: "acct-a", URL: "https://a.example/1",
-		Events: []string{store.EventCompleted}, Secret: "whsec_AAAA", CreatedAt: at(0)}
-	a2 := store.WebhookEndpoint{ID: "wh_2", AccountID: "acct-a", URL: "https://a.example/2",
-		Events: store.EventTypes, Secret: "whsec_BBBB", CreatedAt: at(time.Second)}
-	for _, e := range []store.WebhookEndpoint{a1, a2} {
+	a1 := domain.WebhookEndpoint{ID: "wh_1", AccountID: "acct-a", URL: "https://a.example/1",
+		Events: []string{domain.EventCompleted}, Secret: "whsec_AAAA", CreatedAt: at(0)}
+	a2 := domain.WebhookEndpoint{ID: "wh_2", AccountID: "acct-a", URL: "https://a.example/2",
+		Events: domain.EventTypes, Secret: "whsec_BBBB", CreatedAt: at(time.Second)}
+	for _, e := range []domain.WebhookEndpoint{a1, a2} {
 		if err := s.CreateWebhook(ctx, e); err != nil {
 			t.Fatalf("CreateWebhook(%s): %v", e.ID, err)
 		}
 	}
-	wantErrIs(t, "CreateWebhook(same id)", s.CreateWebhook(ctx, a1), store.ErrExists)
+	wantErrIs(t, "CreateWebhook(same id)", s.CreateWebhook(ctx, a1), domain.ErrExists)
 	wantErrIs(t, "CreateWebhook(unknown account)", s.CreateWebhook(ctx,
-		store.WebhookEndpoint{ID: "wh_3", AccountID: "nobody", URL: "https://x", Events: store.EventTypes, CreatedAt: at(0)}),
-		store.ErrNotFound)
+		domain.WebhookEndpoint{ID: "wh_3", AccountID: "nobody", URL: "https://x", Events: domain.EventTypes, CreatedAt: at(0)}),
+		domain.ErrNotFound)
 	got, err := s.Webhooks(ctx, "acct-a")
 	if err != nil || len(got) != 2 || got[0].ID != "wh_1" || got[1].ID != "wh_2" ||
-		got[0].Secret != a1.Secret || !slices.Equal(got[1].Events, store.EventTypes) || !sameTime(got[0].CreatedAt, a1.CreatedAt) {
+		got[0].Secret != a1.Secret || !slices.Equal(got[1].Events, domain.EventTypes) || !sameTime(got[0].CreatedAt, a1.CreatedAt) {
 		t.Fatalf("Webhooks(acct-a) = %+v, %v", got, err)
 	}
 	if got, err := s.Webhooks(ctx, "acct-b"); err != nil || len(got) != 0 {
 		t.Fatalf("Webhooks(acct-b) = %+v, %v", got, err)
 	}
-	wantErrIs(t, "DeleteWebhook(other account's)", s.DeleteWebhook(ctx, "acct-b", "wh_1", at(time.Minute)), store.ErrNotFound)
+	wantErrIs(t, "DeleteWebhook(other account's)", s.DeleteWebhook(ctx, "acct-b", "wh_1", at(time.Minute)), domain.ErrNotFound)
 	if err := s.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)); err != nil {
 		t.Fatalf("DeleteWebhook: %v", err)
 	}
-	wantErrIs(t, "DeleteWebhook(again)", s.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)), store.ErrNotFound)
+	wantErrIs(t, "DeleteWebhook(again)", s.DeleteWebhook(ctx, "acct-a", "wh_1", at(time.Minute)), domain.ErrNotFound)
 	if got, _ := s.Webhooks(ctx, "acct-a"); len(got) != 1 || got[0].ID != "wh_2" {
 		t.Fatalf("Webhooks after delete = %+v", got)
 	}
@@ -53,13 +54,13 @@ func testWebhookEndpoints(t *testing.T, s Backend) {
 }
 
 // claimAll claims every delivery due at now.
-func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]store.Delivery {
+func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]domain.Delivery {
 	t.Helper()
 	ds, err := w.ClaimDeliveries(t.Context(), now, time.Minute, 100, nil)
 	if err != nil {
 		t.Fatalf("ClaimDeliveries: %v", err)
 	}
-	out := map[string]store.Delivery{}
+	out := map[string]domain.Delivery{}
 	for _, d := range ds {
 		out[d.ID] = d
 	}
@@ -69,11 +70,11 @@ func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]store.De
 func testWebhookOutbox(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
-	all := store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a", URL: "https://a.example/all",
-		Events: store.EventTypes, Secret: "whsec_ALL", CreatedAt: at(0)}
-	done := store.WebhookEndpoint{ID: "wh_done", AccountID: "acct-a", URL: "https://a.example/done",
-		Events: []string{store.EventCompleted, store.EventFailed}, Secret: "whsec_DONE", CreatedAt: at(0)}
-	for _, e := range []store.WebhookEndpoint{all, done} {
+	all := domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a", URL: "https://a.example/all",
+		Events: domain.EventTypes, Secret: "whsec_ALL", CreatedAt: at(0)}
+	done := domain.WebhookEndpoint{ID: "wh_done", AccountID: "acct-a", URL: "https://a.example/done",
+		Events: []string{domain.EventCompleted, domain.EventFailed}, Secret: "whsec_DONE", CreatedAt: at(0)}
+	for _, e := range []domain.WebhookEndpoint{all, done} {
 		if err := s.CreateWebhook(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -91,36 +92,36 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		t.Fatalf("a created task wrote events: %v", got)
 	}
 
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	got := claimAll(t, s, at(time.Second))
 	want := map[string]string{
-		store.DeliveryID(tk.ID, store.EventProcessing, "wh_all"): "whsec_ALL",
-		store.DeliveryID(tk.ID, store.EventProcessing, ""):       "whsec_TASK",
+		domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all"): "whsec_ALL",
+		domain.DeliveryID(tk.ID, domain.EventProcessing, ""):       "whsec_TASK",
 	}
-	checkDeliveries(t, "after StartProcessing", got, want, store.EventProcessing, task.Processing)
+	checkDeliveries(t, "after MarkProcessing", got, want, domain.EventProcessing, task.Processing)
 	// Again: the task does not move, nothing is written.
-	if _, err := s.StartProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
-		t.Fatalf("StartProcessing again wrote %v", got)
+		t.Fatalf("MarkProcessing again wrote %v", got)
 	}
 
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	if _, err := s.Complete(ctx, tk.ID, store.Completion{Videos: videos}, at(time.Minute)); err != nil {
+	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	// The processing rows were leased until 1s + 1m; the completed ones
 	// are due at the move.
 	got = claimAll(t, s, at(time.Minute))
 	want = map[string]string{
-		store.DeliveryID(tk.ID, store.EventCompleted, "wh_all"):  "whsec_ALL",
-		store.DeliveryID(tk.ID, store.EventCompleted, "wh_done"): "whsec_DONE",
-		store.DeliveryID(tk.ID, store.EventCompleted, ""):        "whsec_TASK",
+		domain.DeliveryID(tk.ID, domain.EventCompleted, "wh_all"):  "whsec_ALL",
+		domain.DeliveryID(tk.ID, domain.EventCompleted, "wh_done"): "whsec_DONE",
+		domain.DeliveryID(tk.ID, domain.EventCompleted, ""):        "whsec_TASK",
 	}
-	checkDeliveries(t, "after Complete", got, want, store.EventCompleted, task.Completed)
+	checkDeliveries(t, "after Complete", got, want, domain.EventCompleted, task.Completed)
 	for _, d := range got {
 		if !slices.Equal(d.Task.Videos, videos) || !sameTime(d.CreatedAt, at(time.Minute)) {
 			t.Errorf("%s: videos %v, created %v", d.ID, d.Task.Videos, d.CreatedAt)
@@ -133,7 +134,7 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 
 // checkDeliveries checks the claimed deliveries against want (id ->
 // secret), all of event and carrying the task in status.
-func checkDeliveries(t *testing.T, what string, got map[string]store.Delivery, want map[string]string, event string, status task.Status) {
+func checkDeliveries(t *testing.T, what string, got map[string]domain.Delivery, want map[string]string, event string, status task.Status) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d deliveries %v, want %d", what, len(got), slices.Collect(mapKeys(got)), len(want))
@@ -144,14 +145,14 @@ func checkDeliveries(t *testing.T, what string, got map[string]store.Delivery, w
 			t.Errorf("%s: no delivery %s", what, id)
 			continue
 		}
-		if d.Secret != secret || d.Event != event || d.Task.Status != status || d.State != store.DeliveryPending ||
+		if d.Secret != secret || d.Event != event || d.Task.Status != status || d.State != domain.DeliveryPending ||
 			d.AccountID != "acct-a" {
 			t.Errorf("%s: %s = secret %q, event %s, task %s, state %s", what, id, d.Secret, d.Event, d.Task.Status, d.State)
 		}
 	}
 }
 
-func mapKeys(m map[string]store.Delivery) func(func(string) bool) {
+func mapKeys(m map[string]domain.Delivery) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
 			if !yield(k) {
@@ -164,8 +165,8 @@ func mapKeys(m map[string]store.Delivery) func(func(string) bool) {
 func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
-	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
-		URL: "https://a.example", Events: store.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
+	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
@@ -177,12 +178,12 @@ func testWebhookOutboxRefused(t *testing.T, s Backend) {
 		t.Fatalf("Fail wrote %d events, want 1", len(got))
 	}
 	// Refused moves: complete a failed task, fail it again, start it.
-	_, err := s.Complete(ctx, tk.ID, store.Completion{}, at(time.Minute))
-	wantErrIs(t, "Complete(failed)", err, store.ErrTerminal)
+	_, err := s.Complete(ctx, tk.ID, domain.Completion{}, at(time.Minute))
+	wantErrIs(t, "Complete(failed)", err, domain.ErrTerminal)
 	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimAll(t, s, at(time.Hour)); len(got) != 1 {
@@ -191,7 +192,7 @@ func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	// A Complete refused for its refund writes nothing either.
 	other := newTask("acct-a", taskID(at(0), "bbbbbbbbbb"), 10, at(0))
 	mustCreate(t, s, other)
-	if _, err := s.Complete(ctx, other.ID, store.Completion{Refund: 999}, at(time.Minute)); err == nil {
+	if _, err := s.Complete(ctx, other.ID, domain.Completion{Refund: 999}, at(time.Minute)); err == nil {
 		t.Fatal("Complete with a refund out of range succeeded")
 	}
 	if got := claimAll(t, s, at(2*time.Hour)); len(got) != 1 {
@@ -203,8 +204,8 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	mustAccount(t, s, "acct-b", 100)
-	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
-		URL: "https://a.example", Events: store.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
+	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := s.NextDelivery(ctx); ok || err != nil {
@@ -212,10 +213,10 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	id := store.DeliveryID(tk.ID, store.EventProcessing, "wh_all")
+	id := domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all")
 	if next, ok, err := s.NextDelivery(ctx); !ok || err != nil || !sameTime(next, at(time.Second)) {
 		t.Fatalf("NextDelivery = %v, %v, %v", next, ok, err)
 	}
@@ -235,12 +236,12 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	for i := 1; i <= 3; i++ {
 		a := store.DeliveryAttempt{DeliveryID: id, Attempt: i, At: at(time.Duration(i) * time.Minute),
 			Status: 500, Latency: 15 * time.Millisecond, Error: "receiver answered 500"}
-		if err := s.RecordAttempt(ctx, a, store.DeliveryPending, at(time.Hour)); err != nil {
+		if err := s.RecordAttempt(ctx, a, domain.DeliveryPending, at(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := s.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: id, Attempt: 4, At: at(time.Hour), Status: 200},
-		store.DeliveryDelivered, at(time.Hour)); err != nil {
+		domain.DeliveryDelivered, at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimAll(t, s, at(48*time.Hour)); len(got) != 0 {
@@ -249,7 +250,7 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	page, next, err := s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Limit: 3})
 	if err != nil || len(page) != 3 || next == "" || page[0].Attempt != 4 || page[0].Status != 200 ||
 		page[2].Attempt != 2 || page[1].Error == "" || page[1].Latency != 15*time.Millisecond ||
-		page[0].Event != store.EventProcessing || page[0].TaskID != tk.ID || page[0].DeliveryID != id {
+		page[0].Event != domain.EventProcessing || page[0].TaskID != tk.ID || page[0].DeliveryID != id {
 		t.Fatalf("Attempts page 1 = %+v, %q, %v", page, next, err)
 	}
 	page, next, err = s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: next, Limit: 3})
@@ -259,10 +260,10 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	_, _, err = s.Attempts(ctx, "acct-a", "wh_all", store.AttemptQuery{Cursor: "not-a-cursor", Limit: 3})
 	wantErrIs(t, "Attempts(bad cursor)", err, store.ErrBadCursor)
 	_, _, err = s.Attempts(ctx, "acct-b", "wh_all", store.AttemptQuery{})
-	wantErrIs(t, "Attempts(other account)", err, store.ErrNotFound)
+	wantErrIs(t, "Attempts(other account)", err, domain.ErrNotFound)
 
-	wantErrIs(t, "ReplayDelivery(other account)", s.ReplayDelivery(ctx, "acct-b", "wh_all", id, at(2*time.Hour)), store.ErrNotFound)
-	wantErrIs(t, "ReplayDelivery(unknown)", s.ReplayDelivery(ctx, "acct-a", "wh_all", "msg_nope", at(2*time.Hour)), store.ErrNotFound)
+	wantErrIs(t, "ReplayDelivery(other account)", s.ReplayDelivery(ctx, "acct-b", "wh_all", id, at(2*time.Hour)), domain.ErrNotFound)
+	wantErrIs(t, "ReplayDelivery(unknown)", s.ReplayDelivery(ctx, "acct-a", "wh_all", "msg_nope", at(2*time.Hour)), domain.ErrNotFound)
 	if err := s.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 		t.Fatalf("after replay: %+v", got)
 	}
 	wantErrIs(t, "RecordAttempt(unknown)", s.RecordAttempt(ctx, store.DeliveryAttempt{DeliveryID: "msg_nope", Attempt: 1},
-		store.DeliveryFailed, at(0)), store.ErrNotFound)
+		domain.DeliveryFailed, at(0)), domain.ErrNotFound)
 
 	// Deleting the endpoint fails its pending deliveries.
 	if err := s.ReplayDelivery(ctx, "acct-a", "wh_all", id, at(3*time.Hour)); err != nil {
@@ -292,21 +293,21 @@ func testWebhookClaimFits(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	for _, id := range []string{"wh_one", "wh_two"} {
-		if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
-			Events: store.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)}); err != nil {
+		if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
+			Events: domain.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, suffix := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"} {
 		tk := newTask("acct-a", taskID(at(0), suffix), 10, at(0))
 		mustCreate(t, s, tk)
-		if _, err := s.StartProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Six due: three per endpoint. One per receiver fits.
 	var asked int
-	oneEach := func(taken []store.Delivery, d store.Delivery) bool {
+	oneEach := func(taken []domain.Delivery, d domain.Delivery) bool {
 		asked++
 		for _, x := range taken {
 			if x.Receiver() == d.Receiver() {

@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/webhook"
@@ -57,7 +58,7 @@ const (
 
 // Outbox is what the worker needs of the store.
 type Outbox interface {
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]store.Delivery, error)
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, fits store.ClaimFits) ([]domain.Delivery, error)
 	RecordAttempt(ctx context.Context, a store.DeliveryAttempt, state string, next time.Time) error
 	NextDelivery(ctx context.Context) (time.Time, bool, error)
 }
@@ -112,7 +113,7 @@ type Payload struct {
 }
 
 // Body is the JSON body of d: the same bytes on every attempt.
-func (w *Worker) Body(d store.Delivery) ([]byte, error) {
+func (w *Worker) Body(d domain.Delivery) ([]byte, error) {
 	return json.Marshal(Payload{Type: d.Event, Timestamp: d.CreatedAt.UTC().Format(time.RFC3339Nano), Data: w.Data(d.Task)})
 }
 
@@ -149,7 +150,7 @@ type flight struct {
 
 // landed is an attempt that ended.
 type landed struct {
-	d   store.Delivery
+	d   domain.Delivery
 	err error
 }
 
@@ -159,7 +160,7 @@ func (w *Worker) flight() *flight {
 
 // fits is the claim's store.ClaimFits: the bounds, counting what is in
 // flight and what the claim took before d.
-func (f *flight) fits(taken []store.Delivery, d store.Delivery) bool {
+func (f *flight) fits(taken []domain.Delivery, d domain.Delivery) bool {
 	acct, rcv := f.accounts[d.AccountID], f.receivers[d.Receiver()]
 	for _, t := range taken {
 		if t.AccountID == d.AccountID {
@@ -248,7 +249,7 @@ func (w *Worker) RunDue(ctx context.Context) (int, error) {
 }
 
 // attempt tries d once and records what happened.
-func (w *Worker) attempt(ctx context.Context, d store.Delivery) error {
+func (w *Worker) attempt(ctx context.Context, d domain.Delivery) error {
 	at := w.now()
 	a := store.DeliveryAttempt{DeliveryID: d.ID, Event: d.Event, TaskID: d.Task.ID, Attempt: d.Attempts + 1, At: at}
 	var res webhook.Result
@@ -269,16 +270,16 @@ func (w *Worker) attempt(ctx context.Context, d store.Delivery) error {
 		res = w.Sender.Send(ctx, d.URL, h, body)
 	}
 	a.Status, a.Latency = res.Status, res.Latency
-	state, next := store.DeliveryDelivered, at
+	state, next := domain.DeliveryDelivered, at
 	if res.Err != nil {
 		a.Error = truncate(res.Err.Error(), 300)
-		state, next = store.DeliveryPending, at.Add(w.Backoff(a.Attempt))
+		state, next = domain.DeliveryPending, at.Add(w.Backoff(a.Attempt))
 		maxAge := w.MaxAge
 		if maxAge <= 0 {
 			maxAge = DefaultMaxAge
 		}
 		if at.Sub(d.CreatedAt) >= maxAge || d.Secret == "" {
-			state = store.DeliveryFailed
+			state = domain.DeliveryFailed
 		}
 	}
 	// The URL may carry a token of the receiver's: it is not logged.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
@@ -50,12 +51,12 @@ func setup(t *testing.T, clk *delivery.FakeClock, url string) (*sqlitestore.Stor
 	}
 	t.Cleanup(func() { s.Close() })
 	ctx := t.Context()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct", Credits: 1000, CreatedAt: clk.Now()}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct", Credits: 1000, CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	secret := webhook.NewSecret()
-	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_1", AccountID: "acct", URL: url,
-		Events: store.EventTypes, Secret: secret, CreatedAt: clk.Now()}); err != nil {
+	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_1", AccountID: "acct", URL: url,
+		Events: domain.EventTypes, Secret: secret, CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	return s, secret
@@ -84,17 +85,17 @@ func TestOutageOfTenMinutes(t *testing.T) {
 	const n = 3
 	for i := range n {
 		tk := newTask(clk, string(rune('a'+i)))
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if i == n-1 {
 			if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, clk.Now()); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := s.Complete(ctx, tk.ID, store.Completion{Videos: []task.Video{{Key: "v"}}}, clk.Now()); err != nil {
+		} else if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: []task.Video{{Key: "v"}}}, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +126,7 @@ func TestOutageOfTenMinutes(t *testing.T) {
 		json.Unmarshal(m.Body, &p)
 		types[p.Type]++
 	}
-	if len(byID) != 6 || types[store.EventProcessing] != 3 || types[store.EventCompleted] != 2 || types[store.EventFailed] != 1 {
+	if len(byID) != 6 || types[domain.EventProcessing] != 3 || types[domain.EventCompleted] != 2 || types[domain.EventFailed] != 1 {
 		t.Fatalf("accepted %d events by id %v, by type %v", len(rcv.ok), byID, types)
 	}
 	// Retries: the outage made several attempts of each; all ids are
@@ -169,11 +170,11 @@ func TestGivesUpAfterADay(t *testing.T) {
 	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true},
 		Data: func(t task.Task) any { return t.ID }, Now: clk.Now}
 	tk := newTask(clk, "a")
-	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+	if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 		t.Fatal(err)
 	}
 	start := clk.Now()
-	if _, err := s.StartProcessing(ctx, tk.ID, start); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, start); err != nil {
 		t.Fatal(err)
 	}
 	var last time.Time
@@ -200,7 +201,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 	if attempts < 20 || attempts > 60 {
 		t.Errorf("%d attempts over a day", attempts)
 	}
-	id := store.DeliveryID(tk.ID, store.EventProcessing, "wh_1")
+	id := domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_1")
 	rcv.healthy = true
 	if err := s.ReplayDelivery(ctx, "acct", "wh_1", id, clk.Now()); err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 // countingOutbox counts claims and has nothing due.
 type countingOutbox struct{ claims int }
 
-func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]store.Delivery, error) {
+func (o *countingOutbox) ClaimDeliveries(context.Context, time.Time, time.Duration, int, store.ClaimFits) ([]domain.Delivery, error) {
 	o.claims++
 	return nil, nil
 }
@@ -266,23 +267,23 @@ func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
 	// Five events for the slow endpoint first, then one for the fast.
 	for i := range 5 {
 		tk := newTask(clk, string(rune('a'+i)))
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clk.Add(time.Second)
-	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_2", AccountID: "acct", URL: quick.URL + "/hook",
-		Events: store.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
+	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_2", AccountID: "acct", URL: quick.URL + "/hook",
+		Events: domain.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	tk := newTask(clk, "z")
-	if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+	if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+	if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 

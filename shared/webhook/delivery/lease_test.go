@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/webhook"
@@ -103,11 +103,11 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	ctx := t.Context()
-	if err := s.CreateAccount(ctx, store.Account{ID: "acct", Credits: 1000, CreatedAt: clk.Now()}); err != nil {
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct", Credits: 1000, CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateWebhook(ctx, store.WebhookEndpoint{ID: "wh_1", AccountID: "acct", URL: "https://receiver.example/hook",
-		Events: store.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
+	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_1", AccountID: "acct", URL: "https://receiver.example/hook",
+		Events: domain.EventTypes, Secret: webhook.NewSecret(), CreatedAt: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 3 * perReceiver
@@ -115,11 +115,11 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 		tk := task.Task{ID: fmt.Sprintf("gen_%02d", i), AccountID: "acct", KeyName: "k", Type: "text-to-video",
 			Model: "gen-3.1-fast-generate-001", Prompt: "p", CreditsCost: 10, CreatedAt: clk.Now(),
 			Params: params.Parameters{SampleCount: 1, DurationSeconds: 8}}
-		if _, err := s.CreateTask(ctx, tk, store.StartGuard{}); err != nil {
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 			t.Fatal(err)
 		}
 		// One generation.processing delivery per task.
-		if _, err := s.StartProcessing(ctx, tk.ID, clk.Now()); err != nil {
+		if _, err := s.MarkProcessing(ctx, tk.ID, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
