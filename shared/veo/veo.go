@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/openaivideo"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
@@ -548,6 +549,9 @@ type UnavailableModelsError struct {
 	Models []string
 }
 
+// Unavailable names the API and the models it does not serve.
+func (e *UnavailableModelsError) Unavailable() (string, []string) { return e.API, e.Models }
+
 func (e *UnavailableModelsError) Error() string {
 	return fmt.Sprintf("%s: models %s not found: remap them (%s)", e.API, strings.Join(e.Models, ", "), settings.ProviderModels)
 }
@@ -575,9 +579,10 @@ func check(api string, models map[string]string, get func(model string) error) e
 	return nil
 }
 
-// Verify runs the start-up check of p (Vertex.Check, Gemini.Check): an
-// error stops the start-up, naming the setting to fix. Models the API
-// does not serve do not: they are logged as the operator's alarm
+// Verify runs the start-up check of p (Vertex.Check, Gemini.Check,
+// openaivideo's Check): an error stops the start-up, naming the setting
+// to fix. Models the API does not serve (an error with
+// Unavailable() (api string, models []string)) do not: they are logged as the operator's alarm
 // (workflow.AlarmModelUnavailable), and their tasks fail
 // MODEL_UNAVAILABLE. A provider without a check (nil: the built-in
 // generator) passes.
@@ -587,12 +592,13 @@ func Verify(ctx context.Context, p workflow.Provider, logger *slog.Logger) error
 		return nil
 	}
 	err := c.Check(ctx)
-	var unavailable *UnavailableModelsError
+	var unavailable interface{ Unavailable() (string, []string) }
 	if errors.As(err, &unavailable) {
 		if logger == nil {
 			logger = slog.Default()
 		}
-		logger.Error(workflow.AlarmModelUnavailable, "api", unavailable.API, "models", unavailable.Models,
+		api, models := unavailable.Unavailable()
+		logger.Error(workflow.AlarmModelUnavailable, "api", api, "models", models,
 			"remedy", "remap them with "+settings.ProviderModels)
 		return nil
 	}
@@ -630,7 +636,7 @@ func model(models map[string]string, ours string) (string, error) {
 // fails too (veomodels.Capabilities).
 func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
 	switch p.Generator {
-	case settings.GeneratorVertex, settings.GeneratorGemini:
+	case settings.GeneratorVertex, settings.GeneratorGemini, settings.GeneratorOpenAI:
 		if _, err := veomodels.Capabilities(p); err != nil {
 			return nil, err
 		}
@@ -643,6 +649,8 @@ func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (work
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
 			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
+	case settings.GeneratorOpenAI:
+		return openaivideo.FromSettings(p)
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}

@@ -92,6 +92,9 @@ type Operation struct {
 	// PollAfter is the provider's hint of when to poll again, while not
 	// done; 0 means no hint.
 	PollAfter time.Duration
+	// Progress is the percentage done the provider reports while not
+	// done, 1 to 100; 0 when it reports none.
+	Progress int
 }
 
 // rendered runs a Generator as a Provider whose operations are done at
