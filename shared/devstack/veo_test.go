@@ -70,6 +70,8 @@ func providerSettings(api, url string) settings.Provider {
 		settings.VertexAccessToken: fakeToken,
 		settings.GeminiAPIKey:      fakeKey,
 		settings.GeminiEndpoint:    url,
+		settings.OpenAIAPIKey:      fakeKey,
+		settings.OpenAIEndpoint:    url,
 		// The fake is quick; the stack polls it every second.
 		settings.ProviderPollInterval: "1s",
 	}.Lookup)

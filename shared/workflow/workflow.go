@@ -29,6 +29,7 @@ type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	StartProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
 	SetOperation(ctx context.Context, id, from, to string) (task.Task, error)
+	SetProgress(ctx context.Context, id string, percent int) error
 	Complete(ctx context.Context, id string, c store.Completion, at time.Time) (task.Task, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }

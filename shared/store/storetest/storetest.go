@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"TasksCursor", testTasksCursor},
 		{"StartProcessing", testStartProcessing},
 		{"SetOperation", testSetOperation},
+		{"SetProgress", testSetProgress},
 		{"Complete", testComplete},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
 		{"Fail", testFail},
