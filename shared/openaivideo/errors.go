@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -73,33 +74,10 @@ func refusal(code string) bool {
 	return strings.Contains(c, "moderation") || strings.Contains(c, "content_policy")
 }
 
-// busyError is a refusal to wait out: 429 (after its Retry-After), 5xx,
-// or no answer. Its RetryAfter makes the workflow wait and call again.
-type busyError struct {
-	err   error
-	after time.Duration
-	// sent: the request went out whole and no readable answer came back;
-	// a submit's outcome is then unknown (submitError).
-	sent bool
-	// operator: a wait only an operator can end (a key refused while a
-	// job runs).
-	operator bool
-}
-
-func (e *busyError) Error() string             { return e.err.Error() }
-func (e *busyError) Unwrap() error             { return e.err }
-func (e *busyError) RetryAfter() time.Duration { return e.after }
-func (e *busyError) NeedsOperator() bool       { return e.operator }
-
 // OutcomeUnknownError is a submit that went out whole with no readable
-// answer: the host may be running, and billing, the job, and POST
-// /v1/videos takes no idempotency key, so submitting again could make
-// two. The workflow never submits such a job again.
-type OutcomeUnknownError struct{ Err error }
-
-func (e *OutcomeUnknownError) Error() string        { return "submit outcome unknown: " + e.Err.Error() }
-func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
-func (e *OutcomeUnknownError) OutcomeUnknown() bool { return true }
+// answer: POST /v1/videos takes no idempotency key, so the workflow
+// never submits such a job again.
+type OutcomeUnknownError = providerhttp.OutcomeUnknownError
 
 // answerError reads a non-2xx answer. 429 and 5xx are waited out after
 // the Retry-After header (seconds); 504, a gateway that gave up waiting
@@ -119,8 +97,8 @@ func answerError(resp *http.Response) error {
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		secs, _ := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64)
-		return &busyError{err: e, after: time.Duration(secs * float64(time.Second)),
-			sent: resp.StatusCode == http.StatusGatewayTimeout}
+		return &providerhttp.BusyError{Err: e, After: time.Duration(secs * float64(time.Second)),
+			Sent: resp.StatusCode == http.StatusGatewayTimeout}
 	}
 	return e
 }
@@ -130,9 +108,8 @@ func answerError(resp *http.Response) error {
 // the host does not serve (404, or code model_not_found) is
 // MODEL_UNAVAILABLE; the rest as send says.
 func submitError(err error) error {
-	var busy *busyError
-	if errors.As(err, &busy) && busy.sent {
-		return &OutcomeUnknownError{Err: err}
+	if unknown := providerhttp.SubmitOutcome(err); unknown != err {
+		return unknown
 	}
 	var e *Error
 	if errors.As(err, &e) && !e.policy && (e.HTTPStatus == http.StatusNotFound || e.Code == "model_not_found") {
@@ -147,7 +124,7 @@ func submitError(err error) error {
 func pollError(err error) error {
 	var e *Error
 	if errors.As(err, &e) && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
-		return &busyError{err: fmt.Errorf("key refused while a job runs (renew it): %w", err), operator: true}
+		return &providerhttp.BusyError{Err: fmt.Errorf("key refused while a job runs (renew it): %w", err), Operator: true}
 	}
 	return err
 }

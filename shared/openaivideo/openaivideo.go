@@ -24,7 +24,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"os"
@@ -32,11 +31,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/openaimodels"
+	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
@@ -113,7 +112,9 @@ func New(cfg Config) (*Provider, error) {
 		cc := *cfg.HTTP
 		c = &cc
 	}
-	c.CheckRedirect = p.checkRedirect
+	// A content download may redirect to where the video is stored:
+	// the key stays on the host's origin.
+	c.CheckRedirect = providerhttp.KeepOnOrigin(p.origin, "Authorization")
 	p.http = c
 	return p, nil
 }
@@ -123,18 +124,6 @@ func FromSettings(p settings.Provider) (*Provider, error) {
 	profile := openaimodels.Profile(p)
 	return New(Config{APIKey: p.OpenAIAPIKey, Endpoint: p.OpenAIEndpoint, Profile: profile,
 		Models: openaimodels.WithDefaults(profile, p.ModelMap()), PollAfter: p.PollInterval})
-}
-
-// checkRedirect keeps the bearer key on the host's own origin: a
-// content download may redirect to where the video is stored.
-func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if req.URL.Scheme+"://"+req.URL.Host != p.origin {
-		req.Header.Del("Authorization")
-	}
-	return nil
 }
 
 func (p *Provider) header() http.Header {
@@ -281,7 +270,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job workflow.Job) (workf
 		return workflow.Operation{}, e
 	case StatusCompleted:
 	default:
-		return workflow.Operation{}, &busyError{err: fmt.Errorf("video %s has status %q", id, v.Status), sent: true}
+		return workflow.Operation{}, &providerhttp.BusyError{Err: fmt.Errorf("video %s has status %q", id, v.Status), Sent: true}
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
 		return workflow.Operation{}, fmt.Errorf("create %s: %w", job.OutDir, err)
@@ -354,7 +343,7 @@ func (e *UnavailableModelsError) Error() string {
 func (e *UnavailableModelsError) Unavailable() (string, []string) { return "openai", e.Models }
 
 // send does one request and decodes a 2xx answer into out. Network
-// failures and 429/5xx answers are *busyError, sent when the request
+// failures and 429/5xx answers are *providerhttp.BusyError, sent when the request
 // had gone out whole.
 func (p *Provider) send(ctx context.Context, method, url string, header http.Header, body []byte, out any) error {
 	resp, err := p.do(ctx, method, url, header, body)
@@ -366,7 +355,7 @@ func (p *Provider) send(ctx context.Context, method, url string, header http.Hea
 		return answerError(resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		return &busyError{err: fmt.Errorf("decode answer of %s %s: %w", method, url, err), sent: true}
+		return &providerhttp.BusyError{Err: fmt.Errorf("decode answer of %s %s: %w", method, url, err), Sent: true}
 	}
 	return nil
 }
@@ -376,31 +365,14 @@ func (p *Provider) do(ctx context.Context, method, url string, header http.Heade
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	// Whether the request went out whole: before, a failure (a refused
-	// connection) means the host never saw it.
-	var wrote atomic.Bool
-	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	})
-	req, err := http.NewRequestWithContext(tctx, method, url, r)
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return nil, fmt.Errorf("request: %w", err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, &busyError{err: fmt.Errorf("%s %s: %w", method, url, err), sent: wrote.Load()}
-	}
-	return resp, nil
+	return providerhttp.Do(p.http, req, method+" "+url)
 }
 
 // download writes the content at url to path.
@@ -413,16 +385,5 @@ func (p *Provider) download(ctx context.Context, url, path string) error {
 	if resp.StatusCode/100 != 2 {
 		return answerError(resp)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	_, err = io.Copy(f, io.LimitReader(resp.Body, maxVideoBytes))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &busyError{err: fmt.Errorf("download %s: %w", url, err)}
-	}
-	return nil
+	return providerhttp.Save(resp.Body, path, maxVideoBytes, url)
 }
