@@ -6,10 +6,12 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,14 +107,14 @@ func TestSubmitFields(t *testing.T) {
 			if b, err := os.ReadFile(op.Result.Paths[0]); err != nil || !bytes.Equal(b, openaitest.Video) {
 				t.Errorf("video: %d bytes, %v; want the fake's", len(b), err)
 			}
-			if want := []int{0, 33, 66}; !equal(progress, want) {
+			if want := []int{0, 33, 66}; !slices.Equal(progress, want) {
 				t.Errorf("progress %v, want %v", progress, want)
 			}
 			subs := fake.Submits()
 			if len(subs) != 1 {
 				t.Fatalf("%d submits, want 1", len(subs))
 			}
-			if !equalMap(subs[0].Fields, tt.want) || subs[0].Reference != "image/png" {
+			if !maps.Equal(subs[0].Fields, tt.want) || subs[0].Reference != "image/png" {
 				t.Errorf("fields %v, reference %q; want %v and image/png", subs[0].Fields, subs[0].Reference, tt.want)
 			}
 			if n := fake.Downloads(subs[0].Video); n != 1 {
@@ -125,30 +127,6 @@ func TestSubmitFields(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestOutcomes: every answer is classified into the outcomes of
