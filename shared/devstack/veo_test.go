@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -294,7 +295,8 @@ func TestVeoDefaults(t *testing.T) {
 
 // TestVeoRefusedAtStart: a start the backend cannot honour is a 400
 // VALIDATION_ERROR naming the field and what the backend allows, charges
-// nothing, creates no task and reaches no provider.
+// nothing, creates no task and reaches no provider (Veo on either API,
+// or the openai generator).
 func TestVeoRefusedAtStart(t *testing.T) {
 	tests := []struct {
 		api, body, field, allowed string
@@ -306,11 +308,23 @@ func TestVeoRefusedAtStart(t *testing.T) {
 		{settings.GeneratorGemini, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
 		{settings.GeneratorVertex, `{"prompt":"x","personGeneration":"allow_all"}`, "personGeneration", `"allow_adult", "dont_allow"`},
 		{settings.GeneratorVertex, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":6}`, "durationSeconds", "allowed: 4, 8"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"resolution":"1080p"}`, "resolution", `"720p"`},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"seed":42}`, "seed", "takes no seed"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"negativePrompt":"rain"}`, "negativePrompt", "leave it out"},
 	}
-	for _, api := range veoAPIs {
+	for _, api := range slices.Concat(veoAPIs, []string{settings.GeneratorOpenAI}) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
-			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+			var e *env
+			var submits func() int
+			if api == settings.GeneratorOpenAI {
+				o := startOpenAI(t, openaitest.Config{}, nil)
+				e, submits = o.env, func() int { return len(o.fake.Submits()) }
+			} else {
+				v := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+				e, submits = v.env, func() int { return len(v.fake.Submits()) }
+			}
 			k := e.key(1000, store.Limits{})
 			for _, tt := range tests {
 				if tt.api != api {
@@ -329,7 +343,7 @@ func TestVeoRefusedAtStart(t *testing.T) {
 			if tasks, n, _ := e.stack.Store.Tasks(context.Background(), k.AccountID, store.TaskQuery{Limit: 10}); n != 0 {
 				t.Errorf("%d tasks created: %+v", n, tasks)
 			}
-			if n := len(e.fake.Submits()); n != 0 {
+			if n := submits(); n != 0 {
 				t.Errorf("the provider received %d submits", n)
 			}
 		})
@@ -358,6 +372,9 @@ func TestVeoModelsShowLimits(t *testing.T) {
 			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true},
 		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
 			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false},
+		// OpenAI's shape: 4 and 8 of our durations, 720p, one video, no seed.
+		settings.GeneratorOpenAI: {"OpenAI", map[string][]string{"4": {"720p"}, "8": {"720p"}}, 1,
+			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false},
 	}
 	for backend, w := range want {
 		t.Run(backend, func(t *testing.T) {
@@ -368,6 +385,8 @@ func TestVeoModelsShowLimits(t *testing.T) {
 					t.Skip("GEN_E2E_GENERATOR puts the built-in stacks on a Veo backend")
 				}
 				e = startEnv(t, "", nil)
+			} else if backend == settings.GeneratorOpenAI {
+				e = startOpenAI(t, openaitest.Config{}, nil).env
 			} else {
 				e = startVeo(t, backend, veotest.Config{}, "", nil).env
 			}
