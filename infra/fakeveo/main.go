@@ -16,6 +16,16 @@
 // lists the submit requests received. -retired names models that answer
 // 404 NOT_FOUND, as Google's retired ones do; -storage-addr serves the
 // Gemini downloads on a second origin they redirect to, as Google's do.
+//
+// With -api openai it fakes a host of OpenAI's videos shape instead
+// (shared/openaivideo/openaitest), whose jobs take -polls polls with
+// rising progress; -profile vllm-omni enforces a vLLM-Omni host's rules;
+// -key is then the bearer key; -fail ends a job failed, -refuse refuses
+// the prompt by moderation, -drop drops the submit's answer:
+//
+//	go run ./infra/fakeveo -api openai -addr 127.0.0.1:8090
+//	GEN_GENERATOR=openai GEN_OPENAI_ENDPOINT=http://127.0.0.1:8090 \
+//	  GEN_OPENAI_API_KEY=fake make run
 package main
 
 import (
@@ -26,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/veo/veotest"
 )
@@ -45,20 +56,41 @@ func main() {
 	retired := flag.String("retired", "", "comma-separated provider model ids that answer 404 NOT_FOUND, as retired models do")
 	storageAddr := flag.String("storage-addr", "", "serve the Gemini downloads on this second address, which downloads redirect to (empty: on -addr)")
 	renders := flag.Bool("render", true, "render each sample from the request with ffmpeg, as the built-in generator does (false: a fixed one-second test pattern)")
+	api := flag.String("api", "google", "which APIs to fake: google (Vertex AI and the Gemini API) or openai (OpenAI's videos shape)")
+	profile := flag.String("profile", "openai", "with -api openai, whose rules: openai or vllm-omni")
+	polls := flag.Int("polls", 3, "with -api openai, the polls a job takes")
 	flag.Parse()
 
-	cfg := veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key}
-	if *retired != "" {
-		cfg.Retired = strings.Split(*retired, ",")
-	}
+	var renderer veotest.Renderer
 	if *renders {
 		r, err := render.New(render.Config{})
 		if err != nil {
 			slog.Error("render with ffmpeg (or run with -render=false)", "error", err)
 			os.Exit(1)
 		}
-		cfg.Renderer = r
+		renderer = r
 	}
+	if *api == "openai" {
+		cfg := openaitest.Config{Profile: *profile, Key: *key, Polls: *polls, Renderer: renderer}
+		if *retired != "" {
+			cfg.Retired = strings.Split(*retired, ",")
+		}
+		s := openaitest.New(cfg)
+		s.When(*fail, openaitest.Outcome{FailCode: "internal_error"})
+		s.When(*refuse, openaitest.Outcome{SubmitStatus: 400, Code: openaitest.ModerationCode})
+		s.When(*drop, openaitest.Outcome{Drop: true})
+		slog.Info("fake OpenAI videos host listening", "addr", *addr, "profile", *profile, "polls", *polls)
+		if err := http.ListenAndServe(*addr, s); err != nil {
+			slog.Error("serve", "error", err)
+			os.Exit(1)
+		}
+		return
+	}
+	cfg := veotest.Config{Delay: *delay, SubmitsPerWindow: *quota, Window: *window, Token: *token, APIKey: *key}
+	if *retired != "" {
+		cfg.Retired = strings.Split(*retired, ",")
+	}
+	cfg.Renderer = renderer
 	s := veotest.New(cfg)
 	// The longer text first: "[filter-all]" contains no "[filter]", but
 	// an operator's own flags might nest.

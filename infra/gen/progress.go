@@ -58,13 +58,22 @@ func (l *lines) update(t *client.Task) {
 	if t.Status.Terminal() {
 		return // done says it
 	}
-	fmt.Fprintf(l.w, "%s: %s, %s elapsed (estimated %s)\n", t.TaskID, t.Status, elapsed(l.start), l.estimate)
+	fmt.Fprintf(l.w, "%s: %s%s, %s elapsed (estimated %s)\n", t.TaskID, t.Status, percent(t), elapsed(l.start), l.estimate)
 }
 
 func (l *lines) done(t *client.Task, err error) {
 	if t != nil && t.Status == client.StatusCompleted {
 		fmt.Fprintf(l.w, "%s: completed in %s\n", t.TaskID, elapsed(l.start))
 	}
+}
+
+// percent is " 40%" when the provider reports the task's progress (the
+// status's progress extension), else "".
+func percent(t *client.Task) string {
+	if t.Progress <= 0 || t.Status != client.StatusProcessing {
+		return ""
+	}
+	return fmt.Sprintf(" %d%%", t.Progress)
 }
 
 func elapsed(start time.Time) time.Duration { return time.Since(start).Round(time.Second) }
@@ -76,10 +85,12 @@ type bar struct {
 	mu     sync.Mutex
 	bar    *progressbar.ProgressBar
 	status client.Status
-	start  time.Time
-	max    time.Duration
-	stop   chan struct{}
-	ended  chan struct{}
+	// pct is the provider's progress, as percent shows it.
+	pct   string
+	start time.Time
+	max   time.Duration
+	stop  chan struct{}
+	ended chan struct{}
 }
 
 func newBar(w io.Writer, estimate string, hi time.Duration) *bar {
@@ -110,7 +121,7 @@ func newBar(w io.Writer, estimate string, hi time.Duration) *bar {
 // describe is the text before the bar: status and elapsed / estimate.
 // The caller holds mu (or owns b alone).
 func (b *bar) describe() string {
-	return fmt.Sprintf("%-10s %4s / ~%s", b.status, elapsed(b.start), b.max)
+	return fmt.Sprintf("%-10s%4s %4s / ~%s", b.status, b.pct, elapsed(b.start), b.max)
 }
 
 func (b *bar) tick() {
@@ -139,7 +150,7 @@ func (b *bar) redraw() {
 
 func (b *bar) update(t *client.Task) {
 	b.mu.Lock()
-	b.status = t.Status
+	b.status, b.pct = t.Status, percent(t)
 	b.mu.Unlock()
 	b.redraw()
 }

@@ -198,6 +198,9 @@ type Task struct {
 	CompletedAt    time.Time `json:"completedAt,omitzero"`
 	ProcessingTime int       `json:"processingTime,omitempty"`
 	Videos         []Video   `json:"videos,omitempty"`
+	// Progress is the percentage done the provider reported while the
+	// task is processing, 0 when it reports none (an extension).
+	Progress int `json:"progress,omitempty"`
 	// Error and CreditsRefunded are set for a failed task; CreditsRefunded
 	// also for one that completed with fewer videos than requested.
 	Error           *Failure `json:"error,omitempty"`

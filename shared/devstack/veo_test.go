@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -71,6 +72,8 @@ func providerSettings(api, url string) settings.Provider {
 		settings.VertexAccessToken: fakeToken,
 		settings.GeminiAPIKey:      fakeKey,
 		settings.GeminiEndpoint:    url,
+		settings.OpenAIAPIKey:      fakeKey,
+		settings.OpenAIEndpoint:    url,
 		// The fake is quick; the stack polls it every second.
 		settings.ProviderPollInterval: "1s",
 	}.Lookup)
@@ -196,44 +199,52 @@ func TestVeoREADMEWalkThrough(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
 			e := startVeo(t, api, veotest.Config{Delay: time.Second, Renderer: r}, "", nil)
-			got, account := runWalkThrough(t, e.env)
-			for _, want := range []string{`"status":"completed"`, `(?m)^h264,\d+,\d+$`, `(?m)^aac$`,
-				`"prompt":"the test card comes alive"`} {
-				if !regexp.MustCompile(want).MatchString(got) {
-					t.Errorf("the output has no match for %s", want)
-				}
-			}
-			// The refusals at start: each names its field. On the Gemini
-			// API the two-video start of step 7 is refused.
-			refusals := regexp.MustCompile(`"error":"VALIDATION_ERROR"[^\n]*?"field":"(\w+)"`).FindAllStringSubmatch(got, -1)
-			var fields []string
-			for _, m := range refusals {
-				fields = append(fields, m[1])
-			}
+			// On the Gemini API the two-video start of step 7 is refused.
 			want := []string{"url"} // step 10's loopback webhook
 			if api == settings.GeneratorGemini {
 				want = []string{"sampleCount", "url"}
 			}
-			if !slices.Equal(fields, want) {
-				t.Errorf("refused fields %v, want %v", fields, want)
-			}
+			checkProviderWalkThrough(t, e.env, want)
 			for _, s := range e.fake.Submits() {
 				if s.Status != http.StatusOK {
 					t.Errorf("the provider refused a submit (%d): %s", s.Status, s.Body)
 				}
 			}
-			tasks, _, err := e.stack.Store.Tasks(context.Background(), account, store.TaskQuery{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tk := range tasks {
-				if tk.Status == task.Failed && tk.Failure.Code != task.FailCancelled {
-					t.Errorf("task %s (%q) failed: %+v", tk.ID, tk.Prompt, tk.Failure)
-				}
-			}
-			storetest.CheckInvariants(t, e.stack.Store, account)
 		})
 	}
+}
+
+// checkProviderWalkThrough runs the README's walk-through against e, on
+// a provider's fake that renders with the built-in generator: the
+// videos are probed as the built-in stack's are, the starts refused at
+// start name the fields refused (in order), and every task completed or
+// was cancelled, with the ledger's invariants holding.
+func checkProviderWalkThrough(t *testing.T, e *env, refused []string) {
+	t.Helper()
+	got, account := runWalkThrough(t, e)
+	for _, want := range []string{`"status":"completed"`, `(?m)^h264,\d+,\d+$`, `(?m)^aac$`,
+		`"prompt":"the test card comes alive"`} {
+		if !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("the output has no match for %s", want)
+		}
+	}
+	var fields []string
+	for _, m := range regexp.MustCompile(`"error":"VALIDATION_ERROR"[^\n]*?"field":"(\w+)"`).FindAllStringSubmatch(got, -1) {
+		fields = append(fields, m[1])
+	}
+	if !slices.Equal(fields, refused) {
+		t.Errorf("refused fields %v, want %v", fields, refused)
+	}
+	tasks, _, err := e.stack.Store.Tasks(context.Background(), account, store.TaskQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks {
+		if tk.Status == task.Failed && tk.Failure.Code != task.FailCancelled {
+			t.Errorf("task %s (%q) failed: %+v", tk.ID, tk.Prompt, tk.Failure)
+		}
+	}
+	storetest.CheckInvariants(t, e.stack.Store, account)
 }
 
 // TestVeoDefaults: a start that leaves every optional field out
@@ -285,7 +296,8 @@ func TestVeoDefaults(t *testing.T) {
 
 // TestVeoRefusedAtStart: a start the backend cannot honour is a 400
 // VALIDATION_ERROR naming the field and what the backend allows, charges
-// nothing, creates no task and reaches no provider.
+// nothing, creates no task and reaches no provider (Veo on either API,
+// or the openai generator).
 func TestVeoRefusedAtStart(t *testing.T) {
 	tests := []struct {
 		api, body, field, allowed string
@@ -297,11 +309,23 @@ func TestVeoRefusedAtStart(t *testing.T) {
 		{settings.GeneratorGemini, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
 		{settings.GeneratorVertex, `{"prompt":"x","personGeneration":"allow_all"}`, "personGeneration", `"allow_adult", "dont_allow"`},
 		{settings.GeneratorVertex, `{"prompt":"x","enhancePrompt":false}`, "enhancePrompt", "allowed: true"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":6}`, "durationSeconds", "allowed: 4, 8"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"resolution":"1080p"}`, "resolution", `"720p"`},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"seed":42}`, "seed", "takes no seed"},
+		{settings.GeneratorOpenAI, `{"prompt":"x","durationSeconds":4,"negativePrompt":"rain"}`, "negativePrompt", "leave it out"},
 	}
-	for _, api := range veoAPIs {
+	for _, api := range slices.Concat(veoAPIs, []string{settings.GeneratorOpenAI}) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
-			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+			var e *env
+			var submits func() int
+			if api == settings.GeneratorOpenAI {
+				o := startOpenAI(t, openaitest.Config{}, nil)
+				e, submits = o.env, func() int { return len(o.fake.Submits()) }
+			} else {
+				v := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
+				e, submits = v.env, func() int { return len(v.fake.Submits()) }
+			}
 			k := e.key(1000, store.Limits{})
 			for _, tt := range tests {
 				if tt.api != api {
@@ -320,7 +344,7 @@ func TestVeoRefusedAtStart(t *testing.T) {
 			if tasks, n, _ := e.stack.Store.Tasks(context.Background(), k.AccountID, store.TaskQuery{Limit: 10}); n != 0 {
 				t.Errorf("%d tasks created: %+v", n, tasks)
 			}
-			if n := len(e.fake.Submits()); n != 0 {
+			if n := submits(); n != 0 {
 				t.Errorf("the provider received %d submits", n)
 			}
 		})
@@ -349,6 +373,9 @@ func TestVeoModelsShowLimits(t *testing.T) {
 			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true},
 		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
 			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false},
+		// OpenAI's shape: 4 and 8 of our durations, 720p, one video, no seed.
+		settings.GeneratorOpenAI: {"OpenAI", map[string][]string{"4": {"720p"}, "8": {"720p"}}, 1,
+			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false},
 	}
 	for backend, w := range want {
 		t.Run(backend, func(t *testing.T) {
@@ -359,6 +386,8 @@ func TestVeoModelsShowLimits(t *testing.T) {
 					t.Skip("GEN_E2E_GENERATOR puts the built-in stacks on a Veo backend")
 				}
 				e = startEnv(t, "", nil)
+			} else if backend == settings.GeneratorOpenAI {
+				e = startOpenAI(t, openaitest.Config{}, nil).env
 			} else {
 				e = startVeo(t, backend, veotest.Config{}, "", nil).env
 			}

@@ -113,6 +113,11 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (t task.T
 	return t, err
 }
 
+// SetProgress implements store.Store.
+func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
+	return s.call(ctx, "SetProgress", func() error { return s.Store.SetProgress(ctx, id, percent) })
+}
+
 // Complete implements store.Store.
 func (s *Store) Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (t task.Task, err error) {
 	err = s.call(ctx, "Complete", func() error { t, err = s.Store.Complete(ctx, id, c, at); return err })

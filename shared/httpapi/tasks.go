@@ -23,8 +23,11 @@ type statusResponse struct {
 	CreatedAt      string            `json:"createdAt"`
 	CompletedAt    string            `json:"completedAt,omitempty"`
 	ProcessingTime *int              `json:"processingTime,omitempty"`
-	Videos         []video           `json:"videos,omitzero"`
-	Error          *failure          `json:"error,omitempty"`
+	// Progress (an extension) is the percentage done the provider
+	// reported, while processing, when it reports one.
+	Progress int      `json:"progress,omitempty"`
+	Videos   []video  `json:"videos,omitzero"`
+	Error    *failure `json:"error,omitempty"`
 	// CreditsRefunded is set for a failed task, and for a completed one
 	// that refunded the samples it could not produce.
 	CreditsRefunded *int   `json:"creditsRefunded,omitempty"`
@@ -94,6 +97,9 @@ func statusBody(t task.Task) statusResponse {
 		DownloadURL: downloadPath(t.ID),
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
+	if t.Status == task.Processing {
+		resp.Progress = t.Progress
+	}
 	return resp
 }
 

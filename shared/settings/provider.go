@@ -12,8 +12,9 @@ import (
 // The variables of the generator, which both stacks read.
 const (
 	// Generator selects the backend: builtin (ffmpeg test cards, the
-	// default), vertex (Veo on Vertex AI) or gemini (Veo on the Gemini
-	// API).
+	// default), vertex (Veo on Vertex AI), gemini (Veo on the Gemini
+	// API) or openai (a host of OpenAI's videos shape: OpenAI itself, or
+	// a self-hosted vLLM-Omni).
 	Generator = "GEN_GENERATOR"
 	// VertexProject and VertexLocation are the Google Cloud project and
 	// region of Vertex AI (default us-central1).
@@ -35,6 +36,16 @@ const (
 	// GeminiEndpoint replaces https://generativelanguage.googleapis.com:
 	// requests go to {endpoint}/v1beta/models/...
 	GeminiEndpoint = "GEN_GEMINI_ENDPOINT"
+	// OpenAIEndpoint replaces https://api.openai.com: requests go to
+	// {endpoint}/v1/videos (a self-hosted vLLM-Omni, a fake).
+	OpenAIEndpoint = "GEN_OPENAI_ENDPOINT"
+	// OpenAIAPIKey is the bearer key of the openai generator; a
+	// self-hosted host may take none.
+	OpenAIAPIKey = "GEN_OPENAI_API_KEY"
+	// OpenAIProfile names whose limits the host has: "openai" (the
+	// default: OpenAI's Sora models) or "vllm-omni" (a self-hosted
+	// vLLM-Omni serving one model).
+	OpenAIProfile = "GEN_OPENAI_PROFILE"
 	// ProviderModels maps the contract's model ids to the provider's, as
 	// id=providerId pairs separated by commas; the ids not listed keep
 	// their default (veo.DefaultModels).
@@ -76,6 +87,13 @@ const (
 	GeneratorBuiltin = "builtin"
 	GeneratorVertex  = "vertex"
 	GeneratorGemini  = "gemini"
+	GeneratorOpenAI  = "openai"
+)
+
+// The profiles GEN_OPENAI_PROFILE selects.
+const (
+	ProfileOpenAI   = "openai"
+	ProfileVLLMOmni = "vllm-omni"
 )
 
 // Provider is what the generator variables say. Its zero value is the
@@ -89,6 +107,10 @@ type Provider struct {
 	VertexAccessToken                                               string
 
 	GeminiAPIKey, GeminiEndpoint string
+
+	// OpenAIEndpoint, OpenAIAPIKey and OpenAIProfile are the openai
+	// generator's; an empty profile is ProfileOpenAI.
+	OpenAIEndpoint, OpenAIAPIKey, OpenAIProfile string
 
 	// PollInterval is the wait between polls; 0 means
 	// DefaultProviderPollInterval.
@@ -159,18 +181,25 @@ func (r *Reader) Provider() Provider {
 		VertexAccessToken: r.value(VertexAccessToken),
 		GeminiAPIKey:      r.value(GeminiAPIKey),
 		GeminiEndpoint:    r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		OpenAIEndpoint:    r.Check(OpenAIEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		OpenAIAPIKey:      r.value(OpenAIAPIKey),
+		OpenAIProfile:     r.Check(OpenAIProfile, isProfile, "want openai or vllm-omni"),
 		Models:            r.models(),
 		PollInterval:      r.pollInterval(),
 		CreditUSD:         r.Float(CreditUSD, 0, 0.0001, 100),
 	}
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini:
+	case GeneratorOpenAI:
+		if p.OpenAIProfile == ProfileVLLMOmni && p.OpenAIEndpoint == "" {
+			r.Reject(OpenAIEndpoint, "", "a vllm-omni host needs its URL")
+		}
 	case GeneratorVertex:
 		if p.VertexProject == "" {
 			r.Reject(VertexProject, "", "the vertex generator needs the Google Cloud project")
 		}
 	default:
-		r.Reject(Generator, p.Generator, "want builtin, vertex or gemini")
+		r.Reject(Generator, p.Generator, "want builtin, vertex, gemini or openai")
 	}
 	return p
 }
@@ -184,6 +213,8 @@ func (r *Reader) models() string {
 	}
 	return v
 }
+
+func isProfile(s string) bool { return s == ProfileOpenAI || s == ProfileVLLMOmni }
 
 func isRegion(s string) bool {
 	return !strings.ContainsFunc(s, func(c rune) bool { return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') })

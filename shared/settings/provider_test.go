@@ -26,6 +26,14 @@ func TestProvider(t *testing.T) {
 				Models: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"}, nil, ""},
 		{"gemini", settings.Vars{settings.Generator: "gemini", settings.GeminiAPIKey: "AIza-secret", settings.GeminiEndpoint: "https://example.test", settings.ProviderPollInterval: "2s"},
 			settings.Provider{Generator: settings.GeneratorGemini, GeminiAPIKey: "AIza-secret", GeminiEndpoint: "https://example.test", PollInterval: 2 * time.Second}, nil, ""},
+		{"openai on vllm-omni", settings.Vars{settings.Generator: "openai", settings.OpenAIEndpoint: "http://gpu.internal:8091",
+			settings.OpenAIAPIKey: "sk-secret", settings.OpenAIProfile: "vllm-omni"},
+			settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIEndpoint: "http://gpu.internal:8091",
+				OpenAIAPIKey: "sk-secret", OpenAIProfile: settings.ProfileVLLMOmni}, nil, ""},
+		{"vllm-omni without its URL", settings.Vars{settings.Generator: "openai", settings.OpenAIProfile: "vllm-omni"},
+			settings.Provider{}, []string{settings.OpenAIEndpoint}, ""},
+		{"unknown openai profile", settings.Vars{settings.Generator: "openai", settings.OpenAIProfile: "sglang", settings.OpenAIAPIKey: "sk-secret"},
+			settings.Provider{}, []string{settings.OpenAIProfile}, "sk-secret"},
 		{"vertex without project", settings.Vars{settings.Generator: "vertex"}, settings.Provider{}, []string{settings.VertexProject}, ""},
 		// Issue 24: a poll interval of 0 or of milliseconds would poll as
 		// fast as the workflow loops, each poll a request and, on AWS, a

@@ -151,6 +151,9 @@ type Store interface {
 	// after: a task that already had a handle keeps it, so the caller
 	// compares and follows the one returned.
 	SetOperation(ctx context.Context, id, from, to string) (task.Task, error)
+	// SetProgress records the percentage done its provider reported of
+	// a processing task; a task not processing is left as it is.
+	SetProgress(ctx context.Context, id string, percent int) error
 	// Complete moves a pending or processing task to completed, releases
 	// its in-flight slot and refunds c.Refund, all at once. On a completed
 	// task it changes nothing; on a failed one it returns domain.ErrTerminal.

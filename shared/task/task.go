@@ -143,6 +143,10 @@ type Task struct {
 	// that a re-run which finds it never submits a second job.
 	Operation string
 
+	// Progress is the percentage done its provider last reported while
+	// the task is processing (1 to 100), 0 when none did.
+	Progress int
+
 	// WebhookURL, when set, receives this task's events (a start's
 	// webhookUrl), besides the account's registered endpoints.
 	WebhookURL string

@@ -2,7 +2,6 @@ package veo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
@@ -72,26 +72,11 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 	}
 	g := &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: u.Scheme + "://" + u.Host}
 	c := *httpClient(cfg.HTTP)
-	c.CheckRedirect = g.checkRedirect
+	// A download URI redirects to where the video is stored: the key
+	// stays on the API's origin.
+	c.CheckRedirect = providerhttp.KeepOnOrigin(g.origin, "X-Goog-Api-Key")
 	g.http = &c
 	return g, nil
-}
-
-// checkRedirect keeps the API key on the API's own origin. A download
-// URI redirects to where the video is stored, and Go's client copies
-// every header of the first request to whatever host a redirect names,
-// dropping only Authorization and cookies on another domain (net/http,
-// Client.Do: "when forwarding sensitive headers like Authorization,
-// WWW-Authenticate, and Cookie to untrusted targets"): x-goog-api-key
-// would go along.
-func (g *Gemini) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if req.URL.Scheme+"://"+req.URL.Host != g.origin {
-		req.Header.Del("X-Goog-Api-Key")
-	}
-	return nil
 }
 
 func (g *Gemini) header() http.Header {
@@ -154,7 +139,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 					return err
 				}
 			// The key goes to the API's own host only (redirects:
-			// checkRedirect).
+			// KeepOnOrigin).
 			case !strings.HasPrefix(v.URI, g.origin+"/"):
 				return fmt.Errorf("gemini: video at %q, outside %s", redact(v.URI), g.origin)
 			default:

@@ -21,18 +21,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/openaivideo"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veomodels"
@@ -252,38 +252,10 @@ func (e *Error) FailureCode() string {
 // PolicyCategory is the client-safe category of a content-policy refusal.
 func (e *Error) PolicyCategory() string { return e.category }
 
-// busyError is an error to wait out: a throttled (429
-// RESOURCE_EXHAUSTED) or unavailable (5xx) answer, or no answer at all.
-// Its RetryAfter makes the workflow wait and call again. Only answers to
-// requests are: an operation done with an error is a job that failed,
-// and is never submitted again.
-type busyError struct {
-	err   error
-	after time.Duration
-	// sent: the request went out whole and no readable answer came back
-	// (a dropped connection, a timeout, a 504, a 2xx that does not
-	// decode). A poll waits that out; a submit's outcome is then unknown
-	// (submitError).
-	sent bool
-	// operator: a wait only an operator can end (credentials refused
-	// while a job runs); the workflow logs it as an error.
-	operator bool
-}
-
-func (e *busyError) Error() string             { return e.err.Error() }
-func (e *busyError) Unwrap() error             { return e.err }
-func (e *busyError) RetryAfter() time.Duration { return e.after }
-func (e *busyError) NeedsOperator() bool       { return e.operator }
-
 // OutcomeUnknownError is a submit that went out whole with no readable
-// answer: Google may be running, and billing, the job, and
-// predictLongRunning takes no idempotency key, so submitting again could
-// make two. The workflow never submits such a job again.
-type OutcomeUnknownError struct{ Err error }
-
-func (e *OutcomeUnknownError) Error() string        { return "submit outcome unknown: " + e.Err.Error() }
-func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
-func (e *OutcomeUnknownError) OutcomeUnknown() bool { return true }
+// answer: predictLongRunning takes no idempotency key, so the workflow
+// never submits such a job again.
+type OutcomeUnknownError = providerhttp.OutcomeUnknownError
 
 // answerError reads a non-2xx answer's google.rpc.Status. 429 and 5xx
 // are waited out, after the answer's RetryInfo (Google's own hint, in
@@ -309,7 +281,7 @@ func answerError(resp *http.Response) error {
 		}
 		// A gateway that timed out waiting for the API had passed the
 		// request on: what became of it is unknown.
-		return &busyError{err: e, after: after, sent: resp.StatusCode == http.StatusGatewayTimeout}
+		return &providerhttp.BusyError{Err: e, After: after, Sent: resp.StatusCode == http.StatusGatewayTimeout}
 	}
 	return e
 }
@@ -319,9 +291,8 @@ func answerError(resp *http.Response) error {
 // does not serve (404 NOT_FOUND, or Google's "no longer available") is
 // refused with MODEL_UNAVAILABLE; the rest as send says.
 func submitError(err error) error {
-	var busy *busyError
-	if errors.As(err, &busy) && busy.sent {
-		return &OutcomeUnknownError{Err: err}
+	if unknown := providerhttp.SubmitOutcome(err); unknown != err {
+		return unknown
 	}
 	var e *Error
 	if errors.As(err, &e) && e.category == "" &&
@@ -338,13 +309,13 @@ func submitError(err error) error {
 func pollError(err error) error {
 	var e *Error
 	if errors.As(err, &e) && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
-		return &busyError{err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), operator: true}
+		return &providerhttp.BusyError{Err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), Operator: true}
 	}
 	return err
 }
 
 // send does one request and decodes a 2xx answer into out. Network
-// failures and 429/5xx answers are *busyError, sent when the request
+// failures and 429/5xx answers are *providerhttp.BusyError, sent when the request
 // had gone out whole.
 func send(ctx context.Context, c *http.Client, method, url string, header http.Header, body any, out any) error {
 	var r io.Reader
@@ -365,29 +336,16 @@ func send(ctx context.Context, c *http.Client, method, url string, header http.H
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	// Whether the request went out whole: before, a failure (a refused
-	// connection, a DNS error) means the API never saw it.
-	var wrote atomic.Bool
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	}))
-	resp, err := c.Do(req)
+	resp, err := providerhttp.Do(c, req, method+" "+redact(url))
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return &busyError{err: fmt.Errorf("%s %s: %w", method, redact(url), err), sent: wrote.Load()}
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		return answerError(resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*maxVideoBytes)).Decode(out); err != nil {
-		return &busyError{err: fmt.Errorf("decode answer of %s: %w", redact(url), err), sent: true}
+		return &providerhttp.BusyError{Err: fmt.Errorf("decode answer of %s: %w", redact(url), err), Sent: true}
 	}
 	return nil
 }
@@ -441,29 +399,15 @@ func download(ctx context.Context, c *http.Client, url string, header http.Heade
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := c.Do(req)
+	resp, err := providerhttp.Do(c, req, "download "+redact(url))
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return &busyError{err: fmt.Errorf("download %s: %w", redact(url), err)}
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		return answerError(resp)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	_, err = io.Copy(f, io.LimitReader(resp.Body, maxVideoBytes))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &busyError{err: fmt.Errorf("download %s: %w", redact(url), err)}
-	}
-	return nil
+	return providerhttp.Save(resp.Body, path, maxVideoBytes, redact(url))
 }
 
 func writeBase64(s, path string) error {
@@ -548,6 +492,9 @@ type UnavailableModelsError struct {
 	Models []string
 }
 
+// Unavailable names the API and the models it does not serve.
+func (e *UnavailableModelsError) Unavailable() (string, []string) { return e.API, e.Models }
+
 func (e *UnavailableModelsError) Error() string {
 	return fmt.Sprintf("%s: models %s not found: remap them (%s)", e.API, strings.Join(e.Models, ", "), settings.ProviderModels)
 }
@@ -575,9 +522,10 @@ func check(api string, models map[string]string, get func(model string) error) e
 	return nil
 }
 
-// Verify runs the start-up check of p (Vertex.Check, Gemini.Check): an
-// error stops the start-up, naming the setting to fix. Models the API
-// does not serve do not: they are logged as the operator's alarm
+// Verify runs the start-up check of p (Vertex.Check, Gemini.Check,
+// openaivideo's Check): an error stops the start-up, naming the setting
+// to fix. Models the API does not serve (an error with
+// Unavailable() (api string, models []string)) do not: they are logged as the operator's alarm
 // (workflow.AlarmModelUnavailable), and their tasks fail
 // MODEL_UNAVAILABLE. A provider without a check (nil: the built-in
 // generator) passes.
@@ -587,12 +535,13 @@ func Verify(ctx context.Context, p workflow.Provider, logger *slog.Logger) error
 		return nil
 	}
 	err := c.Check(ctx)
-	var unavailable *UnavailableModelsError
+	var unavailable interface{ Unavailable() (string, []string) }
 	if errors.As(err, &unavailable) {
 		if logger == nil {
 			logger = slog.Default()
 		}
-		logger.Error(workflow.AlarmModelUnavailable, "api", unavailable.API, "models", unavailable.Models,
+		api, models := unavailable.Unavailable()
+		logger.Error(workflow.AlarmModelUnavailable, "api", api, "models", models,
 			"remedy", "remap them with "+settings.ProviderModels)
 		return nil
 	}
@@ -630,7 +579,7 @@ func model(models map[string]string, ours string) (string, error) {
 // fails too (veomodels.Capabilities).
 func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
 	switch p.Generator {
-	case settings.GeneratorVertex, settings.GeneratorGemini:
+	case settings.GeneratorVertex, settings.GeneratorGemini, settings.GeneratorOpenAI:
 		if _, err := veomodels.Capabilities(p); err != nil {
 			return nil, err
 		}
@@ -643,6 +592,8 @@ func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (work
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
 			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
+	case settings.GeneratorOpenAI:
+		return openaivideo.FromSettings(p)
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}

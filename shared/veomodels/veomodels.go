@@ -14,6 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
 )
 
@@ -214,14 +215,17 @@ func backendName(api string) string {
 }
 
 // Capabilities is what the configured generator accepts for each of our
-// models: the built-in generator's whole range, or the Veo model each is
-// mapped to on the API. A mapping to a model this file does not know,
+// models: the built-in generator's whole range, the Veo model each is
+// mapped to on the API, or the openai generator's (openaimodels). A mapping to a model this file does not know,
 // or one that sells a video below its cost at p.Credit() (CheckPrices),
 // is an error, so that the stack stops at start-up rather than charge
 // for starts it cannot honour, or honour at a loss.
 func Capabilities(p settings.Provider) (capability.Table, error) {
-	if p.Generator == settings.GeneratorBuiltin || p.Generator == "" {
+	switch p.Generator {
+	case settings.GeneratorBuiltin, "":
 		return capability.Builtin(), nil
+	case settings.GeneratorOpenAI:
+		return openaimodels.Capabilities(p)
 	}
 	models := WithDefaults(p.Generator, p.ModelMap())
 	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}

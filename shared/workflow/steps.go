@@ -143,6 +143,7 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		return Generated{}, gerr
 	}
 	if !op.Done {
+		s.saveProgress(ctx, t, op.Progress)
 		return s.pending(t, now, op.PollAfter), nil
 	}
 
@@ -320,6 +321,18 @@ func (s *Steps) setOperation(ctx context.Context, id, from, to string) (task.Tas
 }
 
 const saveAttempts = 4
+
+// saveProgress keeps the percentage the provider reported on the task,
+// for status to show. It is only a hint: a failure to save it is logged
+// and the generation goes on.
+func (s *Steps) saveProgress(ctx context.Context, t task.Task, percent int) {
+	if percent <= 0 || percent == t.Progress {
+		return
+	}
+	if err := s.Store.SetProgress(ctx, t.ID, min(percent, 100)); err != nil {
+		s.logger().Warn("progress not saved", "task", t.ID, "progress", percent, "error", err)
+	}
+}
 
 // pending is Generate's answer while the operation runs: wait about
 // hint, at least MinPollWait and at most MaxPollWait, and no longer than

@@ -29,6 +29,7 @@ type Store interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error)
 	SetOperation(ctx context.Context, id, from, to string) (task.Task, error)
+	SetProgress(ctx context.Context, id string, percent int) error
 	Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (task.Task, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
@@ -92,6 +93,9 @@ type Operation struct {
 	// PollAfter is the provider's hint of when to poll again, while not
 	// done; 0 means no hint.
 	PollAfter time.Duration
+	// Progress is the percentage done the provider reports while not
+	// done, 1 to 100; 0 when it reports none.
+	Progress int
 }
 
 // rendered runs a Generator as a Provider whose operations are done at

@@ -55,8 +55,10 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 		}
 		st.Provider = v
 		return st, nil
-	case settings.GeneratorGemini:
-		if p.GeminiAPIKey == "" {
+	case settings.GeneratorGemini, settings.GeneratorOpenAI:
+		// The openai generator's key comes from GEN_OPENAI_API_KEY for
+		// now; its secret, as the Gemini API's, is a later step.
+		if p.Generator == settings.GeneratorGemini && p.GeminiAPIKey == "" {
 			if p.GeminiAPIKey, err = geminiKey(s); err != nil {
 				return nil, err
 			}

@@ -66,6 +66,9 @@ func encodeTask(t task.Task) (item, error) {
 	if t.WebhookURL != "" {
 		it["webhookUrl"] = str(t.WebhookURL)
 	}
+	if t.Progress != 0 {
+		it["progress"] = num(t.Progress)
+	}
 	it[attrHist] = str(histKey(t.CreatedAt, t.ID))
 	for k, v := range statusAttrs(t) {
 		it[k] = v
@@ -100,6 +103,7 @@ func decodeTask(it item) (task.Task, error) {
 		Deadline:        getTime(it, "deadline"),
 		Operation:       getS(it, "operation"),
 		WebhookURL:      getS(it, "webhookUrl"),
+		Progress:        int(getN(it, "progress")),
 	}
 	if err := json.Unmarshal([]byte(getS(it, "params")), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
@@ -562,6 +566,20 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 		return task.Task{}, err
 	}
 	return t, nil
+}
+
+// SetProgress implements store.Store: a write conditioned on the task
+// being processing, and nothing when it is not.
+func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
+	u := update{table: s.t.Tasks, key: taskKey(id), expr: "SET #progress = :progress",
+		cond: "#status = :processing", vals: vals{":progress": num(percent), ":processing": str(string(task.Processing))}}
+	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
+		if _, ok := conditionFailed(err); ok {
+			return nil
+		}
+		return dbErr("set progress of "+id, err)
+	}
+	return nil
 }
 
 // finish moves task id to the terminal state that move (lifecycle.Complete

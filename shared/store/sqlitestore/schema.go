@@ -186,6 +186,11 @@ CREATE TABLE webhook_attempts (
 ) STRICT;
 CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, seq);
 `,
+	// 7: the percentage done a provider reports while a task is
+	// processing.
+	`
+ALTER TABLE tasks ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

@@ -53,7 +53,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 			return dbErr(op, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
@@ -140,7 +140,7 @@ func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.
 
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,
 	credits_cost, credits_refunded, status,
-	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url`
+	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url, progress`
 
 // encodeTask returns t's values in the order of taskColumns.
 func encodeTask(t task.Task) ([]any, error) {
@@ -164,7 +164,7 @@ func encodeTask(t task.Task) ([]any, error) {
 		t.CreditsCost, t.CreditsRefunded, string(t.Status),
 		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure,
 		sql.NullString{String: t.Operation, Valid: t.Operation != ""},
-		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}}, nil
+		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}, t.Progress}, nil
 }
 
 // jsonOrNull is v as JSON text, or NULL when it is empty.
@@ -188,7 +188,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	var started, completed, deadline sql.NullInt64
 	err := row.Scan(&t.ID, &t.AccountID, &t.KeyName, &t.Type, &t.Model, &t.Prompt, &params, &inputs,
 		&t.CreditsCost, &t.CreditsRefunded, &status,
-		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL)
+		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL, &t.Progress)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -391,6 +391,19 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 		return task.Task{}, err
 	}
 	return t, nil
+}
+
+// SetProgress implements store.Store.
+func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
+	s.tasks.forget(id)
+	defer s.tasks.forget(id)
+	return s.write(ctx, "set progress of "+id, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET progress = ? WHERE id = ? AND status = ?`,
+			percent, id, string(task.Processing)); err != nil {
+			return dbErr("set progress of "+id, err)
+		}
+		return nil
+	})
 }
 
 // finish moves task id to the terminal state that move (lifecycle.Complete

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"TasksCursor", testTasksCursor},
 		{"MarkProcessing", testMarkProcessing},
 		{"SetOperation", testSetOperation},
+		{"SetProgress", testSetProgress},
 		{"Complete", testComplete},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
 		{"Fail", testFail},

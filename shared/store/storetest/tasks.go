@@ -611,6 +611,41 @@ func testSetOperation(t *testing.T, s store.Store) {
 	}
 }
 
+// testSetProgress: the progress of a processing task is kept and
+// replaced; a pending or finished task's is left as it is.
+func testSetProgress(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
+	mustCreate(t, s, tk)
+	if err := s.SetProgress(ctx, tk.ID, 10); err != nil {
+		t.Fatalf("SetProgress on a pending task: %v", err)
+	}
+	if got := mustTask(t, s, tk.ID).Progress; got != 0 {
+		t.Errorf("a pending task has progress %d, want none", got)
+	}
+	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
+		t.Fatalf("StartProcessing: %v", err)
+	}
+	for _, p := range []int{20, 65} {
+		if err := s.SetProgress(ctx, tk.ID, p); err != nil {
+			t.Fatalf("SetProgress(%d): %v", p, err)
+		}
+		if got := mustTask(t, s, tk.ID).Progress; got != p {
+			t.Errorf("progress %d, want %d", got, p)
+		}
+	}
+	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Minute)); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	if err := s.SetProgress(ctx, tk.ID, 90); err != nil {
+		t.Fatalf("SetProgress on a failed task: %v", err)
+	}
+	if got := mustTask(t, s, tk.ID).Progress; got != 65 {
+		t.Errorf("a failed task's progress moved to %d, want it left at 65", got)
+	}
+}
+
 // testTasksCursor: paging with After walks the whole history once, newest
 // first, ties within a millisecond included, with or without a status;
 // Skip counts from the cursor; a cursor whose task is gone still works.

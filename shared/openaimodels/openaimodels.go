@@ -1,0 +1,170 @@
+// Package openaimodels is what the hosts of OpenAI's videos shape
+// accept, as data: OpenAI's own Sora models, and a self-hosted
+// vLLM-Omni serving one model. The service validates starts with it
+// (Capabilities), shared/openaivideo maps a start to the host's fields
+// with it (Size, Seconds), and the fake (openaivideo/openaitest) refuses
+// what it refuses. Like veomodels it links no client.
+package openaimodels
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/settings"
+)
+
+// Every rule names its source and the day it was read:
+//
+//	[openai-ref]  OpenAI's API reference, "Create video" (POST /v1/videos, multipart):
+//	              https://platform.openai.com/docs/api-reference/videos/create, as the
+//	              openai-node SDK encodes it (github.com/openai/openai-node
+//	              src/resources/videos.ts, commit 7b7d6ca, 2026-08-21, read 2026-11-26):
+//	              model sora-2 | sora-2-pro (and dated snapshots); seconds "4" | "8" | "12"
+//	              (default "4"); size "720x1280" | "1280x720" | "1024x1792" | "1792x1024"
+//	              (default "720x1280"); input_reference an image upload; one video a job;
+//	              status queued | in_progress | completed | failed with progress (0-100);
+//	              error {code, message} on a failed job. No seed, no negative prompt.
+//	[openai-sizes] the same sizes per model, 1024x1792 and 1792x1024 for sora-2-pro only
+//	              (n8n's OpenAI node, https://docs.n8n.io/integrations/builtin/app-nodes/n8n-nodes-langchain.openai/video-operations.md,
+//	              and ComfyUI's OpenAIVideoSora2 node, https://docs.comfy.org/built-in-nodes/OpenAIVideoSora2,
+//	              both read 2026-11-26: "sora-2 supports only 720x1280 and 1280x720").
+//	[vllm-omni]   vLLM-Omni's Videos API, https://docs.vllm.ai/projects/vllm-omni/en/stable/serving/videos_api/
+//	              (read 2026-11-26): POST /v1/videos multipart with prompt, model (default the
+//	              served model), seconds, size (WIDTHxHEIGHT), input_reference (an image, for
+//	              image-to-video); one model per server ("vllm serve <model> --omni"); and its
+//	              text-to-video example (vllm-project/vllm-omni
+//	              examples/online_serving/text_to_video/README.md, read 2026-11-26), which sends
+//	              negative_prompt and seed as extra form fields. Wan 2.2 renders 720p
+//	              (Wan-AI/Wan2.2-TI2V-5B: 1280x704 / 704x1280).
+//
+// The contract's durations are 4, 6 and 8 seconds: OpenAI takes 4 and 8
+// of them; its 1024x1792 is no contract resolution (neither 720p nor
+// 1080p), so only 720p is offered there. Neither host makes a video
+// from a first and a last frame (input_reference is one image).
+
+// modes both hosts make: input_reference is the first frame.
+var modes = []string{catalog.TextToVideo, catalog.ImageToVideo}
+
+// sora are OpenAI's Sora models [openai-ref]: 4 or 8 of our durations,
+// 720p [openai-sizes], 16:9 and 9:16, one video a job, no seed and no
+// negative prompt. The API takes no personGeneration: its own policy
+// (no real people) stands, which allow_adult describes best.
+func sora() capability.Limits {
+	l := capability.Limits{Modes: modes, Durations: []int{4, 8},
+		Resolutions:  map[int][]string{4: {"720p"}, 8: {"720p"}},
+		AspectRatios: []string{"16:9", "9:16"}, MaxSampleCount: 1, PersonGeneration: map[string][]string{}}
+	for _, m := range modes {
+		l.PersonGeneration[m] = []string{"allow_adult"}
+	}
+	return l
+}
+
+// vllmOmni is a self-hosted vLLM-Omni [vllm-omni]: seconds is free, so
+// every duration of ours; 720p; one video a job; seed and negative
+// prompt as extra fields.
+func vllmOmni() capability.Limits {
+	l := sora()
+	l.Durations = []int{4, 6, 8}
+	l.Resolutions = map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p"}}
+	l.Seed, l.NegativePrompt = true, true
+	return l
+}
+
+// soraModels are OpenAI's model ids [openai-ref].
+var soraModels = []string{"sora-2", "sora-2-pro", "sora-2-2025-10-06", "sora-2-pro-2025-10-06", "sora-2-2025-12-08"}
+
+// DefaultModels maps the contract's model ids to the host's by default:
+// on OpenAI Quality to sora-2-pro, the others to sora-2; on vLLM-Omni
+// none (the request leaves model out: the server's own model).
+func DefaultModels(profile string) map[string]string {
+	if profile == settings.ProfileVLLMOmni {
+		return map[string]string{}
+	}
+	return map[string]string{
+		"gen-3.1-generate-001":      "sora-2-pro",
+		"gen-3.1-fast-generate-001": "sora-2",
+		"gen-3.1-lite-generate-001": "sora-2",
+	}
+}
+
+// WithDefaults is profile's DefaultModels with the overrides
+// (settings.Provider's Models).
+func WithDefaults(profile string, overrides map[string]string) map[string]string {
+	m := DefaultModels(profile)
+	maps.Copy(m, overrides)
+	return m
+}
+
+// Lookup is what the host of profile accepts for its model id.
+func Lookup(profile, model string) (capability.Limits, bool) {
+	if profile == settings.ProfileVLLMOmni {
+		return vllmOmni(), true // one model per server, whatever its name
+	}
+	if slices.Contains(soraModels, model) {
+		return sora(), true
+	}
+	return capability.Limits{}, false
+}
+
+// Profile is p's profile, ProfileOpenAI when unset.
+func Profile(p settings.Provider) string {
+	if p.OpenAIProfile == "" {
+		return settings.ProfileOpenAI
+	}
+	return p.OpenAIProfile
+}
+
+func backendName(profile string) string {
+	if profile == settings.ProfileVLLMOmni {
+		return "the vLLM-Omni host"
+	}
+	return "OpenAI"
+}
+
+// Capabilities is what the openai generator of p accepts for each of
+// our models. A mapping to a model OpenAI does not serve is an error, so
+// that the stack stops at start-up.
+func Capabilities(p settings.Provider) (capability.Table, error) {
+	profile := Profile(p)
+	models := WithDefaults(profile, p.ModelMap())
+	t := capability.Table{Backend: backendName(profile), Models: map[string]capability.Limits{}}
+	for _, ours := range catalog.IDs() {
+		l, ok := Lookup(profile, models[ours])
+		if !ok {
+			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not an OpenAI video model this service knows (known: %s)",
+				settings.ProviderModels, ours, models[ours], strings.Join(soraModels, ", "))
+		}
+		t.Models[ours] = l
+	}
+	return t, nil
+}
+
+// sizes are the host's size for our aspect ratio and resolution.
+var sizes = map[[2]string]string{
+	{"16:9", "720p"}: "1280x720", {"9:16", "720p"}: "720x1280",
+	{"16:9", "1080p"}: "1920x1080", {"9:16", "1080p"}: "1080x1920",
+}
+
+// Size is the size field for an aspect ratio and a resolution.
+func Size(aspect, resolution string) (string, bool) {
+	s, ok := sizes[[2]string{aspect, resolution}]
+	return s, ok
+}
+
+// AspectAndResolution is Size read back.
+func AspectAndResolution(size string) (aspect, resolution string, ok bool) {
+	for k, v := range sizes {
+		if v == size {
+			return k[0], k[1], true
+		}
+	}
+	return "", "", false
+}
+
+// Seconds is the seconds field for a duration.
+func Seconds(d int) string { return strconv.Itoa(d) }

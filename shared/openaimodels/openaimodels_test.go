@@ -1,0 +1,91 @@
+package openaimodels_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/openaimodels"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
+)
+
+// TestStarts: what each profile's table accepts of a valid start, and
+// what it refuses before anything is charged, naming the field.
+func TestStarts(t *testing.T) {
+	openai := settings.Provider{Generator: settings.GeneratorOpenAI}
+	vllm := settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni, OpenAIEndpoint: "http://gpu:8091"}
+	tests := []struct {
+		name  string
+		p     settings.Provider
+		kind  string
+		body  string
+		field string // refused naming it; "" accepted
+		code  string
+		res   string // the resolution filled in when accepted
+	}{
+		{"sora 8s", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":8}`, "", "", "720p"},
+		{"sora 6s", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":6}`, "durationSeconds", params.CodeValidation, ""},
+		{"sora 1080p", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"resolution":"1080p"}`, "resolution", params.CodeValidation, ""},
+		{"sora two videos", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"sampleCount":2}`, "sampleCount", params.CodeValidation, ""},
+		{"sora seed", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"seed":7}`, "seed", params.CodeValidation, ""},
+		{"sora negative prompt", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"negativePrompt":"x"}`, "negativePrompt", params.CodeValidation, ""},
+		{"vllm 6s with seed", vllm, catalog.TextToVideo, `{"prompt":"a","durationSeconds":6,"seed":7,"negativePrompt":"x"}`, "", "", "720p"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := openaimodels.Capabilities(tt.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := params.ParseJSON(tt.kind, []byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = table.Apply(&r)
+			var pe *params.Error
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("Apply = %v, want accepted", err)
+			case tt.field == "" && r.Params.Resolution != tt.res:
+				t.Errorf("resolution %q, want %q", r.Params.Resolution, tt.res)
+			case tt.field != "" && (!errors.As(err, &pe) || pe.Field != tt.field || pe.Code != tt.code):
+				t.Errorf("Apply = %v, want %s naming %s", err, tt.code, tt.field)
+			}
+		})
+	}
+	// No first and last frame on either host: one reference image.
+	for _, p := range []settings.Provider{openai, vllm} {
+		table, _ := openaimodels.Capabilities(p)
+		for id, l := range table.Models {
+			for _, m := range l.Modes {
+				if m == catalog.FirstLastFrame {
+					t.Errorf("%s offers %s on %s", id, m, table.Backend)
+				}
+			}
+		}
+	}
+}
+
+// TestUnknownModel: a mapping to a model OpenAI does not serve stops the
+// stack at start-up.
+func TestUnknownModel(t *testing.T) {
+	p := settings.Provider{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-generate-001=sora-3"}
+	if _, err := openaimodels.Capabilities(p); err == nil {
+		t.Error("a mapping to sora-3 was accepted")
+	}
+}
+
+// TestSizes: every aspect ratio and resolution a table offers has a
+// size, and the size reads back.
+func TestSizes(t *testing.T) {
+	for _, aspect := range params.AspectRatios() {
+		for _, res := range []string{"720p", "1080p"} {
+			size, ok := openaimodels.Size(aspect, res)
+			a, r, back := openaimodels.AspectAndResolution(size)
+			if !ok || !back || a != aspect || r != res {
+				t.Errorf("Size(%s, %s) = %q, %v; read back %s %s", aspect, res, size, ok, a, r)
+			}
+		}
+	}
+}

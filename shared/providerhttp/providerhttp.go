@@ -1,0 +1,125 @@
+// Package providerhttp is what the adapters of video providers
+// (shared/veo, shared/openaivideo) share of talking HTTP: the errors
+// they classify answers into, which the workflow reads through its
+// small interfaces (RetryAfter, NeedsOperator, OutcomeUnknown); a
+// request that knows whether it went out whole; a download into a file;
+// and a redirect policy that keeps a key on its own origin. What each
+// provider's answers mean stays in its adapter.
+package providerhttp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// BusyError is a refusal to wait out: a throttled or unavailable answer
+// (429, 5xx), or no answer at all. Its RetryAfter makes the workflow
+// wait and call again, within the task's deadline. Only answers to
+// requests are: a job that failed is never submitted again.
+type BusyError struct {
+	Err error
+	// After is the provider's hint of the wait, 0 without one.
+	After time.Duration
+	// Sent: the request went out whole and no readable answer came back
+	// (a dropped connection, a timeout, a 504, a 2xx that does not
+	// decode). A poll waits that out; a submit's outcome is then unknown
+	// (SubmitOutcome).
+	Sent bool
+	// Operator: a wait only an operator can end (credentials refused
+	// while a job runs); the workflow logs it as an error.
+	Operator bool
+}
+
+func (e *BusyError) Error() string             { return e.Err.Error() }
+func (e *BusyError) Unwrap() error             { return e.Err }
+func (e *BusyError) RetryAfter() time.Duration { return e.After }
+func (e *BusyError) NeedsOperator() bool       { return e.Operator }
+
+// OutcomeUnknownError is a submit that went out whole with no readable
+// answer: the provider may be running, and billing, the job, and a
+// submit takes no idempotency key, so submitting again could make two.
+// The workflow never submits such a job again.
+type OutcomeUnknownError struct{ Err error }
+
+func (e *OutcomeUnknownError) Error() string        { return "submit outcome unknown: " + e.Err.Error() }
+func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
+func (e *OutcomeUnknownError) OutcomeUnknown() bool { return true }
+
+// SubmitOutcome is what a submit's error means: a request that went out
+// whole with no readable answer (a Sent *BusyError) is an
+// *OutcomeUnknownError; the rest is err.
+func SubmitOutcome(err error) error {
+	var busy *BusyError
+	if errors.As(err, &busy) && busy.Sent {
+		return &OutcomeUnknownError{Err: err}
+	}
+	return err
+}
+
+// Do sends req with c. No answer is a *BusyError named name (never the
+// URL's query, where a key could be), Sent when the request had gone
+// out whole: before, a failure (a refused connection, a DNS error)
+// means the provider never saw it. A cancelled context's error is
+// returned as it is.
+func Do(c *http.Client, req *http.Request, name string) (*http.Response, error) {
+	ctx := req.Context()
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
+	resp, err := c.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &BusyError{Err: fmt.Errorf("%s: %w", name, err), Sent: wrote.Load()}
+	}
+	return resp, nil
+}
+
+// Save writes at most max bytes of body to path. A body cut short is a
+// *BusyError: the next poll downloads it again.
+func Save(body io.Reader, path string, max int64, name string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	_, err = io.Copy(f, io.LimitReader(body, max))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &BusyError{Err: fmt.Errorf("download %s: %w", name, err)}
+	}
+	return nil
+}
+
+// KeepOnOrigin is a CheckRedirect that drops the headers named (a key)
+// from a redirect to another origin than origin (scheme://host): Go's
+// client copies every header of the first request to whatever host a
+// redirect names, dropping only Authorization and cookies on another
+// domain (net/http, Client.Do), and not even those on a sibling
+// subdomain.
+func KeepOnOrigin(origin string, headers ...string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Scheme+"://"+req.URL.Host != origin {
+			for _, h := range headers {
+				req.Header.Del(h)
+			}
+		}
+		return nil
+	}
+}
