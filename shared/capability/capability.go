@@ -41,6 +41,34 @@ type Limits struct {
 	EnhancePromptOff bool
 	// NegativePrompt: it takes a negative prompt.
 	NegativePrompt bool
+	// Audio is whether its videos have audio: AudioOptional (the zero
+	// value) as generateAudio asks, AudioAlways whatever is asked,
+	// AudioNever never. Apply refuses what it cannot honour, so that no
+	// start is charged the audio price for a silent video, or the silent
+	// price for one with audio.
+	Audio Audio
+}
+
+// Audio is a backend's rule for the audio of a model's videos.
+type Audio string
+
+// The audio rules. Names are what GET /api/gen/models shows.
+const (
+	AudioOptional Audio = ""
+	AudioAlways   Audio = "always"
+	AudioNever    Audio = "never"
+)
+
+// AudioChoices are the values of generateAudio the rule takes, the
+// default (what a start that leaves it out gets) first.
+func (a Audio) AudioChoices() []bool {
+	switch a {
+	case AudioAlways:
+		return []bool{true}
+	case AudioNever:
+		return []bool{false}
+	}
+	return []bool{true, false}
 }
 
 // Table is a backend's Limits for each of our models.
@@ -130,6 +158,15 @@ func (t Table) Apply(r *params.Request) error {
 	if !l.EnhancePromptOff && !p.EnhancePrompt {
 		return t.refuse("enhancePrompt", false, r.Model, "", "true")
 	}
+	audio := l.Audio.AudioChoices()
+	switch {
+	case !sent("generateAudio"):
+		p.GenerateAudio = audio[0]
+	case !slices.Contains(audio, p.GenerateAudio):
+		return &params.Error{Code: params.CodeValidation, Field: "generateAudio", Value: p.GenerateAudio,
+			Message: fmt.Sprintf("generateAudio %v is not available for %s on %s, whose videos %s audio; allowed: %v",
+				p.GenerateAudio, r.Model, t.Backend, audioVerb(l.Audio), audio[0])}
+	}
 	if !l.NegativePrompt && p.NegativePrompt != "" {
 		return &params.Error{Code: params.CodeValidation, Field: "negativePrompt",
 			Message: fmt.Sprintf("negativePrompt is not available for %s on %s; leave it out", r.Model, t.Backend)}
@@ -163,6 +200,13 @@ func (l Limits) ResolutionsOf(model string) map[int][]string {
 		out[d] = l.resolutions(m, d)
 	}
 	return out
+}
+
+func audioVerb(a Audio) string {
+	if a == AudioNever {
+		return "never have"
+	}
+	return "always have"
 }
 
 func (t Table) refuse(field string, value any, model, where, allowed string) error {

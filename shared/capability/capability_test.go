@@ -1,6 +1,7 @@
 package capability_test
 
 import (
+	"cmp"
 	"errors"
 	"reflect"
 	"strings"
@@ -25,6 +26,16 @@ var narrow = capability.Table{Backend: "a narrow backend", Models: map[string]ca
 		NegativePrompt: true,
 	},
 }}
+
+// withAudio is table t with audio rule a for every model.
+func withAudio(t capability.Table, a capability.Audio) capability.Table {
+	out := capability.Table{Backend: t.Backend, Models: map[string]capability.Limits{}}
+	for id, l := range t.Models {
+		l.Audio = a
+		out.Models[id] = l
+	}
+	return out
+}
 
 func parse(t *testing.T, kind, body string) params.Request {
 	t.Helper()
@@ -68,6 +79,16 @@ func TestApply(t *testing.T) {
 		{"a seed", narrow, catalog.TextToVideo, `{"prompt":"x","seed":42}`, nil, "seed", "takes no seed"},
 		{"no enhancement", narrow, catalog.TextToVideo, `{"prompt":"x","enhancePrompt":false}`, nil, "enhancePrompt", "allowed: true"},
 		{"a mode it does not make", narrow, catalog.FirstLastFrame, `{"prompt":"x"}`, nil, "model", "first-last-frame"},
+		{"audio always: no audio", withAudio(narrow, capability.AudioAlways), catalog.TextToVideo,
+			`{"prompt":"x","generateAudio":false}`, nil, "generateAudio", "allowed: true"},
+		{"audio always: audio by default", withAudio(narrow, capability.AudioAlways), catalog.TextToVideo, `{"prompt":"x"}`,
+			func(p *params.Parameters) { p.PersonGeneration, p.Seed = "allow_all", nil }, "", ""},
+		{"audio never: silent by default", withAudio(narrow, capability.AudioNever), catalog.TextToVideo, `{"prompt":"x"}`,
+			func(p *params.Parameters) { p.PersonGeneration, p.Seed, p.GenerateAudio = "allow_all", nil, false }, "", ""},
+		{"audio never: audio asked", withAudio(narrow, capability.AudioNever), catalog.TextToVideo,
+			`{"prompt":"x","generateAudio":true}`, nil, "generateAudio", "allowed: false"},
+		{"audio optional: no audio", narrow, catalog.TextToVideo, `{"prompt":"x","generateAudio":false}`,
+			func(p *params.Parameters) { p.PersonGeneration, p.Seed = "allow_all", nil }, "", ""},
 		{"a model it does not serve", narrow, catalog.TextToVideo, `{"prompt":"x","model":"gen-3.1-generate-001"}`, nil, "model", "not available"},
 	}
 	for _, tt := range tests {
@@ -138,5 +159,43 @@ func TestApplyWithoutSent(t *testing.T) {
 	var pe *params.Error
 	if err := narrow.Apply(&r); !errors.As(err, &pe) || pe.Field != "personGeneration" {
 		t.Errorf("Apply on the narrow backend = %v, want a refusal naming personGeneration", err)
+	}
+}
+
+// TestCheckPrices: a start is a loss when what it sells for at the
+// credit price is below what its route costs, for every value of
+// generateAudio the route's audio rule takes and none other.
+func TestCheckPrices(t *testing.T) {
+	// 8 s at $0.10 a second: $0.80. Lite sells for 65 credits with audio
+	// and 35 without: $0.975 and $0.525 at $0.015.
+	priced := func(a capability.Audio) capability.Priced {
+		l := narrow.Models["gen-3.1-fast-generate-001"]
+		l.Audio = a
+		usd := map[string]float64{"720p": 0.10, "1080p": 0.10}
+		return capability.Priced{ID: "host-model", Limits: l, Audio: usd, Silent: usd}
+	}
+	for _, tt := range []struct {
+		audio capability.Audio
+		loss  string // "" no loss
+	}{
+		{capability.AudioOptional, "gen-3.1-lite-generate-001 on host-model: 8 s at 720p without audio"},
+		{capability.AudioAlways, ""},
+		{capability.AudioNever, "gen-3.1-lite-generate-001 on host-model: 8 s at 720p without audio"},
+	} {
+		t.Run(cmp.Or(string(tt.audio), "optional"), func(t *testing.T) {
+			err := capability.CheckPrices("a host", func(string) (capability.Priced, bool) { return priced(tt.audio), true }, 0.015)
+			switch {
+			case tt.loss == "" && err != nil:
+				t.Errorf("CheckPrices = %v, want no loss", err)
+			case tt.loss != "" && (err == nil || !strings.Contains(err.Error(), tt.loss)):
+				t.Errorf("CheckPrices = %v, want a loss on %s", err, tt.loss)
+			case err != nil && tt.audio == capability.AudioNever && strings.Contains(err.Error(), "with audio"):
+				t.Errorf("CheckPrices counts audio starts of a route that makes none: %v", err)
+			}
+		})
+	}
+	err := capability.CheckPrices("a host", func(string) (capability.Priced, bool) { return capability.Priced{ID: "gone"}, false }, 0.015)
+	if err == nil || !strings.Contains(err.Error(), `"gone" has no price`) {
+		t.Errorf("CheckPrices of an unpriced route = %v", err)
 	}
 }

@@ -160,3 +160,49 @@ func TestOpenAIOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAIAudio: each host's audio rule holds over the stack. GET
+// /api/gen/models shows it; a start asking for audio the host cannot
+// honour (none from Sora, which always makes it; some from vLLM-Omni's
+// Wan, which makes none) is refused naming generateAudio, uncharged and
+// never submitted; a start that leaves it out gets what the host makes
+// and is charged that price, audio or silent.
+func TestOpenAIAudio(t *testing.T) {
+	lite := "gen-3.1-lite-generate-001"
+	for _, tt := range []struct {
+		profile string
+		audio   bool // what the host makes
+	}{{settings.ProfileOpenAI, true}, {settings.ProfileVLLMOmni, false}} {
+		t.Run(tt.profile, func(t *testing.T) {
+			e := startOpenAI(t, openaitest.Config{Profile: tt.profile, Polls: 1}, func(c *Config) { c.Provider.OpenAIProfile = tt.profile })
+			k := e.key(1000, store.Limits{})
+			models := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
+			want := fmt.Sprintf(`"generateAudio":[%v]`, tt.audio)
+			if n := strings.Count(string(models.raw), want); n != 3 {
+				t.Errorf("models show %s for %d models, want 3: %s", want, n, models.raw)
+			}
+			r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":"a","model":%q,"durationSeconds":8,"generateAudio":%v}`, lite, !tt.audio))
+			if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != "generateAudio" {
+				t.Errorf("generateAudio %v = %d %s, want 400 VALIDATION_ERROR naming generateAudio", !tt.audio, r.status, r.raw)
+			}
+			if b := e.balance(k.AccountID); b != 1000 {
+				t.Errorf("a refused start changed the balance to %d", b)
+			}
+			if n := len(e.fake.Submits()); n != 0 {
+				t.Errorf("a refused start reached the host (%d submits)", n)
+			}
+			r = e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":"a","model":%q,"durationSeconds":8}`, lite))
+			if r.status != http.StatusAccepted {
+				t.Fatalf("start = %d: %s", r.status, r.raw)
+			}
+			tk := waitTask(t, e.env, str(r.body["taskId"]), time.Minute)
+			if tk.Status != task.Completed || tk.Params.GenerateAudio != tt.audio {
+				t.Errorf("task %s with generateAudio %v, want completed with %v", tk.Status, tk.Params.GenerateAudio, tt.audio)
+			}
+			if b, p := e.balance(k.AccountID), price(lite, tt.audio); b != 1000-p {
+				t.Errorf("balance %d, want %d (charged %d)", b, 1000-p, p)
+			}
+			storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+		})
+	}
+}

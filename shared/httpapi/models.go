@@ -39,6 +39,10 @@ type limits struct {
 	Seed             bool                `json:"seed"`
 	EnhancePrompt    []bool              `json:"enhancePrompt"`
 	NegativePrompt   bool                `json:"negativePrompt"`
+	// GenerateAudio are the values generateAudio takes, its default
+	// first: [true] where the videos always have audio, [false] where
+	// they never do.
+	GenerateAudio []bool `json:"generateAudio"`
 }
 
 func limitsOf(t capability.Table, id string) *limits {
@@ -48,7 +52,7 @@ func limitsOf(t capability.Table, id string) *limits {
 	}
 	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
-		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt}
+		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
 	for d, res := range l.ResolutionsOf(id) {
 		out.Resolutions[strconv.Itoa(d)] = res
 	}

@@ -7,6 +7,7 @@
 package openaimodels
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -46,18 +47,27 @@ import (
 // of them; its 1024x1792 is no contract resolution (neither 720p nor
 // 1080p), so only 720p is offered there. Neither host makes a video
 // from a first and a last frame (input_reference is one image).
+//
+// Audio: Sora always makes it [openai-audio] and this backend removes
+// none, so a start asking for none is refused (it would be charged the
+// silent price for a video with audio, and Lite's silent price, 35
+// credits, is below an 8-second sora-2 video's $0.80); vLLM-Omni's
+// videos have none [vllm-omni], so its starts are silent by default and
+// one asking for audio is refused. Each then pays for what it gets.
 
 // modes both hosts make: input_reference is the first frame.
 var modes = []string{catalog.TextToVideo, catalog.ImageToVideo}
 
 // sora are OpenAI's Sora models [openai-ref]: 4 or 8 of our durations,
 // 720p [openai-sizes], 16:9 and 9:16, one video a job, no seed and no
-// negative prompt. The API takes no personGeneration: its own policy
-// (no real people) stands, which allow_adult describes best.
+// negative prompt, audio always [openai-audio]. The API takes no
+// personGeneration: its own policy (no real people) stands, which
+// allow_adult describes best.
 func sora() capability.Limits {
 	l := capability.Limits{Modes: modes, Durations: []int{4, 8},
 		Resolutions:  map[int][]string{4: {"720p"}, 8: {"720p"}},
-		AspectRatios: []string{"16:9", "9:16"}, MaxSampleCount: 1, PersonGeneration: map[string][]string{}}
+		AspectRatios: []string{"16:9", "9:16"}, MaxSampleCount: 1, PersonGeneration: map[string][]string{},
+		Audio: capability.AudioAlways}
 	for _, m := range modes {
 		l.PersonGeneration[m] = []string{"allow_adult"}
 	}
@@ -66,17 +76,26 @@ func sora() capability.Limits {
 
 // vllmOmni is a self-hosted vLLM-Omni [vllm-omni]: seconds is free, so
 // every duration of ours; 720p; one video a job; seed and negative
-// prompt as extra fields.
+// prompt as extra fields; no audio.
 func vllmOmni() capability.Limits {
 	l := sora()
 	l.Durations = []int{4, 6, 8}
 	l.Resolutions = map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p"}}
 	l.Seed, l.NegativePrompt = true, true
+	l.Audio = capability.AudioNever
 	return l
 }
 
-// soraModels are OpenAI's model ids [openai-ref].
-var soraModels = []string{"sora-2", "sora-2-pro", "sora-2-2025-10-06", "sora-2-pro-2025-10-06", "sora-2-2025-12-08"}
+// soraPrices are OpenAI's prices of a second of video at our
+// resolutions, by model id [openai-price]; the key set is the models
+// OpenAI serves [openai-ref].
+var soraPrices = map[string]float64{
+	"sora-2": 0.10, "sora-2-2025-10-06": 0.10, "sora-2-2025-12-08": 0.10,
+	"sora-2-pro": 0.30, "sora-2-pro-2025-10-06": 0.30,
+}
+
+// soraModels are OpenAI's model ids, for messages.
+var soraModels = slices.Sorted(maps.Keys(soraPrices))
 
 // DefaultModels maps the contract's model ids to the host's by default:
 // on OpenAI Quality to sora-2-pro, the others to sora-2; on vLLM-Omni
@@ -102,13 +121,25 @@ func WithDefaults(profile string, overrides map[string]string) map[string]string
 
 // Lookup is what the host of profile accepts for its model id.
 func Lookup(profile, model string) (capability.Limits, bool) {
-	if profile == settings.ProfileVLLMOmni {
-		return vllmOmni(), true // one model per server, whatever its name
+	m, ok := Priced(settings.Provider{OpenAIProfile: profile}, model)
+	return m.Limits, ok
+}
+
+// Priced is what the host of p's profile accepts for its model id, and
+// what a second of its video costs: OpenAI's price, or on a
+// self-hosted vLLM-Omni the operator's own (p.OpenAIUSDPerSecond).
+func Priced(p settings.Provider, model string) (capability.Priced, bool) {
+	if Profile(p) == settings.ProfileVLLMOmni {
+		// One model per server, whatever its name.
+		usd := map[string]float64{"720p": p.OpenAIUSDPerSecond}
+		return capability.Priced{ID: cmp.Or(model, "the served model"), Limits: vllmOmni(), Audio: usd, Silent: usd}, true
 	}
-	if slices.Contains(soraModels, model) {
-		return sora(), true
+	usd, ok := soraPrices[model]
+	if !ok {
+		return capability.Priced{ID: model}, false
 	}
-	return capability.Limits{}, false
+	prices := map[string]float64{"720p": usd}
+	return capability.Priced{ID: model, Limits: sora(), Audio: prices, Silent: prices}, true
 }
 
 // Profile is p's profile, ProfileOpenAI when unset.
@@ -127,21 +158,34 @@ func backendName(profile string) string {
 }
 
 // Capabilities is what the openai generator of p accepts for each of
-// our models. A mapping to a model OpenAI does not serve is an error, so
-// that the stack stops at start-up.
+// our models. A mapping to a model OpenAI does not serve, or one that
+// sells a video below its cost at p.Credit() (capability.CheckPrices),
+// is an error, so that the stack stops at start-up.
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	profile := Profile(p)
 	models := WithDefaults(profile, p.ModelMap())
 	t := capability.Table{Backend: backendName(profile), Models: map[string]capability.Limits{}}
 	for _, ours := range catalog.IDs() {
-		l, ok := Lookup(profile, models[ours])
+		m, ok := Priced(p, models[ours])
 		if !ok {
 			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not an OpenAI video model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], strings.Join(soraModels, ", "))
 		}
-		t.Models[ours] = l
+		t.Models[ours] = m.Limits
+	}
+	if err := CheckPrices(p); err != nil {
+		return capability.Table{}, err
 	}
 	return t, nil
+}
+
+// CheckPrices fails when p's mapping sells a start below its cost at
+// p.Credit() (capability.CheckPrices).
+func CheckPrices(p settings.Provider) error {
+	models := WithDefaults(Profile(p), p.ModelMap())
+	return capability.CheckPrices(backendName(Profile(p)), func(ours string) (capability.Priced, bool) {
+		return Priced(p, models[ours])
+	}, p.Credit())
 }
 
 // sizes are the host's size for our aspect ratio and resolution.

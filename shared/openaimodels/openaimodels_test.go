@@ -2,6 +2,7 @@ package openaimodels_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
@@ -30,6 +31,8 @@ func TestStarts(t *testing.T) {
 		{"sora two videos", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"sampleCount":2}`, "sampleCount", params.CodeValidation, ""},
 		{"sora seed", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"seed":7}`, "seed", params.CodeValidation, ""},
 		{"sora negative prompt", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"negativePrompt":"x"}`, "negativePrompt", params.CodeValidation, ""},
+		{"sora without audio", openai, catalog.TextToVideo, `{"prompt":"a","durationSeconds":8,"generateAudio":false}`, "generateAudio", params.CodeValidation, ""},
+		{"vllm with audio", vllm, catalog.TextToVideo, `{"prompt":"a","durationSeconds":4,"generateAudio":true}`, "generateAudio", params.CodeValidation, ""},
 		{"vllm 6s with seed", vllm, catalog.TextToVideo, `{"prompt":"a","durationSeconds":6,"seed":7,"negativePrompt":"x"}`, "", "", "720p"},
 	}
 	for _, tt := range tests {
@@ -53,6 +56,19 @@ func TestStarts(t *testing.T) {
 				t.Errorf("Apply = %v, want %s naming %s", err, tt.code, tt.field)
 			}
 		})
+	}
+	// A start that leaves generateAudio out gets what the host makes,
+	// and pays for that: Sora's audio, vLLM-Omni's silence.
+	for _, tt := range []struct {
+		p     settings.Provider
+		audio bool
+	}{{openai, true}, {vllm, false}} {
+		table, _ := openaimodels.Capabilities(tt.p)
+		r, _ := params.ParseJSON(catalog.TextToVideo, []byte(`{"prompt":"a","durationSeconds":4}`))
+		m, _ := catalog.Lookup(r.Model)
+		if err := table.Apply(&r); err != nil || r.Params.GenerateAudio != tt.audio || r.Cost() != m.Price(tt.audio) {
+			t.Errorf("%s: Apply = %v, generateAudio %v, cost %d; want audio %v at its price", table.Backend, err, r.Params.GenerateAudio, r.Cost(), tt.audio)
+		}
 	}
 	// No first and last frame on either host: one reference image.
 	for _, p := range []settings.Provider{openai, vllm} {
@@ -87,5 +103,41 @@ func TestSizes(t *testing.T) {
 				t.Errorf("Size(%s, %s) = %q, %v; read back %s %s", aspect, res, size, ok, a, r)
 			}
 		}
+	}
+}
+
+// TestPrices: at the default credit price no default mapping sells a
+// start below its cost at OpenAI (Sora's starts all have audio, priced
+// as such), nor on a self-hosted host at its operator's cost; a remap,
+// a credit price or an operator's cost that would is caught at start-up.
+func TestPrices(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    settings.Provider
+		loss string // "" none
+	}{
+		{"openai defaults", settings.Provider{Generator: settings.GeneratorOpenAI}, ""},
+		{"lite on sora-2-pro", settings.Provider{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-lite-generate-001=sora-2-pro"},
+			"gen-3.1-lite-generate-001 on sora-2-pro: 8 s at 720p with audio costs $2.40"},
+		{"credits too cheap", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01},
+			"gen-3.1-lite-generate-001 on sora-2: 8 s at 720p with audio costs $0.80, sold for 65 credits = $0.65"},
+		// README's lowest credit price at the default mapping: $0.80 for 65 credits.
+		{"the lowest credit price", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01231}, ""},
+		{"just below it", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.0123}, "gen-3.1-lite-generate-001 on sora-2"},
+		{"vllm at no cost", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni}, ""},
+		{"vllm at its operator's cost", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
+			OpenAIUSDPerSecond: 0.065}, ""},
+		{"vllm on dear GPUs", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
+			OpenAIUSDPerSecond: 0.066}, "gen-3.1-lite-generate-001 on the served model: 8 s at 720p without audio costs $0.53"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := openaimodels.Capabilities(tt.p)
+			switch {
+			case tt.loss == "" && err != nil:
+				t.Errorf("Capabilities = %v, want no loss", err)
+			case tt.loss != "" && (err == nil || !strings.Contains(err.Error(), tt.loss)):
+				t.Errorf("Capabilities = %v, want a loss on %s", err, tt.loss)
+			}
+		})
 	}
 }

@@ -46,13 +46,18 @@ const (
 	// default: OpenAI's Sora models) or "vllm-omni" (a self-hosted
 	// vLLM-Omni serving one model).
 	OpenAIProfile = "GEN_OPENAI_PROFILE"
+	// OpenAIUSDPerSecond is what a second of video costs the operator on
+	// a self-hosted host (the vllm-omni profile): GPU time, power. It
+	// prices that host's videos for the start-up check (CreditUSD);
+	// unset, 0. OpenAI's own prices are built in (openaimodels).
+	OpenAIUSDPerSecond = "GEN_OPENAI_USD_PER_SECOND"
 	// ProviderModels maps the contract's model ids to the provider's, as
 	// id=providerId pairs separated by commas; the ids not listed keep
 	// their default (veo.DefaultModels).
 	ProviderModels = "GEN_PROVIDER_MODELS"
 	// CreditUSD is what a credit sells for, in US dollars. The Veo
 	// backends refuse to start when a model would sell a video below its
-	// cost at Google at this price (veo.CheckPrices).
+	// cost at its provider at this price (capability.CheckPrices).
 	CreditUSD = "GEN_CREDIT_USD"
 	// ProviderPollInterval is how long the workflow waits between polls
 	// of a provider's operation (neither API gives a hint), a Go duration
@@ -111,6 +116,8 @@ type Provider struct {
 	// OpenAIEndpoint, OpenAIAPIKey and OpenAIProfile are the openai
 	// generator's; an empty profile is ProfileOpenAI.
 	OpenAIEndpoint, OpenAIAPIKey, OpenAIProfile string
+	// OpenAIUSDPerSecond is GEN_OPENAI_USD_PER_SECOND.
+	OpenAIUSDPerSecond float64
 
 	// PollInterval is the wait between polls; 0 means
 	// DefaultProviderPollInterval.
@@ -173,20 +180,21 @@ func (r *Reader) pollInterval() time.Duration {
 // repeated in an error.
 func (r *Reader) Provider() Provider {
 	p := Provider{
-		Generator:         r.String(Generator, ""),
-		VertexProject:     r.String(VertexProject, ""),
-		VertexLocation:    r.Check(VertexLocation, isRegion, "want a Google Cloud region such as us-central1"),
-		VertexStorageURI:  r.Check(VertexStorageURI, isGCSPrefix, "want gs://bucket or gs://bucket/prefix"),
-		VertexEndpoint:    r.Check(VertexEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
-		VertexAccessToken: r.value(VertexAccessToken),
-		GeminiAPIKey:      r.value(GeminiAPIKey),
-		GeminiEndpoint:    r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
-		OpenAIEndpoint:    r.Check(OpenAIEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
-		OpenAIAPIKey:      r.value(OpenAIAPIKey),
-		OpenAIProfile:     r.Check(OpenAIProfile, isProfile, "want openai or vllm-omni"),
-		Models:            r.models(),
-		PollInterval:      r.pollInterval(),
-		CreditUSD:         r.Float(CreditUSD, 0, 0.0001, 100),
+		Generator:          r.String(Generator, ""),
+		VertexProject:      r.String(VertexProject, ""),
+		VertexLocation:     r.Check(VertexLocation, isRegion, "want a Google Cloud region such as us-central1"),
+		VertexStorageURI:   r.Check(VertexStorageURI, isGCSPrefix, "want gs://bucket or gs://bucket/prefix"),
+		VertexEndpoint:     r.Check(VertexEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		VertexAccessToken:  r.value(VertexAccessToken),
+		GeminiAPIKey:       r.value(GeminiAPIKey),
+		GeminiEndpoint:     r.Check(GeminiEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		OpenAIEndpoint:     r.Check(OpenAIEndpoint, isBaseURL, "want an http:// or https:// URL with no path"),
+		OpenAIAPIKey:       r.value(OpenAIAPIKey),
+		OpenAIProfile:      r.Check(OpenAIProfile, isProfile, "want openai or vllm-omni"),
+		OpenAIUSDPerSecond: r.Float(OpenAIUSDPerSecond, 0, 0, 100),
+		Models:             r.models(),
+		PollInterval:       r.pollInterval(),
+		CreditUSD:          r.Float(CreditUSD, 0, 0.0001, 100),
 	}
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini:

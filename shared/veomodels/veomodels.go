@@ -75,24 +75,9 @@ import (
 // asks for none of them.
 
 // A ProviderModel is one of Google's models on one API: what it accepts
-// and what a second of its video costs.
-type ProviderModel struct {
-	Limits capability.Limits
-	// USDPerSecond is the price of a second of video by resolution, with
-	// audio (Audio) and without (Silent). The Gemini API bills audio
-	// always, so there both are the same.
-	Audio, Silent map[string]float64
-}
-
-// Cost is the provider's price of one video of d seconds at res.
-func (m ProviderModel) Cost(res string, d int, audio bool) (float64, bool) {
-	prices := m.Silent
-	if audio {
-		prices = m.Audio
-	}
-	p, ok := prices[res]
-	return p * float64(d), ok
-}
+// and what a second of its video costs (the Gemini API bills audio
+// always, so there both prices are the same).
+type ProviderModel = capability.Priced
 
 var (
 	veo31Durations = []int{4, 6, 8}           // [vertex-31], [gemini-video]
@@ -203,6 +188,7 @@ func ProviderModels(api string) map[string]ProviderModel {
 // Lookup is Google's model id on api, and whether it was retired.
 func Lookup(api, id string) (m ProviderModel, ok, wasRetired bool) {
 	m, ok = ProviderModels(api)[id]
+	m.ID = id
 	return m, ok, slices.Contains(retired[api], id)
 }
 
@@ -244,43 +230,13 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 }
 
 // CheckPrices fails when one of our models, mapped by models, is sold
-// below what its provider model costs on api, at creditUSD a credit, for
-// any start the service accepts for it there: every duration, every
-// resolution of the catalog the provider renders at that duration, with
-// and without audio. The error lists every such start.
+// below what its provider model costs on api, at creditUSD a credit
+// (capability.CheckPrices).
 func CheckPrices(api string, models map[string]string, creditUSD float64) error {
-	var losses []string
-	for _, ours := range catalog.All() {
-		m, ok, _ := Lookup(api, models[ours.ID])
-		if !ok {
-			losses = append(losses, fmt.Sprintf("%s: %q has no price on %s", ours.ID, models[ours.ID], backendName(api)))
-			continue
-		}
-		for d, resolutions := range m.Limits.ResolutionsOf(ours.ID) {
-			for _, res := range resolutions {
-				for _, audio := range []bool{true, false} {
-					cost, ok := m.Cost(res, d, audio)
-					income := float64(ours.Price(audio)) * creditUSD
-					if !ok || income < cost {
-						losses = append(losses, fmt.Sprintf("%s on %s: %d s at %s %s costs $%.2f, sold for %d credits = $%.2f",
-							ours.ID, models[ours.ID], d, res, audioWord(audio), cost, ours.Price(audio), income))
-					}
-				}
-			}
-		}
-	}
-	if len(losses) > 0 {
-		slices.Sort(losses)
-		return fmt.Errorf("at %s=%g, %s sells below cost: %s", settings.CreditUSD, creditUSD, backendName(api), strings.Join(losses, "; "))
-	}
-	return nil
-}
-
-func audioWord(audio bool) string {
-	if audio {
-		return "with audio"
-	}
-	return "without audio"
+	return capability.CheckPrices(backendName(api), func(ours string) (capability.Priced, bool) {
+		m, ok, _ := Lookup(api, models[ours])
+		return m, ok
+	}, creditUSD)
 }
 
 // WithDefaults is api's DefaultModels with the overrides

@@ -443,8 +443,15 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// makesAudio is whether the profile's videos have audio.
+func (s *Server) makesAudio() bool {
+	l, _ := openaimodels.Lookup(cmp.Or(s.cfg.Profile, settings.ProfileOpenAI), "sora-2")
+	return l.Audio.AudioChoices()[0]
+}
+
 // render renders j as the built-in generator does, from the request's
-// fields: sora makes audio always.
+// fields, with audio as the profile's models make it (openaimodels:
+// Sora always, vLLM-Omni's Wan never).
 func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	defer close(j.rendered)
 	dir, err := os.MkdirTemp("", "fakeopenai-")
@@ -457,7 +464,7 @@ func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	secs, _ := strconv.Atoi(cmp.Or(f["seconds"], "4"))
 	job := workflow.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: aspect, Resolution: res,
-			GenerateAudio: true, EnhancePrompt: true},
+			GenerateAudio: s.makesAudio(), EnhancePrompt: true},
 		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
 	if ref != nil {
 		job.Type = catalog.ImageToVideo
