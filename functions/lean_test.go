@@ -3,6 +3,7 @@ package functions_test
 import (
 	"bufio"
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -119,13 +120,22 @@ func TestEndpointBootstrapSize(t *testing.T) {
 		args = append(args, "./"+name)
 	}
 	goCommand(t, args...)
+	linkedBy := map[uint64]string{}
 	for _, name := range endpointFunctions {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Errorf("functions/%s: %v", name, err)
 			continue
 		}
-		t.Logf("functions/%s: %d bytes", name, fi.Size())
+		linked := loadedBytes(t, filepath.Join(dir, name))
+		t.Logf("functions/%s: %d bytes, %d of them loaded", name, fi.Size(), linked)
+		// Each endpoint links its own route's handlers and no other's, so
+		// no two load the same code. Their files may still be of one size:
+		// the linker aligns a linux/arm64 binary's segments to 64 KiB.
+		if other, ok := linkedBy[linked]; ok {
+			t.Errorf("functions/%s and functions/%s load the same %d bytes: does one link the other's route?", name, other, linked)
+		}
+		linkedBy[linked] = name
 		limit := int64(maxEndpointBytes)
 		switch {
 		case slices.Contains(noObjects, name):
@@ -139,6 +149,26 @@ func TestEndpointBootstrapSize(t *testing.T) {
 				name, fi.Size(), limit, name)
 		}
 	}
+}
+
+// loadedBytes is the code and data a binary loads: the size of its
+// allocated ELF sections that the file holds (code, read-only data,
+// data, the runtime's tables; not the zeroed .bss), without the padding
+// between its segments.
+func loadedBytes(t *testing.T, path string) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer f.Close()
+	var n uint64
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS {
+			n += s.Size
+		}
+	}
+	return n
 }
 
 // lambdaGoFlags returns the Makefile's LAMBDA_GOFLAGS, the flags make
