@@ -79,9 +79,7 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	}
 
 	// The record outlives its task's end.
-	if _, err := s.Fail(t.Context(), first.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, first.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Minute))
 	c := at(2 * time.Minute)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000200"), 30, c),
 		domain.StartGuard{Idempotency: idem("k-1", "hash-a", c)})
@@ -221,9 +219,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	if _, err := s.CreateTask(t.Context(), abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
-	if _, err := s.Fail(t.Context(), abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0)
 
 	c1 := at(time.Second)
 	wrong := idem("k", "h", c1)
@@ -317,9 +313,7 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 		t.Fatalf("Grant: %v", err)
 	}
 	mustCreate(t, s, newTask("acct-a", taskID(at(2*time.Second), "idem000002"), 10, at(2*time.Second)))
-	if _, err := s.Fail(ctx, first.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, at(3*time.Second)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, first.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, at(3*time.Second))
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 140 {
 		t.Fatalf("after the grant, the second start and the refund: %d credits, want 140", a.Credits)
 	}

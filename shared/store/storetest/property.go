@@ -202,9 +202,7 @@ func testLedgerProperties(t *testing.T, s store.Store, cfg config) {
 			}
 			now := at(time.Hour)
 			if master.IntN(2) == 0 {
-				if _, err := s.Fail(t.Context(), pt.id, task.Failure{Code: task.FailTimeout, Message: "drain"}, now); err != nil {
-					t.Fatalf("drain: Fail(%s): %v", pt.id, err)
-				}
+				mustFail(t, s, pt.id, task.Failure{Code: task.FailTimeout, Message: "drain"}, now)
 				pt.failedBy = true
 				continue
 			}

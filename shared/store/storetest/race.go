@@ -136,9 +136,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	const n = 20
 	results := make([]task.Task, n)
 	errs := make([]error, n)

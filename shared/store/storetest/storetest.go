@@ -297,3 +297,32 @@ func wantErrIs(t *testing.T, what string, err, target error) {
 		t.Errorf("%s: got error %v, want %v", what, err, target)
 	}
 }
+
+// mustMarkProcessing, mustComplete and mustFail move a task as a test's
+// setup needs it moved, and fail the test if the store refuses.
+func mustMarkProcessing(t *testing.T, s store.Store, id string, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.MarkProcessing(t.Context(), id, when)
+	if err != nil {
+		t.Fatalf("MarkProcessing(%s): %v", id, err)
+	}
+	return tk
+}
+
+func mustComplete(t *testing.T, s store.Store, id string, c domain.Completion, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.Complete(t.Context(), id, c, when)
+	if err != nil {
+		t.Fatalf("Complete(%s, refund %d): %v", id, c.Refund, err)
+	}
+	return tk
+}
+
+func mustFail(t *testing.T, s store.Store, id string, f task.Failure, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.Fail(t.Context(), id, f, when)
+	if err != nil {
+		t.Fatalf("Fail(%s, %s): %v", id, f.Code, err)
+	}
+	return tk
+}

@@ -115,15 +115,11 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	wantErrIs(t, "Task after InFlightLimitError", err, domain.ErrNotFound)
 
 	// A processing task still counts; a finished one frees its slot.
-	if _, err := s.MarkProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, made[0].ID, at(time.Minute))
 	if _, err := s.CreateTask(ctx, made[2], guard); !errors.As(err, &ife) {
 		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *domain.InFlightLimitError", err)
 	}
-	if _, err := s.Fail(ctx, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute))
 	if _, err := s.CreateTask(ctx, made[2], guard); err != nil {
 		t.Fatalf("CreateTask after a task failed: %v", err)
 	}
@@ -265,17 +261,11 @@ func testTasks(t *testing.T, s store.Store) {
 	// Move some along: order[1] processing, order[2] completed, order[4]
 	// failed from pending, order[5] failed from processing.
 	for _, id := range []string{order[1], order[2], order[5]} {
-		if _, err := s.MarkProcessing(ctx, id, at(time.Minute)); err != nil {
-			t.Fatalf("MarkProcessing(%s): %v", id, err)
-		}
+		mustMarkProcessing(t, s, id, at(time.Minute))
 	}
-	if _, err := s.Complete(ctx, order[2], domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	mustComplete(t, s, order[2], domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute))
 	for _, id := range []string{order[4], order[5]} {
-		if _, err := s.Fail(ctx, id, task.Failure{Code: task.FailTimeout, Message: "too slow"}, at(3*time.Minute)); err != nil {
-			t.Fatalf("Fail(%s): %v", id, err)
-		}
+		mustFail(t, s, id, task.Failure{Code: task.FailTimeout, Message: "too slow"}, at(3*time.Minute))
 	}
 
 	tests := []struct {
@@ -343,46 +333,30 @@ func testMarkProcessing(t *testing.T, s store.Store) {
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
 	started := at(time.Second)
-	got, err := s.MarkProcessing(ctx, tk.ID, started)
-	if err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	got := mustMarkProcessing(t, s, tk.ID, started)
 	want := tk
 	want.Status, want.StartedAt = task.Processing, started
 	checkTask(t, "MarkProcessing result", got, want)
 	checkTask(t, "Task after MarkProcessing", mustTask(t, s, tk.ID), want)
 
 	// Again: nothing changes, StartedAt stays the first.
-	got, err = s.MarkProcessing(ctx, tk.ID, at(time.Minute))
-	if err != nil {
-		t.Fatalf("MarkProcessing again: %v", err)
-	}
+	got = mustMarkProcessing(t, s, tk.ID, at(time.Minute))
 	checkTask(t, "MarkProcessing again", got, want)
 	checkTask(t, "Task after MarkProcessing again", mustTask(t, s, tk.ID), want)
 
 	// On terminal tasks: nothing changes.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1 << 20}}
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Hour)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Hour))
 	want.Status, want.Videos, want.CompletedAt = task.Completed, videos, at(time.Hour)
-	got, err = s.MarkProcessing(ctx, tk.ID, at(2*time.Hour))
-	if err != nil {
-		t.Fatalf("MarkProcessing on a completed task: %v", err)
-	}
+	got = mustMarkProcessing(t, s, tk.ID, at(2*time.Hour))
 	checkTask(t, "MarkProcessing on a completed task", got, want)
 	checkTask(t, "Task after MarkProcessing on a completed task", mustTask(t, s, tk.ID), want)
 
 	failed := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
 	mustCreate(t, s, failed)
 	f := task.Failure{Code: task.FailContentPolicy, Message: "prompt refused"}
-	if _, err := s.Fail(ctx, failed.ID, f, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
-	got, err = s.MarkProcessing(ctx, failed.ID, at(2*time.Minute))
-	if err != nil {
-		t.Fatalf("MarkProcessing on a failed task: %v", err)
-	}
+	mustFail(t, s, failed.ID, f, at(time.Minute))
+	got = mustMarkProcessing(t, s, failed.ID, at(2*time.Minute))
 	if got.Status != task.Failed || !got.StartedAt.IsZero() {
 		t.Errorf("MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
@@ -390,7 +364,7 @@ func testMarkProcessing(t *testing.T, s store.Store) {
 		t.Errorf("Task after MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 
-	_, err = s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
+	_, err := s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
 	wantErrIs(t, "MarkProcessing(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
@@ -400,16 +374,11 @@ func testComplete(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	// One of two samples was produced: half the cost comes back.
 	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
 	done := at(95 * time.Second)
-	got, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos, Refund: 10}, done)
-	if err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	got := mustComplete(t, s, tk.ID, domain.Completion{Videos: videos, Refund: 10}, done)
 	want := tk
 	want.Status, want.StartedAt, want.CompletedAt = task.Completed, at(time.Second), done
 	want.Videos, want.CreditsRefunded = videos, 10
@@ -427,16 +396,13 @@ func testComplete(t *testing.T, s store.Store) {
 	// Completing again changes nothing, and refunds nothing more.
 	before := takeSnapshot(t, s, "acct-a")
 	other := []task.Video{{Key: "other", MimeType: "video/mp4", Size: 1}}
-	got, err = s.Complete(ctx, tk.ID, domain.Completion{Videos: other, Refund: 10}, at(time.Hour))
-	if err != nil {
-		t.Fatalf("Complete again: %v", err)
-	}
+	got = mustComplete(t, s, tk.ID, domain.Completion{Videos: other, Refund: 10}, at(time.Hour))
 	checkTask(t, "Complete again", got, want)
 	checkTask(t, "Task after Complete again", mustTask(t, s, tk.ID), want)
 	unchanged(t, s, "acct-a", before, "a second Complete")
 
 	// Failing a completed task is refused.
-	_, err = s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
+	_, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
 	wantErrIs(t, "Fail on a completed task", err, domain.ErrTerminal)
 	checkTask(t, "Task after Fail on a completed task", mustTask(t, s, tk.ID), want)
 	unchanged(t, s, "acct-a", before, "Fail on a completed task")
@@ -444,9 +410,7 @@ func testComplete(t *testing.T, s store.Store) {
 	// A pending task may complete directly; no refund, no refund entry.
 	p := newTask("acct-a", taskID(at(time.Minute), "bbbbbbbbbb"), 10, at(time.Minute))
 	mustCreate(t, s, p)
-	if _, err := s.Complete(ctx, p.ID, domain.Completion{Videos: videos}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Complete on a pending task: %v", err)
-	}
+	mustComplete(t, s, p.ID, domain.Completion{Videos: videos}, at(2*time.Minute))
 	if got := mustTask(t, s, p.ID); got.Status != task.Completed || got.CreditsRefunded != 0 {
 		t.Errorf("Task after Complete on a pending task: status %s, refunded %d; want completed, 0", got.Status, got.CreditsRefunded)
 	}
@@ -474,9 +438,7 @@ func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 		checkTask(t, fmt.Sprintf("Task after Complete(refund %d)", refund), mustTask(t, s, tk.ID), want)
 	}
 	// All of it may come back: nothing was produced that counts.
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Refund: 20}, at(time.Minute)); err != nil {
-		t.Fatalf("Complete(refund 20 of 20): %v", err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Refund: 20}, at(time.Minute))
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 {
 		t.Errorf("after a full refund: %d credits, want 100", a.Credits)
 	}
@@ -490,9 +452,7 @@ func testFail(t *testing.T, s store.Store) {
 	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
 	mustCreate(t, s, pending)
 	mustCreate(t, s, processing)
-	if _, err := s.MarkProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, processing.ID, at(2*time.Second))
 	processing.StartedAt = at(2 * time.Second)
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 50 || a.InFlight != 2 {
 		t.Fatalf("after two starts: %d credits, %d in flight; want 50, 2", a.Credits, a.InFlight)
@@ -508,10 +468,7 @@ func testFail(t *testing.T, s store.Store) {
 	}
 	for i, tt := range tests {
 		done := at(time.Duration(i+1) * time.Minute)
-		got, err := s.Fail(ctx, tt.tk.ID, tt.f, done)
-		if err != nil {
-			t.Fatalf("Fail(%s task): %v", tt.tk.Status, err)
-		}
+		got := mustFail(t, s, tt.tk.ID, tt.f, done)
 		want := tt.tk
 		want.Status, want.CompletedAt, want.CreditsRefunded = task.Failed, done, tt.tk.CreditsCost
 		f := tt.f
@@ -530,14 +487,11 @@ func testFail(t *testing.T, s store.Store) {
 
 		// Failing again changes nothing and refunds nothing more.
 		before := takeSnapshot(t, s, "acct-a")
-		got, err = s.Fail(ctx, tt.tk.ID, task.Failure{Code: task.FailInternal, Message: "again"}, at(time.Hour))
-		if err != nil {
-			t.Fatalf("Fail again: %v", err)
-		}
+		got = mustFail(t, s, tt.tk.ID, task.Failure{Code: task.FailInternal, Message: "again"}, at(time.Hour))
 		checkTask(t, "Fail again", got, want)
 		unchanged(t, s, "acct-a", before, "a second Fail")
 		// Completing a failed task is refused.
-		_, err = s.Complete(ctx, tt.tk.ID, domain.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
+		_, err := s.Complete(ctx, tt.tk.ID, domain.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
 		wantErrIs(t, "Complete on a failed task", err, domain.ErrTerminal)
 		checkTask(t, "Task after Complete on a failed task", mustTask(t, s, tt.tk.ID), want)
 		unchanged(t, s, "acct-a", before, "Complete on a failed task")
@@ -566,9 +520,7 @@ func testSetOperation(t *testing.T, s store.Store) {
 		t.Errorf("a pending task got the handle %q, want none", got.Operation)
 	}
 
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	marker := task.SubmittingMarker(at(time.Second))
 	later := task.SubmittingMarker(at(2 * time.Second))
 	handle := "projects/p/operations/1"
@@ -599,10 +551,7 @@ func testSetOperation(t *testing.T, s store.Store) {
 
 	// It survives the task's end, with the rest of the task.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	done, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
-	if err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	done := mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
 	if done.Operation != handle {
 		t.Errorf("completed task has the handle %q, want %q", done.Operation, handle)
 	}
@@ -624,9 +573,7 @@ func testSetProgress(t *testing.T, s store.Store) {
 	if got := mustTask(t, s, tk.ID).Progress; got != 0 {
 		t.Errorf("a pending task has progress %d, want none", got)
 	}
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	for _, p := range []int{20, 65} {
 		if err := s.SetProgress(ctx, tk.ID, p); err != nil {
 			t.Fatalf("SetProgress(%d): %v", p, err)
@@ -635,9 +582,7 @@ func testSetProgress(t *testing.T, s store.Store) {
 			t.Errorf("progress %d, want %d", got, p)
 		}
 	}
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Minute))
 	if err := s.SetProgress(ctx, tk.ID, 90); err != nil {
 		t.Fatalf("SetProgress on a failed task: %v", err)
 	}
@@ -663,9 +608,7 @@ func testTasksCursor(t *testing.T, s store.Store) {
 	}
 	mustCreate(t, s, newTask("acct-b", taskID(at(time.Second), "otheracct0"), 10, at(time.Second)))
 	for _, tk := range all[:4] {
-		if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+		mustFail(t, s, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute))
 	}
 	newestFirst := func(ts []task.Task) []string {
 		ts = slices.Clone(ts)

@@ -92,9 +92,7 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		t.Fatalf("a created task wrote events: %v", got)
 	}
 
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	got := claimAll(t, s, at(time.Second))
 	want := map[string]string{
 		domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all"): "whsec_ALL",
@@ -102,17 +100,13 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 	}
 	checkDeliveries(t, "after MarkProcessing", got, want, domain.EventProcessing, task.Processing)
 	// Again: the task does not move, nothing is written.
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(2*time.Second))
 	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
 		t.Fatalf("MarkProcessing again wrote %v", got)
 	}
 
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
 	// The processing rows were leased until 1s + 1m; the completed ones
 	// are due at the move.
 	got = claimAll(t, s, at(time.Minute))
@@ -171,21 +165,15 @@ func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Second))
 	if got := claimAll(t, s, at(time.Second)); len(got) != 1 {
 		t.Fatalf("Fail wrote %d events, want 1", len(got))
 	}
 	// Refused moves: complete a failed task, fail it again, start it.
 	_, err := s.Complete(ctx, tk.ID, domain.Completion{}, at(time.Minute))
 	wantErrIs(t, "Complete(failed)", err, domain.ErrTerminal)
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute))
+	mustMarkProcessing(t, s, tk.ID, at(time.Minute))
 	if got := claimAll(t, s, at(time.Hour)); len(got) != 1 {
 		t.Fatalf("refused moves wrote events: %d due an hour later, want only the leased one", len(got))
 	}
@@ -213,9 +201,7 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	id := domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all")
 	if next, ok, err := s.NextDelivery(ctx); !ok || err != nil || !sameTime(next, at(time.Second)) {
 		t.Fatalf("NextDelivery = %v, %v, %v", next, ok, err)
@@ -301,9 +287,7 @@ func testWebhookClaimFits(t *testing.T, s Backend) {
 	for _, suffix := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"} {
 		tk := newTask("acct-a", taskID(at(0), suffix), 10, at(0))
 		mustCreate(t, s, tk)
-		if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	}
 	// Six due: three per endpoint. One per receiver fits.
 	var asked int
