@@ -133,9 +133,7 @@ func testRaceInFlight(t *testing.T, s store.Store) {
 
 // (c) Fail and Complete racing on one task: one of them wins, once.
 func testRaceFailComplete(t *testing.T, s store.Store) {
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	const n = 20
 	results := make([]task.Task, n)
@@ -184,9 +182,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 
 // (c) Fail racing Fail on one task: one refund.
 func testRaceFail(t *testing.T, s store.Store) {
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	errs := make([]error, 20)
 	race(len(errs), func(i int) {
 		_, errs[i] = s.Fail(t.Context(), tk.ID, task.Failure{Code: task.FailTimeout, Message: fmt.Sprint(i)}, at(time.Minute))

@@ -156,6 +156,16 @@ func mustAccount(t *testing.T, s store.Store, id string, credits int64) {
 	}
 }
 
+// oneTask opens acct-a with 100 credits and starts on it the one task a
+// test of a single task's moves needs: cost credits, created at t0.
+func oneTask(t *testing.T, s store.Store, cost int) task.Task {
+	t.Helper()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), cost, at(0))
+	mustCreate(t, s, tk)
+	return tk
+}
+
 // mustCreate creates t with no guard and fails the test if it cannot.
 func mustCreate(t *testing.T, s store.Store, tk task.Task) {
 	t.Helper()

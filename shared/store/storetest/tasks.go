@@ -202,9 +202,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 
 func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 30, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 30)
 	before := takeSnapshot(t, s, "acct-a")
 	again := tk
 	again.Prompt = "something else"
@@ -329,9 +327,7 @@ func testTasks(t *testing.T, s store.Store) {
 
 func testMarkProcessing(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 	started := at(time.Second)
 	got := mustMarkProcessing(t, s, tk.ID, started)
 	want := tk
@@ -371,9 +367,7 @@ func testMarkProcessing(t *testing.T, s store.Store) {
 
 func testComplete(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	// One of two samples was produced: half the cost comes back.
 	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
@@ -425,9 +419,7 @@ func testComplete(t *testing.T, s store.Store) {
 
 func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	want := mustTask(t, s, tk.ID)
 	for _, refund := range []int{21, -1} {
 		before := takeSnapshot(t, s, "acct-a")
@@ -447,10 +439,8 @@ func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 
 func testFail(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	pending := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
+	pending := oneTask(t, s, 20)
 	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
-	mustCreate(t, s, pending)
 	mustCreate(t, s, processing)
 	mustMarkProcessing(t, s, processing.ID, at(2*time.Second))
 	processing.StartedAt = at(2 * time.Second)
@@ -508,9 +498,7 @@ func testFail(t *testing.T, s store.Store) {
 // handle is never replaced, and a pending task takes none.
 func testSetOperation(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 
 	got, err := s.SetOperation(ctx, tk.ID, "", "operations/pending")
 	if err != nil {
@@ -564,9 +552,7 @@ func testSetOperation(t *testing.T, s store.Store) {
 // replaced; a pending or finished task's is left as it is.
 func testSetProgress(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 	if err := s.SetProgress(ctx, tk.ID, 10); err != nil {
 		t.Fatalf("SetProgress on a pending task: %v", err)
 	}
