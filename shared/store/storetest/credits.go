@@ -164,9 +164,7 @@ func testDeleteTask(t *testing.T, s store.Store) {
 func testDeleteKeepsIdempotency(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "deleteidem"), 30, at(0))
-	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
+	mustStart(t, s, tk, domain.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)})
 	mustFail(t, s, tk.ID, cancelled, at(time.Second))
 	if _, err := s.DeleteTask(t.Context(), tk.ID); err != nil {
 		t.Fatalf("DeleteTask: %v", err)

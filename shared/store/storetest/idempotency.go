@@ -94,9 +94,7 @@ func testIdempotencyScope(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-b", 1000)
 	c0 := at(0)
 	a1 := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), a1, domain.StartGuard{Idempotency: idem("shared", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask(acct-a, key shared): %v", err)
-	}
+	mustStart(t, s, a1, domain.StartGuard{Idempotency: idem("shared", "h", c0)})
 	tests := []struct {
 		name    string
 		account string
@@ -132,9 +130,7 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h1", c0)}); err != nil {
-		t.Fatalf("CreateTask(first): %v", err)
-	}
+	mustStart(t, s, first, domain.StartGuard{Idempotency: idem("k", "h1", c0)})
 	c := c0.Add(idemDay - time.Millisecond)
 	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000002"), 10, c),
 		domain.StartGuard{Idempotency: idem("k", "h1", c)})
@@ -142,9 +138,7 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 
 	c1 := c0.Add(idemDay)
 	second := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
-	if _, err := s.CreateTask(t.Context(), second, domain.StartGuard{Idempotency: idem("k", "h2", c1)}); err != nil {
-		t.Fatalf("CreateTask when the record expires: %v, want a new task", err)
-	}
+	mustStart(t, s, second, domain.StartGuard{Idempotency: idem("k", "h2", c1)})
 	// The new record is second's, with second's hash and expiry.
 	c = c1.Add(idemDay - time.Millisecond)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000004"), 10, c),
@@ -216,9 +210,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	abandoned := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
+	mustStart(t, s, abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)})
 	mustFail(t, s, abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0)
 
 	c1 := at(time.Second)
@@ -230,9 +222,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	retry := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
 	g := idem("k", "h", c1)
 	g.Replaces = abandoned.ID
-	if _, err := s.CreateTask(t.Context(), retry, domain.StartGuard{Idempotency: g}); err != nil {
-		t.Fatalf("CreateTask replacing the abandoned task: %v, want a new task", err)
-	}
+	mustStart(t, s, retry, domain.StartGuard{Idempotency: g})
 	// The record names retry now: replacing the abandoned task again is a
 	// replay of retry.
 	c2 := at(2 * time.Second)
@@ -353,9 +343,7 @@ func CheckLegacyRecord(t *testing.T, s store.Store, makeLegacy func(t *testing.T
 	mustAccount(t, s, "acct-a", 100)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "legacy0001"), 30, c0)
-	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask with an idempotency key: %v", err)
-	}
+	mustStart(t, s, first, domain.StartGuard{Idempotency: idem("k", "h", c0)})
 	for i := range 3 { // the charge is not the last entry
 		if _, err := s.Grant(t.Context(), "acct-a", int64(i+1), "top-up", at(time.Second)); err != nil {
 			t.Fatalf("Grant: %v", err)

@@ -166,11 +166,17 @@ func oneTask(t *testing.T, s store.Store, cost int) task.Task {
 	return tk
 }
 
-// mustCreate creates t with no guard and fails the test if it cannot.
+// mustCreate creates tk with no guard and fails the test if it cannot;
+// mustStart does the same under guard g.
 func mustCreate(t *testing.T, s store.Store, tk task.Task) {
 	t.Helper()
-	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil {
-		t.Fatalf("CreateTask(%s): %v", tk.ID, err)
+	mustStart(t, s, tk, domain.StartGuard{})
+}
+
+func mustStart(t *testing.T, s store.Store, tk task.Task, g domain.StartGuard) {
+	t.Helper()
+	if _, err := s.CreateTask(t.Context(), tk, g); err != nil {
+		t.Fatalf("CreateTask(%s, %+v): %v", tk.ID, g, err)
 	}
 }
 

@@ -97,9 +97,7 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 		made = append(made, newTask("acct-a", taskID(c, fmt.Sprintf("task%06d", i)), 10, c))
 	}
 	for _, tk := range made[:2] {
-		if _, err := s.CreateTask(ctx, tk, guard); err != nil {
-			t.Fatalf("CreateTask(%s) under the limit: %v", tk.ID, err)
-		}
+		mustStart(t, s, tk, guard)
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	_, err := s.CreateTask(ctx, made[2], guard)
@@ -120,15 +118,11 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *domain.InFlightLimitError", err)
 	}
 	mustFail(t, s, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute))
-	if _, err := s.CreateTask(ctx, made[2], guard); err != nil {
-		t.Fatalf("CreateTask after a task failed: %v", err)
-	}
+	mustStart(t, s, made[2], guard)
 	// MaxInFlight 0 means no limit.
 	for i := range 3 {
 		c := at(time.Hour + time.Duration(i)*time.Second)
-		if _, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c), domain.StartGuard{}); err != nil {
-			t.Fatalf("CreateTask with no in-flight limit: %v", err)
-		}
+		mustCreate(t, s, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c))
 	}
 	if a := mustAccountState(t, s, "acct-a"); a.InFlight != 5 {
 		t.Errorf("InFlight = %d, want 5", a.InFlight)
@@ -148,9 +142,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 		return newTask("acct-a", taskID(c, fmt.Sprintf("start%05d", n)), cost, c)
 	}
 	for range 2 {
-		if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &starts}); err != nil {
-			t.Fatalf("CreateTask within the starts limit: %v", err)
-		}
+		mustStart(t, s, next(10), domain.StartGuard{Starts: &starts})
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	tk := next(10)
@@ -191,9 +183,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 	}
 	// A created task counts once.
 	fresh := domain.Window{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
-	if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &fresh}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
+	mustStart(t, s, next(10), domain.StartGuard{Starts: &fresh})
 	if used, err := s.Take(ctx, []domain.Window{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
 		t.Errorf("Take after one start = %v, %v; want [2], nil", used, err)
 	}
