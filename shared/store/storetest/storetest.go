@@ -269,6 +269,7 @@ func diffTask(got, want task.Task) []string {
 	}
 	field("Failure", got.Failure, want.Failure)
 	field("WebhookURL", got.WebhookURL, want.WebhookURL)
+	field("Operation", got.Operation, want.Operation)
 	return d
 }
 
