@@ -230,9 +230,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	again.Replaces = abandoned.ID
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c2, "idem000004"), 10, c2), domain.StartGuard{Idempotency: again})
 	wantIdempotencyError(t, "CreateTask replacing the abandoned task a second time", err, retry.ID, "h")
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 990 || a.InFlight != 1 {
-		t.Errorf("after an abandoned start and its retry: %d credits, %d in flight; want 990, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 990, 1, "an abandoned start and its retry")
 	CheckInvariants(t, s, "acct-a")
 }
 

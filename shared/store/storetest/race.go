@@ -97,9 +97,7 @@ func testRaceCharges(t *testing.T, s store.Store) {
 	if l := <-low; l < 0 {
 		t.Errorf("the balance was %d during the race, want never below 0", l)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 0 || a.InFlight != 3 {
-		t.Errorf("after the race: %d credits, %d in flight; want 0, 3", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 0, 3, "the race")
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -196,9 +194,7 @@ func testRaceFail(t *testing.T, s store.Store) {
 	if len(refunds) != 1 || refunds[0].Amount != 20 {
 		t.Errorf("refund entries %+v, want one of 20", refunds)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 || a.InFlight != 0 {
-		t.Errorf("after the race: %d credits, %d in flight; want 100, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 100, 0, "the race")
 	CheckInvariants(t, s, "acct-a")
 }
 

@@ -207,6 +207,15 @@ func mustTask(t *testing.T, s store.Store, id string) task.Task {
 	return tk
 }
 
+// wantHolding fails the test unless account holds credits, with inFlight
+// tasks in flight, after what.
+func wantHolding(t *testing.T, s store.Store, account string, credits int64, inFlight int, what string) {
+	t.Helper()
+	if a := mustAccountState(t, s, account); a.Credits != credits || a.InFlight != inFlight {
+		t.Errorf("after %s: %d credits, %d in flight; want %d, %d", what, a.Credits, a.InFlight, credits, inFlight)
+	}
+}
+
 // snapshot is what a rejected call must leave as it was.
 type snapshot struct {
 	credits  int64

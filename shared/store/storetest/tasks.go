@@ -24,9 +24,7 @@ func testCreateTask(t *testing.T, s store.Store) {
 	if bal != 70 {
 		t.Errorf("CreateTask returned balance %d, want 70", bal)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
-		t.Errorf("after CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 70, 1, "CreateTask")
 	l := mustLedger(t, s, "acct-a")
 	if len(l) != 2 {
 		t.Fatalf("ledger after CreateTask has %d entries, want 2 (opening grant, charge): %+v", len(l), l)
@@ -202,9 +200,7 @@ func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
 	if got := mustTask(t, s, tk.ID); got.Prompt != tk.Prompt {
 		t.Errorf("after a duplicate CreateTask the prompt is %q, want the first %q", got.Prompt, tk.Prompt)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
-		t.Errorf("after a duplicate CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 70, 1, "a duplicate CreateTask")
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -368,9 +364,7 @@ func testComplete(t *testing.T, s store.Store) {
 	want.Videos, want.CreditsRefunded = videos, 10
 	checkTask(t, "Complete result", got, want)
 	checkTask(t, "Task after Complete", mustTask(t, s, tk.ID), want)
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 90 || a.InFlight != 0 {
-		t.Errorf("after Complete with a refund of 10: %d credits, %d in flight; want 90, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 90, 0, "Complete with a refund of 10")
 	l := mustLedger(t, s, "acct-a")
 	if e := l[len(l)-1]; e.Kind != domain.EntryRefund || e.TaskID != tk.ID || e.Amount != 10 || e.Balance != 90 ||
 		!sameTime(e.At, done) {
@@ -398,9 +392,7 @@ func testComplete(t *testing.T, s store.Store) {
 	if got := mustTask(t, s, p.ID); got.Status != task.Completed || got.CreditsRefunded != 0 {
 		t.Errorf("Task after Complete on a pending task: status %s, refunded %d; want completed, 0", got.Status, got.CreditsRefunded)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 80 || a.InFlight != 0 {
-		t.Errorf("after Complete with no refund: %d credits, %d in flight; want 80, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 80, 0, "Complete with no refund")
 
 	_, err = s.Complete(ctx, taskID(at(0), "zzzzzzzzzz"), domain.Completion{}, at(0))
 	wantErrIs(t, "Complete(unknown)", err, domain.ErrNotFound)
