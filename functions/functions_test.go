@@ -45,11 +45,7 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynamolocal.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
 // What the testdata events refer to.
 const (

@@ -2,47 +2,18 @@ package functions_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/awsstack/deliver"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
-
-// receiver records the webhook posts it gets.
-type receiver struct {
-	mu    sync.Mutex
-	posts []post
-}
-
-type post struct {
-	path   string
-	header http.Header
-	body   []byte
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	b, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.posts = append(r.posts, post{req.URL.Path, req.Header.Clone(), b})
-	r.mu.Unlock()
-}
-
-func (r *receiver) take() []post {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.posts
-	r.posts = nil
-	return p
-}
 
 // webhookEvent is an endpoint's testdata event with another method, path,
 // path parameters and JSON body.
@@ -68,18 +39,16 @@ func webhookEvent(t *testing.T, name, method, path string, params map[string]str
 // replay is sent by the scheduled run with the same webhook-id; the
 // attempts are listed; the endpoint is deleted.
 func testWebhooks(t *testing.T, h *harness) {
-	rcv := &receiver{}
-	srv := httptest.NewServer(rcv)
-	defer srv.Close()
+	rcv := webhooktest.NewReceiver(t, http.StatusOK)
 	private := settings.WebhookAllowPrivate + "=1"
 	hooks := h.start(t, "webhooks", private)
 
 	t.Run("loopback refused without the local setting", func(t *testing.T) {
 		var body struct{ Error, Field string }
 		resp := response(t, h.fn(t, "webhooks").Invoke(t, webhookEvent(t, "webhooks", "POST", "/api/gen/webhooks", nil,
-			`{"url":"`+srv.URL+`/hook"}`)), &body)
+			`{"url":"`+rcv.URL+`/hook"}`)), &body)
 		if resp.StatusCode != http.StatusBadRequest || body.Field != "url" {
-			t.Errorf("create with %s: %d %s, want 400 on url", srv.URL, resp.StatusCode, resp.Body)
+			t.Errorf("create with %s: %d %s, want 400 on url", rcv.URL, resp.StatusCode, resp.Body)
 		}
 	})
 
@@ -87,7 +56,7 @@ func testWebhooks(t *testing.T, h *harness) {
 		Webhook struct{ ID, URL, Secret string }
 	}
 	resp := response(t, hooks.Invoke(t, webhookEvent(t, "webhooks", "POST", "/api/gen/webhooks", nil,
-		`{"url":"`+srv.URL+`/hook"}`)), &created)
+		`{"url":"`+rcv.URL+`/hook"}`)), &created)
 	if resp.StatusCode != http.StatusCreated || !strings.HasPrefix(created.Webhook.Secret, "whsec_") {
 		t.Fatalf("create: %d %s, want 201 with a whsec_ secret", resp.StatusCode, resp.Body)
 	}
@@ -113,7 +82,7 @@ func testWebhooks(t *testing.T, h *harness) {
 	// A start with webhookUrl: accepted on AWS (it answered 503 before
 	// the endpoints had the webhooks table).
 	start := proxyEvent(t, "text-to-video")
-	start.Body = strings.Replace(start.Body, `{`, `{"webhookUrl": "`+srv.URL+`/task",`, 1)
+	start.Body = strings.Replace(start.Body, `{`, `{"webhookUrl": "`+rcv.URL+`/task",`, 1)
 	var started struct{ TaskID string }
 	resp = response(t, h.start(t, "text-to-video", private).Invoke(t, mustJSON(t, start)), &started)
 	if resp.StatusCode != http.StatusAccepted {
@@ -143,20 +112,20 @@ func testWebhooks(t *testing.T, h *harness) {
 		}
 		return r
 	}
-	verify := func(p post, secret string) string {
+	verify := func(p webhooktest.Delivery, secret string) string {
 		t.Helper()
-		if err := webhook.Verify(secret, p.header, p.body, time.Now()); err != nil {
-			t.Errorf("post to %s: %v", p.path, err)
+		if err := webhook.Verify(secret, p.Header, p.Body, time.Now()); err != nil {
+			t.Errorf("post to %s: %v", p.Path, err)
 		}
 		var payload struct {
 			Type string
 			Data struct{ TaskID, Status string }
 		}
-		if err := json.Unmarshal(p.body, &payload); err != nil || payload.Type != "generation.failed" ||
+		if err := json.Unmarshal(p.Body, &payload); err != nil || payload.Type != "generation.failed" ||
 			payload.Data.TaskID != started.TaskID || payload.Data.Status != "failed" {
-			t.Errorf("post to %s: %s (%v), want generation.failed of %s", p.path, p.body, err, started.TaskID)
+			t.Errorf("post to %s: %s (%v), want generation.failed of %s", p.Path, p.Body, err, started.TaskID)
 		}
-		return p.header.Get(webhook.HeaderID)
+		return p.Header.Get(webhook.HeaderID)
 	}
 
 	var deliveryID string
@@ -164,18 +133,18 @@ func testWebhooks(t *testing.T, h *harness) {
 		if r := run("event.json"); r.Trigger != deliver.TriggerStream || r.Attempted != 2 {
 			t.Errorf("report %+v, want the stream trigger and 2 attempts", r)
 		}
-		posts := rcv.take()
+		posts := rcv.Await(t, 2)
 		if len(posts) != 2 {
 			t.Fatalf("receiver got %d posts, want 2 (the endpoint and the task's URL)", len(posts))
 		}
 		for _, p := range posts {
-			switch p.path {
+			switch p.Path {
 			case "/hook":
 				deliveryID = verify(p, created.Webhook.Secret)
 			case "/task":
 				verify(p, secret.Secret)
 			default:
-				t.Errorf("post to %s", p.path)
+				t.Errorf("post to %s", p.Path)
 			}
 		}
 		// Nothing is due any more.
@@ -193,8 +162,8 @@ func testWebhooks(t *testing.T, h *harness) {
 		if r := run("schedule.json"); r.Trigger != deliver.TriggerSchedule || r.Attempted != 1 {
 			t.Errorf("scheduled run: %+v, want the schedule trigger and 1 attempt", r)
 		}
-		posts := rcv.take()
-		if len(posts) != 1 || posts[0].path != "/hook" {
+		posts := rcv.Await(t, 3)[2:]
+		if len(posts) != 1 || posts[0].Path != "/hook" {
 			t.Fatalf("receiver got %d posts, want the replay", len(posts))
 		}
 		if got := verify(posts[0], created.Webhook.Secret); got != deliveryID {

@@ -451,6 +451,20 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 	success := []string{"MarkProcessing", "IsProcessing", "Generate", "IsGenerated", "Complete"}
 	refunded := []string{"MarkProcessing", "IsProcessing", "Generate", "RecordFailure"}
 
+	// failedRefunded checks that task id failed with code and was refunded
+	// its price once, and returns it.
+	failedRefunded := func(t *testing.T, id, code string) task.Task {
+		t.Helper()
+		tk := load(t, id)
+		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != code {
+			t.Errorf("task is %s with failure %+v, want failed with %s", tk.Status, tk.Failure, code)
+		}
+		if got, want := refunds(t, tk), []int64{int64(price)}; !slices.Equal(got, want) {
+			t.Errorf("refunds %v, want %v", got, want)
+		}
+		return tk
+	}
+
 	t.Run("success", func(t *testing.T) {
 		e := resultOf[ok.ID]
 		if e.Status != "SUCCEEDED" {
@@ -527,13 +541,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		if got := e.errorsOf("Generate"); len(got) != 0 {
 			t.Errorf("Generate failed with %v, want no error: a refused prompt is an ordinary outcome", got)
 		}
-		tk := load(t, policy.ID)
-		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != task.FailContentPolicy {
-			t.Errorf("task is %s with failure %+v, want failed with %s", tk.Status, tk.Failure, task.FailContentPolicy)
-		}
-		if got, want := refunds(t, tk), []int64{int64(price)}; !slices.Equal(got, want) {
-			t.Errorf("refunds %v, want %v", got, want)
-		}
+		tk := failedRefunded(t, policy.ID, task.FailContentPolicy)
 		if got := balance(t, tk); got != 10_000 {
 			t.Errorf("balance %d, want the 10000 it had", got)
 		}
@@ -567,13 +575,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		if got := gen.Calls(flaky.ID); got != 4 {
 			t.Errorf("the generator ran %d times, want 4", got)
 		}
-		tk := load(t, flaky.ID)
-		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != task.FailGeneration {
-			t.Errorf("task is %s with failure %+v, want failed with %s", tk.Status, tk.Failure, task.FailGeneration)
-		}
-		if got, want := refunds(t, tk), []int64{int64(price)}; !slices.Equal(got, want) {
-			t.Errorf("refunds %v, want %v", got, want)
-		}
+		failedRefunded(t, flaky.ID, task.FailGeneration)
 	})
 
 	t.Run("deadline passed before processing", func(t *testing.T) {
@@ -587,13 +589,7 @@ func TestStateMachineOnLocalStepFunctions(t *testing.T) {
 		if got := gen.Calls(late.ID); got != 0 {
 			t.Errorf("the generator ran %d times, want 0", got)
 		}
-		tk := load(t, late.ID)
-		if tk.Status != task.Failed || tk.Failure == nil || tk.Failure.Code != task.FailTimeout {
-			t.Errorf("task is %s with failure %+v, want failed with %s", tk.Status, tk.Failure, task.FailTimeout)
-		}
-		if got, want := refunds(t, tk), []int64{int64(price)}; !slices.Equal(got, want) {
-			t.Errorf("refunds %v, want %v", got, want)
-		}
+		failedRefunded(t, late.ID, task.FailTimeout)
 	})
 
 	t.Run("unknown task fails the execution", func(t *testing.T) {

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -15,11 +14,7 @@ import (
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynamolocal.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
 // TestTablesMatchDynamoStore compares the template's tables with the ones
 // dynamostore creates for itself (CreateTables, on DynamoDB Local): keys,

@@ -2,18 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // gen webhooks add|list|deliveries|replay|rm and generate --webhook,
@@ -25,36 +22,7 @@ func TestWebhookCommands(t *testing.T) {
 		t.Helper()
 		return genWith(t, map[string]string{"GEN_API_KEY": k.APIKey, "GEN_BASE_URL": env.URL}, true, args...)
 	}
-	type hit struct {
-		path   string
-		header http.Header
-		body   []byte
-	}
-	var mu sync.Mutex
-	var hits []hit
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		hits = append(hits, hit{r.URL.Path, r.Header.Clone(), b})
-		mu.Unlock()
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer rcv.Close()
-	await := func(n int) []hit {
-		t.Helper()
-		for i := 0; ; i++ {
-			mu.Lock()
-			got := append([]hit(nil), hits...)
-			mu.Unlock()
-			if len(got) >= n {
-				return got
-			}
-			if i > 1200 {
-				t.Fatalf("%d deliveries after 2 minutes, want %d", len(got), n)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	rcv := webhooktest.NewReceiver(t, http.StatusOK)
 
 	r := run("webhooks", "add", rcv.URL+"/endpoint", "--event", client.EventCompleted, "--json")
 	var wh client.Webhook
@@ -76,14 +44,14 @@ func TestWebhookCommands(t *testing.T) {
 		t.Fatalf("generate --webhook: %v", r)
 	}
 	var completedID string
-	for _, h := range await(3) {
-		secret := map[string]string{"/endpoint": wh.Secret, "/task": taskSecret}[h.path]
-		ev, err := client.VerifyWebhook(secret, h.header, h.body)
+	for _, h := range rcv.Await(t, 3) {
+		secret := map[string]string{"/endpoint": wh.Secret, "/task": taskSecret}[h.Path]
+		ev, err := client.VerifyWebhook(secret, h.Header, h.Body)
 		if err != nil {
-			t.Errorf("%s: %v", h.path, err)
+			t.Errorf("%s: %v", h.Path, err)
 			continue
 		}
-		if h.path == "/endpoint" {
+		if h.Path == "/endpoint" {
 			completedID = ev.ID
 		}
 	}
@@ -97,8 +65,8 @@ func TestWebhookCommands(t *testing.T) {
 	if r := run("webhooks", "replay", wh.ID, completedID); r.code != exitOK || !strings.Contains(r.stdout, "Queued") {
 		t.Errorf("webhooks replay: %v", r)
 	}
-	if h := await(4)[3]; h.header.Get("webhook-id") != completedID {
-		t.Errorf("replayed with id %q, want %q", h.header.Get("webhook-id"), completedID)
+	if h := rcv.Await(t, 4)[3]; h.Header.Get("webhook-id") != completedID {
+		t.Errorf("replayed with id %q, want %q", h.Header.Get("webhook-id"), completedID)
 	}
 	if r := run("webhooks", "rm", wh.ID); r.code != exitOK {
 		t.Errorf("webhooks rm: %v", r)

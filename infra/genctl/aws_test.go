@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,11 +21,7 @@ import (
 	"github.com/genvideo/gen/shared/usageplans"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynamolocal.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
 var tableSets atomic.Int64
 

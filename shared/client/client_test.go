@@ -133,6 +133,17 @@ func lite(prompt string) client.Request {
 	return client.Request{Prompt: prompt, Model: client.ModelLite, DurationSeconds: 4, GenerateAudio: new(false)}
 }
 
+// startLite starts the lite generation of prompt with c, and fails the
+// test if the service refuses it.
+func startLite(t *testing.T, c *client.Client, prompt string) *client.Started {
+	t.Helper()
+	s, err := c.TextToVideo(t.Context(), lite(prompt))
+	if err != nil {
+		t.Fatalf("TextToVideo(%q): %v", prompt, err)
+	}
+	return s
+}
+
 func TestTextToVideoWaitAndSave(t *testing.T) {
 	t.Parallel()
 	k := stack.Key(t, 1000, store.Limits{})
@@ -364,10 +375,7 @@ func TestWaitForAFailedTask(t *testing.T) {
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
-	s, err := c.TextToVideo(ctx, lite("[policy] something forbidden"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startLite(t, c, "[policy] something forbidden")
 	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: time.Minute})
 	var ge *client.GenerationError
 	if !errors.As(err, &ge) || ge.Code != "CONTENT_POLICY_VIOLATION" || ge.TaskID != s.TaskID || ge.CreditsRefunded != 35 {
@@ -390,10 +398,7 @@ func TestWaitTimesOut(t *testing.T) {
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
-	s, err := c.TextToVideo(ctx, lite("[slow:60] a very slow sunrise"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startLite(t, c, "[slow:60] a very slow sunrise")
 	var polls atomic.Int32
 	task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: 1500 * time.Millisecond,
 		MinInterval: 10 * time.Millisecond, OnPoll: func(*client.Task) { polls.Add(1) }})
@@ -423,12 +428,9 @@ func TestWaitCancelled(t *testing.T) {
 	t.Parallel()
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
-	s, err := c.TextToVideo(context.Background(), lite("[slow:60] patience"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startLite(t, c, "[slow:60] patience")
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err = c.Wait(ctx, s.TaskID, client.WaitOptions{OnPoll: func(*client.Task) { cancel() }})
+	_, err := c.Wait(ctx, s.TaskID, client.WaitOptions{OnPoll: func(*client.Task) { cancel() }})
 	var te *client.WaitTimeoutError
 	if !errors.Is(err, context.Canceled) || errors.As(err, &te) {
 		t.Errorf("Wait = %v, want context.Canceled", err)

@@ -116,11 +116,8 @@ func TestErrorCodes(t *testing.T) {
 	})
 	t.Run("VIDEO_NOT_READY", func(t *testing.T) {
 		needsFaults(t)
-		s, err := c.TextToVideo(ctx, lite("[slow:60] not yet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.Download(ctx, s.TaskID)
+		s := startLite(t, c, "[slow:60] not yet")
+		_, err := c.Download(ctx, s.TaskID)
 		e := apiError(t, err, 400, client.CodeVideoNotReady)
 		if st := e.Details["status"]; st != "pending" && st != "processing" {
 			t.Errorf("details.status = %v, want pending or processing", st)
@@ -166,9 +163,7 @@ func TestErrorCodes(t *testing.T) {
 		needsFaults(t)
 		k := stack.Key(t, 1000, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
 		c := clientOf(t, baseURL, k.APIKey, true)
-		if _, err := c.TextToVideo(ctx, lite("[slow:60] hogging the slot")); err != nil {
-			t.Fatal(err)
-		}
+		startLite(t, c, "[slow:60] hogging the slot")
 		// No Idempotency-Key: a start is not retried, even on a 429.
 		_, err := c.TextToVideo(ctx, lite("second"))
 		e := apiError(t, err, 429, client.CodeConcurrencyLimit)
@@ -289,10 +284,7 @@ func TestStartWaitsOutTheConcurrencyLimit(t *testing.T) {
 	ctx := context.Background()
 	k := stack.Key(t, 1000, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
 	c := newClient(t, k.APIKey, client.WithAutoIdempotency())
-	first, err := c.TextToVideo(ctx, lite("[slow:2] brief"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := startLite(t, c, "[slow:2] brief")
 	second, err := c.TextToVideo(ctx, lite("[fail] after the first"))
 	if err != nil {
 		t.Fatalf("second start: %v, want it started once the first finished", err)

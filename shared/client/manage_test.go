@@ -19,10 +19,7 @@ func TestCancelDeleteCredits(t *testing.T) {
 	k := stack.Key(t, 100, store.Limits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
-	s, err := c.TextToVideo(ctx, lite("[slow:60] cancel me"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startLite(t, c, "[slow:60] cancel me")
 	if err := c.Delete(ctx, s.TaskID); !isCode(err, client.CodeTaskNotFinished) {
 		t.Errorf("Delete of a task in flight = %v, want %s", err, client.CodeTaskNotFinished)
 	}

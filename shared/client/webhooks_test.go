@@ -3,11 +3,8 @@ package client_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,51 +13,8 @@ import (
 	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
-
-// delivered is one delivery a receiver got.
-type delivered struct {
-	path   string
-	header http.Header
-	body   []byte
-}
-
-// receiver records every delivery and answers 204.
-type receiver struct {
-	mu  sync.Mutex
-	got []delivered
-	srv *httptest.Server
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, delivered{req.URL.Path, req.Header.Clone(), b})
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-// await waits until the receiver has n deliveries and returns them.
-func (r *receiver) await(t *testing.T, n int) []delivered {
-	t.Helper()
-	for i := 0; ; i++ {
-		r.mu.Lock()
-		got := append([]delivered(nil), r.got...)
-		r.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if i > 1200 {
-			t.Fatalf("%d deliveries after 2 minutes, want %d", len(got), n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // TestWebhooks drives every webhook call of the client against the real
 // local server, and verifies what a receiver gets with VerifyWebhook.
@@ -69,9 +23,9 @@ func TestWebhooks(t *testing.T) {
 	k := env.Key(t, 1000, store.Limits{})
 	c := clientOf(t, env.URL, k.APIKey, true)
 	ctx := context.Background()
-	rcv := newReceiver(t)
+	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
 
-	wh, err := c.CreateWebhook(ctx, client.WebhookRequest{URL: rcv.srv.URL + "/endpoint", Events: []string{client.EventCompleted}})
+	wh, err := c.CreateWebhook(ctx, client.WebhookRequest{URL: rcv.URL + "/endpoint", Events: []string{client.EventCompleted}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +48,7 @@ func TestWebhooks(t *testing.T) {
 	}
 
 	started, err := c.TextToVideo(ctx, client.Request{Prompt: "a paper boat", Model: client.ModelLite, DurationSeconds: 4,
-		WebhookURL: rcv.srv.URL + "/task"})
+		WebhookURL: rcv.URL + "/task"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,32 +56,32 @@ func TestWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The task's URL: processing and completed; the endpoint: completed.
-	got := rcv.await(t, 3)
+	got := rcv.Await(t, 3)
 	completed := map[string]string{}
 	for _, d := range got {
-		secret := map[string]string{"/endpoint": wh.Secret, "/task": taskSecret}[d.path]
-		ev, err := client.VerifyWebhook(secret, d.header, d.body)
+		secret := map[string]string{"/endpoint": wh.Secret, "/task": taskSecret}[d.Path]
+		ev, err := client.VerifyWebhook(secret, d.Header, d.Body)
 		if err != nil {
-			t.Errorf("%s: VerifyWebhook: %v", d.path, err)
+			t.Errorf("%s: VerifyWebhook: %v", d.Path, err)
 			continue
 		}
-		if ev.Data.TaskID != started.TaskID || ev.ID != d.header.Get("webhook-id") || ev.Timestamp.IsZero() {
-			t.Errorf("%s: event %+v", d.path, ev)
+		if ev.Data.TaskID != started.TaskID || ev.ID != d.Header.Get("webhook-id") || ev.Timestamp.IsZero() {
+			t.Errorf("%s: event %+v", d.Path, ev)
 		}
 		if ev.Type == client.EventCompleted {
 			if ev.Data.Status != client.StatusCompleted || ev.Data.DownloadURL == "" {
-				t.Errorf("%s: completed event's task %+v", d.path, ev.Data)
+				t.Errorf("%s: completed event's task %+v", d.Path, ev.Data)
 			}
-			completed[d.path] = ev.ID
+			completed[d.Path] = ev.ID
 		}
 		// The wrong secret, or a changed body, is refused.
-		if _, err := client.VerifyWebhook(webhook.NewSecret(), d.header, d.body); !errors.Is(err, client.ErrWebhookSignature) {
-			t.Errorf("%s: verified with another secret: %v", d.path, err)
+		if _, err := client.VerifyWebhook(webhook.NewSecret(), d.Header, d.Body); !errors.Is(err, client.ErrWebhookSignature) {
+			t.Errorf("%s: verified with another secret: %v", d.Path, err)
 		}
-		tampered := append([]byte(nil), d.body...)
+		tampered := append([]byte(nil), d.Body...)
 		tampered[len(tampered)-2] ^= 1
-		if _, err := client.VerifyWebhook(secret, d.header, tampered); !errors.Is(err, client.ErrWebhookSignature) {
-			t.Errorf("%s: verified a changed body: %v", d.path, err)
+		if _, err := client.VerifyWebhook(secret, d.Header, tampered); !errors.Is(err, client.ErrWebhookSignature) {
+			t.Errorf("%s: verified a changed body: %v", d.Path, err)
 		}
 	}
 	if completed["/endpoint"] == "" || completed["/task"] == "" {
@@ -143,11 +97,11 @@ func TestWebhooks(t *testing.T) {
 	if err := c.ReplayDelivery(ctx, wh.ID, completed["/endpoint"]); err != nil {
 		t.Fatal(err)
 	}
-	again := rcv.await(t, 4)[3]
-	if again.path != "/endpoint" || again.header.Get("webhook-id") != completed["/endpoint"] {
-		t.Errorf("replay arrived at %s with id %s, want /endpoint with %s", again.path, again.header.Get("webhook-id"), completed["/endpoint"])
+	again := rcv.Await(t, 4)[3]
+	if again.Path != "/endpoint" || again.Header.Get("webhook-id") != completed["/endpoint"] {
+		t.Errorf("replay arrived at %s with id %s, want /endpoint with %s", again.Path, again.Header.Get("webhook-id"), completed["/endpoint"])
 	}
-	if _, err := client.VerifyWebhook(wh.Secret, again.header, again.body); err != nil {
+	if _, err := client.VerifyWebhook(wh.Secret, again.Header, again.Body); err != nil {
 		t.Errorf("replay: %v", err)
 	}
 	// The replay's attempt is recorded once the worker has written it:

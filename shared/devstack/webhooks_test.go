@@ -2,15 +2,11 @@ package devstack
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/webhook/webhooktest"
@@ -68,16 +64,7 @@ func (e *env) wantWebhookURLsRefused(urls []string) {
 // server, and one a start names, each get the task's events, signed;
 // the reference library verifies every one.
 func TestWebhooksDeliveredOverTCP(t *testing.T) {
-	var mu sync.Mutex
-	var got []webhooktest.Message
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, webhooktest.Message{Header: r.Header.Clone(), Body: b, Secret: r.URL.Path})
-		mu.Unlock()
-		w.WriteHeader(204)
-	}))
-	defer rcv.Close()
+	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
 	k := e.key(1000, store.Limits{})
 	reg := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+rcv.URL+`/endpoint","events":["generation.completed"]}`)
@@ -107,29 +94,11 @@ func TestWebhooksDeliveredOverTCP(t *testing.T) {
 	// The task's own URL gets processing and completed, the endpoint
 	// completed: three deliveries, which the worker makes as the moves
 	// wake it.
-	for i := 0; ; i++ {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 3 {
-			break
-		}
-		if i > 600 {
-			t.Fatalf("%d deliveries after a minute, want 3", n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
 	var msgs []webhooktest.Message
 	types := map[string]int{}
-	for _, m := range got {
-		switch m.Secret {
-		case "/endpoint":
-			m.Secret = endpointSecret
-		case "/task":
-			m.Secret = taskSecret
-		}
+	for _, d := range rcv.Await(t, 3) {
+		m := webhooktest.Message{Header: d.Header, Body: d.Body,
+			Secret: map[string]string{"/endpoint": endpointSecret, "/task": taskSecret}[d.Path]}
 		if !strings.Contains(string(m.Body), `"taskId":"`+id+`"`) || !strings.Contains(string(m.Body), `"downloadUrl":"/api/gen/download/`+id) {
 			t.Errorf("body %s", m.Body)
 		}

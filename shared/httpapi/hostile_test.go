@@ -379,10 +379,11 @@ func TestUnicodeRoundTrip(t *testing.T) {
 func TestNumbersOutOfRangeOrOfTheWrongType(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.caller(1000000)
-	jsonCases := []struct {
-		field, value string // value is JSON
+	type fieldCase struct {
+		field, value string
 		ok           bool
-	}{
+	}
+	jsonCases := []fieldCase{ // value is JSON
 		{"sampleCount", `0`, false}, {"sampleCount", `3`, false}, {"sampleCount", `-1`, false},
 		{"sampleCount", `1.5`, false}, {"sampleCount", `1.0`, false}, {"sampleCount", `1e0`, false},
 		{"sampleCount", `"1"`, false}, {"sampleCount", `true`, false}, {"sampleCount", `[1]`, false},
@@ -396,27 +397,7 @@ func TestNumbersOutOfRangeOrOfTheWrongType(t *testing.T) {
 		{"generateAudio", `"true"`, false}, {"generateAudio", `1`, false}, {"generateAudio", `false`, true},
 		{"enhancePrompt", `0`, false}, {"enhancePrompt", `"false"`, false},
 	}
-	for _, tt := range jsonCases {
-		t.Run("json/"+tt.field+"="+tt.value, func(t *testing.T) {
-			before := e.state(c.AccountID)
-			r := e.postJSON("/api/gen/text-to-video", c.Key, `{"prompt":"x","`+tt.field+`":`+tt.value+`}`)
-			if tt.ok {
-				if r.status != 202 {
-					t.Errorf("status = %d %s, want 202", r.status, r.raw)
-				}
-				return
-			}
-			wantError(t, r, 400, "VALIDATION_ERROR")
-			if r.body["field"] != tt.field {
-				t.Errorf("field = %v, want %s", r.body["field"], tt.field)
-			}
-			e.assertUnchanged(before, c.AccountID, tt.field+"="+tt.value)
-		})
-	}
-	formCases := []struct {
-		field, value string
-		ok           bool
-	}{
+	formCases := []fieldCase{
 		{"sampleCount", "+1", false}, {"sampleCount", "0x1", false}, {"sampleCount", "1.0", false},
 		{"sampleCount", "1e0", false}, {"sampleCount", "\u0661", false}, {"sampleCount", "\uff11", false},
 		{"sampleCount", "", false}, {"sampleCount", "3", false}, {"sampleCount", " 2 ", true},
@@ -426,22 +407,35 @@ func TestNumbersOutOfRangeOrOfTheWrongType(t *testing.T) {
 		{"generateAudio", "True", false}, {"generateAudio", "1", false}, {"generateAudio", "yes", false},
 		{"generateAudio", "false", true},
 	}
-	for _, tt := range formCases {
-		t.Run("form/"+tt.field+"="+tt.value, func(t *testing.T) {
-			before := e.state(c.AccountID)
-			r := e.postForm("/api/gen/image-to-video", c.Key, file("image", "a.png", pngData), field("prompt", "x"), field(tt.field, tt.value))
-			if tt.ok {
-				if r.status != 202 {
-					t.Errorf("status = %d %s, want 202", r.status, r.raw)
+	for _, k := range []struct {
+		name  string
+		cases []fieldCase
+		post  func(name, value string) response
+	}{
+		{"json", jsonCases, func(name, value string) response {
+			return e.postJSON("/api/gen/text-to-video", c.Key, `{"prompt":"x","`+name+`":`+value+`}`)
+		}},
+		{"form", formCases, func(name, value string) response {
+			return e.postForm("/api/gen/image-to-video", c.Key, file("image", "a.png", pngData), field("prompt", "x"), field(name, value))
+		}},
+	} {
+		for _, tt := range k.cases {
+			t.Run(k.name+"/"+tt.field+"="+tt.value, func(t *testing.T) {
+				before := e.state(c.AccountID)
+				r := k.post(tt.field, tt.value)
+				if tt.ok {
+					if r.status != 202 {
+						t.Errorf("status = %d %s, want 202", r.status, r.raw)
+					}
+					return
 				}
-				return
-			}
-			wantError(t, r, 400, "VALIDATION_ERROR")
-			if r.body["field"] != tt.field {
-				t.Errorf("field = %v, want %s", r.body["field"], tt.field)
-			}
-			e.assertUnchanged(before, c.AccountID, tt.field+"="+tt.value)
-		})
+				wantError(t, r, 400, "VALIDATION_ERROR")
+				if r.body["field"] != tt.field {
+					t.Errorf("field = %v, want %s", r.body["field"], tt.field)
+				}
+				e.assertUnchanged(before, c.AccountID, tt.field+"="+tt.value)
+			})
+		}
 	}
 }
 

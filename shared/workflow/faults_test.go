@@ -73,6 +73,12 @@ type want struct {
 	refund int
 }
 
+// failedRefunded is how a task must end that fails with code: refunded
+// in full.
+func failedRefunded(code string) func(task.Task) want {
+	return func(tk task.Task) want { return want{status: task.Failed, code: code, refund: tk.CreditsCost} }
+}
+
 // check asserts that tk ended as w says: its videos stored, its refund in
 // one ledger entry, its failure message the client-safe one.
 func (e *faultEnv) check(tk task.Task, w want) {
@@ -117,9 +123,7 @@ var crashScenarios = []struct {
 	{"partial result", produces(1), false, 2,
 		func(tk task.Task) want { return want{status: task.Completed, videos: 1, refund: tk.CreditsCost / 2} }},
 	{"generation fails", fails(&codedErr{task.FailGeneration}), false, 1,
-		func(tk task.Task) want {
-			return want{status: task.Failed, code: task.FailGeneration, refund: tk.CreditsCost}
-		}},
+		failedRefunded(task.FailGeneration)},
 }
 
 func (e *faultEnv) scenarioTask(image bool, samples int) task.Task {
@@ -234,29 +238,19 @@ func TestFaultsAtEachBoundary(t *testing.T) {
 			}},
 		{name: "Fail reply lost", outcome: fails(&codedErr{task.FailGeneration}), samples: 1,
 			rules: map[string]faults.Rule{"Store.Fail": faults.Nth(1, lostReply)},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailGeneration, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailGeneration)},
 		{name: "Complete down for good", samples: 1,
 			rules: map[string]faults.Rule{"Store.Complete": faults.Always(outage)},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailInternal)},
 		{name: "Complete broken", samples: 1,
 			rules: map[string]faults.Rule{"Store.Complete": faults.Always(faults.Fault{Err: faults.Broken()})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailInternal)},
 		{name: "store panics at MarkProcessing", samples: 1,
 			rules: map[string]faults.Rule{"Store.MarkProcessing": faults.Always(faults.Fault{Panic: faults.Detail})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailInternal)},
 		{name: "video upload down for good", samples: 2,
 			rules: map[string]faults.Rule{"Blobs.Put": faults.Always(outage)},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailInternal)},
 		{name: "second video upload fails once", samples: 2,
 			rules: map[string]faults.Rule{"Blobs.Put": faults.Nth(2, faults.Fault{Err: faults.Broken()})},
 			want:  func(task.Task) want { return want{status: task.Completed, videos: 2} }},
@@ -265,41 +259,29 @@ func TestFaultsAtEachBoundary(t *testing.T) {
 			want:  func(task.Task) want { return want{status: task.Completed, videos: 1} }},
 		{name: "generator transient for good", samples: 1,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Err: faults.Transient()})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailGeneration, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailGeneration)},
 		{name: "generator broken", samples: 2,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Err: faults.Broken()})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailGeneration, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailGeneration)},
 		{name: "generator refuses", samples: 1,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Err: faults.Refused()})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailContentPolicy, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailContentPolicy)},
 		{name: "generator panics", samples: 1,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Panic: faults.Detail})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailInternal, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailInternal)},
 		{name: "generator slow, within the deadline", samples: 1,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Delay: 9 * time.Minute})},
 			want:  func(task.Task) want { return want{status: task.Completed, videos: 1} }},
 		{name: "generator past the deadline", samples: 2,
 			rules: map[string]faults.Rule{"Generator.Generate": faults.Always(faults.Fault{Delay: time.Hour})},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailTimeout, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailTimeout)},
 		{name: "store down for good", samples: 1, unfinished: task.Pending,
 			rules: map[string]faults.Rule{"Store.*": faults.Always(outage)},
 			want:  func(task.Task) want { return want{status: task.Completed, videos: 1} }},
 		{name: "Fail down for good after a failed generation", outcome: fails(&codedErr{task.FailGeneration}),
 			samples: 1, unfinished: task.Processing,
 			rules: map[string]faults.Rule{"Store.Fail": faults.Always(outage)},
-			want: func(tk task.Task) want {
-				return want{status: task.Failed, code: task.FailGeneration, refund: tk.CreditsCost}
-			}},
+			want:  failedRefunded(task.FailGeneration)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,7 @@
 // (s3blobtest), a fake Step Functions (sfnstarttest) and the fake Secrets
 // Manager of this package holding the URL signer's keys.
 //
-// Tests that use it call dynamolocal.StopShared from TestMain.
+// Tests that use it call dynamolocal.Main from TestMain.
 package awsstacktest
 
 import (

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -22,11 +21,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynamolocal.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
 // record is a stream record of the tasks table as DynamoDB reports the
 // deletion of item it: by TTL, userIdentity names the DynamoDB service;

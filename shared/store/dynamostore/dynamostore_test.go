@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -26,11 +25,7 @@ import (
 
 // One DynamoDB Local serves the whole package; each test gets tables of
 // its own.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynamolocal.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
 var tableSets atomic.Int64
 

@@ -87,16 +87,10 @@ func testHeld(t *testing.T, s store.Store) {
 	for _, tk := range []task.Task{a, b, c} {
 		mustCreate(t, s, tk)
 	}
-	if _, err := s.MarkProcessing(t.Context(), b.ID, at(time.Minute)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, b.ID, at(time.Minute))
 	held(150, "with one pending, one processing and one more pending")
-	if _, err := s.Complete(t.Context(), a.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
-	if _, err := s.Fail(t.Context(), c.ID, cancelled, at(2*time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustComplete(t, s, a.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, at(2*time.Minute))
+	mustFail(t, s, c.ID, cancelled, at(2*time.Minute))
 	held(50, "after one completed and one cancelled")
 	if got, err := s.Held(t.Context(), "acct-none"); err != nil || got != 0 {
 		t.Errorf("Held of an unknown account = %d, %v; want 0, nil", got, err)
@@ -114,12 +108,8 @@ func testDeleteTask(t *testing.T, s store.Store) {
 	for _, tk := range []task.Task{done, failed, busy} {
 		mustCreate(t, s, tk)
 	}
-	if _, err := s.Complete(t.Context(), done.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}, Refund: 10}, at(time.Minute)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
-	if _, err := s.Fail(t.Context(), failed.ID, cancelled, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustComplete(t, s, done.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}, Refund: 10}, at(time.Minute))
+	mustFail(t, s, failed.ID, cancelled, at(time.Minute))
 	entries := len(mustLedger(t, s, "acct-a"))
 
 	before := takeSnapshot(t, s, "acct-a")
@@ -174,12 +164,8 @@ func testDeleteTask(t *testing.T, s store.Store) {
 func testDeleteKeepsIdempotency(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	tk := newTask("acct-a", taskID(at(0), "deleteidem"), 30, at(0))
-	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
-	if _, err := s.Fail(t.Context(), tk.ID, cancelled, at(time.Second)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustStart(t, s, tk, domain.StartGuard{Idempotency: idem("k1", "h1", tk.CreatedAt)})
+	mustFail(t, s, tk.ID, cancelled, at(time.Second))
 	if _, err := s.DeleteTask(t.Context(), tk.ID); err != nil {
 		t.Fatalf("DeleteTask: %v", err)
 	}
@@ -201,9 +187,7 @@ func testRaceCancelComplete(t *testing.T, s store.Store) {
 	for i, tk := range tasks {
 		mustCreate(t, s, tk)
 		if i%2 == 0 {
-			if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-				t.Fatalf("MarkProcessing: %v", err)
-			}
+			mustMarkProcessing(t, s, tk.ID, at(time.Second))
 		}
 	}
 	errs := make([]error, 2*n)

@@ -79,9 +79,7 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	}
 
 	// The record outlives its task's end.
-	if _, err := s.Fail(t.Context(), first.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, first.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Minute))
 	c := at(2 * time.Minute)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000200"), 30, c),
 		domain.StartGuard{Idempotency: idem("k-1", "hash-a", c)})
@@ -96,9 +94,7 @@ func testIdempotencyScope(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-b", 1000)
 	c0 := at(0)
 	a1 := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), a1, domain.StartGuard{Idempotency: idem("shared", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask(acct-a, key shared): %v", err)
-	}
+	mustStart(t, s, a1, domain.StartGuard{Idempotency: idem("shared", "h", c0)})
 	tests := []struct {
 		name    string
 		account string
@@ -134,9 +130,7 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h1", c0)}); err != nil {
-		t.Fatalf("CreateTask(first): %v", err)
-	}
+	mustStart(t, s, first, domain.StartGuard{Idempotency: idem("k", "h1", c0)})
 	c := c0.Add(idemDay - time.Millisecond)
 	_, err := s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000002"), 10, c),
 		domain.StartGuard{Idempotency: idem("k", "h1", c)})
@@ -144,9 +138,7 @@ func testIdempotencyExpiry(t *testing.T, s store.Store) {
 
 	c1 := c0.Add(idemDay)
 	second := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
-	if _, err := s.CreateTask(t.Context(), second, domain.StartGuard{Idempotency: idem("k", "h2", c1)}); err != nil {
-		t.Fatalf("CreateTask when the record expires: %v, want a new task", err)
-	}
+	mustStart(t, s, second, domain.StartGuard{Idempotency: idem("k", "h2", c1)})
 	// The new record is second's, with second's hash and expiry.
 	c = c1.Add(idemDay - time.Millisecond)
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c, "idem000004"), 10, c),
@@ -218,12 +210,8 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 1000)
 	c0 := at(0)
 	abandoned := newTask("acct-a", taskID(c0, "idem000001"), 10, c0)
-	if _, err := s.CreateTask(t.Context(), abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
-	if _, err := s.Fail(t.Context(), abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustStart(t, s, abandoned, domain.StartGuard{Idempotency: idem("k", "h", c0)})
+	mustFail(t, s, abandoned.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, c0)
 
 	c1 := at(time.Second)
 	wrong := idem("k", "h", c1)
@@ -234,9 +222,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	retry := newTask("acct-a", taskID(c1, "idem000003"), 10, c1)
 	g := idem("k", "h", c1)
 	g.Replaces = abandoned.ID
-	if _, err := s.CreateTask(t.Context(), retry, domain.StartGuard{Idempotency: g}); err != nil {
-		t.Fatalf("CreateTask replacing the abandoned task: %v, want a new task", err)
-	}
+	mustStart(t, s, retry, domain.StartGuard{Idempotency: g})
 	// The record names retry now: replacing the abandoned task again is a
 	// replay of retry.
 	c2 := at(2 * time.Second)
@@ -244,9 +230,7 @@ func testIdempotencyReplaces(t *testing.T, s store.Store) {
 	again.Replaces = abandoned.ID
 	_, err = s.CreateTask(t.Context(), newTask("acct-a", taskID(c2, "idem000004"), 10, c2), domain.StartGuard{Idempotency: again})
 	wantIdempotencyError(t, "CreateTask replacing the abandoned task a second time", err, retry.ID, "h")
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 990 || a.InFlight != 1 {
-		t.Errorf("after an abandoned start and its retry: %d credits, %d in flight; want 990, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 990, 1, "an abandoned start and its retry")
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -317,9 +301,7 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 		t.Fatalf("Grant: %v", err)
 	}
 	mustCreate(t, s, newTask("acct-a", taskID(at(2*time.Second), "idem000002"), 10, at(2*time.Second)))
-	if _, err := s.Fail(ctx, first.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, at(3*time.Second)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, first.ID, task.Failure{Code: task.FailInternal, Message: "not started"}, at(3*time.Second))
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 140 {
 		t.Fatalf("after the grant, the second start and the refund: %d credits, want 140", a.Credits)
 	}
@@ -359,9 +341,7 @@ func CheckLegacyRecord(t *testing.T, s store.Store, makeLegacy func(t *testing.T
 	mustAccount(t, s, "acct-a", 100)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "legacy0001"), 30, c0)
-	if _, err := s.CreateTask(t.Context(), first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil {
-		t.Fatalf("CreateTask with an idempotency key: %v", err)
-	}
+	mustStart(t, s, first, domain.StartGuard{Idempotency: idem("k", "h", c0)})
 	for i := range 3 { // the charge is not the last entry
 		if _, err := s.Grant(t.Context(), "acct-a", int64(i+1), "top-up", at(time.Second)); err != nil {
 			t.Fatalf("Grant: %v", err)

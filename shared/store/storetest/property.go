@@ -202,9 +202,7 @@ func testLedgerProperties(t *testing.T, s store.Store, cfg config) {
 			}
 			now := at(time.Hour)
 			if master.IntN(2) == 0 {
-				if _, err := s.Fail(t.Context(), pt.id, task.Failure{Code: task.FailTimeout, Message: "drain"}, now); err != nil {
-					t.Fatalf("drain: Fail(%s): %v", pt.id, err)
-				}
+				mustFail(t, s, pt.id, task.Failure{Code: task.FailTimeout, Message: "drain"}, now)
 				pt.failedBy = true
 				continue
 			}
@@ -427,12 +425,12 @@ func (w *propWorker) complete(account string) {
 		w.m.mu.Unlock()
 	}
 	got, err := w.ps.get().Complete(w.t.Context(), pt.id, domain.Completion{Videos: propVideos(pt.id), Refund: refund}, w.now())
+	if w.record(err) {
+		return
+	}
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
-	w.m.calls++
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
-		w.m.unavailable++
 	case errors.Is(err, domain.ErrNotFound) && pt.created == maybe:
 	case errors.Is(err, domain.ErrTerminal):
 		pt.terminalFromComplete = true
@@ -456,12 +454,12 @@ func (w *propWorker) fail(account string) {
 		return
 	}
 	got, err := w.ps.get().Fail(w.t.Context(), pt.id, task.Failure{Code: task.FailGeneration, Message: "property"}, w.now())
+	if w.record(err) {
+		return
+	}
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
-	w.m.calls++
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
-		w.m.unavailable++
 	case errors.Is(err, domain.ErrNotFound) && pt.created == maybe:
 	case errors.Is(err, domain.ErrTerminal):
 		pt.terminalFromFail = true

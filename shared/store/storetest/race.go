@@ -97,9 +97,7 @@ func testRaceCharges(t *testing.T, s store.Store) {
 	if l := <-low; l < 0 {
 		t.Errorf("the balance was %d during the race, want never below 0", l)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 0 || a.InFlight != 3 {
-		t.Errorf("after the race: %d credits, %d in flight; want 0, 3", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 0, 3, "the race")
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -133,12 +131,8 @@ func testRaceInFlight(t *testing.T, s store.Store) {
 
 // (c) Fail and Complete racing on one task: one of them wins, once.
 func testRaceFailComplete(t *testing.T, s store.Store) {
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(t.Context(), tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	tk := oneTask(t, s, 20)
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	const n = 20
 	results := make([]task.Task, n)
 	errs := make([]error, n)
@@ -186,9 +180,7 @@ func testRaceFailComplete(t *testing.T, s store.Store) {
 
 // (c) Fail racing Fail on one task: one refund.
 func testRaceFail(t *testing.T, s store.Store) {
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	errs := make([]error, 20)
 	race(len(errs), func(i int) {
 		_, errs[i] = s.Fail(t.Context(), tk.ID, task.Failure{Code: task.FailTimeout, Message: fmt.Sprint(i)}, at(time.Minute))
@@ -202,9 +194,7 @@ func testRaceFail(t *testing.T, s store.Store) {
 	if len(refunds) != 1 || refunds[0].Amount != 20 {
 		t.Errorf("refund entries %+v, want one of 20", refunds)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 || a.InFlight != 0 {
-		t.Errorf("after the race: %d credits, %d in flight; want 100, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 100, 0, "the race")
 	CheckInvariants(t, s, "acct-a")
 }
 

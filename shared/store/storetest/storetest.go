@@ -156,11 +156,27 @@ func mustAccount(t *testing.T, s store.Store, id string, credits int64) {
 	}
 }
 
-// mustCreate creates t with no guard and fails the test if it cannot.
+// oneTask opens acct-a with 100 credits and starts on it the one task a
+// test of a single task's moves needs: cost credits, created at t0.
+func oneTask(t *testing.T, s store.Store, cost int) task.Task {
+	t.Helper()
+	mustAccount(t, s, "acct-a", 100)
+	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), cost, at(0))
+	mustCreate(t, s, tk)
+	return tk
+}
+
+// mustCreate creates tk with no guard and fails the test if it cannot;
+// mustStart does the same under guard g.
 func mustCreate(t *testing.T, s store.Store, tk task.Task) {
 	t.Helper()
-	if _, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil {
-		t.Fatalf("CreateTask(%s): %v", tk.ID, err)
+	mustStart(t, s, tk, domain.StartGuard{})
+}
+
+func mustStart(t *testing.T, s store.Store, tk task.Task, g domain.StartGuard) {
+	t.Helper()
+	if _, err := s.CreateTask(t.Context(), tk, g); err != nil {
+		t.Fatalf("CreateTask(%s, %+v): %v", tk.ID, g, err)
 	}
 }
 
@@ -189,6 +205,15 @@ func mustTask(t *testing.T, s store.Store, id string) task.Task {
 		t.Fatalf("Task(%s): %v", id, err)
 	}
 	return tk
+}
+
+// wantHolding fails the test unless account holds credits, with inFlight
+// tasks in flight, after what.
+func wantHolding(t *testing.T, s store.Store, account string, credits int64, inFlight int, what string) {
+	t.Helper()
+	if a := mustAccountState(t, s, account); a.Credits != credits || a.InFlight != inFlight {
+		t.Errorf("after %s: %d credits, %d in flight; want %d, %d", what, a.Credits, a.InFlight, credits, inFlight)
+	}
 }
 
 // snapshot is what a rejected call must leave as it was.
@@ -253,6 +278,7 @@ func diffTask(got, want task.Task) []string {
 	}
 	field("Failure", got.Failure, want.Failure)
 	field("WebhookURL", got.WebhookURL, want.WebhookURL)
+	field("Operation", got.Operation, want.Operation)
 	return d
 }
 
@@ -296,4 +322,33 @@ func wantErrIs(t *testing.T, what string, err, target error) {
 	if !errors.Is(err, target) {
 		t.Errorf("%s: got error %v, want %v", what, err, target)
 	}
+}
+
+// mustMarkProcessing, mustComplete and mustFail move a task as a test's
+// setup needs it moved, and fail the test if the store refuses.
+func mustMarkProcessing(t *testing.T, s store.Store, id string, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.MarkProcessing(t.Context(), id, when)
+	if err != nil {
+		t.Fatalf("MarkProcessing(%s): %v", id, err)
+	}
+	return tk
+}
+
+func mustComplete(t *testing.T, s store.Store, id string, c domain.Completion, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.Complete(t.Context(), id, c, when)
+	if err != nil {
+		t.Fatalf("Complete(%s, refund %d): %v", id, c.Refund, err)
+	}
+	return tk
+}
+
+func mustFail(t *testing.T, s store.Store, id string, f task.Failure, when time.Time) task.Task {
+	t.Helper()
+	tk, err := s.Fail(t.Context(), id, f, when)
+	if err != nil {
+		t.Fatalf("Fail(%s, %s): %v", id, f.Code, err)
+	}
+	return tk
 }

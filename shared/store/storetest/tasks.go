@@ -24,9 +24,7 @@ func testCreateTask(t *testing.T, s store.Store) {
 	if bal != 70 {
 		t.Errorf("CreateTask returned balance %d, want 70", bal)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
-		t.Errorf("after CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 70, 1, "CreateTask")
 	l := mustLedger(t, s, "acct-a")
 	if len(l) != 2 {
 		t.Fatalf("ledger after CreateTask has %d entries, want 2 (opening grant, charge): %+v", len(l), l)
@@ -97,9 +95,7 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 		made = append(made, newTask("acct-a", taskID(c, fmt.Sprintf("task%06d", i)), 10, c))
 	}
 	for _, tk := range made[:2] {
-		if _, err := s.CreateTask(ctx, tk, guard); err != nil {
-			t.Fatalf("CreateTask(%s) under the limit: %v", tk.ID, err)
-		}
+		mustStart(t, s, tk, guard)
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	_, err := s.CreateTask(ctx, made[2], guard)
@@ -115,24 +111,16 @@ func testCreateTaskInFlightLimit(t *testing.T, s store.Store) {
 	wantErrIs(t, "Task after InFlightLimitError", err, domain.ErrNotFound)
 
 	// A processing task still counts; a finished one frees its slot.
-	if _, err := s.MarkProcessing(ctx, made[0].ID, at(time.Minute)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, made[0].ID, at(time.Minute))
 	if _, err := s.CreateTask(ctx, made[2], guard); !errors.As(err, &ife) {
 		t.Fatalf("CreateTask with a processing and a pending task in flight: got %v, want *domain.InFlightLimitError", err)
 	}
-	if _, err := s.Fail(ctx, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
-	if _, err := s.CreateTask(ctx, made[2], guard); err != nil {
-		t.Fatalf("CreateTask after a task failed: %v", err)
-	}
+	mustFail(t, s, made[0].ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(2*time.Minute))
+	mustStart(t, s, made[2], guard)
 	// MaxInFlight 0 means no limit.
 	for i := range 3 {
 		c := at(time.Hour + time.Duration(i)*time.Second)
-		if _, err := s.CreateTask(ctx, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c), domain.StartGuard{}); err != nil {
-			t.Fatalf("CreateTask with no in-flight limit: %v", err)
-		}
+		mustCreate(t, s, newTask("acct-a", taskID(c, fmt.Sprintf("free%06d", i)), 1, c))
 	}
 	if a := mustAccountState(t, s, "acct-a"); a.InFlight != 5 {
 		t.Errorf("InFlight = %d, want 5", a.InFlight)
@@ -152,9 +140,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 		return newTask("acct-a", taskID(c, fmt.Sprintf("start%05d", n)), cost, c)
 	}
 	for range 2 {
-		if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &starts}); err != nil {
-			t.Fatalf("CreateTask within the starts limit: %v", err)
-		}
+		mustStart(t, s, next(10), domain.StartGuard{Starts: &starts})
 	}
 	before := takeSnapshot(t, s, "acct-a")
 	tk := next(10)
@@ -195,9 +181,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 	}
 	// A created task counts once.
 	fresh := domain.Window{Key: "starts:key-4:29385120", Limit: 5, ExpiresAt: expires}
-	if _, err := s.CreateTask(ctx, next(10), domain.StartGuard{Starts: &fresh}); err != nil {
-		t.Fatalf("CreateTask: %v", err)
-	}
+	mustStart(t, s, next(10), domain.StartGuard{Starts: &fresh})
 	if used, err := s.Take(ctx, []domain.Window{fresh}, at(time.Second)); err != nil || !slices.Equal(used, []int{2}) {
 		t.Errorf("Take after one start = %v, %v; want [2], nil", used, err)
 	}
@@ -206,9 +190,7 @@ func testCreateTaskStartsCounter(t *testing.T, s store.Store) {
 
 func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 30, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 30)
 	before := takeSnapshot(t, s, "acct-a")
 	again := tk
 	again.Prompt = "something else"
@@ -218,9 +200,7 @@ func testCreateTaskDuplicateID(t *testing.T, s store.Store) {
 	if got := mustTask(t, s, tk.ID); got.Prompt != tk.Prompt {
 		t.Errorf("after a duplicate CreateTask the prompt is %q, want the first %q", got.Prompt, tk.Prompt)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 70 || a.InFlight != 1 {
-		t.Errorf("after a duplicate CreateTask: %d credits, %d in flight; want 70, 1", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 70, 1, "a duplicate CreateTask")
 	CheckInvariants(t, s, "acct-a")
 }
 
@@ -265,17 +245,11 @@ func testTasks(t *testing.T, s store.Store) {
 	// Move some along: order[1] processing, order[2] completed, order[4]
 	// failed from pending, order[5] failed from processing.
 	for _, id := range []string{order[1], order[2], order[5]} {
-		if _, err := s.MarkProcessing(ctx, id, at(time.Minute)); err != nil {
-			t.Fatalf("MarkProcessing(%s): %v", id, err)
-		}
+		mustMarkProcessing(t, s, id, at(time.Minute))
 	}
-	if _, err := s.Complete(ctx, order[2], domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	mustComplete(t, s, order[2], domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4", Size: 1}}}, at(2*time.Minute))
 	for _, id := range []string{order[4], order[5]} {
-		if _, err := s.Fail(ctx, id, task.Failure{Code: task.FailTimeout, Message: "too slow"}, at(3*time.Minute)); err != nil {
-			t.Fatalf("Fail(%s): %v", id, err)
-		}
+		mustFail(t, s, id, task.Failure{Code: task.FailTimeout, Message: "too slow"}, at(3*time.Minute))
 	}
 
 	tests := []struct {
@@ -339,50 +313,32 @@ func testTasks(t *testing.T, s store.Store) {
 
 func testMarkProcessing(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 	started := at(time.Second)
-	got, err := s.MarkProcessing(ctx, tk.ID, started)
-	if err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	got := mustMarkProcessing(t, s, tk.ID, started)
 	want := tk
 	want.Status, want.StartedAt = task.Processing, started
 	checkTask(t, "MarkProcessing result", got, want)
 	checkTask(t, "Task after MarkProcessing", mustTask(t, s, tk.ID), want)
 
 	// Again: nothing changes, StartedAt stays the first.
-	got, err = s.MarkProcessing(ctx, tk.ID, at(time.Minute))
-	if err != nil {
-		t.Fatalf("MarkProcessing again: %v", err)
-	}
+	got = mustMarkProcessing(t, s, tk.ID, at(time.Minute))
 	checkTask(t, "MarkProcessing again", got, want)
 	checkTask(t, "Task after MarkProcessing again", mustTask(t, s, tk.ID), want)
 
 	// On terminal tasks: nothing changes.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1 << 20}}
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Hour)); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Hour))
 	want.Status, want.Videos, want.CompletedAt = task.Completed, videos, at(time.Hour)
-	got, err = s.MarkProcessing(ctx, tk.ID, at(2*time.Hour))
-	if err != nil {
-		t.Fatalf("MarkProcessing on a completed task: %v", err)
-	}
+	got = mustMarkProcessing(t, s, tk.ID, at(2*time.Hour))
 	checkTask(t, "MarkProcessing on a completed task", got, want)
 	checkTask(t, "Task after MarkProcessing on a completed task", mustTask(t, s, tk.ID), want)
 
 	failed := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
 	mustCreate(t, s, failed)
 	f := task.Failure{Code: task.FailContentPolicy, Message: "prompt refused"}
-	if _, err := s.Fail(ctx, failed.ID, f, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
-	got, err = s.MarkProcessing(ctx, failed.ID, at(2*time.Minute))
-	if err != nil {
-		t.Fatalf("MarkProcessing on a failed task: %v", err)
-	}
+	mustFail(t, s, failed.ID, f, at(time.Minute))
+	got = mustMarkProcessing(t, s, failed.ID, at(2*time.Minute))
 	if got.Status != task.Failed || !got.StartedAt.IsZero() {
 		t.Errorf("MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
@@ -390,34 +346,25 @@ func testMarkProcessing(t *testing.T, s store.Store) {
 		t.Errorf("Task after MarkProcessing on a failed task: status %s, StartedAt %v; want failed, zero", got.Status, got.StartedAt)
 	}
 
-	_, err = s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
+	_, err := s.MarkProcessing(ctx, taskID(at(0), "zzzzzzzzzz"), at(0))
 	wantErrIs(t, "MarkProcessing(unknown)", err, domain.ErrNotFound)
 	CheckInvariants(t, s, "acct-a")
 }
 
 func testComplete(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	tk := oneTask(t, s, 20)
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	// One of two samples was produced: half the cost comes back.
 	videos := []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4", Size: 7340032}}
 	done := at(95 * time.Second)
-	got, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos, Refund: 10}, done)
-	if err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	got := mustComplete(t, s, tk.ID, domain.Completion{Videos: videos, Refund: 10}, done)
 	want := tk
 	want.Status, want.StartedAt, want.CompletedAt = task.Completed, at(time.Second), done
 	want.Videos, want.CreditsRefunded = videos, 10
 	checkTask(t, "Complete result", got, want)
 	checkTask(t, "Task after Complete", mustTask(t, s, tk.ID), want)
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 90 || a.InFlight != 0 {
-		t.Errorf("after Complete with a refund of 10: %d credits, %d in flight; want 90, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 90, 0, "Complete with a refund of 10")
 	l := mustLedger(t, s, "acct-a")
 	if e := l[len(l)-1]; e.Kind != domain.EntryRefund || e.TaskID != tk.ID || e.Amount != 10 || e.Balance != 90 ||
 		!sameTime(e.At, done) {
@@ -427,16 +374,13 @@ func testComplete(t *testing.T, s store.Store) {
 	// Completing again changes nothing, and refunds nothing more.
 	before := takeSnapshot(t, s, "acct-a")
 	other := []task.Video{{Key: "other", MimeType: "video/mp4", Size: 1}}
-	got, err = s.Complete(ctx, tk.ID, domain.Completion{Videos: other, Refund: 10}, at(time.Hour))
-	if err != nil {
-		t.Fatalf("Complete again: %v", err)
-	}
+	got = mustComplete(t, s, tk.ID, domain.Completion{Videos: other, Refund: 10}, at(time.Hour))
 	checkTask(t, "Complete again", got, want)
 	checkTask(t, "Task after Complete again", mustTask(t, s, tk.ID), want)
 	unchanged(t, s, "acct-a", before, "a second Complete")
 
 	// Failing a completed task is refused.
-	_, err = s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
+	_, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal, Message: "late"}, at(time.Hour))
 	wantErrIs(t, "Fail on a completed task", err, domain.ErrTerminal)
 	checkTask(t, "Task after Fail on a completed task", mustTask(t, s, tk.ID), want)
 	unchanged(t, s, "acct-a", before, "Fail on a completed task")
@@ -444,15 +388,11 @@ func testComplete(t *testing.T, s store.Store) {
 	// A pending task may complete directly; no refund, no refund entry.
 	p := newTask("acct-a", taskID(at(time.Minute), "bbbbbbbbbb"), 10, at(time.Minute))
 	mustCreate(t, s, p)
-	if _, err := s.Complete(ctx, p.ID, domain.Completion{Videos: videos}, at(2*time.Minute)); err != nil {
-		t.Fatalf("Complete on a pending task: %v", err)
-	}
+	mustComplete(t, s, p.ID, domain.Completion{Videos: videos}, at(2*time.Minute))
 	if got := mustTask(t, s, p.ID); got.Status != task.Completed || got.CreditsRefunded != 0 {
 		t.Errorf("Task after Complete on a pending task: status %s, refunded %d; want completed, 0", got.Status, got.CreditsRefunded)
 	}
-	if a := mustAccountState(t, s, "acct-a"); a.Credits != 80 || a.InFlight != 0 {
-		t.Errorf("after Complete with no refund: %d credits, %d in flight; want 80, 0", a.Credits, a.InFlight)
-	}
+	wantHolding(t, s, "acct-a", 80, 0, "Complete with no refund")
 
 	_, err = s.Complete(ctx, taskID(at(0), "zzzzzzzzzz"), domain.Completion{}, at(0))
 	wantErrIs(t, "Complete(unknown)", err, domain.ErrNotFound)
@@ -461,9 +401,7 @@ func testComplete(t *testing.T, s store.Store) {
 
 func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 20)
 	want := mustTask(t, s, tk.ID)
 	for _, refund := range []int{21, -1} {
 		before := takeSnapshot(t, s, "acct-a")
@@ -474,9 +412,7 @@ func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 		checkTask(t, fmt.Sprintf("Task after Complete(refund %d)", refund), mustTask(t, s, tk.ID), want)
 	}
 	// All of it may come back: nothing was produced that counts.
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Refund: 20}, at(time.Minute)); err != nil {
-		t.Fatalf("Complete(refund 20 of 20): %v", err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Refund: 20}, at(time.Minute))
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 100 {
 		t.Errorf("after a full refund: %d credits, want 100", a.Credits)
 	}
@@ -485,14 +421,10 @@ func testCompleteRefundOutOfRange(t *testing.T, s store.Store) {
 
 func testFail(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	pending := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 20, at(0))
+	pending := oneTask(t, s, 20)
 	processing := newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 30, at(time.Second))
-	mustCreate(t, s, pending)
 	mustCreate(t, s, processing)
-	if _, err := s.MarkProcessing(ctx, processing.ID, at(2*time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, processing.ID, at(2*time.Second))
 	processing.StartedAt = at(2 * time.Second)
 	if a := mustAccountState(t, s, "acct-a"); a.Credits != 50 || a.InFlight != 2 {
 		t.Fatalf("after two starts: %d credits, %d in flight; want 50, 2", a.Credits, a.InFlight)
@@ -508,10 +440,7 @@ func testFail(t *testing.T, s store.Store) {
 	}
 	for i, tt := range tests {
 		done := at(time.Duration(i+1) * time.Minute)
-		got, err := s.Fail(ctx, tt.tk.ID, tt.f, done)
-		if err != nil {
-			t.Fatalf("Fail(%s task): %v", tt.tk.Status, err)
-		}
+		got := mustFail(t, s, tt.tk.ID, tt.f, done)
 		want := tt.tk
 		want.Status, want.CompletedAt, want.CreditsRefunded = task.Failed, done, tt.tk.CreditsCost
 		f := tt.f
@@ -530,14 +459,11 @@ func testFail(t *testing.T, s store.Store) {
 
 		// Failing again changes nothing and refunds nothing more.
 		before := takeSnapshot(t, s, "acct-a")
-		got, err = s.Fail(ctx, tt.tk.ID, task.Failure{Code: task.FailInternal, Message: "again"}, at(time.Hour))
-		if err != nil {
-			t.Fatalf("Fail again: %v", err)
-		}
+		got = mustFail(t, s, tt.tk.ID, task.Failure{Code: task.FailInternal, Message: "again"}, at(time.Hour))
 		checkTask(t, "Fail again", got, want)
 		unchanged(t, s, "acct-a", before, "a second Fail")
 		// Completing a failed task is refused.
-		_, err = s.Complete(ctx, tt.tk.ID, domain.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
+		_, err := s.Complete(ctx, tt.tk.ID, domain.Completion{Videos: []task.Video{{Key: "late"}}}, at(time.Hour))
 		wantErrIs(t, "Complete on a failed task", err, domain.ErrTerminal)
 		checkTask(t, "Task after Complete on a failed task", mustTask(t, s, tt.tk.ID), want)
 		unchanged(t, s, "acct-a", before, "Complete on a failed task")
@@ -554,9 +480,7 @@ func testFail(t *testing.T, s store.Store) {
 // handle is never replaced, and a pending task takes none.
 func testSetOperation(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 
 	got, err := s.SetOperation(ctx, tk.ID, "", "operations/pending")
 	if err != nil {
@@ -566,9 +490,7 @@ func testSetOperation(t *testing.T, s store.Store) {
 		t.Errorf("a pending task got the handle %q, want none", got.Operation)
 	}
 
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("MarkProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	marker := task.SubmittingMarker(at(time.Second))
 	later := task.SubmittingMarker(at(2 * time.Second))
 	handle := "projects/p/operations/1"
@@ -599,10 +521,7 @@ func testSetOperation(t *testing.T, s store.Store) {
 
 	// It survives the task's end, with the rest of the task.
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	done, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
-	if err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
+	done := mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
 	if done.Operation != handle {
 		t.Errorf("completed task has the handle %q, want %q", done.Operation, handle)
 	}
@@ -615,18 +534,14 @@ func testSetOperation(t *testing.T, s store.Store) {
 // replaced; a pending or finished task's is left as it is.
 func testSetProgress(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	mustAccount(t, s, "acct-a", 100)
-	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
-	mustCreate(t, s, tk)
+	tk := oneTask(t, s, 10)
 	if err := s.SetProgress(ctx, tk.ID, 10); err != nil {
 		t.Fatalf("SetProgress on a pending task: %v", err)
 	}
 	if got := mustTask(t, s, tk.ID).Progress; got != 0 {
 		t.Errorf("a pending task has progress %d, want none", got)
 	}
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatalf("StartProcessing: %v", err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	for _, p := range []int{20, 65} {
 		if err := s.SetProgress(ctx, tk.ID, p); err != nil {
 			t.Fatalf("SetProgress(%d): %v", p, err)
@@ -635,9 +550,7 @@ func testSetProgress(t *testing.T, s store.Store) {
 			t.Errorf("progress %d, want %d", got, p)
 		}
 	}
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Minute)); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Minute))
 	if err := s.SetProgress(ctx, tk.ID, 90); err != nil {
 		t.Fatalf("SetProgress on a failed task: %v", err)
 	}
@@ -663,9 +576,7 @@ func testTasksCursor(t *testing.T, s store.Store) {
 	}
 	mustCreate(t, s, newTask("acct-b", taskID(at(time.Second), "otheracct0"), 10, at(time.Second)))
 	for _, tk := range all[:4] {
-		if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+		mustFail(t, s, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute))
 	}
 	newestFirst := func(ts []task.Task) []string {
 		ts = slices.Clone(ts)

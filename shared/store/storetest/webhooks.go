@@ -18,11 +18,7 @@ func testWebhookEndpoints(t *testing.T, s Backend) {
 		Events: []string{domain.EventCompleted}, Secret: "whsec_AAAA", CreatedAt: at(0)}
 	a2 := domain.WebhookEndpoint{ID: "wh_2", AccountID: "acct-a", URL: "https://a.example/2",
 		Events: domain.EventTypes, Secret: "whsec_BBBB", CreatedAt: at(time.Second)}
-	for _, e := range []domain.WebhookEndpoint{a1, a2} {
-		if err := s.CreateWebhook(ctx, e); err != nil {
-			t.Fatalf("CreateWebhook(%s): %v", e.ID, err)
-		}
-	}
+	mustWebhooks(t, s, a1, a2)
 	wantErrIs(t, "CreateWebhook(same id)", s.CreateWebhook(ctx, a1), domain.ErrExists)
 	wantErrIs(t, "CreateWebhook(unknown account)", s.CreateWebhook(ctx,
 		domain.WebhookEndpoint{ID: "wh_3", AccountID: "nobody", URL: "https://x", Events: domain.EventTypes, CreatedAt: at(0)}),
@@ -53,6 +49,16 @@ func testWebhookEndpoints(t *testing.T, s Backend) {
 	}
 }
 
+// mustWebhooks registers es and fails the test if the store refuses one.
+func mustWebhooks(t *testing.T, w store.Webhooks, es ...domain.WebhookEndpoint) {
+	t.Helper()
+	for _, e := range es {
+		if err := w.CreateWebhook(t.Context(), e); err != nil {
+			t.Fatalf("CreateWebhook(%s): %v", e.ID, err)
+		}
+	}
+}
+
 // claimAll claims every delivery due at now.
 func claimAll(t *testing.T, w store.Webhooks, now time.Time) map[string]domain.Delivery {
 	t.Helper()
@@ -74,11 +80,7 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		Events: domain.EventTypes, Secret: "whsec_ALL", CreatedAt: at(0)}
 	done := domain.WebhookEndpoint{ID: "wh_done", AccountID: "acct-a", URL: "https://a.example/done",
 		Events: []string{domain.EventCompleted, domain.EventFailed}, Secret: "whsec_DONE", CreatedAt: at(0)}
-	for _, e := range []domain.WebhookEndpoint{all, done} {
-		if err := s.CreateWebhook(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustWebhooks(t, s, all, done)
 	if _, err := s.SigningSecret(ctx, "acct-a", "whsec_TASK"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +94,7 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 		t.Fatalf("a created task wrote events: %v", got)
 	}
 
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	got := claimAll(t, s, at(time.Second))
 	want := map[string]string{
 		domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all"): "whsec_ALL",
@@ -102,17 +102,13 @@ func testWebhookOutbox(t *testing.T, s Backend) {
 	}
 	checkDeliveries(t, "after MarkProcessing", got, want, domain.EventProcessing, task.Processing)
 	// Again: the task does not move, nothing is written.
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(2*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(2*time.Second))
 	if got := claimAll(t, s, at(30*time.Second)); len(got) != 0 {
 		t.Fatalf("MarkProcessing again wrote %v", got)
 	}
 
 	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
-	if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: videos}, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustComplete(t, s, tk.ID, domain.Completion{Videos: videos}, at(time.Minute))
 	// The processing rows were leased until 1s + 1m; the completed ones
 	// are due at the move.
 	got = claimAll(t, s, at(time.Minute))
@@ -165,27 +161,19 @@ func mapKeys(m map[string]domain.Delivery) func(func(string) bool) {
 func testWebhookOutboxRefused(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
-	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
-		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
-		t.Fatal(err)
-	}
+	mustWebhooks(t, s, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)})
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailGeneration, Message: "x"}, at(time.Second))
 	if got := claimAll(t, s, at(time.Second)); len(got) != 1 {
 		t.Fatalf("Fail wrote %d events, want 1", len(got))
 	}
 	// Refused moves: complete a failed task, fail it again, start it.
 	_, err := s.Complete(ctx, tk.ID, domain.Completion{}, at(time.Minute))
 	wantErrIs(t, "Complete(failed)", err, domain.ErrTerminal)
-	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustFail(t, s, tk.ID, task.Failure{Code: task.FailGeneration, Message: "y"}, at(time.Minute))
+	mustMarkProcessing(t, s, tk.ID, at(time.Minute))
 	if got := claimAll(t, s, at(time.Hour)); len(got) != 1 {
 		t.Fatalf("refused moves wrote events: %d due an hour later, want only the leased one", len(got))
 	}
@@ -204,18 +192,14 @@ func testWebhookDeliveries(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	mustAccount(t, s, "acct-b", 100)
-	if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
-		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)}); err != nil {
-		t.Fatal(err)
-	}
+	mustWebhooks(t, s, domain.WebhookEndpoint{ID: "wh_all", AccountID: "acct-a",
+		URL: "https://a.example", Events: domain.EventTypes, Secret: "whsec_A", CreatedAt: at(0)})
 	if _, ok, err := s.NextDelivery(ctx); ok || err != nil {
 		t.Fatalf("NextDelivery on none = %v, %v", ok, err)
 	}
 	tk := newTask("acct-a", taskID(at(0), "aaaaaaaaaa"), 10, at(0))
 	mustCreate(t, s, tk)
-	if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	id := domain.DeliveryID(tk.ID, domain.EventProcessing, "wh_all")
 	if next, ok, err := s.NextDelivery(ctx); !ok || err != nil || !sameTime(next, at(time.Second)) {
 		t.Fatalf("NextDelivery = %v, %v, %v", next, ok, err)
@@ -293,17 +277,13 @@ func testWebhookClaimFits(t *testing.T, s Backend) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 100)
 	for _, id := range []string{"wh_one", "wh_two"} {
-		if err := s.CreateWebhook(ctx, domain.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
-			Events: domain.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)}); err != nil {
-			t.Fatal(err)
-		}
+		mustWebhooks(t, s, domain.WebhookEndpoint{ID: id, AccountID: "acct-a", URL: "https://a.example/" + id,
+			Events: domain.EventTypes, Secret: "whsec_" + id, CreatedAt: at(0)})
 	}
 	for _, suffix := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"} {
 		tk := newTask("acct-a", taskID(at(0), suffix), 10, at(0))
 		mustCreate(t, s, tk)
-		if _, err := s.MarkProcessing(ctx, tk.ID, at(time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		mustMarkProcessing(t, s, tk.ID, at(time.Second))
 	}
 	// Six due: three per endpoint. One per receiver fits.
 	var asked int

