@@ -96,6 +96,18 @@ type Operation struct {
 	// Progress is the percentage done the provider reports while not
 	// done, 1 to 100; 0 when it reports none.
 	Progress int
+	// Billing says, once Done, who ran the job and what it cost there.
+	Billing Billing
+}
+
+// Billing is who ran a done job and what it cost the operator: the
+// route it went to (routes of one model fail over to one another), the
+// provider's model id, and the provider's price of the videos it made,
+// from the route's price table.
+type Billing struct {
+	Route         string  `json:"route,omitempty"`
+	ProviderModel string  `json:"providerModel,omitempty"`
+	CostUSD       float64 `json:"costUsd,omitempty"`
 }
 
 // rendered runs a Generator as a Provider whose operations are done at
