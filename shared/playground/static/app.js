@@ -487,8 +487,13 @@ async function follow(taskId, card, info) {
       return;
     }
     running = true;
-    elapsed.textContent = `${secs} s since it started` + (maxWait ? `; expected within ${maxWait} s.` : ".");
-    if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
+    // The provider's own progress (an extension field, while processing)
+    // beats an estimate from the elapsed time.
+    const progress = task.status === "processing" && Number.isInteger(task.progress) ? task.progress : null;
+    elapsed.textContent = `${secs} s since it started` +
+      (progress !== null ? `; ${progress}% done.` : maxWait ? `; expected within ${maxWait} s.` : ".");
+    if (progress !== null) bar.value = progress;
+    else if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
     await sleep(1000 * Math.max(1, wait));
   }
 }
