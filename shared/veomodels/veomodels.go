@@ -229,6 +229,50 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	return t, nil
 }
 
+// RouteLimits is what the backend of p (one provider route,
+// settings.Route) accepts for each of the models it serves, and the
+// name messages give it. A mapping to a model the tables do not know, or
+// one that sells below its cost at p.Credit(), is an error, as in
+// Capabilities; the built-in generator costs nothing.
+func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+	out := map[string]capability.Limits{}
+	var priced func(ours string) (capability.Priced, bool)
+	var backend string
+	switch p.Generator {
+	case settings.GeneratorBuiltin, "":
+		t := capability.Builtin()
+		for _, ours := range served {
+			out[ours] = t.Models[ours]
+		}
+		return t.Backend, out, nil
+	case settings.GeneratorOpenAI:
+		profile := openaimodels.Profile(p)
+		models := openaimodels.WithDefaults(profile, p.ModelMap())
+		backend = openaimodels.BackendName(profile)
+		priced = func(ours string) (capability.Priced, bool) { return openaimodels.Priced(p, models[ours]) }
+	case settings.GeneratorVertex, settings.GeneratorGemini:
+		models := WithDefaults(p.Generator, p.ModelMap())
+		backend = backendName(p.Generator)
+		priced = func(ours string) (capability.Priced, bool) {
+			m, ok, _ := Lookup(p.Generator, models[ours])
+			return m, ok
+		}
+	default:
+		return "", nil, fmt.Errorf("unknown generator %q", p.Generator)
+	}
+	for _, ours := range served {
+		m, ok := priced(ours)
+		if !ok {
+			return "", nil, fmt.Errorf("%s maps %s to %q, which is not a model of %s this service knows", settings.Routes, ours, m.ID, backend)
+		}
+		out[ours] = m.Limits
+	}
+	if err := capability.CheckPricesOf(served, backend, priced, p.Credit()); err != nil {
+		return "", nil, err
+	}
+	return backend, out, nil
+}
+
 // CheckPrices fails when one of our models, mapped by models, is sold
 // below what its provider model costs on api, at creditUSD a credit
 // (capability.CheckPrices).
