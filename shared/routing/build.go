@@ -69,37 +69,33 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 		}
 		return Stack{Provider: New(Config{Models: models, Unprefixed: name, Now: o.Now, Logger: o.Logger}), Capabilities: caps}, nil
 	}
+	caps, err := veomodels.Capabilities(p)
+	if err != nil {
+		return Stack{}, err
+	}
 	built := map[string]*Route{}
 	models := map[string][]*Route{}
-	tables := map[string][]capability.Route{}
 	byModel := p.ModelRoutes()
-	for _, rs := range p.AllRoutes() {
-		var served []string
-		for _, id := range catalog.IDs() {
-			for _, r := range byModel[id] {
-				if r.Name == rs.Name {
-					served = append(served, id)
-				}
-			}
-		}
-		route, err := build(ctx, rs, served, o)
-		if err != nil {
-			return Stack{}, fmt.Errorf("%s: route %q: %w", settings.Routes, rs.Name, err)
-		}
-		built[rs.Name] = route
-	}
 	for _, id := range catalog.IDs() {
-		for _, r := range byModel[id] {
-			models[id] = append(models[id], built[r.Name])
-			tables[id] = append(tables[id], built[r.Name].Limits[id])
+		for i, rs := range byModel[id] {
+			route, ok := built[rs.Name]
+			if !ok {
+				if route, err = build(ctx, rs, o); err != nil {
+					return Stack{}, fmt.Errorf("%s: route %q: %w", settings.Routes, rs.Name, err)
+				}
+				built[rs.Name] = route
+			}
+			route.Limits[id] = caps.Routes[id][i]
+			models[id] = append(models[id], route)
 		}
 	}
 	router := New(Config{Models: models, Unprefixed: p.DefaultRoute(), Now: o.Now, Logger: o.Logger})
-	return Stack{Provider: router, Capabilities: capability.Routed(tables), Routed: true}, nil
+	return Stack{Provider: router, Capabilities: caps, Routed: true}, nil
 }
 
-// build is one route of GEN_ROUTES, serving the models served.
-func build(ctx context.Context, rs settings.Route, served []string, o Options) (*Route, error) {
+// build is the provider of one route of GEN_ROUTES; its limits are the
+// capability table's.
+func build(ctx context.Context, rs settings.Route, o Options) (*Route, error) {
 	p := rs.Provider
 	if rs.APIKeySecretARN != "" {
 		if o.Secret == nil {
@@ -111,14 +107,7 @@ func build(ctx context.Context, rs settings.Route, served []string, o Options) (
 		}
 		p.GeminiAPIKey, p.OpenAIAPIKey = key, key
 	}
-	backend, limits, err := veomodels.RouteLimits(p, served)
-	if err != nil {
-		return nil, err
-	}
 	route := &Route{Name: rs.Name, Limits: map[string]capability.Route{}}
-	for id, l := range limits {
-		route.Limits[id] = capability.Route{Name: rs.Name, Backend: backend, Limits: l}
-	}
 	if p.Generator == settings.GeneratorBuiltin {
 		if o.Builtin == nil {
 			return nil, errors.New("no built-in generator on this stack")
@@ -126,6 +115,7 @@ func build(ctx context.Context, rs settings.Route, served []string, o Options) (
 		route.Provider = rendered{o.Builtin}
 		return route, nil
 	}
+	var err error
 	if route.Provider, err = veo.Build(ctx, p, o.Veo); err != nil {
 		return nil, err
 	}

@@ -206,7 +206,13 @@ func backendName(api string) string {
 // or one that sells a video below its cost at p.Credit() (CheckPrices),
 // is an error, so that the stack stops at start-up rather than charge
 // for starts it cannot honour, or honour at a loss.
+//
+// With GEN_ROUTES (p.Routes), it is each model's routes' limits
+// (capability.Routed), each route checked as RouteLimits checks it.
 func Capabilities(p settings.Provider) (capability.Table, error) {
+	if p.Routes != "" {
+		return routed(p)
+	}
 	switch p.Generator {
 	case settings.GeneratorBuiltin, "":
 		return capability.Builtin(), nil
@@ -227,6 +233,32 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 		return capability.Table{}, err
 	}
 	return t, nil
+}
+
+// routed is the table of p's routes.
+func routed(p settings.Provider) (capability.Table, error) {
+	byModel := p.ModelRoutes()
+	tables := map[string][]capability.Route{}
+	for _, r := range p.AllRoutes() {
+		var served []string
+		for _, id := range catalog.IDs() {
+			if slices.ContainsFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name }) {
+				served = append(served, id)
+			}
+		}
+		backend, limits, err := RouteLimits(r.Provider, served)
+		if err != nil {
+			return capability.Table{}, fmt.Errorf("%s: route %q: %w", settings.Routes, r.Name, err)
+		}
+		for _, id := range served {
+			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
+			if tables[id] == nil {
+				tables[id] = make([]capability.Route, len(byModel[id]))
+			}
+			tables[id][i] = capability.Route{Name: r.Name, Backend: backend, Limits: limits[id]}
+		}
+	}
+	return capability.Routed(tables), nil
 }
 
 // RouteLimits is what the backend of p (one provider route,
