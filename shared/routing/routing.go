@@ -130,8 +130,9 @@ func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 		tried   int
 	)
 	for _, route := range routes {
-		l, ok := route.Limits[job.Model]
-		if !ok || !l.Honours(job.Model, job.Type, job.Params) {
+		// A model's one route gets every job, as before routes: its
+		// provider refuses what it cannot honour.
+		if l, ok := route.Limits[job.Model]; len(routes) > 1 && (!ok || !l.Honours(job.Model, job.Type, job.Params)) {
 			continue
 		}
 		tried++
