@@ -61,6 +61,10 @@ type RouteSpec struct {
 	// Models maps our model ids to the route's provider model ids
 	// (GEN_PROVIDER_MODELS); the ones left out keep the kind's default.
 	Models map[string]string `json:"models,omitempty"`
+	// Modes, when set, are the only task types the route is given
+	// (text-to-video, image-to-video, first-last-frame): a self-hosted
+	// text-only model (Wan2.2-T2V) sends image starts to the next route.
+	Modes []string `json:"modes,omitempty"`
 }
 
 // RouteTable is GEN_ROUTES read.
@@ -78,6 +82,8 @@ type Route struct {
 	// APIKeySecretARN, when set, holds the key of a gemini or openai
 	// route: the AWS stack reads it into Provider at start-up.
 	APIKeySecretARN string
+	// Modes, when set, narrow the task types the route is given.
+	Modes []string
 }
 
 // DefaultRoute is the name of the route the generator variables
@@ -149,7 +155,7 @@ func (s RouteSpec) route(p Provider) Route {
 		pairs = append(pairs, ours+"="+s.Models[ours])
 	}
 	q.Models = strings.Join(pairs, ",")
-	return Route{Name: s.Name, Provider: q, APIKeySecretARN: s.APIKeySecretARN}
+	return Route{Name: s.Name, Provider: q, APIKeySecretARN: s.APIKeySecretARN, Modes: s.Modes}
 }
 
 var routeName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
@@ -229,6 +235,12 @@ func (s RouteSpec) problems(where string) []string {
 	for ours, theirs := range s.Models {
 		if _, ok := catalog.Lookup(ours); !ok || strings.TrimSpace(theirs) == "" || strings.ContainsAny(theirs, ",=") {
 			bad("models", fmt.Sprintf("want our model id (%s) to the provider's model id", strings.Join(catalog.IDs(), ", ")))
+			break
+		}
+	}
+	for _, m := range s.Modes {
+		if m != catalog.TextToVideo && m != catalog.ImageToVideo && m != catalog.FirstLastFrame {
+			bad("modes", fmt.Sprintf("want %s, %s or %s", catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame))
 			break
 		}
 	}

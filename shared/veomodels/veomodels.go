@@ -251,6 +251,14 @@ func routed(p settings.Provider) (capability.Table, error) {
 			return capability.Table{}, fmt.Errorf("%s: route %q: %w", settings.Routes, r.Name, err)
 		}
 		for _, id := range served {
+			l := limits[id]
+			if len(r.Modes) > 0 {
+				l.Modes = slices.DeleteFunc(slices.Clone(l.Modes), func(m string) bool { return !slices.Contains(r.Modes, m) })
+				if len(l.Modes) == 0 {
+					return capability.Table{}, fmt.Errorf("%s: route %q makes none of its modes for %s", settings.Routes, r.Name, id)
+				}
+			}
+			limits[id] = l
 			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
 			if tables[id] == nil {
 				tables[id] = make([]capability.Route, len(byModel[id]))
