@@ -149,12 +149,16 @@ func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 			return done(op, route.Name), nil
 		}
 		wait, why, next := moveOn(err)
+		if !next && ctx.Err() == nil && !ambiguous(err) {
+			// It answered, and refused the customer's job: it is up.
+			r.health.ok(route.Name)
+		}
 		if !next || ctx.Err() != nil || len(routes) == 1 {
 			return workflow.Operation{}, err
 		}
 		cool := r.health.failed(route.Name)
-		r.logger.Warn("route refused a submit: trying the next route", "route", route.Name, "model", job.Model,
-			"task", job.TaskID, "reason", why, "skippedFor", cool.String(), "error", err)
+		r.logger.Warn("route refused a submit before accepting it: the next route may take it", "route", route.Name,
+			"model", job.Model, "task", job.TaskID, "reason", why, "skippedFor", cool.String(), "error", err)
 		if wait >= 0 {
 			busy = busy.add(route.Name, wait, err)
 		} else if refused == nil {
@@ -175,8 +179,7 @@ func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 // its own), why, and the wait a busy route asked for (-1 when it is not
 // busy but refuses for good: a retired model, credentials refused).
 func moveOn(err error) (wait time.Duration, why string, next bool) {
-	var unknown interface{ OutcomeUnknown() bool }
-	if errors.As(err, &unknown) && unknown.OutcomeUnknown() {
+	if ambiguous(err) {
 		return 0, "", false // it may be running, and billing: never a second job
 	}
 	var coded interface{ FailureCode() string }
@@ -196,6 +199,13 @@ func moveOn(err error) (wait time.Duration, why string, next bool) {
 		return -1, "credentials refused", true
 	}
 	return 0, "", false
+}
+
+// ambiguous reports whether a submit's error says the job may have
+// been accepted (providerhttp.OutcomeUnknownError).
+func ambiguous(err error) bool {
+	var unknown interface{ OutcomeUnknown() bool }
+	return errors.As(err, &unknown) && unknown.OutcomeUnknown()
 }
 
 // authRefused reports whether a provider refused the route's

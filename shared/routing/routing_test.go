@@ -180,6 +180,20 @@ func TestHealthMemory(t *testing.T) {
 		t.Fatalf("submits %d and %d, want the route healthy again after an accepted probe", first.submits, second.submits)
 	}
 
+	// A probe refused for the customer's sake (a content-policy or a
+	// bad request) shows the route up: healthy again.
+	first.errs = []error{down, coded(task.FailContentPolicy), nil}
+	c.t = c.t.Add(time.Hour)
+	submit() // refused: cooling down
+	c.t = c.t.Add(Cooldown)
+	if _, err := r.Submit(context.Background(), job()); err == nil {
+		t.Fatal("the probe's content-policy refusal was not answered")
+	}
+	submit()
+	if first.submits != 7 {
+		t.Fatalf("%d submits on the route, want it healthy after it answered a refusal of the customer's", first.submits)
+	}
+
 	// Every route cooling: busy, with the soonest wait.
 	a, b := &provider{errs: []error{down}}, &provider{errs: []error{down}}
 	r = newRouter(c, route("vertex", a, limits()), route("gemini", b, limits()))

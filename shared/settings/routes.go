@@ -127,8 +127,9 @@ func (p Provider) ModelRoutes() map[string][]Route {
 // AllRoutes is every route some model uses, each once, by name.
 func (p Provider) AllRoutes() []Route {
 	var out []Route
+	byModel := p.ModelRoutes()
 	for _, id := range catalog.IDs() {
-		for _, r := range p.ModelRoutes()[id] {
+		for _, r := range byModel[id] {
 			if !slices.ContainsFunc(out, func(o Route) bool { return o.Name == r.Name }) {
 				out = append(out, r)
 			}
