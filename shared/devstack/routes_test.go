@@ -176,3 +176,39 @@ func TestRoutesHealthMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutesRestart: a job accepted on the second route is polled there
+// after the server restarts, by a process that knows nothing of the
+// first route's failure: the route is in the task's operation.
+func TestRoutesRestart(t *testing.T) {
+	east, eastURL := fakeAt(t, veotest.Config{})
+	east.When("", veotest.Outcome{SubmitStatus: http.StatusServiceUnavailable})
+	west, westURL := fakeAt(t, veotest.Config{Delay: 4 * time.Second})
+	p := routedSettings(t, vertexRoute("east", "project-a", eastURL)+","+vertexRoute("west", "project-b", westURL), "east", "west")
+	dir := t.TempDir()
+	e := startEnv(t, dir, func(c *Config) { c.Provider = p })
+	k := e.key(10000, store.Limits{})
+	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt": "across a restart", "model": "gen-3.1-fast-generate-001"}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("start = %d: %s", r.status, r.raw)
+	}
+	id := str(r.body["taskId"])
+	for end := time.Now().Add(30 * time.Second); !strings.HasPrefix(storedTask(t, e, id).Operation, "route:west:"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("task %s never submitted to the west route: %q", id, storedTask(t, e, id).Operation)
+		}
+	}
+	e.stop()
+
+	e = startEnv(t, dir, func(c *Config) { c.Provider = p })
+	if done := waitTask(t, e, id, time.Minute); done.Status != "completed" {
+		t.Fatalf("task %s ended %s: %+v", id, done.Status, done.Failure)
+	}
+	if a, b := east.Accepted("across a restart"), west.Accepted("across a restart"); a != 0 || b != 1 {
+		t.Errorf("%d jobs on the east route, %d on the west, want the one on the west", a, b)
+	}
+	if n := len(east.Submits()); n != 1 {
+		t.Errorf("the east route saw %d submits, want the first only", n)
+	}
+	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+}
