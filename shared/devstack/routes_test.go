@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
@@ -209,6 +210,60 @@ func TestRoutesRestart(t *testing.T) {
 	}
 	if n := len(east.Submits()); n != 1 {
 		t.Errorf("the east route saw %d submits, want the first only", n)
+	}
+	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+}
+
+// TestRoutesSelfHostedFirst is the README's self-hosted Wan behind gen,
+// on the strict fakes: vLLM-Omni serving a text-only model first for
+// Lite, Vertex AI after it. Text starts go to the GPU; image starts,
+// which it cannot honour, to Vertex AI without asking it; and while the
+// GPU answers 503, text starts fail over to Vertex AI too.
+func TestRoutesSelfHostedFirst(t *testing.T) {
+	gpu := openaitest.New(openaitest.Config{Profile: settings.ProfileVLLMOmni, Polls: 1})
+	gpu.When("busy gpu", openaitest.Outcome{SubmitStatus: http.StatusServiceUnavailable})
+	gsrv := httptest.NewServer(gpu)
+	t.Cleanup(gsrv.Close)
+	vertex, vertexURL := fakeAt(t, veotest.Config{Delay: time.Second})
+	r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s", settings.Routes: `{"routes": [
+		{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + gsrv.URL + `", "usdPerSecond": 0.02,
+		 "modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}},
+		` + vertexRoute("vertex", "demo-project", vertexURL) + `],
+		"models": {"gen-3.1-lite-generate-001": ["wan", "vertex"]}}`}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := startEnv(t, "", func(c *Config) { c.Provider = p })
+	k := e.key(10000, store.Limits{})
+	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
+
+	for _, tt := range []struct {
+		prompt, kind, route string
+	}{
+		{"a lantern on the GPU", "text-to-video", "wan"},
+		{"a picture comes alive", "image-to-video", "vertex"},
+		{"busy gpu lantern", "text-to-video", "vertex"},
+	} {
+		var r response
+		if tt.kind == "image-to-video" {
+			r = e.postForm("/api/gen/image-to-video", k.APIKey,
+				map[string]string{"prompt": tt.prompt, "model": "gen-3.1-lite-generate-001"}, map[string][]byte{"image": picture})
+		} else {
+			r = e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt": %q, "model": "gen-3.1-lite-generate-001"}`, tt.prompt))
+		}
+		if r.status != http.StatusAccepted {
+			t.Fatalf("%s: start = %d: %s", tt.prompt, r.status, r.raw)
+		}
+		done := waitTask(t, e, str(r.body["taskId"]), time.Minute)
+		if done.Status != "completed" || !strings.HasPrefix(done.Operation, "route:"+tt.route+":") {
+			t.Errorf("%s: ended %s on %q (%+v), want completed on the %s route", tt.prompt, done.Status, done.Operation, done.Failure, tt.route)
+		}
+		want := map[string]int{"wan": 0, "vertex": 0}
+		want[tt.route] = 1
+		if got := map[string]int{"wan": gpu.Accepted(tt.prompt), "vertex": vertex.Accepted(tt.prompt)}; got["wan"] != want["wan"] || got["vertex"] != want["vertex"] {
+			t.Errorf("%s: accepted jobs %v, want %v", tt.prompt, got, want)
+		}
 	}
 	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
 }
