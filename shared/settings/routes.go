@@ -3,6 +3,7 @@ package settings
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -171,8 +172,13 @@ func parseRoutes(v string) (RouteTable, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&t); err != nil {
-		// The decoder's message quotes no value, only offsets and
-		// field names.
+		// A syntax error's message quotes a character of the value:
+		// only its offset is said. The others name fields and JSON
+		// types, never values.
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			err = fmt.Errorf("not JSON at byte %d", syntax.Offset)
+		}
 		return RouteTable{}, fmt.Errorf("want JSON {\"routes\": [...], \"models\": {...}}: %w", err)
 	}
 	return t, nil

@@ -31,6 +31,7 @@ func TestRoutes(t *testing.T) {
 				"models": {"gen-3.1-lite-generate-001": ["wan", "vertex"]}}`},
 			map[string][]string{lite: {"wan", "vertex"}, fast: {"vertex"}}, nil},
 		{"not JSON", settings.Vars{settings.Routes: `routes=a`}, nil, []string{settings.Routes, "want JSON"}},
+		{"a key in broken JSON", settings.Vars{settings.Routes: `{"routes": [{"apiKey": secret}]}`}, nil, []string{settings.Routes, "not JSON at byte"}},
 		{"unknown field", settings.Vars{settings.Routes: `{"routes": [{"name": "a", "kind": "builtin", "key": "sk-secret"}]}`},
 			nil, []string{settings.Routes, "unknown field"}},
 		{"bad routes", settings.Vars{settings.Routes: `{"routes": [
