@@ -988,6 +988,7 @@ var (
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
 		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
+			"secretsmanager:GetSecretValue RouteKeySecretArns|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-route-key",
 			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
 		"CompleteFunction": stepPolicies,

@@ -83,6 +83,12 @@ const (
 	EnvProviderModels       = settings.ProviderModels
 	EnvCreditUSD            = settings.CreditUSD
 	EnvProviderPollInterval = settings.ProviderPollInterval
+	// EnvRoutes is the models' provider routes (template parameter
+	// Routes): every function reads it, for what a start may ask; the
+	// generate and poll functions build the routes, reading the keys of
+	// gemini and openai routes from the secrets they name
+	// (apiKeySecretArn).
+	EnvRoutes = settings.Routes
 	// EnvGeminiKeySecretARN names the Secrets Manager secret whose
 	// string is the Gemini API's key, for GEN_GENERATOR=gemini: the
 	// generate step reads it at cold start (GEN_GEMINI_API_KEY, which

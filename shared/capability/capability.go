@@ -76,6 +76,9 @@ type Table struct {
 	// Backend names the backend in messages ("the Gemini API").
 	Backend string
 	Models  map[string]Limits
+	// Routes, when set (Routed), are the routes of each model, whose
+	// Models entry is their union: Apply takes what one route honours.
+	Routes map[string][]Route
 }
 
 // Builtin is the built-in generator's table: the contract's whole range
@@ -110,6 +113,9 @@ func Builtin() Table {
 // changes r only when it returns nil.
 func (t Table) Apply(r *params.Request) error {
 	sent := func(field string) bool { return r.Sent == nil || r.Sent[field] }
+	if routes := t.Routes[r.Model]; len(routes) > 0 {
+		return t.applyRouted(r, routes)
+	}
 	l, ok := t.Models[r.Model]
 	if !ok {
 		return &params.Error{Code: params.CodeInvalidModel, Field: "model", Value: r.Model,

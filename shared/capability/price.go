@@ -39,8 +39,17 @@ func (m Priced) Cost(res string, d int, audio bool) (float64, bool) {
 // that duration, and every value of generateAudio its audio rule takes.
 // The error lists every such start.
 func CheckPrices(backend string, route func(model string) (Priced, bool), creditUSD float64) error {
+	return CheckPricesOf(catalog.IDs(), backend, route, creditUSD)
+}
+
+// CheckPricesOf is CheckPrices for some of our models only: those a
+// provider route serves (settings.Routes).
+func CheckPricesOf(models []string, backend string, route func(model string) (Priced, bool), creditUSD float64) error {
 	var losses []string
 	for _, ours := range catalog.All() {
+		if !slices.Contains(models, ours.ID) {
+			continue
+		}
 		m, ok := route(ours.ID)
 		if !ok {
 			losses = append(losses, fmt.Sprintf("%s: %q has no price on %s", ours.ID, m.ID, backend))

@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/store"
@@ -21,6 +22,9 @@ type Hooks struct {
 	// or checks every exchange (the playground's browser test checks each
 	// against the OpenAPI document).
 	WrapHandler func(http.Handler) http.Handler
+	// RouteClock is the clock of the routes' health memory
+	// (shared/routing), for a test that lets a cool-down pass.
+	RouteClock func() time.Time
 }
 
 func (h Hooks) handler(next http.Handler) http.Handler {

@@ -25,11 +25,11 @@ import (
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/routing"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 	"github.com/genvideo/gen/shared/workflow"
@@ -122,17 +122,17 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	provider, err := veo.FromSettings(ctx, cfg.Provider, cmp.Or(cfg.FFmpegPath, "ffmpeg"))
+	// The models' provider routes (GEN_ROUTES; without it the one
+	// backend GEN_GENERATOR selects), each checked now.
+	routes, err := routing.FromSettings(ctx, cfg.Provider, routing.Options{Builtin: cfg.Hooks.generator(gen),
+		Veo: veo.Options{FFmpegPath: cmp.Or(cfg.FFmpegPath, "ffmpeg")}, Now: cfg.Hooks.RouteClock, Logger: s.logger})
 	if err == nil {
-		err = veo.Verify(ctx, provider, s.logger)
+		err = routes.Verify(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
-	caps, err := veomodels.Capabilities(cfg.Provider)
-	if err != nil {
-		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
-	}
+	provider, caps := routes.Provider, routes.Capabilities
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)

@@ -150,6 +150,9 @@ func Profile(p settings.Provider) string {
 	return p.OpenAIProfile
 }
 
+// BackendName is how messages name the host of profile.
+func BackendName(profile string) string { return backendName(profile) }
+
 func backendName(profile string) string {
 	if profile == settings.ProfileVLLMOmni {
 		return "the vLLM-Omni host"

@@ -128,6 +128,8 @@ type Provider struct {
 	// string keeps Provider comparable, as the stacks' configurations
 	// are.)
 	Models string
+	// Routes is GEN_ROUTES, checked: ModelRoutes reads it.
+	Routes string
 }
 
 // Credit is what a credit sells for, in US dollars.
@@ -196,6 +198,7 @@ func (r *Reader) Provider() Provider {
 		PollInterval:       r.pollInterval(),
 		CreditUSD:          r.Float(CreditUSD, 0, 0.0001, 100),
 	}
+	p.Routes = r.routes(p.DefaultRoute())
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini:
 	case GeneratorOpenAI:

@@ -584,14 +584,30 @@ func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (work
 			return nil, err
 		}
 	}
+	return Build(ctx, p, Options{FFmpegPath: ffmpeg})
+}
+
+// Options are what a stack adds to the generator settings.
+type Options struct {
+	// FFmpegPath is the stack's ffmpeg (the Gemini API's audio removal).
+	FFmpegPath string
+	// VertexWIFConfig is AWS's workload identity federation config
+	// (VertexConfig.WIFConfig).
+	VertexWIFConfig []byte
+}
+
+// Build is the provider of p, one backend with its credentials, nil for
+// the built-in generator; it checks no capability table (a router
+// checks each route's, shared/routing).
+func Build(ctx context.Context, p settings.Provider, o Options) (workflow.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
 			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
+			WIFConfig: o.VertexWIFConfig, Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
-			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: ffmpeg})
+			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: o.FFmpegPath})
 	case settings.GeneratorOpenAI:
 		return openaivideo.FromSettings(p)
 	case settings.GeneratorBuiltin, "":

@@ -79,8 +79,9 @@ func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Exec
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
 		// A start is checked against what the configured generator
-		// accepts (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), as
-		// the generate step's provider is, and models shows its limits.
+		// accepts (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), or
+		// one of the model's routes (GEN_ROUTES), as the generate step's
+		// provider is, and models shows its limits.
 		Capabilities: Must(veomodels.Capabilities(s.Env.Provider)),
 	}
 	if blobs != nil { // not a typed nil inside the interfaces

@@ -1,6 +1,7 @@
 // Package generate builds the Generate step of the state machine: the
 // generator GEN_GENERATOR selects (the ffmpeg renderer, or Veo on Vertex
-// AI or the Gemini API) storing videos in S3. Only the generate Lambda
+// AI or the Gemini API), or the models' routes (GEN_ROUTES,
+// shared/routing), storing videos in S3. Only the generate Lambda
 // imports it, so that no other binary links the renderer or the
 // providers.
 package generate
@@ -17,9 +18,9 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/routing"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veomodels"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -30,6 +31,10 @@ import (
 // secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, and the
 // provider asked for its models' metadata (veo.Verify), so that a
 // missing or refused one fails the cold start rather than every task.
+// With GEN_ROUTES, each route is built with its own credentials (a key
+// from the secret its apiKeySecretArn names); a route that does not
+// answer at cold start is logged and skipped until it does
+// (routing.Router.Verify), but a route that is wrong fails it.
 func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	blobs, err := media.Store(s)
 	if err != nil {
@@ -38,46 +43,47 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	st := steps.New(s)
 	st.Blobs = blobs
 	p := s.Env.Provider
-	switch p.Generator {
-	case settings.GeneratorVertex:
-		ctx := context.Background()
-		if _, err := veomodels.Capabilities(p); err != nil {
-			return nil, err
-		}
-		v, err := veo.NewVertex(ctx, veo.VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,
-			StorageURI: p.VertexStorageURI, Endpoint: p.VertexEndpoint, AccessToken: p.VertexAccessToken,
-			WIFConfig: []byte(s.Env.VertexWIFConfig), Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval})
+	ctx := context.Background()
+	// The ffmpeg renderer, when a model has the built-in generator for
+	// a route (the default one, or one of GEN_ROUTES).
+	var gen workflow.Generator
+	if rendersVideos(p) {
+		r, err := render.New(render.Config{FFmpegPath: s.Env.FFmpegPath, FontFile: s.Env.FontFile})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("generator (%s=%q): %w", awsstack.EnvFFmpegPath, s.Env.FFmpegPath, err)
 		}
-		if err := veo.Verify(ctx, v, s.Logger); err != nil {
-			return nil, err
-		}
-		st.Provider = v
-		return st, nil
-	case settings.GeneratorGemini, settings.GeneratorOpenAI:
-		// The openai generator's key comes from GEN_OPENAI_API_KEY for
-		// now; its secret, as the Gemini API's, is a later step.
-		if p.Generator == settings.GeneratorGemini && p.GeminiAPIKey == "" {
-			if p.GeminiAPIKey, err = geminiKey(s); err != nil {
-				return nil, err
-			}
-		}
-		st.Provider, err = veo.FromSettings(context.Background(), p, s.Env.FFmpegPath)
-		if err == nil {
-			err = veo.Verify(context.Background(), st.Provider, s.Logger)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
+		gen = r
 	}
-	r, err := render.New(render.Config{FFmpegPath: s.Env.FFmpegPath, FontFile: s.Env.FontFile})
+	if p.Generator == settings.GeneratorGemini && p.GeminiAPIKey == "" {
+		if p.GeminiAPIKey, err = geminiKey(s); err != nil {
+			return nil, err
+		}
+	}
+	// The openai generator's key comes from GEN_OPENAI_API_KEY; an
+	// openai route's may come from its own secret (apiKeySecretArn).
+	routes, err := routing.FromSettings(ctx, p, routing.Options{Builtin: gen,
+		Veo:    veo.Options{FFmpegPath: s.Env.FFmpegPath, VertexWIFConfig: []byte(s.Env.VertexWIFConfig)},
+		Secret: func(ctx context.Context, arn string) (string, error) { return secret(ctx, s, arn, "a route's API key") },
+		Logger: s.Logger})
+	if err == nil {
+		err = routes.Verify(ctx)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("generator (%s=%q): %w", awsstack.EnvFFmpegPath, s.Env.FFmpegPath, err)
+		return nil, err
 	}
-	st.Generator = r
+	st.Provider, st.Generator = routes.Provider, gen
 	return st, nil
+}
+
+// rendersVideos reports whether some model has the built-in generator
+// for a route.
+func rendersVideos(p settings.Provider) bool {
+	for _, r := range p.AllRoutes() {
+		if r.Provider.Generator == settings.GeneratorBuiltin || r.Provider.Generator == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // geminiKey reads the Gemini API key from its secret. The error never
@@ -87,14 +93,20 @@ func geminiKey(s *awsstack.Deployment) (string, error) {
 	if arn == "" {
 		return "", fmt.Errorf("the gemini generator needs %s", awsstack.EnvGeminiKeySecretARN)
 	}
-	out, err := secretsmanager.NewFromConfig(s.AWS).GetSecretValue(context.Background(),
+	return secret(context.Background(), s, arn, "the Gemini API key")
+}
+
+// secret reads the string of a Secrets Manager secret holding what;
+// the error never quotes it.
+func secret(ctx context.Context, s *awsstack.Deployment, arn, what string) (string, error) {
+	out, err := secretsmanager.NewFromConfig(s.AWS).GetSecretValue(ctx,
 		&secretsmanager.GetSecretValueInput{SecretId: &arn})
 	if err != nil {
-		return "", fmt.Errorf("read the Gemini API key secret %s: %w", arn, err)
+		return "", fmt.Errorf("read the secret of %s %s: %w", what, arn, err)
 	}
 	key := strings.TrimSpace(aws.ToString(out.SecretString))
 	if key == "" {
-		return "", fmt.Errorf("the Gemini API key secret %s is empty", arn)
+		return "", fmt.Errorf("the secret of %s %s is empty", what, arn)
 	}
 	return key, nil
 }

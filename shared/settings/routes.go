@@ -1,0 +1,315 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/genvideo/gen/shared/catalog"
+)
+
+// Routes is GEN_ROUTES: the provider routes of our models, as JSON, so
+// that an operator can write it in an environment variable and in a
+// CloudFormation parameter alike:
+//
+//	{"routes": [
+//	   {"name": "vertex-east", "kind": "vertex", "project": "p1", "location": "us-east4"},
+//	   {"name": "gemini", "kind": "gemini", "apiKey": "AIza..."},
+//	   {"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "http://gpu:8000",
+//	    "usdPerSecond": 0.02, "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}],
+//	 "models": {"gen-3.1-fast-generate-001": ["vertex-east", "gemini"],
+//	            "gen-3.1-lite-generate-001": ["wan", "vertex-east"]}}
+//
+// A route is one backend, as the generator variables describe one
+// (GEN_GENERATOR's kinds, each with its own endpoint and credentials);
+// "models" lists, for each of our models, the routes it goes to in the
+// order they are tried. A model it does not list goes to the route the
+// generator variables describe, which is named after GEN_GENERATOR
+// ("builtin", "vertex", ...) and may be listed by that name too. Unset,
+// every model has that one route: GEN_GENERATOR as before.
+const Routes = "GEN_ROUTES"
+
+// RouteSpec is one route of GEN_ROUTES, as written.
+type RouteSpec struct {
+	// Name names the route in lists, operation names, logs and billing:
+	// lower-case letters, digits and hyphens, at most 32.
+	Name string `json:"name"`
+	// Kind is a generator: builtin, vertex, gemini or openai.
+	Kind string `json:"kind"`
+	// Project, Location, StorageURI and AccessToken are a vertex
+	// route's (GEN_VERTEX_*).
+	Project     string `json:"project,omitempty"`
+	Location    string `json:"location,omitempty"`
+	StorageURI  string `json:"storageUri,omitempty"`
+	AccessToken string `json:"accessToken,omitempty"`
+	// Endpoint replaces the API's base URL (GEN_VERTEX_ENDPOINT,
+	// GEN_GEMINI_ENDPOINT, GEN_OPENAI_ENDPOINT).
+	Endpoint string `json:"endpoint,omitempty"`
+	// APIKey is a gemini or openai route's key, for a local stack;
+	// APIKeySecretARN names a Secrets Manager secret holding it, on AWS.
+	APIKey          string `json:"apiKey,omitempty"`
+	APIKeySecretARN string `json:"apiKeySecretArn,omitempty"`
+	// Profile is an openai route's (GEN_OPENAI_PROFILE).
+	Profile string `json:"profile,omitempty"`
+	// USDPerSecond prices a self-hosted host's video (the vllm-omni
+	// profile only; GEN_OPENAI_USD_PER_SECOND).
+	USDPerSecond float64 `json:"usdPerSecond,omitempty"`
+	// Models maps our model ids to the route's provider model ids
+	// (GEN_PROVIDER_MODELS); the ones left out keep the kind's default.
+	Models map[string]string `json:"models,omitempty"`
+	// Modes, when set, are the only task types the route is given
+	// (text-to-video, image-to-video, first-last-frame): a self-hosted
+	// text-only model (Wan2.2-T2V) sends image starts to the next route.
+	Modes []string `json:"modes,omitempty"`
+}
+
+// RouteTable is GEN_ROUTES read.
+type RouteTable struct {
+	Routes []RouteSpec         `json:"routes"`
+	Models map[string][]string `json:"models,omitempty"`
+}
+
+// Route is one route resolved: its name, and the backend it is, as the
+// generator variables would describe it alone (the poll interval and
+// the credit price are the stack's).
+type Route struct {
+	Name     string
+	Provider Provider
+	// APIKeySecretARN, when set, holds the key of a gemini or openai
+	// route: the AWS stack reads it into Provider at start-up.
+	APIKeySecretARN string
+	// Modes, when set, narrow the task types the route is given.
+	Modes []string
+}
+
+// DefaultRoute is the name of the route the generator variables
+// describe: GEN_GENERATOR's value, "builtin" when unset.
+func (p Provider) DefaultRoute() string {
+	if p.Generator == "" {
+		return GeneratorBuiltin
+	}
+	return p.Generator
+}
+
+// defaultRoute is the route the generator variables describe.
+func (p Provider) defaultRoute() Route {
+	d := p
+	d.Routes = ""
+	return Route{Name: p.DefaultRoute(), Provider: d}
+}
+
+// ModelRoutes is the routes of each of our models, in the order they
+// are tried: GEN_ROUTES, the generator variables' route for a model it
+// does not list. Routes reads a value Provider checked.
+func (p Provider) ModelRoutes() map[string][]Route {
+	t, _ := parseRoutes(p.Routes)
+	byName := map[string]Route{p.DefaultRoute(): p.defaultRoute()}
+	for _, s := range t.Routes {
+		byName[s.Name] = s.route(p)
+	}
+	out := map[string][]Route{}
+	for _, id := range catalog.IDs() {
+		names, ok := t.Models[id]
+		if !ok {
+			names = []string{p.DefaultRoute()}
+		}
+		for _, n := range names {
+			out[id] = append(out[id], byName[n])
+		}
+	}
+	return out
+}
+
+// AllRoutes is every route some model uses, each once, by name.
+func (p Provider) AllRoutes() []Route {
+	var out []Route
+	byModel := p.ModelRoutes()
+	for _, id := range catalog.IDs() {
+		for _, r := range byModel[id] {
+			if !slices.ContainsFunc(out, func(o Route) bool { return o.Name == r.Name }) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// route is s as the generator variables would say it, with the stack's
+// poll interval and credit price.
+func (s RouteSpec) route(p Provider) Route {
+	q := Provider{Generator: s.Kind, PollInterval: p.PollInterval, CreditUSD: p.CreditUSD}
+	switch s.Kind {
+	case GeneratorVertex:
+		q.VertexProject, q.VertexLocation, q.VertexStorageURI = s.Project, s.Location, s.StorageURI
+		q.VertexEndpoint, q.VertexAccessToken = s.Endpoint, s.AccessToken
+	case GeneratorGemini:
+		q.GeminiAPIKey, q.GeminiEndpoint = s.APIKey, s.Endpoint
+	case GeneratorOpenAI:
+		q.OpenAIAPIKey, q.OpenAIEndpoint, q.OpenAIProfile, q.OpenAIUSDPerSecond = s.APIKey, s.Endpoint, s.Profile, s.USDPerSecond
+	}
+	var pairs []string
+	for _, ours := range slices.Sorted(maps.Keys(s.Models)) {
+		pairs = append(pairs, ours+"="+s.Models[ours])
+	}
+	q.Models = strings.Join(pairs, ",")
+	return Route{Name: s.Name, Provider: q, APIKeySecretARN: s.APIKeySecretARN, Modes: s.Modes}
+}
+
+var routeName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// parseRoutes reads GEN_ROUTES; an error says what is wrong without
+// repeating a value that could be a secret.
+func parseRoutes(v string) (RouteTable, error) {
+	var t RouteTable
+	if strings.TrimSpace(v) == "" {
+		return t, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		// A syntax error's message quotes a character of the value:
+		// only its offset is said. The others name fields and JSON
+		// types, never values.
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			err = fmt.Errorf("not JSON at byte %d", syntax.Offset)
+		}
+		return RouteTable{}, fmt.Errorf("want JSON {\"routes\": [...], \"models\": {...}}: %w", err)
+	}
+	return t, nil
+}
+
+// checkRoutes is what is wrong with t, given the default route's name.
+func checkRoutes(t RouteTable, defaultName string) []string {
+	var errs []string
+	names := map[string]bool{defaultName: true}
+	for i, s := range t.Routes {
+		where := fmt.Sprintf("route %d", i+1)
+		if routeName.MatchString(s.Name) {
+			where = fmt.Sprintf("route %q", s.Name)
+		}
+		switch {
+		case !routeName.MatchString(s.Name):
+			errs = append(errs, where+": want a name of lower-case letters, digits and hyphens, at most 32")
+		case names[s.Name] && s.Name == defaultName:
+			errs = append(errs, where+": the name is the generator variables' route's ("+Generator+"); choose another")
+		case names[s.Name]:
+			errs = append(errs, where+": the name is used twice")
+		}
+		names[s.Name] = true
+		errs = append(errs, s.problems(where)...)
+	}
+	for _, id := range slices.Sorted(maps.Keys(t.Models)) {
+		if _, ok := catalog.Lookup(id); !ok {
+			errs = append(errs, fmt.Sprintf("models: %q is not one of ours (%s)", id, strings.Join(catalog.IDs(), ", ")))
+			continue
+		}
+		list := t.Models[id]
+		if len(list) == 0 {
+			errs = append(errs, fmt.Sprintf("models: %s lists no route", id))
+		}
+		for j, n := range list {
+			if !names[n] {
+				errs = append(errs, fmt.Sprintf("models: %s lists %q, which is no route", id, n))
+			}
+			if slices.Index(list, n) != j {
+				errs = append(errs, fmt.Sprintf("models: %s lists %q twice", id, n))
+			}
+		}
+	}
+	return errs
+}
+
+// problems are what is wrong with one route; where names it.
+func (s RouteSpec) problems(where string) []string {
+	var errs []string
+	bad := func(field, want string) { errs = append(errs, fmt.Sprintf("%s: %s: %s", where, field, want)) }
+	only := func(kinds string, fields map[string]bool) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			if fields[f] {
+				bad(f, "only a "+kinds+" route takes it")
+			}
+		}
+	}
+	if s.Endpoint != "" && !isBaseURL(s.Endpoint) {
+		bad("endpoint", "want an http:// or https:// URL with no path")
+	}
+	for ours, theirs := range s.Models {
+		if _, ok := catalog.Lookup(ours); !ok || strings.TrimSpace(theirs) == "" || strings.ContainsAny(theirs, ",=") {
+			bad("models", fmt.Sprintf("want our model id (%s) to the provider's model id", strings.Join(catalog.IDs(), ", ")))
+			break
+		}
+	}
+	for _, m := range s.Modes {
+		if m != catalog.TextToVideo && m != catalog.ImageToVideo && m != catalog.FirstLastFrame {
+			bad("modes", fmt.Sprintf("want %s, %s or %s", catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame))
+			break
+		}
+	}
+	if s.APIKey != "" && s.APIKeySecretARN != "" {
+		bad("apiKey", "give apiKey or apiKeySecretArn, not both")
+	}
+	switch s.Kind {
+	case GeneratorBuiltin:
+		only("vertex, gemini or openai", map[string]bool{"project": s.Project != "", "endpoint": s.Endpoint != "",
+			"apiKey": s.APIKey != "" || s.APIKeySecretARN != "", "models": len(s.Models) > 0})
+	case GeneratorVertex:
+		if s.Project == "" {
+			bad("project", "a vertex route needs the Google Cloud project")
+		}
+		if s.Location != "" && !isRegion(s.Location) {
+			bad("location", "want a Google Cloud region such as us-central1")
+		}
+		if s.StorageURI != "" && !isGCSPrefix(s.StorageURI) {
+			bad("storageUri", "want gs://bucket or gs://bucket/prefix")
+		}
+		only("gemini or openai", map[string]bool{"apiKey": s.APIKey != "" || s.APIKeySecretARN != ""})
+	case GeneratorGemini:
+		if s.APIKey == "" && s.APIKeySecretARN == "" {
+			bad("apiKey", "a gemini route needs apiKey or apiKeySecretArn")
+		}
+	case GeneratorOpenAI:
+		if s.Profile != "" && !isProfile(s.Profile) {
+			bad("profile", "want openai or vllm-omni")
+		}
+		if s.Profile == ProfileVLLMOmni && s.Endpoint == "" {
+			bad("endpoint", "a vllm-omni host needs its URL")
+		}
+	default:
+		bad("kind", "want builtin, vertex, gemini or openai")
+	}
+	if s.Kind != GeneratorVertex {
+		only("vertex", map[string]bool{"location": s.Location != "", "storageUri": s.StorageURI != "", "accessToken": s.AccessToken != ""})
+	}
+	if s.Kind != GeneratorOpenAI {
+		only("openai", map[string]bool{"profile": s.Profile != ""})
+	}
+	if s.USDPerSecond < 0 || s.USDPerSecond > 100 {
+		bad("usdPerSecond", "want 0 to 100")
+	}
+	if s.USDPerSecond != 0 && (s.Kind != GeneratorOpenAI || s.Profile != ProfileVLLMOmni) {
+		bad("usdPerSecond", "only a self-hosted host (kind openai, profile vllm-omni) is priced by the operator")
+	}
+	return errs
+}
+
+// routes reads GEN_ROUTES, checked against the default route's name.
+// Its value is never repeated in an error: it may hold keys.
+func (r *Reader) routes(defaultName string) string {
+	v := r.value(Routes)
+	t, err := parseRoutes(v)
+	if err != nil {
+		r.Reject(Routes, "(not shown)", err.Error())
+		return ""
+	}
+	if errs := checkRoutes(t, defaultName); len(errs) > 0 {
+		r.Reject(Routes, "(not shown)", strings.Join(errs, "; "))
+		return ""
+	}
+	return v
+}

@@ -1,0 +1,66 @@
+package veomodels_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/veomodels"
+)
+
+func routed(t *testing.T, routes string) (settings.Provider, error) {
+	t.Helper()
+	r := settings.NewReader(settings.Vars{settings.Routes: routes}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := veomodels.Capabilities(p)
+	return p, err
+}
+
+// A self-hosted text-only model first, Vertex AI after: an image start
+// is the second route's; each route's prices hold for the models it
+// serves, a self-hosted one at the operator's price.
+func TestRoutedCapabilities(t *testing.T) {
+	const lite = "gen-3.1-lite-generate-001"
+	wan := func(usd string) string {
+		return `{"routes": [{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "http://gpu:8000",
+			"usdPerSecond": ` + usd + `, "modes": ["text-to-video"], "models": {"` + lite + `": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}},
+			{"name": "vertex", "kind": "vertex", "project": "p"}],
+			"models": {"` + lite + `": ["wan", "vertex"]}}`
+	}
+	p, err := routed(t, wan("0.02"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, _ := veomodels.Capabilities(p)
+	for _, tt := range []struct {
+		kind string
+		want string // the routes that honour a default start
+	}{{catalog.TextToVideo, "wan,vertex"}, {catalog.ImageToVideo, "vertex"}} {
+		r, err := params.ParseJSON(tt.kind, []byte(`{"prompt":"x","model":"`+lite+`","generateAudio":false}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := caps.Apply(&r); err != nil {
+			t.Fatalf("%s: Apply = %v", tt.kind, err)
+		}
+		var got []string
+		for _, route := range caps.Routes[lite] {
+			if route.Honours(lite, r.Type, r.Params) {
+				got = append(got, route.Name)
+			}
+		}
+		if strings.Join(got, ",") != tt.want {
+			t.Errorf("%s: routes honouring it %v, want %s", tt.kind, got, tt.want)
+		}
+	}
+	// 8 s of Lite sells for 35 credits = $0.525 silent: $0.10 a second
+	// on the GPU loses.
+	if _, err := routed(t, wan("0.1")); err == nil || !strings.Contains(err.Error(), `route "wan"`) || !strings.Contains(err.Error(), "below cost") {
+		t.Errorf("a self-hosted route priced above the credits = %v, want the route named, below cost", err)
+	}
+}
