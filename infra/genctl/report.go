@@ -43,6 +43,7 @@ func report(opts *options) *cobra.Command {
 				return err
 			}
 			if !cmd.Flags().Changed("credit-usd") {
+				// The service's own price of a credit.
 				r := settings.NewReader(os.LookupEnv)
 				creditUSD = r.Float(settings.CreditUSD, settings.DefaultCreditUSD, 0.0001, 100)
 				if err := r.Err(); err != nil {
@@ -63,7 +64,7 @@ func report(opts *options) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&since, "since", "", "start of the period, included (default "+strconv.Itoa(defaultReportDays)+" days ago)")
 	cmd.Flags().StringVar(&until, "until", "", "end of the period, excluded (default now)")
-	cmd.Flags().Float64Var(&creditUSD, "credit-usd", settings.DefaultCreditUSD,
+	cmd.Flags().Float64Var(&creditUSD, "credit-usd", 0,
 		"what a credit sells for in USD (default: env "+settings.CreditUSD+", else "+strconv.FormatFloat(settings.DefaultCreditUSD, 'g', -1, 64)+")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
@@ -95,7 +96,7 @@ func routeName(r string) string {
 
 func printReport(out io.Writer, rep admin.Report) error {
 	fmt.Fprintf(out, "from %s to %s, a credit at $%g\n\n", rep.Since.Format(time.RFC3339), rep.Until.Format(time.RFC3339), rep.CreditUSD)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tROUTE\tTASKS\tCHARGED\tREFUNDED\tPROVIDER USD\tREVENUE USD\tMARGIN USD\t")
 	line := func(model, route string, r admin.ReportRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t\n", model, route, r.Tasks, r.Charged, r.Refunded,

@@ -34,8 +34,9 @@ type Report struct {
 
 // ReportRow is one model on one route over the report's period.
 //
-// The money comes from the ledger: Charged is the sum of the charge
-// entries dated in the period, Refunded that of the refund entries
+// The money comes from the ledger: Charged is the credits the charge
+// entries dated in the period took (their amounts, negated), Refunded
+// what the refund entries gave back
 // (either kind counts in the row of the task it names), so that the
 // totals are the ledger's exactly. Tasks counts the tasks charged in
 // the period, and ProviderCostUSD is what those of them that completed
@@ -124,7 +125,7 @@ func MarginReport(ctx context.Context, s ReportStore, since, until time.Time, cr
 					return Report{}, err
 				}
 				r.Tasks++
-				r.Charged += e.Amount
+				r.Charged -= e.Amount // a charge takes credits: its amount is negative
 				if t.Status == task.Completed {
 					r.ProviderCostUSD += t.Billing.CostUSD
 				}
