@@ -45,7 +45,8 @@ type Report struct {
 type ReportRow struct {
 	// Model is the contract's model id; Route the route that made the
 	// videos, "" for a task that made none (failed, or still running),
-	// whose provider cost is 0. A task deleted since is Model "deleted".
+	// whose provider cost is 0. A task deleted since is Model "deleted":
+	// its entries stay in the ledger, its recorded cost went with it.
 	Model, Route      string
 	Tasks             int
 	Charged, Refunded int64
