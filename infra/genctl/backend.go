@@ -56,6 +56,8 @@ func backendFromEnv() (aws bool, err error) {
 // store, and on AWS the usage plans the keys are wired to.
 type backend struct {
 	admin *admin.Admin
+	// store is the store the admin works on, for the margin report.
+	store admin.ReportStore
 	// plans is nil on the local backend, which has no gateway.
 	plans *usageplans.Plans
 }
@@ -68,7 +70,7 @@ func withBackend(ctx context.Context, opts *options, fn func(b *backend) error) 
 			return err
 		}
 		defer s.Close()
-		return fn(&backend{admin: admin.New(s)})
+		return fn(&backend{admin: admin.New(s), store: s})
 	}
 	b, err := openAWS(ctx, opts.aws)
 	if err != nil {
@@ -110,6 +112,7 @@ func openAWS(ctx context.Context, o awsOptions) (*backend, error) {
 	}
 	return &backend{
 		admin: admin.New(stack.Store),
+		store: stack.Store,
 		plans: &usageplans.Plans{API: apigateway.NewFromConfig(cfg), Standard: o.planStandard, Pro: o.planPro},
 	}, nil
 }

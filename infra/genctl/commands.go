@@ -22,8 +22,8 @@ func newRoot() *cobra.Command {
 	opts := &options{}
 	root := &cobra.Command{
 		Use:   "genctl",
-		Short: "Operate the gen video service: accounts, API keys, credits",
-		Long: "Operate the gen video service: accounts, API keys, credits.\n" +
+		Short: "Operate the gen video service: accounts, API keys, credits, the margin report",
+		Long: "Operate the gen video service: accounts, API keys, credits, the margin report.\n" +
 			"Locally it works on the data directory of `make run`. With --aws (or GEN_BACKEND=aws) it works\n" +
 			"on a deployed stack: the DynamoDB tables of --table-prefix, and API Gateway's usage plans,\n" +
 			"to which every new key is attached by tier (infra/docs/deploy.md).",
@@ -61,7 +61,7 @@ func newRoot() *cobra.Command {
 	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts), keysWire(opts))
 	credits := &cobra.Command{Use: "credits", Short: "Grant and show credits"}
 	credits.AddCommand(creditsGrant(opts), creditsShow(opts))
-	root.AddCommand(keys, credits)
+	root.AddCommand(keys, credits, report(opts))
 	return root
 }
 

@@ -155,7 +155,9 @@ type IdempotencyKey struct {
 
 // Completion is what a successful generation produced. Refund is the
 // credits returned for samples that were not produced (partial results).
+// Billing is who made the videos and what they cost the operator.
 type Completion struct {
-	Videos []task.Video
-	Refund int
+	Videos  []task.Video
+	Refund  int
+	Billing task.Billing
 }

@@ -54,6 +54,9 @@ type historyItem struct {
 	HasImage        bool        `json:"hasImage"`
 	Error           *failure    `json:"error,omitempty"`
 	CreditsRefunded *int        `json:"creditsRefunded,omitempty"`
+	// Route and ProviderModel: as on the status body (statusResponse).
+	Route         string `json:"route,omitempty"`
+	ProviderModel string `json:"providerModel,omitempty"`
 }
 
 func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -127,6 +130,7 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 			HasImage:    t.HasImage(),
 		}
 		it.CompletedAt, it.ProcessingTime, it.Error, it.CreditsRefunded = outcome(t)
+		it.Route, it.ProviderModel = madeBy(t)
 		resp.Videos = append(resp.Videos, it)
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -25,9 +25,14 @@ type statusResponse struct {
 	ProcessingTime *int              `json:"processingTime,omitempty"`
 	// Progress (an extension) is the percentage done the provider
 	// reported, while processing, when it reports one.
-	Progress int      `json:"progress,omitempty"`
-	Videos   []video  `json:"videos,omitzero"`
-	Error    *failure `json:"error,omitempty"`
+	Progress int `json:"progress,omitempty"`
+	// Route and ProviderModel (extensions) say who made a completed
+	// task's videos: the route it ran on and the provider's model id.
+	// What that cost is the operator's alone (genctl report).
+	Route         string   `json:"route,omitempty"`
+	ProviderModel string   `json:"providerModel,omitempty"`
+	Videos        []video  `json:"videos,omitzero"`
+	Error         *failure `json:"error,omitempty"`
 	// CreditsRefunded is set for a failed task, and for a completed one
 	// that refunded the samples it could not produce.
 	CreditsRefunded *int   `json:"creditsRefunded,omitempty"`
@@ -97,6 +102,7 @@ func statusBody(t task.Task) statusResponse {
 		DownloadURL: downloadPath(t.ID),
 	}
 	resp.CompletedAt, resp.ProcessingTime, resp.Error, resp.CreditsRefunded = outcome(t)
+	resp.Route, resp.ProviderModel = madeBy(t)
 	if t.Status == task.Processing {
 		resp.Progress = t.Progress
 	}
@@ -136,6 +142,15 @@ func (a *API) videos(ctx context.Context, t task.Task) ([]video, error) {
 		out = append(out, video{URL: v.URL, MimeType: v.MimeType, ExpiresAt: formatTime(v.ExpiresAt)})
 	}
 	return out, nil
+}
+
+// madeBy is the route and provider model of a completed task, for its
+// status and history entry; never its cost.
+func madeBy(t task.Task) (route, providerModel string) {
+	if t.Status != task.Completed {
+		return "", ""
+	}
+	return t.Billing.Route, t.Billing.ProviderModel
 }
 
 // outcome is what a finished task adds to its status and history entry:

@@ -79,6 +79,7 @@ func Complete(t task.Task, c domain.Completion, at time.Time) (Transition, error
 	}
 	t.CompletedAt = at
 	t.CreditsRefunded += c.Refund
+	t.Billing = c.Billing
 	return Transition{Task: t, Changed: true, Refund: refund(t, c.Refund, "partial result"), InFlight: -1}, nil
 }
 

@@ -66,6 +66,10 @@ type Config struct {
 	// openaimodels.DefaultModels. An empty id sends no model (the
 	// server's own).
 	Models map[string]string
+	// USDPerSecond is what a second of a self-hosted host's video costs
+	// the operator (settings.OpenAIUSDPerSecond); OpenAI's own prices
+	// are openaimodels'.
+	USDPerSecond float64
 	// PollAfter is the wait between polls; 0 means
 	// settings.DefaultProviderPollInterval.
 	PollAfter time.Duration
@@ -123,7 +127,7 @@ func New(cfg Config) (*Provider, error) {
 func FromSettings(p settings.Provider) (*Provider, error) {
 	profile := openaimodels.Profile(p)
 	return New(Config{APIKey: p.OpenAIAPIKey, Endpoint: p.OpenAIEndpoint, Profile: profile,
-		Models: openaimodels.WithDefaults(profile, p.ModelMap()), PollAfter: p.PollInterval})
+		Models: openaimodels.WithDefaults(profile, p.ModelMap()), USDPerSecond: p.OpenAIUSDPerSecond, PollAfter: p.PollInterval})
 }
 
 func (p *Provider) header() http.Header {
@@ -279,7 +283,21 @@ func (p *Provider) Poll(ctx context.Context, id string, job workflow.Job) (workf
 	if err := p.download(ctx, p.base+"videos/"+id+"/content", path); err != nil {
 		return workflow.Operation{}, pollError(err)
 	}
-	return workflow.Operation{Name: id, Done: true, Result: workflow.Result{Paths: []string{path}}}, nil
+	return workflow.Operation{Name: id, Done: true, Result: workflow.Result{Paths: []string{path}},
+		Billing: p.billing(job)}, nil
+}
+
+// billing is what a completed job cost: the host's price of a second
+// of its model's video (openaimodels: OpenAI's list price, or a
+// self-hosted host's USDPerSecond) × the seconds asked, for the one
+// video a job makes. A failed job records no cost (OpenAI's pricing
+// bills the seconds of a video it makes).
+func (p *Provider) billing(job workflow.Job) workflow.Billing {
+	model := p.cfg.Models[job.Model]
+	m, _ := openaimodels.Priced(settings.Provider{OpenAIProfile: p.cfg.Profile, OpenAIUSDPerSecond: p.cfg.USDPerSecond}, model)
+	cost, _ := m.Cost(job.Params.Resolution, job.Params.DurationSeconds, job.Params.GenerateAudio)
+	// A self-hosted host without a model id serves its own: no id to name.
+	return workflow.Billing{Route: settings.GeneratorOpenAI, ProviderModel: model, CostUSD: cost}
 }
 
 // Check asks the host for each model it is mapped to (GET

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,53 @@ func TestIDsStayOnTheHost(t *testing.T) {
 	}
 	if _, err := p.Poll(t.Context(), "../x", j); err == nil {
 		t.Error("Poll of ../x did not fail")
+	}
+}
+
+// TestBilling: a completed job names the openai route and the host's
+// model, and costs the host's price of a second × the seconds the fake
+// recorded: OpenAI's list price (openaimodels), or a self-hosted host's
+// own price per second.
+func TestBilling(t *testing.T) {
+	tests := []struct {
+		name, profile string
+		models        map[string]string
+		usdPerSecond  float64
+		audio         bool
+		duration      int
+		// price is the price of a second the table gives.
+		price float64
+	}{
+		{name: "sora-2", models: map[string]string{"gen-3.1-fast-generate-001": "sora-2"}, audio: true, duration: 8, price: 0.10},
+		{name: "sora-2-pro", models: map[string]string{"gen-3.1-fast-generate-001": "sora-2-pro"}, audio: true, duration: 4, price: 0.30},
+		{name: "vllm-omni", profile: settings.ProfileVLLMOmni, models: map[string]string{}, usdPerSecond: 0.02, duration: 6, price: 0.02},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := openaitest.New(openaitest.Config{Key: key, Profile: tt.profile})
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			p, err := openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL, Profile: tt.profile,
+				Models: tt.models, USDPerSecond: tt.usdPerSecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := job(t, "billed "+tt.name)
+			j.Params.DurationSeconds, j.Params.GenerateAudio = tt.duration, tt.audio
+			if tt.profile == "" {
+				j.Params.Seed, j.Params.NegativePrompt = nil, ""
+			}
+			op, _, err := run(t, p, j)
+			if err != nil || !op.Done {
+				t.Fatalf("run = %+v, %v; want done", op, err)
+			}
+			subs := fake.Submits()
+			seconds, _ := strconv.Atoi(subs[len(subs)-1].Fields["seconds"])
+			want := workflow.Billing{Route: settings.GeneratorOpenAI, ProviderModel: tt.models["gen-3.1-fast-generate-001"],
+				CostUSD: tt.price * float64(seconds)}
+			if op.Billing != want || seconds != tt.duration {
+				t.Errorf("Billing = %+v, want %+v (the fake recorded %d s)", op.Billing, want, seconds)
+			}
+		})
 	}
 }

@@ -153,6 +153,23 @@ type Task struct {
 
 	Videos  []Video
 	Failure *Failure
+
+	// Billing is who ran a completed task's job and what it cost the
+	// operator; zero on any other task.
+	Billing Billing
+}
+
+// Billing is who ran a done job and what it cost the operator: the
+// route it went to (routes of one model fail over to one another; a
+// single backend is its own route, named vertex, gemini, openai or
+// builtin), the provider's model id, and the provider's price of the
+// videos it made, from the route's price table
+// (infra/docs/providers.md, "What a task cost"). The route and model
+// are shown to the task's owner; the cost is the operator's alone.
+type Billing struct {
+	Route         string  `json:"route,omitempty"`
+	ProviderModel string  `json:"providerModel,omitempty"`
+	CostUSD       float64 `json:"costUsd,omitempty"`
 }
 
 // submittingPrefix begins a SubmittingMarker. No provider's operation

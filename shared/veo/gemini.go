@@ -130,7 +130,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 		return result(ctx, job, op, 0, 0, nil, nil)
 	}
 	r := op.Response.GenerateVideoResponse
-	return result(ctx, job, op, len(r.GeneratedSamples), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
+	done, err := result(ctx, job, op, len(r.GeneratedSamples), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
 		func(ctx context.Context, i int, path string) error {
 			v := r.GeneratedSamples[i].Video
 			switch {
@@ -152,6 +152,13 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 			}
 			return stripAudio(ctx, g.cfg.FFmpegPath, path)
 		})
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	// The operation's name is models/{model}/operations/{id}.
+	m, _, _ := strings.Cut(strings.TrimPrefix(name, "models/"), "/")
+	done.Billing = billing(settings.GeneratorGemini, m, job, len(r.GeneratedSamples)+r.RAIMediaFilteredCount)
+	return done, nil
 }
 
 // stripAudio rewrites the MP4 at path without its audio streams, copying

@@ -390,6 +390,25 @@ func result(ctx context.Context, job workflow.Job, op operation, n, filtered int
 	return workflow.Operation{Name: op.Name, Done: true, Result: workflow.Result{Paths: paths}}, nil
 }
 
+// billing is what a done job of model on api cost: the model's price
+// per second (veomodels) × the job's seconds × the samples Google
+// generated, the ones its safety filters withheld included. Google bills
+// Veo per second of video generated ([vertex-price], [gemini-price] in
+// veomodels) and documents no exception for filtered outputs (a question
+// on Google's forum asking exactly that went unanswered:
+// https://discuss.google.dev/t/veo-3-1-fast-billing-and-http-response-codes-when-safety-filters-trigger/300275,
+// read 2026-11-26), so the operator's cost errs towards the bill, as the
+// price table does. The Gemini API bills audio always (its two prices
+// are the same). A model without a price costs 0: Capabilities stops a
+// stack whose mapping has none at start-up.
+func billing(api, model string, job workflow.Job, generated int) workflow.Billing {
+	m, _, _ := veomodels.Lookup(api, model)
+	p := job.Params
+	// The price once, times every second generated.
+	cost, _ := m.Cost(p.Resolution, p.DurationSeconds*generated, p.GenerateAudio)
+	return workflow.Billing{Route: api, ProviderModel: model, CostUSD: cost}
+}
+
 // download writes what a GET of url answers to path.
 func download(ctx context.Context, c *http.Client, url string, header http.Header, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

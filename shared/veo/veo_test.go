@@ -631,3 +631,64 @@ func TestFakeAnswersInGoogleShapes(t *testing.T) {
 		t.Errorf("unknown path = %d %+v (%v), want 404 with a google.rpc.Status NOT_FOUND", resp.StatusCode, body, err)
 	}
 }
+
+// TestBilling: a done operation names the API as its route, Google's
+// model, and costs the price table's price per second × the seconds the
+// fake recorded × the samples generated, the filtered ones included
+// (veo's billing says why).
+func TestBilling(t *testing.T) {
+	tests := []struct {
+		prompt   string
+		samples  int
+		filtered int
+	}{
+		{"billed whole", 1, 0},
+		{"billed two", 2, 0},
+		{"billed one filtered", 3, 1},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			fake, url := newFake(t)
+			p := b.provider(t, url)
+			for _, tt := range tests {
+				fake.When(tt.prompt, veotest.Outcome{Filtered: tt.filtered})
+			}
+			for _, tt := range tests {
+				t.Run(tt.prompt, func(t *testing.T) {
+					if max := b.caps(t).Models["gen-3.1-fast-generate-001"].MaxSampleCount; tt.samples > max {
+						t.Skipf("%s makes at most %d videos a request", b.name, max)
+					}
+					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
+						Params: valid(t, b, tt.samples), OutDir: t.TempDir()}
+					op, err := p.Submit(t.Context(), job)
+					if err == nil {
+						op, err = p.Poll(t.Context(), op.Name, job)
+					}
+					if err != nil || !op.Done {
+						t.Fatalf("Poll = %+v, %v; want done", op, err)
+					}
+					subs := fake.Submits()
+					sub := subs[len(subs)-1]
+					var par struct {
+						DurationSeconds int    `json:"durationSeconds"`
+						SampleCount     int    `json:"sampleCount"`
+						Resolution      string `json:"resolution"`
+					}
+					if err := json.Unmarshal(sub.Parameters, &par); err != nil {
+						t.Fatal(err)
+					}
+					m, _, _ := veomodels.Lookup(b.name, sub.Model)
+					price := m.Silent[par.Resolution]
+					if job.Params.GenerateAudio {
+						price = m.Audio[par.Resolution]
+					}
+					want := workflow.Billing{Route: b.name, ProviderModel: sub.Model,
+						CostUSD: price * float64(par.DurationSeconds*par.SampleCount)}
+					if op.Billing != want || price == 0 {
+						t.Errorf("Billing = %+v, want %+v (%d videos, %d filtered)", op.Billing, want, len(op.Result.Paths), tt.filtered)
+					}
+				})
+			}
+		})
+	}
+}

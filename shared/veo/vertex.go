@@ -183,13 +183,18 @@ func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workf
 		return result(ctx, job, op, 0, 0, nil, nil)
 	}
 	r := op.Response
-	return result(ctx, job, op, len(r.Videos), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
+	done, err := result(ctx, job, op, len(r.Videos), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
 		func(ctx context.Context, i int, path string) error {
 			if uri := r.Videos[i].GCSURI; uri != "" {
 				return v.copyObject(ctx, uri, path)
 			}
 			return writeBase64(r.Videos[i].BytesBase64Encoded, path)
 		})
+	if err != nil {
+		return workflow.Operation{}, err
+	}
+	done.Billing = billing(settings.GeneratorVertex, m, job, len(r.Videos)+r.RAIMediaFilteredCount)
+	return done, nil
 }
 
 // copyObject downloads gs://bucket/object with the Cloud Storage JSON

@@ -164,6 +164,7 @@ func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
 		videos = append(videos, v)
 	}
 	out := generated(t, videos)
+	out.Billing = op.Billing
 	if out.Filtered > 0 {
 		s.logger().Info("generation partly filtered", "task", t.ID, "videos", len(videos), "filtered", out.Filtered)
 	}
@@ -432,10 +433,12 @@ func generated(t task.Task, videos []task.Video) Generated {
 	if videos == nil {
 		videos = []task.Video{}
 	}
-	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos)), Done: true}
+	return Generated{TaskID: t.ID, Videos: videos, Filtered: max(0, t.Params.SampleCount-len(videos)), Done: true,
+		Billing: t.Billing}
 }
 
-// Complete records the videos and moves the task to completed, refunding
+// Complete records the videos and who made them at what cost (the
+// result's Billing) and moves the task to completed, refunding
 // the price of every sample that was not produced. The refund is
 // lifecycle.PartialRefund's, computed from the task, not taken from the
 // input. On a task already finished it changes nothing and answers its
@@ -460,7 +463,7 @@ func (s *Steps) Complete(ctx context.Context, in CompleteInput) (TaskState, erro
 		return TaskState{}, &InvalidInput{Step: "Complete", Reason: err.Error()}
 	}
 
-	done, err := s.Store.Complete(ctx, t.ID, domain.Completion{Videos: videos, Refund: refund}, s.now())
+	done, err := s.Store.Complete(ctx, t.ID, domain.Completion{Videos: videos, Refund: refund, Billing: in.Result.Billing}, s.now())
 	if errors.Is(err, domain.ErrTerminal) {
 		return s.status(ctx, t.ID)
 	}

@@ -100,15 +100,9 @@ type Operation struct {
 	Billing Billing
 }
 
-// Billing is who ran a done job and what it cost the operator: the
-// route it went to (routes of one model fail over to one another), the
-// provider's model id, and the provider's price of the videos it made,
-// from the route's price table.
-type Billing struct {
-	Route         string  `json:"route,omitempty"`
-	ProviderModel string  `json:"providerModel,omitempty"`
-	CostUSD       float64 `json:"costUsd,omitempty"`
-}
+// Billing is who ran a done job and what it cost the operator
+// (task.Billing, which the task keeps).
+type Billing = task.Billing
 
 // rendered runs a Generator as a Provider whose operations are done at
 // submit.
@@ -119,8 +113,13 @@ func (r rendered) Submit(ctx context.Context, job Job) (Operation, error) {
 	if err != nil {
 		return Operation{}, err
 	}
-	return Operation{Done: true, Result: res}, nil
+	// The built-in generator renders on the service's own machine: its
+	// own route, at no provider's price.
+	return Operation{Done: true, Result: res, Billing: Billing{Route: RouteBuiltin}}, nil
 }
+
+// RouteBuiltin is the route of the built-in generator.
+const RouteBuiltin = "builtin"
 
 func (r rendered) Poll(context.Context, string, Job) (Operation, error) {
 	return Operation{}, errors.New("the built-in generator has no operation to poll")
@@ -163,6 +162,9 @@ type Generated struct {
 	Videos   []task.Video `json:"videos"`
 	Filtered int          `json:"filtered"`
 	Done     bool         `json:"done"`
+	// Billing, once Done, is who made the videos and what they cost;
+	// Complete keeps it on the task.
+	Billing Billing `json:"billing,omitzero"`
 	// WaitSeconds is how long the workflow waits before calling
 	// Generate again while not Done: the provider's hint, bounded by
 	// MaxPollWait and the task's deadline.

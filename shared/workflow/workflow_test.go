@@ -420,6 +420,11 @@ func TestStepsAreIdempotent(t *testing.T) {
 		}
 		before := e.task(tk.ID)
 		balance := e.account().Credits
+		// The built-in generator's billing went from Generate's result to
+		// the task: its own route, at no cost.
+		if want := (task.Billing{Route: workflow.RouteBuiltin}); results[0].Billing != want || before.Billing != want {
+			t.Errorf("billing: result %+v, task %+v; want %+v", results[0].Billing, before.Billing, want)
+		}
 
 		// Everything again on the completed task, and a late failure.
 		if st, err := s.MarkProcessing(ctx, ref); err != nil || st.Status != task.Completed {

@@ -325,6 +325,17 @@ func num[T int | int64](v T) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
 }
 
+// getF is the number attribute name of it as a float, or 0.
+func getF(it item, name string) float64 {
+	if v, ok := it[name].(*types.AttributeValueMemberN); ok {
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if err == nil {
+			return f
+		}
+	}
+	return 0
+}
+
 // getS is the string attribute name of it, or "".
 func getS(it item, name string) string {
 	if v, ok := it[name].(*types.AttributeValueMemberS); ok {

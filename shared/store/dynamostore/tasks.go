@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,11 +70,30 @@ func encodeTask(t task.Task) (item, error) {
 	if t.Progress != 0 {
 		it["progress"] = num(t.Progress)
 	}
+	for k, v := range billingAttrs(t.Billing) {
+		it[k] = v
+	}
 	it[attrHist] = str(histKey(t.CreatedAt, t.ID))
 	for k, v := range statusAttrs(t) {
 		it[k] = v
 	}
 	return it, nil
+}
+
+// billingAttrs are the attributes of a completed task's billing
+// (task.Billing), none for an empty one.
+func billingAttrs(b task.Billing) item {
+	it := item{}
+	if b.Route != "" {
+		it["route"] = str(b.Route)
+	}
+	if b.ProviderModel != "" {
+		it["providerModel"] = str(b.ProviderModel)
+	}
+	if b.CostUSD != 0 {
+		it["providerCostUsd"] = &types.AttributeValueMemberN{Value: strconv.FormatFloat(b.CostUSD, 'g', -1, 64)}
+	}
+	return it
 }
 
 // statusAttrs are the attributes that follow the status: the status, its
@@ -104,6 +124,8 @@ func decodeTask(it item) (task.Task, error) {
 		Operation:       getS(it, "operation"),
 		WebhookURL:      getS(it, "webhookUrl"),
 		Progress:        int(getN(it, "progress")),
+		Billing: task.Billing{Route: getS(it, "route"), ProviderModel: getS(it, "providerModel"),
+			CostUSD: getF(it, "providerCostUsd")},
 	}
 	if err := json.Unmarshal([]byte(getS(it, "params")), &t.Params); err != nil {
 		return task.Task{}, fmt.Errorf("decode params of %s: %w", t.ID, err)
@@ -619,6 +641,9 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 				return fmt.Errorf("%s: encode failure: %w", op, err)
 			}
 			set["failure"] = str(string(b))
+		}
+		for k, v := range billingAttrs(t.Billing) {
+			set[k] = v
 		}
 		up := s.transition(t, from, set)
 

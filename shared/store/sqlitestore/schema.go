@@ -191,6 +191,13 @@ CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, seq);
 	`
 ALTER TABLE tasks ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
 `,
+	// 8: who made a completed task's videos and what they cost the
+	// operator (task.Billing), for genctl report.
+	`
+ALTER TABLE tasks ADD COLUMN route TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN provider_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN provider_cost_usd REAL NOT NULL DEFAULT 0;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

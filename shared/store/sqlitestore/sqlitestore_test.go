@@ -304,8 +304,11 @@ func TestMigrateFromVersion2(t *testing.T) {
 	storetest.CheckLegacyRecord(t, openAt(t, path), func(t *testing.T, s store.Store) store.Store {
 		// Back to version 2: the records as they were, without the balance
 		// (and the tasks without the operation handle of version 4, nor
-		// the webhooks of version 6, nor the progress of version 7).
-		for _, stmt := range []string{"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
+		// the webhooks of version 6, nor the progress of version 7, nor
+		// the billing of version 8).
+		for _, stmt := range []string{"ALTER TABLE tasks DROP COLUMN provider_cost_usd",
+			"ALTER TABLE tasks DROP COLUMN provider_model", "ALTER TABLE tasks DROP COLUMN route",
+			"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
 			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
 			"ALTER TABLE idempotency_keys DROP COLUMN balance",
 			"ALTER TABLE tasks DROP COLUMN operation", "PRAGMA user_version = 2"} {

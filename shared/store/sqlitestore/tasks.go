@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
@@ -53,7 +54,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 			return dbErr(op, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
+			VALUES (?`+strings.Repeat(", ?", len(row)-1)+`)`, row...)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("insert: %w", err))
 		}
@@ -140,7 +141,8 @@ func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.
 
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,
 	credits_cost, credits_refunded, status,
-	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url, progress`
+	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url, progress,
+	route, provider_model, provider_cost_usd`
 
 // encodeTask returns t's values in the order of taskColumns.
 func encodeTask(t task.Task) ([]any, error) {
@@ -164,7 +166,8 @@ func encodeTask(t task.Task) ([]any, error) {
 		t.CreditsCost, t.CreditsRefunded, string(t.Status),
 		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure,
 		sql.NullString{String: t.Operation, Valid: t.Operation != ""},
-		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}, t.Progress}, nil
+		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}, t.Progress,
+		t.Billing.Route, t.Billing.ProviderModel, t.Billing.CostUSD}, nil
 }
 
 // jsonOrNull is v as JSON text, or NULL when it is empty.
@@ -188,7 +191,8 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	var started, completed, deadline sql.NullInt64
 	err := row.Scan(&t.ID, &t.AccountID, &t.KeyName, &t.Type, &t.Model, &t.Prompt, &params, &inputs,
 		&t.CreditsCost, &t.CreditsRefunded, &status,
-		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL, &t.Progress)
+		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL, &t.Progress,
+		&t.Billing.Route, &t.Billing.ProviderModel, &t.Billing.CostUSD)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -434,8 +438,10 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			return fmt.Errorf("%s: encode failure: %w", op, err)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET status = ?, credits_refunded = ?,
-			completed_at = ?, videos = ?, failure = ? WHERE id = ?`,
-			string(t.Status), t.CreditsRefunded, ms(t.CompletedAt), videos, failure, t.ID)
+			completed_at = ?, videos = ?, failure = ?,
+			route = ?, provider_model = ?, provider_cost_usd = ? WHERE id = ?`,
+			string(t.Status), t.CreditsRefunded, ms(t.CompletedAt), videos, failure,
+			t.Billing.Route, t.Billing.ProviderModel, t.Billing.CostUSD, t.ID)
 		if err != nil {
 			return dbErr(op, fmt.Errorf("update task: %w", err))
 		}

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"SetOperation", testSetOperation},
 		{"SetProgress", testSetProgress},
 		{"Complete", testComplete},
+		{"CompleteBilling", testCompleteBilling},
 		{"CompleteRefundOutOfRange", testCompleteRefundOutOfRange},
 		{"Fail", testFail},
 		{"RaceCharges", testRaceCharges},

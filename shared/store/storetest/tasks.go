@@ -530,6 +530,44 @@ func testSetOperation(t *testing.T, s store.Store) {
 	}
 }
 
+// testCompleteBilling: the billing of a completion (route, provider
+// model, provider cost) is kept on the completed task and read back, in
+// Task and in the history, exactly; a late completion or a failure does
+// not change it, and a failed task has none.
+func testCompleteBilling(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tk := oneTask(t, s, 10)
+	mustMarkProcessing(t, s, tk.ID, at(time.Second))
+	b := task.Billing{Route: "vertex", ProviderModel: "veo-3.1-fast-generate-001", CostUSD: 0.15 * 24}
+	videos := []task.Video{{Key: "videos/a/0.mp4", MimeType: "video/mp4", Size: 1}}
+	done := mustComplete(t, s, tk.ID, domain.Completion{Videos: videos, Billing: b}, at(time.Minute))
+	if done.Billing != b {
+		t.Errorf("Complete answered billing %+v, want %+v", done.Billing, b)
+	}
+	if got := mustTask(t, s, tk.ID).Billing; got != b {
+		t.Errorf("Task billing %+v, want %+v", got, b)
+	}
+	page, _, err := s.Tasks(ctx, tk.AccountID, store.TaskQuery{Limit: 10})
+	if err != nil || len(page) != 1 || page[0].Billing != b {
+		t.Errorf("Tasks = %+v, %v; want the one task with billing %+v", page, err, b)
+	}
+	late := task.Billing{Route: "gemini", CostUSD: 9}
+	mustComplete(t, s, tk.ID, domain.Completion{Videos: videos, Billing: late}, at(time.Hour))
+	if _, err := s.Fail(ctx, tk.ID, task.Failure{Code: task.FailInternal}, at(time.Hour)); !errors.Is(err, domain.ErrTerminal) {
+		t.Errorf("Fail of a completed task = %v, want ErrTerminal", err)
+	}
+	if got := mustTask(t, s, tk.ID).Billing; got != b {
+		t.Errorf("billing after a late completion and failure %+v, want %+v", got, b)
+	}
+
+	failed := newTask("acct-a", taskID(at(0), "bbbbbbbbbb"), 10, at(0))
+	mustCreate(t, s, failed)
+	mustFail(t, s, failed.ID, task.Failure{Code: task.FailGeneration}, at(time.Minute))
+	if got := mustTask(t, s, failed.ID).Billing; got != (task.Billing{}) {
+		t.Errorf("a failed task has billing %+v, want none", got)
+	}
+}
+
 // testSetProgress: the progress of a processing task is kept and
 // replaced; a pending or finished task's is left as it is.
 func testSetProgress(t *testing.T, s store.Store) {
