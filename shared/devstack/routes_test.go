@@ -100,6 +100,11 @@ func TestRoutesFailover(t *testing.T) {
 				if !strings.HasPrefix(done.Operation, "route:gemini:models/veo-3.1-fast-generate-001/operations/") {
 					t.Errorf("task %s has operation %q, want the gemini route's", id, done.Operation)
 				}
+				// The client reads the route from status (an extension).
+				st := e.do(http.MethodGet, "/api/gen/status/"+id, k.APIKey, "", nil)
+				if got := str(st.body["route"]); got != "gemini" || str(st.body["providerModel"]) != "veo-3.1-fast-generate-001" {
+					t.Errorf("status of %s names route %q, provider model %v; want gemini, veo-3.1-fast-generate-001", id, got, st.body["providerModel"])
+				}
 			}
 			// The first start found Vertex AI refusing; the health memory
 			// kept the later ones off it.
