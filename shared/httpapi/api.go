@@ -15,6 +15,7 @@ import (
 	"net/http"
 
 	"github.com/genvideo/gen/shared/cursor"
+	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -114,6 +115,11 @@ func New(svc *service.Service, cfg Config) *API {
 		Cancel, DeleteTask, Credits, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
+	// The OpenAI-compatible videos API (openai.go), with its own 404.
+	for _, r := range openaiRoutes {
+		mux.Handle(r.methods[0].pattern, a.serve(r))
+	}
+	mux.Handle(openaiapi.Base+"/", unrouted(a.log, http.HandlerFunc(openaiNotFound)))
 	// The document and its page need no key (docs.go).
 	for _, rt := range docsRoutes(a.log) {
 		mux.Handle(rt.path, rt.handler)
