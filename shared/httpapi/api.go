@@ -116,7 +116,9 @@ func New(svc *service.Service, cfg Config) *API {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The OpenAI-compatible videos API (openai.go), with its own 404.
-	for _, r := range openaiRoutes {
+	// (Listed here, not in a package-level slice, whose initialisation
+	// would link their handlers into every Lambda.)
+	for _, r := range []Route{OpenAIVideos, OpenAIVideo, OpenAIContent} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	mux.Handle(openaiapi.Base+"/", unrouted(a.log, http.HandlerFunc(openaiNotFound)))

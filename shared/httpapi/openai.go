@@ -33,9 +33,6 @@ var (
 	OpenAIContent = Route{[]route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}}}
 )
 
-// openaiRoutes are the routes under openaiapi.Base.
-var openaiRoutes = []Route{OpenAIVideos, OpenAIVideo, OpenAIContent}
-
 // isOpenAI reports whether a route pattern is under openaiapi.Base,
 // where requests carry the key as a bearer token and errors are OpenAI's.
 func isOpenAI(pattern string) bool { return strings.HasPrefix(pattern, openaiapi.Base+"/") }
