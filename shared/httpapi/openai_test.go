@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 )
@@ -262,4 +263,41 @@ func TestOpenAIListContentDelete(t *testing.T) {
 		t.Errorf("delete = %d %s", d.status, d.raw)
 	}
 	wantError(t, e.get("/api/gen/status/"+ids["completed"], c.Key), http.StatusNotFound, "TASK_NOT_FOUND")
+}
+
+// An Idempotency-Key works on the OpenAI path as on the contract's: the
+// same body replays the first video (one task, one charge), another body
+// is a 409.
+func TestOpenAIIdempotency(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.caller(10000)
+	send := func(body string) response {
+		req, _ := http.NewRequest(http.MethodPost, e.Server.URL+"/openai/v1/videos", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "k-1")
+		return e.send(req)
+	}
+	first := send(`{"prompt":"once","seconds":"4"}`)
+	if first.status != http.StatusOK {
+		t.Fatalf("create = %d %s", first.status, first.raw)
+	}
+	after := e.state(c.AccountID)
+	again := send(`{"seconds":"4","prompt":"once"}`)
+	if again.status != http.StatusOK || again.body["id"] != first.body["id"] || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay = %d %s (replayed %q), want the first video", again.status, again.raw, again.header.Get("Idempotent-Replayed"))
+	}
+	wantOpenAIError(t, send(`{"prompt":"twice","seconds":"4"}`), http.StatusConflict, "conflict_error", "Idempotency-Key")
+	e.assertUnchanged(after, c.AccountID, "a replay and a conflict")
+}
+
+// An input_reference over the limit is a 413 naming it, charged nothing.
+func TestOpenAIImageTooLarge(t *testing.T) {
+	e := newEnv(t, func(cfg *httpapitest.Config) { cfg.HTTP.MaxImageBytes = 1024 })
+	c := e.caller(10000)
+	snap := e.state(c.AccountID)
+	ct, body := multipartBody(t, field("prompt", "x"), file("input_reference", "big.png", imagechecktest.Uncompressed(640, 360, 0)))
+	wantOpenAIError(t, e.bearer(http.MethodPost, "/openai/v1/videos", c.Key, ct, bytes.NewReader(body)),
+		http.StatusRequestEntityTooLarge, "invalid_request_error", "input_reference")
+	e.assertUnchanged(snap, c.AccountID, "a refused image")
 }
