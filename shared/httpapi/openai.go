@@ -110,12 +110,13 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 // they are, numbers (seconds: 8) as their text. input_reference as JSON
 // (an image_url or a file_id) is not taken: the image is a file.
 func openaiJSONFields(body []byte) (map[string]string, error) {
-	if err := params.RepeatedKey(body); err != nil {
-		return nil, err
-	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return nil, badRequest("", "The request body must be a JSON object, or multipart/form-data.")
+	}
+	// A key given twice would be settled silently by keeping the last.
+	if err := params.RepeatedKey(body); err != nil {
+		return nil, err
 	}
 	fields := make(map[string]string, len(raw))
 	for name, v := range raw {
