@@ -14,8 +14,10 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openaiapi"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/render/rendertest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // sdkError is how testdata/openai-sdk.cjs reports an error the SDK threw:
@@ -138,5 +140,38 @@ func TestOpenAISDK(t *testing.T) {
 	}
 	if strings.Contains(string(out), k.APIKey) {
 		t.Errorf("the report carries the key")
+	}
+}
+
+// TestOpenAIStartFiresWebhooks: a video created on /openai/v1 is a task
+// of the service like any other, whose events reach the account's
+// registered endpoint.
+func TestOpenAIStartFiresWebhooks(t *testing.T) {
+	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
+	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
+	k := e.key(1000, store.Limits{})
+	if reg := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+rcv.URL+`/endpoint","events":["generation.completed"]}`); reg.status != http.StatusCreated {
+		t.Fatalf("register = %d %s", reg.status, reg.raw)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url+openaiapi.Base+"/videos",
+		strings.NewReader(`{"prompt":"a paper boat","model":"gen-3.1-lite-generate-001","seconds":"4"}`))
+	req.Header.Set("Authorization", "Bearer "+k.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := openapitest.Client(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v openaiapi.Video
+	err = json.NewDecoder(res.Body).Decode(&v)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("create = %d (%v)", res.StatusCode, err)
+	}
+	if done := e.wait(k.APIKey, v.ID); done.body["status"] != "completed" {
+		t.Fatalf("task ended %s", done.raw)
+	}
+	d := rcv.Await(t, 1)[0]
+	if !strings.Contains(string(d.Body), `"taskId":"`+v.ID+`"`) || !strings.Contains(string(d.Body), "generation.completed") {
+		t.Errorf("delivery %s, want generation.completed of %s", d.Body, v.ID)
 	}
 }
