@@ -175,3 +175,50 @@ func TestOpenAIStartFiresWebhooks(t *testing.T) {
 		t.Errorf("delivery %s, want generation.completed of %s", d.Body, v.ID)
 	}
 }
+
+// TestREADMEOpenAISnippet runs the README's TypeScript snippet of the
+// OpenAI-compatible API as a reader pastes it, with the official SDK,
+// against the running stack: it writes the MP4 and lists the video.
+func TestREADMEOpenAISnippet(t *testing.T) {
+	tools := nodetools.Require(t, nodetools.OpenAIPackage)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n### OpenAI-compatible videos API (`/openai/v1`)\n")
+	if !ok {
+		t.Fatal("README.md has no OpenAI-compatible videos API section")
+	}
+	_, block, ok := strings.Cut(after, "\n```ts\n")
+	if !ok {
+		t.Fatal("the section has no ts block")
+	}
+	snippet, _, ok := strings.Cut(block, "\n```\n")
+	if !ok || !strings.Contains(snippet, "http://127.0.0.1:8080/openai/v1") {
+		t.Fatalf("the ts block does not end, or names no local base URL: %q", snippet)
+	}
+	e := startEnv(t, "", nil)
+	k := e.key(1000, store.Limits{})
+	snippet = strings.ReplaceAll(snippet, "http://127.0.0.1:8080", e.url)
+	// An ES module resolves "openai" from its own directory up: it runs
+	// beside the installation's node_modules.
+	script := filepath.Join(tools.Dir, "readme-"+filepath.Base(t.TempDir())+".mjs")
+	if err := os.WriteFile(script, []byte(snippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(script) })
+	dir := t.TempDir()
+	cmd := tools.Command(t.Context(), script)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GEN_API_KEY="+k.APIKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's snippet: %v\n%s", err, out)
+	}
+	if d := rendertest.Probe(t, filepath.Join(dir, "lighthouse.mp4")).Duration; math.Abs(d-4) > 0.15 {
+		t.Errorf("lighthouse.mp4 lasts %.2f s, want 4", d)
+	}
+	if !strings.Contains(string(out), " completed") {
+		t.Errorf("the snippet listed %q, want the completed video", out)
+	}
+}
