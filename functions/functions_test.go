@@ -65,7 +65,8 @@ var functionNames = []string{
 
 func init() {
 	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits",
-		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver")
+		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver",
+		"openai-videos", "openai-video", "openai-content")
 }
 
 type harness struct {
@@ -483,6 +484,33 @@ func TestFunctions(t *testing.T) {
 		checkPresigned(t, env, body.Videos[0].URL, body.Videos[0].ExpiresAt, generated.Videos[0].Key)
 	})
 
+	// The OpenAI-compatible API's functions, with the key as a bearer
+	// token (README "OpenAI-compatible videos API").
+	t.Run("openai-video", func(t *testing.T) {
+		var v struct {
+			ID, Object, Status, Seconds, Size string
+			ExpiresAt                         int64 `json:"expires_at"`
+		}
+		resp := response(t, h.fn(t, "openai-video").Invoke(t, readEvent(t, "openai-video")), &v)
+		if resp.StatusCode != http.StatusOK || v.ID != task1 || v.Object != "video" || v.Status != "completed" ||
+			v.Seconds != "4" || v.Size != "1280x720" || v.ExpiresAt != completedAt.Add(24*time.Hour).Unix() {
+			t.Errorf("openai-video: %d %s, want 200 with the completed video", resp.StatusCode, resp.Body)
+		}
+	})
+
+	t.Run("openai-content", func(t *testing.T) {
+		res := h.fn(t, "openai-content").Invoke(t, readEvent(t, "openai-content"))
+		var resp events.APIGatewayProxyResponse
+		if res.IsError || json.Unmarshal(res.Payload, &resp) != nil {
+			t.Fatalf("openai-content: %s %s %s", res.ErrorType, res.ErrorMessage, res.Payload)
+		}
+		loc := strings.Join(resp.MultiValueHeaders["Location"], ",")
+		if resp.StatusCode != http.StatusFound || loc == "" {
+			t.Fatalf("openai-content: %d %v, want a 302 to the signed link", resp.StatusCode, resp.MultiValueHeaders)
+		}
+		checkPresigned(t, env, loc, completedAt.Add(24*time.Hour), generated.Videos[0].Key)
+	})
+
 	t.Run("status and download write nothing to DynamoDB", func(t *testing.T) {
 		// The functions talk to DynamoDB through a proxy that records
 		// each operation; the usage plan limits these two endpoints, so
@@ -618,6 +646,28 @@ func TestFunctions(t *testing.T) {
 
 	// Last: its task would count in the history and the sweep above.
 	t.Run("direct upload of 19 MiB into image-to-video", func(t *testing.T) { testDirectUpload(t, h) })
+
+	// Late: its task would count in the history and the sweep above.
+	t.Run("openai-videos", func(t *testing.T) {
+		var v struct{ ID, Object, Status, Model string }
+		resp := response(t, h.fn(t, "openai-videos").Invoke(t, readEvent(t, "openai-videos")), &v)
+		if resp.StatusCode != http.StatusOK || v.Object != "video" || v.Status != "queued" || v.Model != "gen-3.1-lite-generate-001" {
+			t.Fatalf("openai-videos: %d %s, want 200 with a queued video", resp.StatusCode, resp.Body)
+		}
+		ev := proxyEvent(t, "openai-videos")
+		ev.HTTPMethod, ev.Body = http.MethodGet, ""
+		ev.Headers["Content-Type"], ev.MultiValueHeaders["Content-Type"] = "", nil
+		ev.QueryStringParameters = map[string]string{"limit": "1"}
+		ev.MultiValueQueryStringParameters = map[string][]string{"limit": {"1"}}
+		var list struct {
+			Data    []struct{ ID string }
+			HasMore bool `json:"has_more"`
+		}
+		resp = response(t, h.fn(t, "openai-videos").Invoke(t, mustJSON(t, ev)), &list)
+		if resp.StatusCode != http.StatusOK || len(list.Data) != 1 || list.Data[0].ID != v.ID || !list.HasMore {
+			t.Errorf("openai-videos list: %d %s, want the new video first, and more", resp.StatusCode, resp.Body)
+		}
+	})
 
 	// Last: delete-task removes task1, which the subtests above read.
 	t.Run("cancel, credits and delete-task", func(t *testing.T) { testManage(t, h, newTask) })

@@ -23,6 +23,8 @@ var endpointFunctions = []string{
 	"cancel", "delete-task", "credits", "uploads",
 	// The webhook endpoints.
 	"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay",
+	// The OpenAI-compatible videos API.
+	"openai-videos", "openai-video", "openai-content",
 }
 
 // maxEndpointBytes bounds the stripped linux/arm64 bootstrap of an
@@ -37,17 +39,17 @@ const maxEndpointBytes = 11_000_000
 // client, and are under 9.7 MB.
 var (
 	noObjects = []string{"status", "download", "models", "history", "credits",
-		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay"}
+		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "openai-content"}
 	maxNoObjectsBytes int64 = 9_000_000
-	storage                 = []string{"delete-task", "uploads"}
+	storage                 = []string{"delete-task", "uploads", "openai-video"}
 	maxStorageBytes   int64 = 9_700_000
 )
 
 // What starts or steps the workflow: the functions that may link it;
 // what takes images in a request: the functions that check them.
 var (
-	imageStarts = []string{"image-to-video", "first-last-frame"}
-	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper"}
+	imageStarts = []string{"image-to-video", "first-last-frame", "openai-videos"}
+	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos"}
 	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 

@@ -243,6 +243,20 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", "WebhookReplayFunction", false},
 }
 
+// openaiRoutes are the OpenAI-compatible videos API's (shared/openaiapi),
+// one function per path, behind bearerAuthorizer.
+var openaiRoutes = []route{
+	{"POST", "/openai/v1/videos", "OpenaiVideosFunction", false},
+	{"GET", "/openai/v1/videos", "OpenaiVideosFunction", false},
+	{"GET", "/openai/v1/videos/{taskId}", "OpenaiVideoFunction", false},
+	{"DELETE", "/openai/v1/videos/{taskId}", "OpenaiVideoFunction", false},
+	{"GET", "/openai/v1/videos/{taskId}/content", "OpenaiContentFunction", false},
+}
+
+// bearerAuthorizer guards the OpenAI-compatible paths: the same function
+// as the default authorizer, with the Authorization header as identity.
+const bearerAuthorizer = "BearerAuthorizer"
+
 // apiEvent is an Api event of a function.
 type apiEvent struct {
 	function, event string
@@ -286,7 +300,7 @@ func TestRoutes(t *testing.T) {
 		}
 		return apiEvent{}, false
 	}
-	routes := contractRoutes
+	routes := slices.Concat(contractRoutes, openaiRoutes)
 	if _, err := os.Stat(filepath.Join(root, "functions", "docs", "main.go")); err == nil {
 		routes = append(routes,
 			route{"GET", "/openapi.json", "DocsFunction", true},
@@ -312,9 +326,14 @@ func TestRoutes(t *testing.T) {
 		if e.restAPI != api {
 			t.Errorf("%s %s: RestApiId refers to %q, want %s", rt.method, rt.path, e.restAPI, api)
 		}
+		openai := slices.Contains(openaiRoutes, rt)
 		if rt.public {
 			if e.auth["Authorizer"] != "NONE" || e.auth["ApiKeyRequired"] != false {
 				t.Errorf("%s %s must be public: Auth = %v", rt.method, rt.path, e.auth)
+			}
+		} else if openai {
+			if len(e.auth) != 1 || e.auth["Authorizer"] != bearerAuthorizer {
+				t.Errorf("%s %s: Auth = %v, want {Authorizer: %s} alone (the key as a bearer token, still required)", rt.method, rt.path, e.auth, bearerAuthorizer)
 			}
 		} else if len(e.auth) != 0 {
 			t.Errorf("%s %s overrides the API's authorizer and key requirement: Auth = %v", rt.method, rt.path, e.auth)
@@ -363,6 +382,11 @@ func TestRoutes(t *testing.T) {
 	}
 	if ttl, _ := dig(az, "Identity", "ReauthorizeEvery").(int); ttl < 60 || ttl > 3600 {
 		t.Errorf("authorizer %q: ReauthorizeEvery = %v, want a cache of 60..3600 seconds", def, dig(az, "Identity", "ReauthorizeEvery"))
+	}
+	bz := mapAt(mapAt(auth, "Authorizers"), bearerAuthorizer)
+	if bz["FunctionPayloadType"] != "REQUEST" || mustJSON(t, dig(bz, "FunctionArn", "Fn::GetAtt")) != `["AuthorizerFunction","Arn"]` ||
+		!slices.Equal(toStrings(dig(bz, "Identity", "Headers")), []string{"Authorization"}) {
+		t.Errorf("authorizer %s = %v, want AuthorizerFunction as a REQUEST authorizer on the Authorization header", bearerAuthorizer, bz)
 	}
 }
 
@@ -741,6 +765,9 @@ var (
 		"WebhookDeleteFunction":     endpointEnv,
 		"WebhookDeliveriesFunction": endpointEnv,
 		"WebhookReplayFunction":     endpointEnv,
+		"OpenaiVideosFunction":      endpointEnv,
+		"OpenaiVideoFunction":       endpointEnv,
+		"OpenaiContentFunction":     endpointEnv,
 		"WebhooksDeliverFunction":   {awsstack.EnvTablePrefix},
 		"RotateSignerFunction":      {awsstack.EnvSignerUser},
 		"DocsFunction":              {},                               // the documents are compiled in (awsstack/docs)
@@ -1019,6 +1046,13 @@ func init() {
 	wantPolicies["DeleteTaskFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"),
 		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
 			"s3:DeleteObject MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/videos/*"})
+	// The OpenAI-compatible API's: create and list start like
+	// image-to-video (no direct uploads), retrieve and delete as status
+	// and delete-task, content signs as download.
+	wantPolicies["OpenaiVideosFunction"] = append(slices.Clone(startPolicies),
+		"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
+	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
+	wantPolicies["OpenaiContentFunction"] = readerPolicies
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
 
 	// The webhook endpoints touch the webhooks table, and of the accounts

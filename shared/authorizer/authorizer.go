@@ -1,5 +1,6 @@
 // Package authorizer is the API Gateway Lambda authorizer (REQUEST type,
-// identity source the X-API-Key header) of the service on AWS. It lets a
+// identity source the X-API-Key header, or Authorization: Bearer on the
+// OpenAI-compatible paths) of the service on AWS. It lets a
 // request through when its key is a live key of the store, and ties it to
 // the key's usage plan: API Gateway enforces the plan's rate, burst and
 // daily quota on the API key whose value is the usageIdentifierKey the
@@ -83,7 +84,7 @@ func New(keys Keys, logger *slog.Logger) *Authorizer {
 // gateway until the cache expires; the handlers authenticate every request
 // themselves, which is what rejects it at once.
 func (a *Authorizer) Authorize(ctx context.Context, req events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-	value, ok := header(req, "X-API-Key")
+	value, ok := key(req)
 	if !ok {
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
@@ -138,6 +139,34 @@ func deny(resource string) events.APIGatewayCustomAuthorizerResponse {
 			}},
 		},
 	}
+}
+
+// OpenAIPrefix begins the resource paths of the OpenAI-compatible videos
+// API (shared/openaiapi.Base and a slash), whose requests carry the key as
+// Authorization: Bearer <key>, the way the OpenAI SDKs send it; the
+// template's BearerAuthorizer (identity source Authorization) guards
+// them. Written out here so that the authorizer links none of the API's
+// code; a test holds it to openaiapi.Base.
+const OpenAIPrefix = "/openai/v1/"
+
+// key returns the request's API key: its X-API-Key, or on the paths of
+// the OpenAI-compatible API (OpenAIPrefix) the token of its
+// Authorization: Bearer header, and only there, as the handlers read it.
+// A bearer header of another scheme, or without a token, is a key that
+// is not a live key (a Deny), as the handlers answer it.
+func key(req events.APIGatewayCustomAuthorizerRequestTypeRequest) (string, bool) {
+	if !strings.HasPrefix(req.Resource, OpenAIPrefix) && !strings.HasPrefix(req.Path, OpenAIPrefix) {
+		return header(req, "X-API-Key")
+	}
+	v, ok := header(req, "Authorization")
+	if !ok {
+		return "", false
+	}
+	scheme, token, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return v, true // not well formed as a key: a Deny
+	}
+	return strings.TrimSpace(token), true
 }
 
 // header returns the one value of the named header, whatever its case.

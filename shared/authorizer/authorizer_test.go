@@ -12,6 +12,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/authorizer"
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -169,5 +170,47 @@ func TestAuthorizeBadMethodARN(t *testing.T) {
 	req.MethodArn = "arn:aws:lambda:eu-west-1:123456789012:function:x"
 	if _, err := a.Authorize(context.Background(), req); err == nil || err == authorizer.ErrUnauthorized {
 		t.Errorf("Authorize with a non-execute-api ARN = %v, want an error other than Unauthorized", err)
+	}
+}
+
+// On the OpenAI-compatible paths the key is the bearer token, and only
+// there; elsewhere Authorization is no key.
+func TestAuthorizeBearer(t *testing.T) {
+	live := apikey.New()
+	ks := &keys{byHash: map[string]store.Key{apikey.Hash(live): {ID: "key_live", AccountID: "acct_1", Tier: "pro"}}}
+	a := authorizer.New(ks, nil)
+	if authorizer.OpenAIPrefix != openaiapi.Base+"/" {
+		t.Fatalf("OpenAIPrefix = %q, want openaiapi.Base + / (%q)", authorizer.OpenAIPrefix, openaiapi.Base+"/")
+	}
+	for _, tc := range []struct {
+		name     string
+		resource string
+		headers  map[string][]string
+		want     string // allow, deny or unauthorized
+	}{
+		{"bearer on openai", "/openai/v1/videos", map[string][]string{"Authorization": {"Bearer " + live}}, "allow"},
+		{"lower-case scheme", "/openai/v1/videos/{taskId}", map[string][]string{"authorization": {"bearer " + live}}, "allow"},
+		{"x-api-key on openai", "/openai/v1/videos", map[string][]string{"X-API-Key": {live}}, "unauthorized"},
+		{"basic on openai", "/openai/v1/videos", map[string][]string{"Authorization": {"Basic " + live}}, "deny"},
+		{"unknown bearer", "/openai/v1/videos", map[string][]string{"Authorization": {"Bearer " + apikey.New()}}, "deny"},
+		{"bearer on the contract", "/api/gen/history", map[string][]string{"Authorization": {"Bearer " + live}}, "unauthorized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(tc.headers)
+			req.Resource = tc.resource
+			resp, err := a.Authorize(context.Background(), req)
+			got := "allow"
+			switch {
+			case err == authorizer.ErrUnauthorized:
+				got = "unauthorized"
+			case err != nil:
+				t.Fatalf("Authorize: %v", err)
+			case resp.PolicyDocument.Statement[0].Effect == "Deny":
+				got = "deny"
+			}
+			if got != tc.want {
+				t.Errorf("Authorize = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,8 @@
 // Package httpapi serves the public HTTP contract of the service: the
-// three start endpoints, status, download, history and models, and the
-// extensions (cancel, delete, credits, uploads, webhooks). It maps each
+// three start endpoints, status, download, history and models, the
+// extensions (cancel, delete, credits, uploads, webhooks), and beside them
+// the OpenAI-compatible videos API under /openai/v1 (openai.go, in the
+// shapes of shared/openaiapi). It maps each
 // request to a use case of the shared/service it is given (which
 // authenticates, counts, charges and reads) and each outcome to the
 // contract's body, in one error table (errors.go). It is plain net/http:
@@ -15,6 +17,7 @@ import (
 	"net/http"
 
 	"github.com/genvideo/gen/shared/cursor"
+	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -114,6 +117,13 @@ func New(svc *service.Service, cfg Config) *API {
 		Cancel, DeleteTask, Credits, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
+	// The OpenAI-compatible videos API (openai.go), with its own 404.
+	// (Listed here, not in a package-level slice, whose initialisation
+	// would link their handlers into every Lambda.)
+	for _, r := range []Route{OpenAIVideos, OpenAIVideo, OpenAIContent} {
+		mux.Handle(r.methods[0].pattern, a.serve(r))
+	}
+	mux.Handle(openaiapi.Base+"/", unrouted(a.log, http.HandlerFunc(openaiNotFound)))
 	// The document and its page need no key (docs.go).
 	for _, rt := range docsRoutes(a.log) {
 		mux.Handle(rt.path, rt.handler)

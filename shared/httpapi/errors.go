@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -130,9 +131,27 @@ type rateLimitBody struct {
 // WriteError writes e as the response: the one error writer of the
 // service. A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
 // its Allow header.
-func WriteError(w http.ResponseWriter, e *Error) {
+func WriteError(w http.ResponseWriter, e *Error) { writeErrorAs(w, e, false) }
+
+// writeErrorAs is WriteError, in OpenAI's error envelope when openai is
+// set (the paths under openaiapi.Base): the same status and headers, the
+// body that the OpenAI SDKs read.
+func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
 	if e.Allow != "" {
 		w.Header().Set("Allow", e.Allow)
+	}
+	if openai {
+		if e.Status == http.StatusTooManyRequests {
+			rl := e.RateLimit
+			if rl == nil {
+				rl = &RateLimit{RetryAfter: 1}
+			}
+			secs := strconv.Itoa(max(rl.RetryAfter, 1))
+			w.Header().Set("Retry-After", secs)
+			w.Header().Set("X-RateLimit-Retry-After", secs)
+		}
+		writeJSON(w, e.Status, openaiapi.NewError(e.Status, e.Code, e.Message, e.Field))
+		return
 	}
 	if e.Status == http.StatusTooManyRequests {
 		rl := e.RateLimit

@@ -18,6 +18,10 @@ import (
 // headerAPIKey carries the caller's key. Its value is never logged.
 const headerAPIKey = "X-API-Key"
 
+// headerAuthorization carries the key as a bearer token on the
+// OpenAI-shaped paths (openai.go), and only there.
+const headerAuthorization = "Authorization"
+
 // handlerFunc serves an authenticated request that passed the rate limit.
 // It returns an error only before it has written anything; the error is
 // answered through toError.
@@ -63,9 +67,10 @@ func (a *API) serve(r Route) http.Handler {
 		}
 		rec := &recorder{ResponseWriter: w}
 		defer finish(a.log, rec, req, time.Now(), &requestLog{})
-		WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 			Allow:   strings.Join(allow, ", "),
-			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))})
+			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))},
+			isOpenAI(r.methods[0].pattern))
 	})
 }
 
@@ -83,24 +88,29 @@ func (a *API) endpoint(rt route) http.Handler {
 		defer finish(a.log, rec, r, time.Now(), &rl)
 
 		setPathValues(r, rt.pattern)
+		openai := isOpenAI(rt.pattern)
 		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-			WriteError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
-				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)})
+			writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
+				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)}, openai)
 			return
 		}
 		now := a.svc.Now()
-		c, err := a.authenticate(r, now)
+		authenticate := a.authenticate
+		if openai {
+			authenticate = a.authenticateBearer
+		}
+		c, err := authenticate(r, now)
 		if err != nil {
-			a.fail(rec, r, err, now)
+			a.fail(rec, r, err, now, openai)
 			return
 		}
 		rl.accountID, rl.keyID = c.Key.AccountID, c.Key.ID
 		if err := a.countRequest(rec, r, &c); err != nil {
-			a.fail(rec, r, err, now)
+			a.fail(rec, r, err, now, openai)
 			return
 		}
 		if err := rt.serve(a, rec, r, &c); err != nil {
-			a.fail(rec, r, err, now)
+			a.fail(rec, r, err, now, openai)
 		}
 	})
 }
@@ -168,6 +178,25 @@ func (a *API) authenticate(r *http.Request, now time.Time) (service.Caller, erro
 	return a.svc.Authenticate(r.Context(), vals[0], now)
 }
 
+// authenticateBearer finds the caller of a request on the OpenAI-shaped
+// paths by its Authorization: Bearer header (what the OpenAI SDKs send),
+// with the rules of authenticate: none is a missing key, two of them or
+// another scheme an invalid one.
+func (a *API) authenticateBearer(r *http.Request, now time.Time) (service.Caller, error) {
+	vals := r.Header.Values(headerAuthorization)
+	switch {
+	case len(vals) == 0 || vals[0] == "":
+		return service.Caller{}, service.ErrKeyMissing
+	case len(vals) > 1:
+		return service.Caller{}, service.ErrKeyInvalid
+	}
+	scheme, key, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return service.Caller{}, service.ErrKeyInvalid
+	}
+	return a.svc.Authenticate(r.Context(), strings.TrimSpace(key), now)
+}
+
 // countRequest counts the request in the key's windows and sets the
 // X-RateLimit-* headers of the minute window, which every response after
 // authentication carries, a 429 included.
@@ -185,9 +214,9 @@ func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Ca
 	return err
 }
 
-// fail answers err through the error table, and logs what the client is
-// not told: the cause of every 5xx.
-func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time) {
+// fail answers err through the error table, in OpenAI's shape on its
+// paths, and logs what the client is not told: the cause of every 5xx.
+func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time, openai bool) {
 	e := toError(err, now)
 	if e.Status >= 500 {
 		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
@@ -197,7 +226,7 @@ func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time) {
 	if w.wrote {
 		return // too late for an error response; the log has it
 	}
-	WriteError(w, e)
+	writeErrorAs(w, e, openai)
 }
 
 // finish recovers a panic into a 500 and writes the request log line.

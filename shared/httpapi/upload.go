@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -47,13 +48,24 @@ func (u upload) input(role string) (task.Input, bool) {
 // under inputs/<id>/<role>.<ext>. Parts come in any order. On error
 // nothing uploaded is left behind.
 func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, roles []string) (up upload, _ error) {
+	files := make(map[string]string, len(roles))
+	for _, role := range roles {
+		files[role] = role
+	}
+	return a.readFiles(w, r, id, files)
+}
+
+// readFiles is readUpload with file fields named otherwise than their
+// roles: files maps a field's name to the role of its image (the OpenAI
+// shape's input_reference is the image of image-to-video).
+func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files map[string]string) (up upload, _ error) {
 	mt, ps, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if perr != nil || mt != "multipart/form-data" || ps["boundary"] == "" {
 		return upload{}, badRequest("", "Content-Type must be multipart/form-data with a boundary.")
 	}
 	// The multipart reader reads a bounded copy of the body (r.Body stays
 	// as it is, so that the server still knows how much was left unread).
-	body := http.MaxBytesReader(w, r.Body, int64(len(roles))*a.cfg.MaxImageBytes+maxFormBytes)
+	body := http.MaxBytesReader(w, r.Body, int64(len(files))*a.cfg.MaxImageBytes+maxFormBytes)
 	mr := multipart.NewReader(body, ps["boundary"])
 
 	up.fields = map[string][]string{}
@@ -82,24 +94,24 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 		if name == "" {
 			return up, badRequest("", "Every part of the form needs a name.")
 		}
-		if slices.Contains(roles, name) {
-			if _, dup := up.input(name); dup {
+		if role, ok := files[name]; ok {
+			if _, dup := up.input(role); dup {
 				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
 			}
 			// The service's image intake streams it into blob storage as
 			// it arrives, never buffered whole, and refuses what is over
 			// the limit or not one whole JPEG or PNG before anything is
 			// charged.
-			in, digest, err := a.svc.TakeImage(r.Context(), p, id, name, p.FileName(), a.imageLimit())
+			in, digest, err := a.svc.TakeImage(r.Context(), p, id, role, p.FileName(), a.imageLimit())
 			if err != nil {
 				return up, err
 			}
 			up.inputs = append(up.inputs, in)
-			up.digests[name] = digest
+			up.digests[role] = digest
 			continue
 		}
 		if p.FileName() != "" {
-			return up, badRequest(name, "Unexpected file field %q; this endpoint takes the file fields %s.", name, strings.Join(roles, ", "))
+			return up, badRequest(name, "Unexpected file field %q; this endpoint takes the file fields %s.", name, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
 		}
 		v, err := io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package nodetools installs the npm packages some tests run (the ASL
-// validator, the local Step Functions, Playwright), pinned, with the
+// validator, the local Step Functions, Playwright, the OpenAI SDK), pinned, with the
 // Node.js 22 they need, into the user's cache directory, outside the
 // module: nothing is downloaded at build or run time, and `go test ./...`
 // never walks a node_modules. Only tests import it.
@@ -25,6 +25,12 @@ import (
 // (aws-local-stepfunctions) need 22 or newer, which the machine may not
 // have; the node-linux-* package ships it as a plain binary.
 const NodeVersion = "22.23.3"
+
+// OpenAIPackage is the official OpenAI SDK for Node.js, pinned (the
+// latest release when it was added, `npm view openai version` on
+// 2026-11-26): the tests drive the OpenAI-compatible videos API
+// (shared/openaiapi) with it, as a customer's code would.
+const OpenAIPackage = "openai@7.57.0"
 
 // The environment variables the tests read.
 const (

@@ -41,6 +41,9 @@ type Validator struct {
 	// has no operation for: an unknown path and a listed path with
 	// another method.
 	notFound, notAllowed *openapi3.ResponseRef
+	// openaiNotFound and openaiNotAllowed are the same answers under
+	// /openai/v1, in OpenAI's error envelope.
+	openaiNotFound, openaiNotAllowed *openapi3.ResponseRef
 }
 
 // NewValidator returns a Validator of the embedded document.
@@ -54,9 +57,10 @@ func NewValidator() (*Validator, error) {
 		return nil, fmt.Errorf("route openapi document: %w", err)
 	}
 	v := &Validator{doc: doc, router: router,
-		notFound: doc.Components.Responses["NotFound"], notAllowed: doc.Components.Responses["MethodNotAllowed"]}
-	if v.notFound == nil || v.notAllowed == nil {
-		return nil, errors.New("openapi document: components.responses lacks NotFound or MethodNotAllowed")
+		notFound: doc.Components.Responses["NotFound"], notAllowed: doc.Components.Responses["MethodNotAllowed"],
+		openaiNotFound: doc.Components.Responses["OpenAINotFound"], openaiNotAllowed: doc.Components.Responses["OpenAIMethodNotAllowed"]}
+	if v.notFound == nil || v.notAllowed == nil || v.openaiNotFound == nil || v.openaiNotAllowed == nil {
+		return nil, errors.New("openapi document: components.responses lacks NotFound, MethodNotAllowed, OpenAINotFound or OpenAIMethodNotAllowed")
 	}
 	return v, nil
 }
@@ -136,13 +140,17 @@ func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string,
 		find = withMethod(req, http.MethodGet)
 	}
 	route, params, err := v.router.FindRoute(find)
+	notFound, notAllowed := v.notFound, v.notAllowed
+	if strings.Contains(req.URL.Path, "/openai/v1/") {
+		notFound, notAllowed = v.openaiNotFound, v.openaiNotAllowed
+	}
 	switch {
 	case err == nil:
 		return route, params, nil
 	case errors.Is(err, routers.ErrPathNotFound):
-		return v.standIn(req, http.StatusNotFound, v.notFound), nil, nil
+		return v.standIn(req, http.StatusNotFound, notFound), nil, nil
 	case errors.Is(err, routers.ErrMethodNotAllowed):
-		return v.standIn(req, http.StatusMethodNotAllowed, v.notAllowed), nil, nil
+		return v.standIn(req, http.StatusMethodNotAllowed, notAllowed), nil, nil
 	}
 	return nil, nil, fmt.Errorf("%s %s: find route: %w", req.Method, req.URL.Path, err)
 }

@@ -30,6 +30,8 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	}
 	// Cancel, delete and credits.
 	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")
+	// The OpenAI-compatible videos API.
+	want = append(want, "/openai/v1/videos", "/openai/v1/videos/{taskId}", "/openai/v1/videos/{taskId}/content")
 	for _, p := range want {
 		if doc.Paths.Value(p) == nil {
 			t.Errorf("path %s is missing", p)

@@ -1,0 +1,224 @@
+package devstack
+
+import (
+	"encoding/json"
+	"image/color"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/nodetools"
+	"github.com/genvideo/gen/shared/openaiapi"
+	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/webhook/webhooktest"
+)
+
+// sdkError is how testdata/openai-sdk.cjs reports an error the SDK threw:
+// which of its classes it is, and what it read of the answer.
+type sdkError struct {
+	Auth, BadRequest, RateLimit, NotFound bool
+	Status                                int
+	Param, Code, Type                     string
+	RetryAfter                            string
+}
+
+// sdkReport is what testdata/openai-sdk.cjs writes.
+type sdkReport struct {
+	Created, Done, ImageDone, ContractTask openaiapi.Video
+	ContentType                            string
+	Pages                                  [][]string
+	FirstHasMore                           bool
+	Listed                                 []string
+	Deleted                                openaiapi.Deleted
+	Errors                                 map[string]sdkError
+}
+
+// TestOpenAISDK drives the OpenAI-compatible videos API with the
+// official `openai` npm package, over real TCP, against the stack as
+// `make run` builds it (or the AWS assembly with GEN_E2E_STACK=aws-local):
+// the SDK's create, retrieve, downloadContent, list with after, delete,
+// an image-to-video start with input_reference, and the exception class
+// of each error it raises. A task started through the SDK is in the
+// contract's history with the contract's charge; one started through
+// the contract is a video of the SDK.
+func TestOpenAISDK(t *testing.T) {
+	tools := nodetools.Require(t, nodetools.OpenAIPackage)
+	e := startEnv(t, "", nil)
+	const model = "gen-3.1-lite-generate-001"
+	k := e.key(10000, store.Limits{})
+	limited := e.key(100, store.Limits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
+
+	c := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"started through the contract","model":"`+model+`","durationSeconds":4}`)
+	if c.status != http.StatusAccepted {
+		t.Fatalf("contract start = %d: %s", c.status, c.raw)
+	}
+	contractID := str(c.body["taskId"])
+
+	dir := t.TempDir()
+	img := filepath.Join(dir, "frame.png")
+	if err := os.WriteFile(img, testImage(t, 1280, 720, color.RGBA{200, 30, 30, 255}, color.RGBA{20, 40, 220, 255}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]string{
+		"baseURL": e.url + openaiapi.Base, "key": k.APIKey, "limitedKey": limited.APIKey,
+		"model": model, "seconds": "4", "dir": dir, "image": img, "contractTaskID": contractID,
+	})
+	script, _ := filepath.Abs("testdata/openai-sdk.cjs")
+	out, errOut, err := tools.RunInput(t.Context(), cfg, script)
+	if err != nil {
+		t.Fatalf("openai-sdk.cjs: %v\n%s", err, errOut)
+	}
+	var rep sdkReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+
+	if rep.Created.Object != "video" || rep.Created.Status != "queued" || rep.Created.Seconds != "4" || rep.Created.Size != "1280x720" || rep.Created.Model != model {
+		t.Errorf("created = %+v", rep.Created)
+	}
+	if rep.Done.Status != "completed" || rep.Done.Progress != 100 || rep.Done.CompletedAt == nil || rep.Done.ExpiresAt == nil {
+		t.Fatalf("text video ended %+v", rep.Done)
+	}
+	if rep.ContentType != "video/mp4" {
+		t.Errorf("content type %q, want video/mp4", rep.ContentType)
+	}
+	if d := rendertest.Probe(t, filepath.Join(dir, "text.mp4")).Duration; math.Abs(d-4) > 0.15 {
+		t.Errorf("downloaded video lasts %.2f s, want the requested 4", d)
+	}
+	if rep.ImageDone.Status != "completed" {
+		t.Errorf("image video ended %+v", rep.ImageDone)
+	}
+	if rep.ContractTask.ID != contractID || rep.ContractTask.Object != "video" || rep.ContractTask.Seconds != "4" {
+		t.Errorf("the contract's task through the SDK = %+v", rep.ContractTask)
+	}
+
+	// Three tasks, newest first: pages of one follow each other, and the
+	// SDK's own iteration (after=last_id) walks them all.
+	want := []string{rep.ImageDone.ID, rep.Created.ID, contractID}
+	if len(rep.Pages) != 2 || !slices.Equal(rep.Pages[0], want[:1]) || !slices.Equal(rep.Pages[1], want[1:2]) || !rep.FirstHasMore {
+		t.Errorf("pages %v (has_more %v), want %v then %v", rep.Pages, rep.FirstHasMore, want[:1], want[1:2])
+	}
+	if !slices.Equal(rep.Listed, want) {
+		t.Errorf("iterated %v, want %v", rep.Listed, want)
+	}
+	if rep.Deleted != openaiapi.NewDeleted(rep.ImageDone.ID) {
+		t.Errorf("deleted = %+v", rep.Deleted)
+	}
+
+	for name, check := range map[string]func(sdkError) bool{
+		"auth":       func(e sdkError) bool { return e.Auth && e.Status == 401 },
+		"badRequest": func(e sdkError) bool { return e.BadRequest && e.Status == 400 && e.Param == "seconds" },
+		"notFound":   func(e sdkError) bool { return e.NotFound && e.Status == 404 },
+		"rateLimit":  func(e sdkError) bool { return e.RateLimit && e.Status == 429 && e.RetryAfter != "" },
+	} {
+		if got, ok := rep.Errors[name]; !ok || !check(got) {
+			t.Errorf("%s: the SDK raised %+v", name, got)
+		}
+	}
+
+	// The SDK's task is in the contract's history, charged as the
+	// contract's start of the same model.
+	h := e.do(http.MethodGet, "/api/gen/history?limit=100", k.APIKey, "", nil)
+	costs := map[string]int64{}
+	for _, v := range h.body["videos"].([]any) {
+		m := v.(map[string]any)
+		costs[str(m["taskId"])] = num(m["creditsCost"])
+	}
+	m, _ := catalog.Lookup(model)
+	if costs[rep.Created.ID] == 0 || costs[rep.Created.ID] != costs[contractID] || costs[contractID] != int64(m.Price(true)) {
+		t.Errorf("history costs %v: the SDK's task %s and the contract's %s should both cost %d", costs, rep.Created.ID, contractID, m.Price(true))
+	}
+	if _, ok := costs[rep.ImageDone.ID]; ok {
+		t.Errorf("history lists the video the SDK deleted")
+	}
+	if strings.Contains(string(out), k.APIKey) {
+		t.Errorf("the report carries the key")
+	}
+}
+
+// TestOpenAIStartFiresWebhooks: a video created on /openai/v1 is a task
+// of the service like any other, whose events reach the account's
+// registered endpoint.
+func TestOpenAIStartFiresWebhooks(t *testing.T) {
+	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
+	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
+	k := e.key(1000, store.Limits{})
+	if reg := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+rcv.URL+`/endpoint","events":["generation.completed"]}`); reg.status != http.StatusCreated {
+		t.Fatalf("register = %d %s", reg.status, reg.raw)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url+openaiapi.Base+"/videos",
+		strings.NewReader(`{"prompt":"a paper boat","model":"gen-3.1-lite-generate-001","seconds":"4"}`))
+	req.Header.Set("Authorization", "Bearer "+k.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := openapitest.Client(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v openaiapi.Video
+	err = json.NewDecoder(res.Body).Decode(&v)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("create = %d (%v)", res.StatusCode, err)
+	}
+	if done := e.wait(k.APIKey, v.ID); done.body["status"] != "completed" {
+		t.Fatalf("task ended %s", done.raw)
+	}
+	d := rcv.Await(t, 1)[0]
+	if !strings.Contains(string(d.Body), `"taskId":"`+v.ID+`"`) || !strings.Contains(string(d.Body), "generation.completed") {
+		t.Errorf("delivery %s, want generation.completed of %s", d.Body, v.ID)
+	}
+}
+
+// TestREADMEOpenAISnippet runs the README's TypeScript snippet of the
+// OpenAI-compatible API as a reader pastes it, with the official SDK,
+// against the running stack: it writes the MP4 and lists the video.
+func TestREADMEOpenAISnippet(t *testing.T) {
+	tools := nodetools.Require(t, nodetools.OpenAIPackage)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n### OpenAI-compatible videos API (`/openai/v1`)\n")
+	if !ok {
+		t.Fatal("README.md has no OpenAI-compatible videos API section")
+	}
+	_, block, ok := strings.Cut(after, "\n```ts\n")
+	if !ok {
+		t.Fatal("the section has no ts block")
+	}
+	snippet, _, ok := strings.Cut(block, "\n```\n")
+	if !ok || !strings.Contains(snippet, "http://127.0.0.1:8080/openai/v1") {
+		t.Fatalf("the ts block does not end, or names no local base URL: %q", snippet)
+	}
+	e := startEnv(t, "", nil)
+	k := e.key(1000, store.Limits{})
+	snippet = strings.ReplaceAll(snippet, "http://127.0.0.1:8080", e.url)
+	// An ES module resolves "openai" from its own directory up: it runs
+	// beside the installation's node_modules.
+	script := filepath.Join(tools.Dir, "readme-"+filepath.Base(t.TempDir())+".mjs")
+	if err := os.WriteFile(script, []byte(snippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(script) })
+	dir := t.TempDir()
+	cmd := tools.Command(t.Context(), script)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GEN_API_KEY="+k.APIKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's snippet: %v\n%s", err, out)
+	}
+	if d := rendertest.Probe(t, filepath.Join(dir, "lighthouse.mp4")).Duration; math.Abs(d-4) > 0.15 {
+		t.Errorf("lighthouse.mp4 lasts %.2f s, want 4", d)
+	}
+	if !strings.Contains(string(out), " completed") {
+		t.Errorf("the snippet listed %q, want the completed video", out)
+	}
+}

@@ -1,0 +1,286 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/openaiapi"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/task"
+)
+
+// The OpenAI-compatible videos API (issue 23), beside the contract under
+// openaiapi.Base: the same service, keys (as Authorization: Bearer),
+// credits, limits, idempotency, webhooks and history, in the shapes the
+// OpenAI SDKs read (shared/openaiapi). A task started here is a task of
+// the contract and the other way round; its id is the video's id.
+var (
+	OpenAIVideos = Route{[]route{
+		{http.MethodPost, openaiapi.Base + "/videos", (*API).openaiCreate},
+		{http.MethodGet, openaiapi.Base + "/videos", (*API).openaiList},
+	}}
+	OpenAIVideo = Route{[]route{
+		{http.MethodGet, openaiapi.Base + "/videos/{taskId}", (*API).openaiRetrieve},
+		{http.MethodDelete, openaiapi.Base + "/videos/{taskId}", (*API).openaiDelete},
+	}}
+	OpenAIContent = Route{[]route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}}}
+)
+
+// isOpenAI reports whether a route pattern is under openaiapi.Base,
+// where requests carry the key as a bearer token and errors are OpenAI's.
+func isOpenAI(pattern string) bool { return strings.HasPrefix(pattern, openaiapi.Base+"/") }
+
+// openaiNotFound answers a path under openaiapi.Base that is no route of
+// it, in OpenAI's shape.
+func openaiNotFound(w http.ResponseWriter, r *http.Request) {
+	writeErrorAs(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, true)
+}
+
+// openaiEndpoint names the requests of the OpenAI shape in idempotency
+// hashes: the same Idempotency-Key on a contract start is another
+// request.
+const openaiEndpoint = "openai/videos"
+
+// openaiCreate starts a generation: text-to-video, or image-to-video
+// when a multipart body carries input_reference. The body is JSON or
+// multipart (what the SDKs send); its fields are translated into the
+// contract's (openaiapi.ContractFields) and validated by the one
+// validator, before anything is charged.
+func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	id := task.NewID(c.Now)
+	var (
+		fields  map[string]string
+		inputs  []task.Input
+		digests map[string]string
+	)
+	if mt == "multipart/form-data" {
+		up, err := a.readFiles(w, r, id, map[string]string{openaiapi.FieldInputReference: task.RoleImage})
+		if err != nil {
+			return err
+		}
+		inputs, digests = up.inputs, up.digests
+		handedOver := false
+		defer func() {
+			if !handedOver {
+				a.deleteInputs(r.Context(), inputs)
+			}
+		}()
+		fields = make(map[string]string, len(up.fields))
+		for name, vals := range up.fields {
+			if len(vals) != 1 {
+				return badRequest(name, "The field %q is given %d times; send it once.", name, len(vals))
+			}
+			fields[name] = vals[0]
+		}
+		req, idem, err := openaiRequest(fields, inputs, digests, key)
+		if err != nil {
+			return err
+		}
+		handedOver = true
+		return a.openaiStart(w, r, c, id, req, inputs, idem)
+	}
+	body, err := readJSONBody(w, r, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	if fields, err = openaiJSONFields(body); err != nil {
+		return err
+	}
+	req, idem, err := openaiRequest(fields, nil, nil, key)
+	if err != nil {
+		return err
+	}
+	return a.openaiStart(w, r, c, id, req, nil, idem)
+}
+
+// openaiJSONFields reads a JSON create body as form fields: strings as
+// they are, numbers (seconds: 8) as their text. input_reference as JSON
+// (an image_url or a file_id) is not taken: the image is a file.
+func openaiJSONFields(body []byte) (map[string]string, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		return nil, badRequest("", "The request body must be a JSON object, or multipart/form-data.")
+	}
+	// A key given twice would be settled silently by keeping the last.
+	if err := params.RepeatedKey(body); err != nil {
+		return nil, err
+	}
+	fields := make(map[string]string, len(raw))
+	for name, v := range raw {
+		if name == openaiapi.FieldInputReference {
+			return nil, badRequest(name, "input_reference must be an image file in a multipart/form-data body; image_url and file_id are not supported.")
+		}
+		var s string
+		var n json.Number
+		switch {
+		case string(v) == "null":
+			continue
+		case json.Unmarshal(v, &s) == nil:
+			fields[name] = s
+		case json.Unmarshal(v, &n) == nil:
+			fields[name] = n.String()
+		default:
+			return nil, badRequest(name, "The field %q must be a string.", name)
+		}
+	}
+	return fields, nil
+}
+
+// openaiRequest validates a create's fields (and image) as a contract
+// start, and hashes it for its Idempotency-Key.
+func openaiRequest(fields map[string]string, inputs []task.Input, digests map[string]string, key string) (params.Request, *service.Idempotency, error) {
+	form, err := openaiapi.ContractFields(fields)
+	if err != nil {
+		return params.Request{}, nil, err
+	}
+	kind := catalog.TextToVideo
+	if len(inputs) > 0 {
+		kind = catalog.ImageToVideo
+	}
+	req, err := params.ParseForm(kind, form)
+	if err != nil {
+		return params.Request{}, nil, err
+	}
+	var idem *service.Idempotency
+	if key != "" {
+		rh := newRequestHash(openaiEndpoint)
+		rh.fields(fields)
+		rh.images(inputs, digests)
+		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
+	}
+	return req, idem, nil
+}
+
+// openaiStart hands a validated start to the service and answers the
+// new video object (200, as OpenAI does). It owns inputs.
+func (a *API) openaiStart(w http.ResponseWriter, r *http.Request, c *service.Caller, id string, req params.Request, inputs []task.Input, idem *service.Idempotency) error {
+	st, err := a.svc.Start(r.Context(), *c, service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem})
+	if err != nil {
+		return err
+	}
+	noteTask(w, st.Task.ID)
+	if st.Replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, http.StatusOK, openaiVideo(st.Task))
+	return nil
+}
+
+// openaiVideo is t as OpenAI's video object.
+func openaiVideo(t task.Task) openaiapi.Video {
+	return openaiapi.FromTask(t, t.CompletedAt.Add(service.URLLifetime).Unix())
+}
+
+// openaiTaskID is the video id the path names: the segment after
+// "videos", also when the path carries a stage's prefix (a Lambda's).
+func openaiTaskID(r *http.Request) string {
+	if id := r.PathValue("taskId"); id != "" {
+		return id
+	}
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	for i := len(segs) - 2; i >= 0; i-- {
+		if segs[i] == "videos" {
+			return segs[i+1]
+		}
+	}
+	return ""
+}
+
+func (a *API) openaiRetrieve(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	t, err := a.svc.Task(r.Context(), *c, openaiTaskID(r))
+	if err != nil {
+		return err
+	}
+	if !t.Status.Terminal() {
+		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
+	}
+	writeJSON(w, http.StatusOK, openaiVideo(t))
+	return nil
+}
+
+func (a *API) openaiDelete(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	id := openaiTaskID(r)
+	if err := a.svc.Delete(r.Context(), *c, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, openaiapi.NewDeleted(id))
+	return nil
+}
+
+// openaiContent redirects (302) to the signed link of the video, which
+// the SDKs follow; the link works until the video's expires_at. gen
+// makes no poster frame or sprite sheet, so those variants are a 400.
+func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	if vs, ok := r.URL.Query()["variant"]; ok && (len(vs) > 1 || vs[0] != "video") {
+		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "variant", Value: vs[0],
+			Message: fmt.Sprintf("variant %q is not available: this service makes the video alone (no thumbnail or spritesheet); use variant=video or leave it out.", vs[0])}
+	}
+	t, err := a.svc.Task(r.Context(), *c, openaiTaskID(r))
+	if err != nil {
+		return err
+	}
+	videos, err := a.svc.Videos(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	if len(videos) == 0 {
+		return &service.NotReadyError{TaskID: t.ID, Status: t.Status}
+	}
+	h := w.Header()
+	h.Set("Location", videos[0].URL)
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
+// openaiList is a page of the caller's videos, newest first: limit 1 to
+// 100 (default 20), after a video id (the SDK's last_id). order=desc is
+// the only order (the stores keep the history newest first).
+func (a *API) openaiList(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	q := r.URL.Query()
+	limit, err := intParam(q, "limit", defaultHistoryLimit, 1, maxHistoryLimit)
+	if err != nil {
+		return err
+	}
+	if vs, ok := q["order"]; ok && (len(vs) > 1 || vs[0] != "desc") {
+		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "order", Value: vs[0],
+			Message: "order must be desc (newest first), the only order this service lists videos in."}
+	}
+	var after store.TaskCursor
+	if vs, ok := q["after"]; ok {
+		t, err := a.svc.Task(r.Context(), *c, vs[0])
+		if len(vs) > 1 || errors.Is(err, service.ErrTaskNotFound) {
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "after", Value: vs[0],
+				Message: "after must be the id of one of your videos (a page's last_id)."}
+		}
+		if err != nil {
+			return err
+		}
+		after = store.CursorOf(t)
+	}
+	tasks, _, err := a.svc.History(r.Context(), *c, store.TaskQuery{After: after, Limit: limit + 1})
+	if err != nil {
+		return err
+	}
+	more := len(tasks) > limit
+	tasks = tasks[:min(len(tasks), limit)]
+	videos := make([]openaiapi.Video, 0, len(tasks))
+	for _, t := range tasks {
+		videos = append(videos, openaiVideo(t))
+	}
+	writeJSON(w, http.StatusOK, openaiapi.NewList(videos, more))
+	return nil
+}
