@@ -175,6 +175,9 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 	if task.Parameters.Seed == nil || *task.Parameters.Seed != 42 || task.CreditsCost != 70 || task.Model != client.ModelLite {
 		t.Errorf("task = %+v, want seed 42, 70 credits, the lite model", task)
 	}
+	if task.Route != "builtin" || task.ProviderModel != "" {
+		t.Errorf("task made on route %q, provider model %q; want the built-in generator's route and no provider model", task.Route, task.ProviderModel)
+	}
 
 	dir := t.TempDir()
 	paths, err := c.SaveVideos(ctx, s.TaskID, dir)

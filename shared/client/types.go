@@ -201,6 +201,11 @@ type Task struct {
 	// Progress is the percentage done the provider reported while the
 	// task is processing, 0 when it reports none (an extension).
 	Progress int `json:"progress,omitempty"`
+	// Route and ProviderModel name, once the task completed, the
+	// provider route that made its videos and the provider's model id
+	// (extensions; see the README, "Provider routes and failover").
+	Route         string `json:"route,omitempty"`
+	ProviderModel string `json:"providerModel,omitempty"`
 	// Error and CreditsRefunded are set for a failed task; CreditsRefunded
 	// also for one that completed with fewer videos than requested.
 	Error           *Failure `json:"error,omitempty"`
