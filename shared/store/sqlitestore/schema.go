@@ -191,6 +191,35 @@ CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, seq);
 	`
 ALTER TABLE tasks ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
 `,
+	// 8: the history's total kept as counts per account and status, so
+	// that a page reads a few rows instead of counting the account's
+	// tasks. Triggers keep them, so that every write that adds, removes
+	// or moves a task row (this program's, genctl's, any other process's
+	// on the file) moves them in its own transaction: they are exact
+	// whatever path the write took.
+	`
+CREATE TABLE task_counts (
+	account_id TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	n          INTEGER NOT NULL CHECK (n >= 0),
+	PRIMARY KEY (account_id, status)
+) STRICT, WITHOUT ROWID;
+INSERT INTO task_counts (account_id, status, n)
+	SELECT account_id, status, count(*) FROM tasks GROUP BY account_id, status;
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+	INSERT INTO task_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+		ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+END;
+CREATE TRIGGER tasks_count_move AFTER UPDATE OF account_id, status ON tasks
+	WHEN OLD.account_id IS NOT NEW.account_id OR OLD.status IS NOT NEW.status BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+	INSERT INTO task_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+		ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

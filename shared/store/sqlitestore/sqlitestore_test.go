@@ -304,8 +304,9 @@ func TestMigrateFromVersion2(t *testing.T) {
 	storetest.CheckLegacyRecord(t, openAt(t, path), func(t *testing.T, s store.Store) store.Store {
 		// Back to version 2: the records as they were, without the balance
 		// (and the tasks without the operation handle of version 4, nor
-		// the webhooks of version 6, nor the progress of version 7).
-		for _, stmt := range []string{"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
+		// the webhooks of version 6, nor the progress of version 7, nor
+		// the counts of version 8).
+		for _, stmt := range []string{version8Down, "ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
 			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
 			"ALTER TABLE idempotency_keys DROP COLUMN balance",
 			"ALTER TABLE tasks DROP COLUMN operation", "PRAGMA user_version = 2"} {
@@ -358,5 +359,55 @@ func TestPruneIdempotencyKeys(t *testing.T) {
 	var taskID string
 	if err := s.wr.QueryRow("SELECT task_id FROM idempotency_keys WHERE key = 'live'").Scan(&taskID); err != nil {
 		t.Errorf("the live record was pruned: %v", err)
+	}
+}
+
+// version8Down takes a database back to version 7: no task counts.
+const version8Down = `DROP TRIGGER tasks_count_insert; DROP TRIGGER tasks_count_delete;
+	DROP TRIGGER tasks_count_move; DROP TABLE task_counts`
+
+// TestMigrateCounts opens a version 7 database holding tasks: version 8
+// counts them, so that the history's totals are what count(*) says.
+func TestMigrateCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v7.db")
+	s := openAt(t, path)
+	ctx := t.Context()
+	for _, a := range []string{"acct-a", "acct-b"} {
+		if err := s.CreateAccount(ctx, domain.Account{ID: a, Credits: 1000, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 7 {
+		a := []string{"acct-a", "acct-b"}[i%2]
+		tk := task.Task{ID: fmt.Sprintf("gen_%d_migrate%d", t0.UnixMilli()+int64(i), i), AccountID: a, Type: "text-to-video",
+			Model: "m", Prompt: "p", CreditsCost: 1, CreatedAt: t0.Add(time.Duration(i) * time.Second), Deadline: t0.Add(time.Hour)}
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if _, err := s.MarkProcessing(ctx, tk.ID, t0.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, stmt := range []string{version8Down, "PRAGMA user_version = 7"} {
+		if _, err := s.wr.Exec(stmt); err != nil {
+			t.Fatalf("make a version 7 database: %s: %v", stmt, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path)
+	for _, a := range []string{"acct-a", "acct-b", "acct-none"} {
+		for _, st := range append([]task.Status{""}, task.Statuses...) {
+			var want int
+			if err := s.wr.QueryRow(`SELECT count(*) FROM tasks WHERE account_id = ? AND (? = '' OR status = ?)`, a, st, st).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if _, total, err := s.Tasks(ctx, a, store.TaskQuery{Status: st, Limit: 1}); err != nil || total != want {
+				t.Errorf("after migrating, Tasks(%s, status %q) total %d, %v; want %d", a, st, total, err, want)
+			}
+		}
 	}
 }
