@@ -196,8 +196,11 @@ ALTER TABLE tasks ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
 	// tasks. Triggers keep them, so that every write that adds, removes
 	// or moves a task row (this program's, genctl's, any other process's
 	// on the file) moves them in its own transaction: they are exact
-	// whatever path the write took.
+	// whatever path the write took. The history index gains the status,
+	// so that a page's ids and statuses are read from the index alone.
 	`
+DROP INDEX tasks_history;
+CREATE INDEX tasks_history ON tasks (account_id, created_at DESC, id DESC, status);
 CREATE TABLE task_counts (
 	account_id TEXT NOT NULL,
 	status     TEXT NOT NULL,

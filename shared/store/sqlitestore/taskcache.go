@@ -67,6 +67,14 @@ func (c *taskCache) generation(id string) uint64 {
 	return c.gens[i]
 }
 
+// generations is every stripe's generation, read before a database read
+// of tasks not known yet (a history page) whose results put may cache.
+func (c *taskCache) generations() [taskStripes]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens
+}
+
 func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {
 	e := cachedTask{t: cloneTask(t)}
 	if !t.Status.Terminal() {

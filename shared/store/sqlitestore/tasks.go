@@ -276,21 +276,52 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	var tasks []task.Task
 	var total int
 	op := "list tasks of " + accountID
+	// The page's ids and statuses come from the index alone (tasks_history
+	// or tasks_status, both holding the status); its tasks come from the
+	// task cache when it holds them in the status the index says, and are
+	// read by id and cached otherwise. A history page of tasks read before
+	// (polled, or on an earlier page) decodes no row. The generations are
+	// read before the snapshot begins, so that a task changed since is not
+	// cached as it was (Task does the same with one task's).
+	now := s.clock()
+	gens := s.tasks.generations()
 	err := s.read(ctx, op, func(tx *txn) error {
 		// The total is the counts the triggers keep (schema.go, 8), read
 		// in the page's snapshot: the same number count(*) would give.
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM task_counts WHERE `+where, args...).Scan(&total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE `+page+`
+		rows, err := tx.QueryContext(ctx, `SELECT id, status FROM tasks WHERE `+page+`
 			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 			append(pageArgs, limit, max(q.Skip, 0))...)
 		if err != nil {
 			return dbErr(op, err)
 		}
-		tasks, err = scanTasks(rows)
-		if err != nil {
+		type entry struct{ id, status string }
+		var found []entry
+		for rows.Next() {
+			var e entry
+			if err := rows.Scan(&e.id, &e.status); err != nil {
+				rows.Close()
+				return dbErr(op, err)
+			}
+			found = append(found, e)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return dbErr(op, err)
+		}
+		tasks = make([]task.Task, 0, len(found))
+		for _, e := range found {
+			if t, ok := s.tasks.get(e.id, now); ok && string(t.Status) == e.status {
+				tasks = append(tasks, t)
+				continue
+			}
+			t, err := loadTask(ctx, tx, op, e.id)
+			if err != nil {
+				return err
+			}
+			s.tasks.put(t, gens[s.tasks.stripe(e.id)], now)
+			tasks = append(tasks, t)
 		}
 		return nil
 	})
