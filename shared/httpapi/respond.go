@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -22,8 +23,9 @@ const DataContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
 // writeJSON writes v with the given status. Responses carry credits and
 // signed URLs, so nothing may cache them.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := bodies.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Every body is built from plain structs and maps; this is a bug.
@@ -37,6 +39,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Content-Security-Policy", DataContentSecurityPolicy)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// bodies are the buffers writeJSON encodes into, reused across requests
+// so that a poll allocates no body buffer of its own.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody gives buf back to bodies, unless it grew past what a page of
+// history needs: one huge answer should not stay in memory.
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return
+	}
+	buf.Reset()
+	bodies.Put(buf)
 }
 
 // seconds renders d as whole seconds, rounded up and at least 1, for
