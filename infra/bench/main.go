@@ -38,6 +38,7 @@ type config struct {
 	lambdas   bool
 	keep      bool
 	only      string
+	scale     int
 	profile   string
 }
 
@@ -55,8 +56,17 @@ func main() {
 	flag.BoolVar(&cfg.lambdas, "lambdas", true, "also measure the endpoint Lambdas' size and init")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directory")
 	flag.StringVar(&cfg.only, "only", "", "run only the HTTP workloads whose name contains this")
-	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the HTTP loads to this file")
+	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the service process (its whole life; the HTTP loads dominate) to this file")
+	flag.IntVar(&cfg.scale, "scale", 1_000_000, "tasks of the scale workload's account (0: no scale workload)")
+	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")
 	flag.Parse()
+	if *serve {
+		if err := serveChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
