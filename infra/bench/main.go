@@ -101,6 +101,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := b.http(ctx, out); err != nil {
 		return err
 	}
+	// -only picks the scale workload by its name, scale.
+	if cfg.scale > 0 && strings.Contains("scale", cfg.only) {
+		if err := b.scaleWorkload(ctx, out); err != nil {
+			return err
+		}
+	}
 	if cfg.dynamo {
 		if err := dynamoHistory(ctx, cfg, out); err != nil {
 			return err
