@@ -113,7 +113,16 @@ func Open(path string) (*Store, error) {
 		wr.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	rd.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	// One read connection per CPU (at least four, so that a read waiting
+	// on the disk does not hold the others up), and every one kept open:
+	// database/sql keeps two idle connections by default, so under load
+	// it closed and reopened the others at every burst, and each reopened
+	// one prepared its statements again (infra/docs/performance.md).
+	n := max(4, runtime.GOMAXPROCS(0))
+	rd.SetMaxOpenConns(n)
+	rd.SetMaxIdleConns(n)
+	rd.SetConnMaxIdleTime(0)
+	rd.SetConnMaxLifetime(0)
 	s.rd, s.rdStmts = rd, newStmtCache(rd)
 	return s, nil
 }
