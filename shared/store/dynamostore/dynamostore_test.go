@@ -490,3 +490,6 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTasks: the bench's seeding, in several batches and writers.
+func TestImportTasks(t *testing.T) { storetest.CheckImport(t, open(t), 25*importWriters+7) }

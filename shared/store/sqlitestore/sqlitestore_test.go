@@ -412,32 +412,5 @@ func TestMigrateCounts(t *testing.T) {
 	}
 }
 
-// TestImportTasks: the bench's seeding writes the tasks as given, and
-// the history lists and counts them as any other.
-func TestImportTasks(t *testing.T) {
-	s := openTemp(t)
-	ctx := t.Context()
-	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 0, CreatedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
-	const n = importBatch + 3 // two transactions
-	mk := func(i int) task.Task {
-		created := t0.Add(time.Duration(i) * time.Millisecond)
-		st := task.Completed
-		if i%2 == 1 {
-			st = task.Failed
-		}
-		return task.Task{ID: fmt.Sprintf("gen_%d_import%05d", created.UnixMilli(), i), AccountID: "acct-a", Type: "text-to-video",
-			Model: "m", Prompt: "p", Status: st, CreatedAt: created, StartedAt: created, CompletedAt: created.Add(time.Second)}
-	}
-	if err := s.ImportTasks(ctx, n, mk); err != nil {
-		t.Fatal(err)
-	}
-	page, total, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 2})
-	if err != nil || total != n || len(page) != 2 || page[0].ID != mk(n-1).ID || page[1].ID != mk(n-2).ID {
-		t.Fatalf("Tasks after import = %d tasks, total %d, %v; want the newest two of %d", len(page), total, err, n)
-	}
-	if _, failed, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: task.Failed, Limit: 1}); err != nil || failed != n/2 {
-		t.Errorf("failed total %d, %v; want %d", failed, err, n/2)
-	}
-}
+// TestImportTasks: the bench's seeding, in two transactions.
+func TestImportTasks(t *testing.T) { storetest.CheckImport(t, openTemp(t), importBatch+3) }

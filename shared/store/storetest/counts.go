@@ -162,3 +162,43 @@ func testTotalCounts(t *testing.T, s store.Store, cfg config) {
 	wantTotals(t, s, "acct-a", "concurrent creates, moves, deletes and expiries")
 	wantTotals(t, s, "acct-b", "concurrent creates, moves, deletes and expiries")
 }
+
+// Importer is a backend's bulk seeding of tasks, for the bench
+// (ImportTasks of sqlitestore and dynamostore).
+type Importer interface {
+	store.Store
+	ImportTasks(ctx context.Context, n int, next func(i int) task.Task) error
+}
+
+// CheckImport checks that n tasks seeded through ImportTasks are listed,
+// in order, and counted as any other tasks, by status too.
+func CheckImport(t *testing.T, s Importer, n int) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 0)
+	mk := func(i int) task.Task {
+		created := at(time.Duration(i) * time.Millisecond)
+		tk := newTask("acct-a", taskID(created, fmt.Sprintf("import%05d", i)), 10, created)
+		tk.Status, tk.StartedAt, tk.CompletedAt = task.Completed, created, created.Add(time.Second)
+		tk.Videos = []task.Video{{Key: "videos/" + tk.ID + "/0.mp4", MimeType: "video/mp4"}}
+		if i%2 == 1 {
+			tk.Status, tk.Videos, tk.CreditsRefunded, tk.Failure = task.Failed, nil, 10, &cancelled
+		}
+		return tk
+	}
+	if err := s.ImportTasks(ctx, n, mk); err != nil {
+		t.Fatalf("ImportTasks(%d): %v", n, err)
+	}
+	page, total, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 2})
+	if err != nil || total != n || len(page) != 2 {
+		t.Fatalf("Tasks after importing %d = %d tasks, total %d, %v", n, len(page), total, err)
+	}
+	for i, got := range page {
+		if d := diffTask(got, mk(n-1-i)); len(d) > 0 {
+			t.Errorf("Tasks after import, task %d: %v", i, d)
+		}
+	}
+	if _, failed, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: task.Failed, Limit: 1}); err != nil || failed != n/2 {
+		t.Errorf("failed total %d, %v; want %d", failed, err, n/2)
+	}
+	wantTotals(t, s, "acct-a", "import")
+}
