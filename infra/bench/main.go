@@ -39,7 +39,9 @@ type config struct {
 	keep      bool
 	only      string
 	scale     int
-	profile   string
+	// dynamoScale is the scale account's size on DynamoDB Local.
+	dynamoScale int
+	profile     string
 }
 
 func main() {
@@ -58,6 +60,7 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "", "run only the HTTP workloads whose name contains this")
 	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the service process (its whole life; the HTTP loads dominate) to this file")
 	flag.IntVar(&cfg.scale, "scale", 1_000_000, "tasks of the scale workload's account (0: no scale workload)")
+	flag.IntVar(&cfg.dynamoScale, "dynamodb-scale", 50_000, "tasks of the scale account on DynamoDB Local (at most -tasks: none)")
 	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")
 	flag.Parse()
 	if *serve {
