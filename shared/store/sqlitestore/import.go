@@ -23,6 +23,7 @@ func (s *Store) ImportTasks(ctx context.Context, n int, next func(i int) task.Ta
 		err := s.write(ctx, op, func(tx *txn) error {
 			for i := from; i < min(from+importBatch, n); i++ {
 				t := next(i)
+				tx.touch(t.AccountID)
 				row, err := encodeTask(t)
 				if err != nil {
 					return fmt.Errorf("%s: task %s: %w", op, t.ID, err)

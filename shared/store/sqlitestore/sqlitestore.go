@@ -50,6 +50,7 @@ type Store struct {
 	closed           atomic.Bool
 	keys             keyCache
 	tasks            taskCache
+	pages            pageCache
 	// now is the caches' clock: time.Now unless a test sets it.
 	now func() time.Time
 	// events is signalled after a commit that wrote webhook deliveries.
@@ -169,6 +170,13 @@ func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op st
 		tx.stmts = s.rdStmts
 	}
 	defer tx.Rollback() // a no-op once committed
+	// After the commit, or whatever became of it: a history page read in
+	// a snapshot before the write is not answered after it.
+	defer func() {
+		for _, a := range tx.touched {
+			s.pages.forget(a)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		return err
 	}

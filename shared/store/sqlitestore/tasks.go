@@ -30,6 +30,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 
 	var balance int64
 	err = s.write(ctx, op, func(tx *txn) error {
+		tx.touch(t.AccountID)
 		found, err := findStart(ctx, tx, t, g)
 		if err != nil {
 			return dbErr(op, err)
@@ -273,22 +274,29 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		page += ` AND (created_at, id) < (?, ?)`
 		pageArgs = append(pageArgs, ms(q.After.CreatedAt), q.After.ID)
 	}
-	var tasks []task.Task
-	var total int
 	op := "list tasks of " + accountID
-	// The page's ids and statuses come from the index alone (tasks_history
-	// or tasks_status, both holding the status); its tasks come from the
-	// task cache when it holds them in the status the index says, and are
-	// read by id and cached otherwise. A history page of tasks read before
-	// (polled, or on an earlier page) decodes no row. The generations are
-	// read before the snapshot begins, so that a task changed since is not
-	// cached as it was (Task does the same with one task's).
+	// A page is its tasks' ids and statuses, read from the index alone
+	// (tasks_history or tasks_status, both holding the status) with the
+	// total the triggers keep (schema.go, 8), in one snapshot; the page
+	// cache keeps them (PageCacheTTL). The tasks come from the task cache
+	// when it holds them in the status the index says, and are read by id
+	// and cached otherwise. A page asked again, of tasks read before,
+	// reads nothing. The caches' generations are read before the snapshot
+	// begins, so that what changed since is not cached as it was (Task
+	// does the same with one task's).
 	now := s.clock()
+	key := keyOf(accountID, q)
+	if p, ok := s.pages.get(key, now); ok {
+		if tasks, ok := s.tasks.all(p.entries, now); ok {
+			return tasks, p.total, nil
+		}
+	}
+	pageGen := s.pages.generation(accountID)
 	gens := s.tasks.generations()
+	var tasks []task.Task
+	var p cachedPage
 	err := s.read(ctx, op, func(tx *txn) error {
-		// The total is the counts the triggers keep (schema.go, 8), read
-		// in the page's snapshot: the same number count(*) would give.
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM task_counts WHERE `+where, args...).Scan(&total); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM task_counts WHERE `+where, args...).Scan(&p.total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, status FROM tasks WHERE `+page+`
@@ -297,21 +305,19 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		if err != nil {
 			return dbErr(op, err)
 		}
-		type entry struct{ id, status string }
-		var found []entry
 		for rows.Next() {
-			var e entry
+			var e pageEntry
 			if err := rows.Scan(&e.id, &e.status); err != nil {
 				rows.Close()
 				return dbErr(op, err)
 			}
-			found = append(found, e)
+			p.entries = append(p.entries, e)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return dbErr(op, err)
 		}
-		tasks = make([]task.Task, 0, len(found))
-		for _, e := range found {
+		tasks = make([]task.Task, 0, len(p.entries))
+		for _, e := range p.entries {
 			if t, ok := s.tasks.get(e.id, now); ok && string(t.Status) == e.status {
 				tasks = append(tasks, t)
 				continue
@@ -328,7 +334,8 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	if err != nil {
 		return nil, 0, err
 	}
-	return tasks, total, nil
+	s.pages.put(key, p, pageGen, now)
+	return tasks, p.total, nil
 }
 
 // Unfinished implements store.Store. Tasks are listed oldest first.
@@ -379,6 +386,7 @@ func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (ta
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
 		}
+		tx.touch(t.AccountID)
 		tr := lifecycle.MarkProcessing(t, fromMS(ms(at)))
 		if !tr.Changed {
 			return nil
@@ -453,6 +461,7 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
 		}
+		tx.touch(t.AccountID)
 		tr, err := move(t, arg, fromMS(ms(at)))
 		if err != nil || !tr.Changed {
 			return err
