@@ -2,7 +2,10 @@
 // bare net/http server on the same machine in the same run: status
 // polling, starts, history pages of an account with 10,000 tasks (on
 // SQLite through the server, and on DynamoDB Local through the store),
-// models; then the endpoint Lambdas' sizes and init times. It prints
+// models, with the service's peak memory beside each (it runs as a child
+// process, child.go); then the same on an account of a million tasks with
+// the service's start-up on that data (scale.go), and the endpoint
+// Lambdas' sizes and init times. It prints
 // first what AWS charges per 1,000 generations (infra/costmodel, from
 // template.yaml), then one table; `make bench` runs it. Nothing here is a test: no figure is
 // asserted, the table is read by people (infra/docs/performance.md).
