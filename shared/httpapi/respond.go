@@ -32,13 +32,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		panic("httpapi: encode response: " + err.Error())
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
+	// The fixed values are shared slices, set by their canonical names:
+	// Header.Set would make each of them anew on every answer. One value
+	// each (capacity 1), so a later Add makes its own.
+	h["Content-Type"] = jsonHeaders.contentType
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", DataContentSecurityPolicy)
+	h["Cache-Control"] = jsonHeaders.cacheControl
+	h["X-Content-Type-Options"] = jsonHeaders.noSniff
+	h["Content-Security-Policy"] = jsonHeaders.csp
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// jsonHeaders are the fixed header values of every JSON answer.
+var jsonHeaders = struct{ contentType, cacheControl, noSniff, csp []string }{
+	contentType:  []string{"application/json; charset=utf-8"},
+	cacheControl: []string{"no-store"},
+	noSniff:      []string{"nosniff"},
+	csp:          []string{DataContentSecurityPolicy},
 }
 
 // bodies are the buffers writeJSON encodes into, reused across requests
