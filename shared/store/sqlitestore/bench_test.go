@@ -43,3 +43,35 @@ func BenchmarkHistoryPage(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGeneration is the store's side of one generation: its start
+// (CreateTask, charged), then MarkProcessing and Complete, one after
+// another on the one writer: what bounds make bench's starts per second
+// on the store's side.
+func BenchmarkGeneration(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "gen.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	if err := s.CreateAccount(ctx, domain.Account{ID: "acct-a", Credits: 1 << 40, CreatedAt: t0}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		created := t0.Add(time.Duration(i) * time.Millisecond)
+		tk := task.Task{ID: fmt.Sprintf("gen_%d_gen%07d", created.UnixMilli(), i), AccountID: "acct-a", Type: "text-to-video",
+			Model: "m", Prompt: "p", CreditsCost: 10, CreatedAt: created, Deadline: created.Add(time.Hour)}
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.MarkProcessing(ctx, tk.ID, created); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Complete(ctx, tk.ID, domain.Completion{Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}, created); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
