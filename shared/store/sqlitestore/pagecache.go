@@ -20,6 +20,11 @@ const PageCacheTTL = time.Second
 // empty, which costs one read per page asked for.
 const pageCacheMax = 4096
 
+// pageCacheEntries is the longest page kept: a history page is at most
+// 101 tasks (the endpoint's limit and one more), and a listing of a
+// whole account (an audit's) is read each time rather than held.
+const pageCacheEntries = 1000
+
 // pageCache holds what a history page read from the index: its tasks'
 // ids and statuses, and the total. The tasks themselves come from the
 // task cache, which checks them against these statuses.
@@ -27,7 +32,8 @@ type pageCache struct {
 	mu    sync.Mutex
 	pages map[pageKey]cachedPage
 	// gens counts the writes to each account's tasks: a page read before
-	// one is neither cached nor answered.
+	// one is neither cached nor answered. One number per account written
+	// since the process started.
 	gens map[string]uint64
 }
 
@@ -82,6 +88,9 @@ func (c *pageCache) generation(account string) uint64 {
 // put keeps p, read after generation returned gen. The entries are the
 // cache's from then on: the caller does not change them.
 func (c *pageCache) put(k pageKey, p cachedPage, gen uint64, now time.Time) {
+	if len(p.entries) > pageCacheEntries {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gens[k.account] != gen {
