@@ -21,6 +21,9 @@ type figures struct {
 	elapsed  time.Duration
 	p50, p99 time.Duration
 	lat      []time.Duration // every latency measured
+	// peakRSS is the service's peak resident memory during the load, in
+	// bytes: set by the caller, which knows the process.
+	peakRSS int64
 }
 
 func (f figures) rps() float64 { return float64(f.n) / f.elapsed.Seconds() }

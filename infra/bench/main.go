@@ -2,7 +2,10 @@
 // bare net/http server on the same machine in the same run: status
 // polling, starts, history pages of an account with 10,000 tasks (on
 // SQLite through the server, and on DynamoDB Local through the store),
-// models; then the endpoint Lambdas' sizes and init times. It prints
+// models, with the service's peak memory beside each (it runs as a child
+// process, child.go); then the same on an account of a million tasks with
+// the service's start-up on that data (scale.go), and the endpoint
+// Lambdas' sizes and init times. It prints
 // first what AWS charges per 1,000 generations (infra/costmodel, from
 // template.yaml), then one table; `make bench` runs it. Nothing here is a test: no figure is
 // asserted, the table is read by people (infra/docs/performance.md).
@@ -38,7 +41,10 @@ type config struct {
 	lambdas   bool
 	keep      bool
 	only      string
-	profile   string
+	scale     int
+	// dynamoScale is the scale account's size on DynamoDB Local.
+	dynamoScale int
+	profile     string
 }
 
 func main() {
@@ -55,8 +61,18 @@ func main() {
 	flag.BoolVar(&cfg.lambdas, "lambdas", true, "also measure the endpoint Lambdas' size and init")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directory")
 	flag.StringVar(&cfg.only, "only", "", "run only the HTTP workloads whose name contains this")
-	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the HTTP loads to this file")
+	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the service process (its whole life; the HTTP loads dominate) to this file")
+	flag.IntVar(&cfg.scale, "scale", 1_000_000, "tasks of the scale workload's account (0: no scale workload)")
+	flag.IntVar(&cfg.dynamoScale, "dynamodb-scale", 50_000, "tasks of the scale account on DynamoDB Local (at most -tasks: none)")
+	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")
 	flag.Parse()
+	if *serve {
+		if err := serveChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -90,6 +106,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	defer b.close()
 	if err := b.http(ctx, out); err != nil {
 		return err
+	}
+	// -only picks the scale workload by its name, scale.
+	if cfg.scale > 0 && strings.Contains("scale", cfg.only) {
+		if err := b.scaleWorkload(ctx, out); err != nil {
+			return err
+		}
 	}
 	if cfg.dynamo {
 		if err := dynamoHistory(ctx, cfg, out); err != nil {

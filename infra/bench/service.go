@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,8 +20,8 @@ import (
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
+	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // unlimited are an Enterprise key's limits far above any load here.
@@ -32,12 +30,13 @@ var unlimited = store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30
 // pageSize is the history page of the history workloads.
 const pageSize = 20
 
-// bench is the service and the bare server, side by side in this process.
+// bench is the service, in a child process (child.go), and the bare
+// server, in this one.
 type bench struct {
 	cfg     config
 	dir     string
-	stack   *devstack.Stack
-	svc     *http.Server
+	st      *sqlitestore.Store // this process's handle on the service's data
+	svc     *child
 	bareSrv *http.Server
 	svcURL  string
 	bareURL string
@@ -49,10 +48,13 @@ type bench struct {
 	cursor500            string // the history's nextCursor that leads to page 500
 	// accepted counts the starts the service answered 202 on b.key.
 	accepted int
+	// measured are the HTTP workloads' figures, by name, for the scale
+	// workload's comparison.
+	measured map[string]figures
 }
 
 func setUp(ctx context.Context, cfg config) (*bench, error) {
-	b := &bench{cfg: cfg}
+	b := &bench{cfg: cfg, measured: map[string]figures{}}
 	var err error
 	if b.dir, err = os.MkdirTemp("", "gen-bench-"); err != nil {
 		return nil, err
@@ -63,33 +65,13 @@ func setUp(ctx context.Context, cfg config) (*bench, error) {
 			b.close()
 		}
 	}()
-	svcLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// The keys are made before the service starts, through the store, as
+	// genctl makes them; the history account is seeded once it runs, so
+	// that its pending tasks are not generations to recover.
+	if b.st, err = devstack.OpenStore(b.dir); err != nil {
 		return nil, err
 	}
-	dc, err := devstack.ParseConfig(os.LookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	dc.Addr, dc.DataDir, dc.PublicURL = svcLn.Addr().String(), b.dir, ""
-	dc.SweepInterval = time.Hour
-	dc.FaultInjection = false
-	dc.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	switch cfg.generator {
-	case "remote":
-		dc.Hooks.WrapGenerator = func(workflow.Generator) workflow.Generator { return remote{latency: cfg.latency} }
-	case "ffmpeg":
-	default:
-		return nil, fmt.Errorf("-generator %q: want remote or ffmpeg", cfg.generator)
-	}
-	if b.stack, err = devstack.New(ctx, dc); err != nil {
-		return nil, err
-	}
-	b.svc = &http.Server{Handler: b.stack.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go b.svc.Serve(svcLn)
-	b.svcURL = "http://" + svcLn.Addr().String()
-
-	a := admin.New(b.stack.Store)
+	a := admin.New(b.st)
 	k, err := a.CreateKey(ctx, admin.KeyRequest{Name: "bench", Credits: 1 << 40, Tier: ratelimit.Enterprise, Limits: unlimited})
 	if err != nil {
 		return nil, err
@@ -100,28 +82,29 @@ func setUp(ctx context.Context, cfg config) (*bench, error) {
 		return nil, err
 	}
 	b.histKey, b.histAccount = k.APIKey, k.AccountID
+	if b.svc, err = startChild(ctx, cfg, b.dir); err != nil {
+		return nil, err
+	}
+	b.svcURL = b.svc.url
+	fmt.Fprintf(os.Stderr, "the service started in %v, peak RSS %s\n", b.svc.startUp.Round(time.Millisecond), mb(b.svc.peakRSS()))
 
 	if b.done, err = b.completedTask(ctx); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	if err := seed(ctx, b.stack.Store, b.histAccount, cfg.tasks, 1); err != nil {
+	if err := seed(ctx, b.st, b.histAccount, cfg.tasks, 1); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "seeded %d tasks on SQLite in %v\n", cfg.tasks, time.Since(t0).Round(time.Millisecond))
-	newest, _, err := b.stack.Store.Tasks(ctx, b.histAccount, store.TaskQuery{Limit: 1})
+	newest, _, err := b.st.Tasks(ctx, b.histAccount, store.TaskQuery{Limit: 1})
 	if err != nil || len(newest) == 0 {
 		return nil, fmt.Errorf("the newest history task: %v", err)
 	}
 	b.pending = newest[0].ID
 	if cfg.tasks >= 500*pageSize {
-		var page struct {
-			Pagination struct{ NextCursor string } `json:"pagination"`
-		}
-		if err := b.getJSON(ctx, fmt.Sprintf("/api/gen/history?limit=%d&skip=%d", pageSize, 498*pageSize), b.histKey, &page); err != nil {
+		if b.cursor500, err = b.cursorTo(ctx, 500, b.histKey); err != nil {
 			return nil, err
 		}
-		b.cursor500 = page.Pagination.NextCursor
 	}
 
 	// The bare server answers with what the service answered.
@@ -144,15 +127,58 @@ func setUp(ctx context.Context, cfg config) (*bench, error) {
 	if bodies[startPattern], err = b.raw(ctx, http.MethodPost, "/api/gen/text-to-video", b.key, startBody); err != nil {
 		return nil, err
 	}
-	bareLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if b.bareSrv, b.bareURL, err = serveBare(bodies); err != nil {
 		return nil, err
 	}
-	b.bareSrv = bare(bareLn, bodies)
-	b.bareURL = "http://" + bareLn.Addr().String()
-	b.stack.Wait()
+	if err := b.wait(ctx, b.st, b.account); err != nil {
+		return nil, err
+	}
 	ok = true
 	return b, nil
+}
+
+// cursorTo returns the nextCursor that leads to page n of key's history,
+// or "" when it has fewer pages.
+func (b *bench) cursorTo(ctx context.Context, n int, key string) (string, error) {
+	var page struct {
+		Pagination struct{ NextCursor string } `json:"pagination"`
+	}
+	if err := b.getJSON(ctx, fmt.Sprintf("/api/gen/history?limit=%d&skip=%d", pageSize, (n-2)*pageSize), key, &page); err != nil {
+		return "", err
+	}
+	return page.Pagination.NextCursor, nil
+}
+
+// serveBare starts the bare server on a loopback port.
+func serveBare(bodies map[string][]byte) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return bare(ln, bodies), "http://" + ln.Addr().String(), nil
+}
+
+// wait returns once account has no task pending or processing: every
+// generation its starts queued has ended.
+func (b *bench) wait(ctx context.Context, st store.Store, account string) error {
+	for {
+		unfinished := 0
+		for _, s := range []task.Status{task.Pending, task.Processing} {
+			_, n, err := st.Tasks(ctx, account, store.TaskQuery{Status: s, Limit: 1})
+			if err != nil {
+				return err
+			}
+			unfinished += n
+		}
+		if unfinished == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 var startBody = []byte(`{"prompt":"a bench of the starts","model":"gen-3.1-lite-generate-001","durationSeconds":4}`)
@@ -277,35 +303,29 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "HTTP, %d connections (service figure, bare net/http figure, service/bare)\n", b.cfg.conns)
-	fmt.Fprintln(tw, "workload\treq/s\tbare req/s\tratio\tp50\tp99\tbare p99\tp99 ratio\tnon-2xx\terrors\t")
+	fmt.Fprintln(tw, "workload\treq/s\tbare req/s\tratio\tp50\tp99\tbare p99\tp99 ratio\tnon-2xx\terrors\tpeak RSS\t")
 	row := func(w workload, svc, bareF figures) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%.2f\t%d\t%d\t\n", w.name, svc.rps(), bareF.rps(), svc.rps()/bareF.rps(),
-			ms(svc.p50), ms(svc.p99), ms(bareF.p99), float64(svc.p99)/float64(bareF.p99), svc.non2xx, svc.errs)
-	}
-	if b.cfg.profile != "" {
-		f, err := os.Create(b.cfg.profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%.2f\t%d\t%d\t%s\t\n", w.name, svc.rps(), bareF.rps(), svc.rps()/bareF.rps(),
+			ms(svc.p50), ms(svc.p99), ms(bareF.p99), float64(svc.p99)/float64(bareF.p99), svc.non2xx, svc.errs, mb(svc.peakRSS))
 	}
 	for _, w := range append(reads, workload{"starts", http.MethodPost, "/api/gen/text-to-video", b.key, startBody}) {
 		if !strings.Contains(w.name, b.cfg.only) {
 			continue
 		}
+		b.svc.resetPeak()
 		svc, bareF := compare(ctx, b.cfg.conns, b.cfg.rounds, b.cfg.warm, b.cfg.duration,
 			func(int, int) *http.Request { return b.request(b.svcURL, w.method, w.path, w.key, w.body) },
 			func(int, int) *http.Request { return b.request(b.bareURL, w.method, w.path, w.key, w.body) })
+		svc.peakRSS = b.svc.peakRSS()
 		row(w, svc, bareF)
+		b.measured[w.name] = svc
 		if w.method == http.MethodPost {
 			b.accepted += svc.all2xx
 			// The generations queued by the load finish before anything
 			// else is measured.
-			b.stack.Wait()
+			if err := b.wait(ctx, b.st, b.account); err != nil {
+				return err
+			}
 		}
 	}
 	tw.Flush()
@@ -326,7 +346,9 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t\n", w.name, svc.n, ms(svc.p50), ms(svc.p99), ms(bareF.p50), svc.non2xx)
 		if w.method == http.MethodPost {
 			b.accepted += svc.all2xx
-			b.stack.Wait()
+			if err := b.wait(ctx, b.st, b.account); err != nil {
+				return err
+			}
 		}
 	}
 	tw.Flush()
@@ -341,18 +363,20 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 // ledger checks, once every generation started has finished, that the
 // starting account's books balance and that no task is left unfinished.
 func (b *bench) ledger(ctx context.Context, out io.Writer) error {
-	b.stack.Wait()
-	problems, err := audit.Account(ctx, b.stack.Store, b.account)
+	if err := b.wait(ctx, b.st, b.account); err != nil {
+		return err
+	}
+	problems, err := audit.Account(ctx, b.st, b.account)
 	if err != nil {
 		return err
 	}
-	_, total, err := b.stack.Store.Tasks(ctx, b.account, store.TaskQuery{Limit: 1})
+	_, total, err := b.st.Tasks(ctx, b.account, store.TaskQuery{Limit: 1})
 	if err != nil {
 		return err
 	}
 	unfinished := 0
 	for _, st := range []task.Status{task.Pending, task.Processing} {
-		_, n, err := b.stack.Store.Tasks(ctx, b.account, store.TaskQuery{Status: st, Limit: 1})
+		_, n, err := b.st.Tasks(ctx, b.account, store.TaskQuery{Status: st, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -371,14 +395,12 @@ func (b *bench) ledger(ctx context.Context, out io.Writer) error {
 }
 
 func (b *bench) close() {
-	if b.svc != nil {
-		b.svc.Close()
-	}
+	b.svc.stop()
 	if b.bareSrv != nil {
 		b.bareSrv.Close()
 	}
-	if b.stack != nil {
-		b.stack.Close()
+	if b.st != nil {
+		b.st.Close()
 	}
 	if b.dir != "" && !b.cfg.keep {
 		os.RemoveAll(b.dir)

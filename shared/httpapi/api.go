@@ -49,6 +49,7 @@ type API struct {
 	cursors *cursor.Sealer
 	log     *slog.Logger
 	handler http.Handler
+	items   itemCache // history's
 }
 
 // route is one method of an endpoint: its method, its ServeMux path

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -22,9 +25,10 @@ const (
 
 // historyResponse is the history endpoint's 200.
 type historyResponse struct {
-	Success    bool          `json:"success"`
-	Videos     []historyItem `json:"videos"`
-	Pagination pagination    `json:"pagination"`
+	Success bool `json:"success"`
+	// Videos are historyItems, each encoded once (itemCache).
+	Videos     []json.RawMessage `json:"videos"`
+	Pagination pagination        `json:"pagination"`
 }
 
 type pagination struct {
@@ -106,7 +110,7 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	}
 	resp := historyResponse{
 		Success:    true,
-		Videos:     make([]historyItem, 0, len(tasks)),
+		Videos:     make([]json.RawMessage, 0, len(tasks)),
 		Pagination: pagination{Total: total, Limit: limit, Skip: skip, HasMore: hasMore},
 	}
 	if more {
@@ -117,24 +121,75 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		resp.Pagination.NextCursor = next
 	}
 	for _, t := range tasks {
-		it := historyItem{
-			TaskID:      t.ID,
-			Type:        t.Type,
-			Model:       t.Model,
-			Prompt:      t.Prompt,
-			Status:      t.Status,
-			CreditsCost: t.CreditsCost,
-			CreatedAt:   formatTime(t.CreatedAt),
-			VideoCount:  len(t.Videos),
-			APIKey:      t.KeyName,
-			HasImage:    t.HasImage(),
-		}
-		it.CompletedAt, it.ProcessingTime, it.Error, it.CreditsRefunded = outcome(t)
-		it.Route, it.ProviderModel = madeBy(t)
-		resp.Videos = append(resp.Videos, it)
+		resp.Videos = append(resp.Videos, a.items.item(t))
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// itemCacheMax bounds the items kept; past it the cache starts again
+// empty, which costs one encoding per item.
+const itemCacheMax = 10000
+
+// itemCache keeps each history item's JSON. An item is a function of the
+// task's fields that never change and of its status: a task's item in a
+// given status is always the same bytes (a finished task's outcome is
+// set once, with its status), so a page of tasks seen before encodes
+// nothing but its envelope.
+type itemCache struct {
+	mu sync.Mutex
+	m  map[itemKey]json.RawMessage
+}
+
+type itemKey struct {
+	id     string
+	status task.Status
+}
+
+// item returns t's history item, encoded as writeJSON encodes (no HTML
+// escaping), without the encoder's newline.
+func (c *itemCache) item(t task.Task) json.RawMessage {
+	k := itemKey{t.ID, t.Status}
+	c.mu.Lock()
+	b, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(historyItemOf(t)); err != nil {
+		// A plain struct of strings and numbers; this is a bug.
+		panic("httpapi: encode history item: " + err.Error())
+	}
+	b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= itemCacheMax {
+		c.m = map[itemKey]json.RawMessage{}
+	}
+	c.m[k] = b
+	c.mu.Unlock()
+	return b
+}
+
+// historyItemOf is t's history item.
+func historyItemOf(t task.Task) historyItem {
+	it := historyItem{
+		TaskID:      t.ID,
+		Type:        t.Type,
+		Model:       t.Model,
+		Prompt:      t.Prompt,
+		Status:      t.Status,
+		CreditsCost: t.CreditsCost,
+		CreatedAt:   formatTime(t.CreatedAt),
+		VideoCount:  len(t.Videos),
+		APIKey:      t.KeyName,
+		HasImage:    t.HasImage(),
+	}
+	it.CompletedAt, it.ProcessingTime, it.Error, it.CreditsRefunded = outcome(t)
+	it.Route, it.ProviderModel = madeBy(t)
+	return it
 }
 
 // A history position is "<createdAt unix ms>.<task id>", sealed into the

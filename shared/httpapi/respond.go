@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -22,21 +23,47 @@ const DataContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
 // writeJSON writes v with the given status. Responses carry credits and
 // signed URLs, so nothing may cache them.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := bodies.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Every body is built from plain structs and maps; this is a bug.
 		panic("httpapi: encode response: " + err.Error())
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
+	// The fixed values are shared slices, set by their canonical names:
+	// Header.Set would make each of them anew on every answer. One value
+	// each (capacity 1), so a later Add makes its own.
+	h["Content-Type"] = jsonHeaders.contentType
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", DataContentSecurityPolicy)
+	h["Cache-Control"] = jsonHeaders.cacheControl
+	h["X-Content-Type-Options"] = jsonHeaders.noSniff
+	h["Content-Security-Policy"] = jsonHeaders.csp
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// jsonHeaders are the fixed header values of every JSON answer.
+var jsonHeaders = struct{ contentType, cacheControl, noSniff, csp []string }{
+	contentType:  []string{"application/json; charset=utf-8"},
+	cacheControl: []string{"no-store"},
+	noSniff:      []string{"nosniff"},
+	csp:          []string{DataContentSecurityPolicy},
+}
+
+// bodies are the buffers writeJSON encodes into, reused across requests
+// so that a poll allocates no body buffer of its own.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody gives buf back to bodies, unless it grew past what a page of
+// history needs: one huge answer should not stay in memory.
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return
+	}
+	buf.Reset()
+	bodies.Put(buf)
 }
 
 // seconds renders d as whole seconds, rounded up and at least 1, for

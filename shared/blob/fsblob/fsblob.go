@@ -49,6 +49,7 @@ type Store struct {
 	dir     string
 	baseURL string
 	secret  []byte
+	links   linkCache // SignURL's
 
 	// Now is the clock that expiry is checked against; tests replace it
 	// before serving. Nil means time.Now.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,8 +29,47 @@ func (s *Store) SignURL(ctx context.Context, key string, expires time.Time) (str
 		return "", fmt.Errorf("sign: %w", err)
 	}
 	exp := expires.Unix()
+	if u, ok := s.links.get(key, exp); ok {
+		return u, nil
+	}
 	// Valid keys hold only characters that need no escaping in a path.
-	return fmt.Sprintf("%s%s%s?expires=%d&signature=%s", s.baseURL, PathPrefix, key, exp, s.sign(key, exp)), nil
+	u := fmt.Sprintf("%s%s%s?expires=%d&signature=%s", s.baseURL, PathPrefix, key, exp, s.sign(key, exp))
+	s.links.put(key, exp, u)
+	return u, nil
+}
+
+// linkCacheMax bounds the links kept; past it the cache starts again
+// empty, which costs one HMAC per link asked for.
+const linkCacheMax = 10000
+
+// linkCache keeps the links SignURL made. A link is a pure function of
+// the key, its expiry and the secret, and the API asks for the same
+// expiry on every poll of a task (its completion plus the links'
+// lifetime), so a poll of a finished task signs nothing.
+type linkCache struct {
+	mu sync.Mutex
+	m  map[linkKey]string
+}
+
+type linkKey struct {
+	key string
+	exp int64
+}
+
+func (c *linkCache) get(key string, exp int64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.m[linkKey{key, exp}]
+	return u, ok
+}
+
+func (c *linkCache) put(key string, exp int64, u string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= linkCacheMax {
+		c.m = map[linkKey]string{}
+	}
+	c.m[linkKey{key, exp}] = u
 }
 
 // sign is the hex HMAC of a key and expiry. The key cannot contain a

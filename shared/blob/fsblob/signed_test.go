@@ -293,3 +293,40 @@ func TestLinksSurviveRestart(t *testing.T) {
 		t.Errorf("link signed before the restart: status %d body %q, want 200 %q", rec.Code, rec.Body, "kept")
 	}
 }
+
+// TestKeptLinksAreTheSigned checks that the links SignURL keeps are the
+// ones it would sign afresh: the same for the same key and expiry, as a
+// store without the cache signs them, and another for another expiry.
+func TestKeptLinksAreTheSigned(t *testing.T) {
+	open := func() *Store {
+		s, err := New(t.TempDir(), "http://files.test", testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ctx := context.Background()
+	s, fresh := open(), open()
+	exp := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	first, err := s.SignURL(ctx, "videos/a.mp4", exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		s    *Store
+		exp  time.Time
+		same bool
+	}{
+		{s, exp, true},
+		{fresh, exp, true},
+		{s, exp.Add(time.Second), false},
+	} {
+		u, err := tt.s.SignURL(ctx, "videos/a.mp4", tt.exp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (u == first) != tt.same {
+			t.Errorf("SignURL(expiry %v) = %s; the first was %s, want the same: %v", tt.exp, u, first, tt.same)
+		}
+	}
+}

@@ -60,7 +60,25 @@ func TestConformance(t *testing.T) {
 		}
 		return New(dynamolocal.Shared(t).Client(), Config{Tables: old.(*Store).Tables()})
 	}
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return open(t) }, storetest.WithReopen(reopen))
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return open(t) }, storetest.WithReopen(reopen),
+		storetest.WithExpire(expire))
+}
+
+// expire lets a task go as retention does on AWS: DynamoDB's TTL deletes
+// the item, and the tasks stream's handler (awsstack/expiry) calls
+// ForgetExpiredTask with the old image's account and status; twice here,
+// as a stream may deliver a record again.
+func expire(ctx context.Context, st store.Store, tk task.Task) error {
+	s := st.(*Store)
+	if _, err := s.admin.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.t.Tasks, Key: taskKey(tk.ID)}); err != nil {
+		return fmt.Errorf("TTL's delete of %s: %w", tk.ID, err)
+	}
+	for range 2 {
+		if err := s.ForgetExpiredTask(ctx, tk.AccountID, tk.ID, tk.Status); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
@@ -472,3 +490,6 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTasks: the bench's seeding, in several batches and writers.
+func TestImportTasks(t *testing.T) { storetest.CheckImport(t, open(t), 25*importWriters+7) }

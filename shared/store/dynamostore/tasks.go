@@ -73,6 +73,22 @@ func encodeTask(t task.Task) (item, error) {
 	for k, v := range billingAttrs(t.Billing) {
 		it[k] = v
 	}
+	// A start has neither; a finished task written whole (ImportTasks)
+	// has one.
+	if len(t.Videos) > 0 {
+		b, err := json.Marshal(t.Videos)
+		if err != nil {
+			return nil, fmt.Errorf("encode videos: %w", err)
+		}
+		it["videos"] = str(string(b))
+	}
+	if t.Failure != nil {
+		b, err := json.Marshal(t.Failure)
+		if err != nil {
+			return nil, fmt.Errorf("encode failure: %w", err)
+		}
+		it["failure"] = str(string(b))
+	}
 	it[attrHist] = str(histKey(t.CreatedAt, t.ID))
 	for k, v := range statusAttrs(t) {
 		it[k] = v

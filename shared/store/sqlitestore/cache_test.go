@@ -2,7 +2,9 @@ package sqlitestore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -204,4 +206,63 @@ func TestTaskCache(t *testing.T) {
 	if again, _ := s.Task(ctx, mine.ID); again.Videos[0].Key != "v" {
 		t.Errorf("a caller's change reached the cache: video key %q", again.Videos[0].Key)
 	}
+}
+
+// TestPageCache: a history page this Store answered from memory follows
+// its own writes at once, and another process's within PageCacheTTL.
+func TestPageCache(t *testing.T) {
+	ctx := context.Background()
+	s, other, clock := twoProcesses(t)
+	n := 0
+	start := func(st *Store) task.Task {
+		t.Helper()
+		n++
+		created := t0.Add(time.Duration(n) * time.Second)
+		tk := task.Task{ID: task.NewID(created), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+			CreditsCost: 1, CreatedAt: created, Deadline: created.Add(time.Hour)}
+		if _, err := st.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	page := func(status task.Status) (ids []string, total int) {
+		t.Helper()
+		tasks, total, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: status, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tasks {
+			ids = append(ids, tk.ID+":"+string(tk.Status))
+		}
+		return ids, total
+	}
+	want := func(what string, status task.Status, total int, ids ...string) {
+		t.Helper()
+		got, n := page(status)
+		if n != total || !slices.Equal(got, ids) {
+			t.Errorf("%s: page %v, total %d; want %v, total %d", what, got, n, ids, total)
+		}
+	}
+
+	a := start(s)
+	want("a start", "", 1, a.ID+":pending")
+	page("") // cached
+	b := start(s)
+	want("this Store's start", "", 2, b.ID+":pending", a.ID+":pending")
+	if _, err := s.MarkProcessing(ctx, a.ID, t0); err != nil {
+		t.Fatal(err)
+	}
+	want("this Store's move", task.Pending, 1, b.ID+":pending")
+	want("this Store's move", "", 2, b.ID+":pending", a.ID+":processing")
+	if _, err := s.Fail(ctx, b.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteTask(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	want("this Store's delete", "", 1, a.ID+":processing")
+
+	c := start(other)
+	clock.Advance(PageCacheTTL)
+	want(fmt.Sprintf("%v after another process's start", PageCacheTTL), "", 2, c.ID+":pending", a.ID+":processing")
 }

@@ -54,6 +54,7 @@ func (s *Store) DeleteTask(ctx context.Context, id string) (t task.Task, err err
 		if t, err = loadTask(ctx, tx, op, id); err != nil {
 			return err
 		}
+		tx.touch(t.AccountID)
 		if err := lifecycle.Delete(t); err != nil {
 			return err
 		}

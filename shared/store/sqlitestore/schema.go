@@ -198,6 +198,38 @@ ALTER TABLE tasks ADD COLUMN route TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN provider_model TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN provider_cost_usd REAL NOT NULL DEFAULT 0;
 `,
+	// 9: the history's total kept as counts per account and status, so
+	// that a page reads a few rows instead of counting the account's
+	// tasks. Triggers keep them, so that every write that adds, removes
+	// or moves a task row (this program's, genctl's, any other process's
+	// on the file) moves them in its own transaction: they are exact
+	// whatever path the write took. The history index gains the status,
+	// so that a page's ids and statuses are read from the index alone.
+	`
+DROP INDEX tasks_history;
+CREATE INDEX tasks_history ON tasks (account_id, created_at DESC, id DESC, status);
+CREATE TABLE task_counts (
+	account_id TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	n          INTEGER NOT NULL CHECK (n >= 0),
+	PRIMARY KEY (account_id, status)
+) STRICT, WITHOUT ROWID;
+INSERT INTO task_counts (account_id, status, n)
+	SELECT account_id, status, count(*) FROM tasks GROUP BY account_id, status;
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+	INSERT INTO task_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+		ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+END;
+CREATE TRIGGER tasks_count_move AFTER UPDATE OF account_id, status ON tasks
+	WHEN OLD.account_id IS NOT NEW.account_id OR OLD.status IS NOT NEW.status BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+	INSERT INTO task_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+		ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

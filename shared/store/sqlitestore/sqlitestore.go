@@ -50,6 +50,7 @@ type Store struct {
 	closed           atomic.Bool
 	keys             keyCache
 	tasks            taskCache
+	pages            pageCache
 	// now is the caches' clock: time.Now unless a test sets it.
 	now func() time.Time
 	// events is signalled after a commit that wrote webhook deliveries.
@@ -113,7 +114,16 @@ func Open(path string) (*Store, error) {
 		wr.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	rd.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	// One read connection per CPU (at least four, so that a read waiting
+	// on the disk does not hold the others up), and every one kept open:
+	// database/sql keeps two idle connections by default, so under load
+	// it closed and reopened the others at every burst, and each reopened
+	// one prepared its statements again (infra/docs/performance.md).
+	n := max(4, runtime.GOMAXPROCS(0))
+	rd.SetMaxOpenConns(n)
+	rd.SetMaxIdleConns(n)
+	rd.SetConnMaxIdleTime(0)
+	rd.SetConnMaxLifetime(0)
 	s.rd, s.rdStmts = rd, newStmtCache(rd)
 	return s, nil
 }
@@ -160,6 +170,13 @@ func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op st
 		tx.stmts = s.rdStmts
 	}
 	defer tx.Rollback() // a no-op once committed
+	// After the commit, or whatever became of it: a history page read in
+	// a snapshot before the write is not answered after it.
+	defer func() {
+		for _, a := range tx.touched {
+			s.pages.forget(a)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		return err
 	}

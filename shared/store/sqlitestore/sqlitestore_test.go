@@ -305,8 +305,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 		// Back to version 2: the records as they were, without the balance
 		// (and the tasks without the operation handle of version 4, nor
 		// the webhooks of version 6, nor the progress of version 7, nor
-		// the billing of version 8).
-		for _, stmt := range []string{"ALTER TABLE tasks DROP COLUMN provider_cost_usd",
+		// the billing of version 8, nor the counts of version 9).
+		for _, stmt := range []string{version9Down, "ALTER TABLE tasks DROP COLUMN provider_cost_usd",
 			"ALTER TABLE tasks DROP COLUMN provider_model", "ALTER TABLE tasks DROP COLUMN route",
 			"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
 			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
@@ -363,3 +363,56 @@ func TestPruneIdempotencyKeys(t *testing.T) {
 		t.Errorf("the live record was pruned: %v", err)
 	}
 }
+
+// version9Down takes a database back to version 8: no task counts.
+const version9Down = `DROP TRIGGER tasks_count_insert; DROP TRIGGER tasks_count_delete;
+	DROP TRIGGER tasks_count_move; DROP TABLE task_counts`
+
+// TestMigrateCounts opens a version 8 database holding tasks: version 9
+// counts them, so that the history's totals are what count(*) says.
+func TestMigrateCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v8.db")
+	s := openAt(t, path)
+	ctx := t.Context()
+	for _, a := range []string{"acct-a", "acct-b"} {
+		if err := s.CreateAccount(ctx, domain.Account{ID: a, Credits: 1000, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 7 {
+		a := []string{"acct-a", "acct-b"}[i%2]
+		tk := task.Task{ID: fmt.Sprintf("gen_%d_migrate%d", t0.UnixMilli()+int64(i), i), AccountID: a, Type: "text-to-video",
+			Model: "m", Prompt: "p", CreditsCost: 1, CreatedAt: t0.Add(time.Duration(i) * time.Second), Deadline: t0.Add(time.Hour)}
+		if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if _, err := s.MarkProcessing(ctx, tk.ID, t0.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, stmt := range []string{version9Down, "PRAGMA user_version = 8"} {
+		if _, err := s.wr.Exec(stmt); err != nil {
+			t.Fatalf("make a version 8 database: %s: %v", stmt, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path)
+	for _, a := range []string{"acct-a", "acct-b", "acct-none"} {
+		for _, st := range append([]task.Status{""}, task.Statuses...) {
+			var want int
+			if err := s.wr.QueryRow(`SELECT count(*) FROM tasks WHERE account_id = ? AND (? = '' OR status = ?)`, a, st, st).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if _, total, err := s.Tasks(ctx, a, store.TaskQuery{Status: st, Limit: 1}); err != nil || total != want {
+				t.Errorf("after migrating, Tasks(%s, status %q) total %d, %v; want %d", a, st, total, err, want)
+			}
+		}
+	}
+}
+
+// TestImportTasks: the bench's seeding, in two transactions.
+func TestImportTasks(t *testing.T) { storetest.CheckImport(t, openTemp(t), importBatch+3) }

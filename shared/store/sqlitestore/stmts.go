@@ -15,6 +15,9 @@ type txn struct {
 	// events is set when the transaction wrote webhook deliveries: the
 	// store signals Events once it commits.
 	events bool
+	// touched are the accounts whose tasks the transaction wrote (touch):
+	// their cached history pages are forgotten once it ends.
+	touched []string
 	*sql.Tx
 	stmts *stmtCache
 }
@@ -108,4 +111,12 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 		return st.QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// touch notes that the transaction writes a task of account: a row
+// added, removed, or moved to another status.
+func (t *txn) touch(account string) {
+	if len(t.touched) == 0 || t.touched[len(t.touched)-1] != account {
+		t.touched = append(t.touched, account)
+	}
 }

@@ -59,12 +59,34 @@ func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
 	return cloneTask(e.t), true
 }
 
+// all returns the tasks of a cached page, each as the page has its
+// status; ok is false unless the cache holds every one so.
+func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
+	tasks := make([]task.Task, 0, len(entries))
+	for _, e := range entries {
+		t, ok := c.get(e.id, now)
+		if !ok || string(t.Status) != e.status {
+			return nil, false
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, true
+}
+
 // generation is read before a database read whose result put may cache.
 func (c *taskCache) generation(id string) uint64 {
 	i := c.stripe(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gens[i]
+}
+
+// generations is every stripe's generation, read before a database read
+// of tasks not known yet (a history page) whose results put may cache.
+func (c *taskCache) generations() [taskStripes]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens
 }
 
 func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {

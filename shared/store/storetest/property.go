@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,6 +30,7 @@ type Option func(*config)
 
 type config struct {
 	reopen func(t *testing.T, s store.Store) store.Store
+	expire func(ctx context.Context, s store.Store, tk task.Task) error
 }
 
 // WithReopen gives the suite a way to restart the store: reopen closes s

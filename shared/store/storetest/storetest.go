@@ -29,7 +29,7 @@ type Backend interface {
 // Run runs the suite. open must return a fresh, empty store for each call
 // and close it when the test that asked for it ends (t.Cleanup). The suite
 // passes every time explicitly and never sleeps. opts add what a backend
-// can do beyond the interface (WithReopen).
+// can do beyond the interface (WithReopen, WithExpire).
 func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 	var cfg config
 	for _, o := range opts {
@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
 		{"TasksCursor", testTasksCursor},
+		{"TotalCounts", func(t *testing.T, s store.Store) { testTotalCounts(t, s, cfg) }},
 		{"MarkProcessing", testMarkProcessing},
 		{"SetOperation", testSetOperation},
 		{"SetProgress", testSetProgress},
