@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/genvideo/gen/shared/task"
 )
@@ -29,7 +30,7 @@ func (s *Store) ImportTasks(ctx context.Context, n int, next func(i int) task.Ta
 					return fmt.Errorf("%s: task %s: %w", op, t.ID, err)
 				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...); err != nil {
+					VALUES (?`+strings.Repeat(", ?", len(row)-1)+`)`, row...); err != nil {
 					return dbErr(op, fmt.Errorf("insert %s: %w", t.ID, err))
 				}
 			}
