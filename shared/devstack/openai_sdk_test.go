@@ -33,9 +33,9 @@ type sdkError struct {
 type sdkReport struct {
 	Created, Done, ImageDone, ContractTask openaiapi.Video
 	ContentType                            string
-	Pages                                  [][]string
-	FirstHasMore                           bool
-	Listed                                 []string
+	Pages, PagesAsc                        [][]string
+	FirstHasMore, FirstAscHasMore          bool
+	Listed, ListedAsc                      []string
 	Deleted                                openaiapi.Deleted
 	Errors                                 map[string]sdkError
 }
@@ -43,9 +43,9 @@ type sdkReport struct {
 // TestOpenAISDK drives the OpenAI-compatible videos API with the
 // official `openai` npm package, over real TCP, against the stack as
 // `make run` builds it (or the AWS assembly with GEN_E2E_STACK=aws-local):
-// the SDK's create, retrieve, downloadContent, list with after, delete,
-// an image-to-video start with input_reference, and the exception class
-// of each error it raises. A task started through the SDK is in the
+// the SDK's create, retrieve, downloadContent, list with after in both
+// orders, delete, an image-to-video start with input_reference, and the
+// exception class of each error it raises. A task started through the SDK is in the
 // contract's history with the contract's charge; one started through
 // the contract is a video of the SDK.
 func TestOpenAISDK(t *testing.T) {
@@ -107,6 +107,14 @@ func TestOpenAISDK(t *testing.T) {
 	}
 	if !slices.Equal(rep.Listed, want) {
 		t.Errorf("iterated %v, want %v", rep.Listed, want)
+	}
+	// order=asc walks the same tasks oldest first: the reverse.
+	slices.Reverse(want)
+	if len(rep.PagesAsc) != 2 || !slices.Equal(rep.PagesAsc[0], want[:1]) || !slices.Equal(rep.PagesAsc[1], want[1:2]) || !rep.FirstAscHasMore {
+		t.Errorf("pages oldest first %v (has_more %v), want %v then %v", rep.PagesAsc, rep.FirstAscHasMore, want[:1], want[1:2])
+	}
+	if !slices.Equal(rep.ListedAsc, want) {
+		t.Errorf("iterated oldest first %v, want %v", rep.ListedAsc, want)
 	}
 	if rep.Deleted != openaiapi.NewDeleted(rep.ImageDone.ID) {
 		t.Errorf("deleted = %+v", rep.Deleted)

@@ -246,18 +246,25 @@ func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.C
 	return nil
 }
 
-// openaiList is a page of the caller's videos, newest first: limit 1 to
-// 100 (default 20), after a video id (the SDK's last_id). order=desc is
-// the only order (the stores keep the history newest first).
+// openaiList is a page of the caller's videos: limit 1 to 100 (default
+// 20), order desc (newest first, the default, as OpenAI's) or asc (oldest
+// first), after a video id (the SDK's last_id) in that order.
 func (a *API) openaiList(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	q := r.URL.Query()
 	limit, err := intParam(q, "limit", defaultHistoryLimit, 1, maxHistoryLimit)
 	if err != nil {
 		return err
 	}
-	if vs, ok := q["order"]; ok && (len(vs) > 1 || vs[0] != "desc") {
-		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "order", Value: vs[0],
-			Message: "order must be desc (newest first), the only order this service lists videos in."}
+	order := store.NewestFirst
+	if vs, ok := q["order"]; ok {
+		switch {
+		case len(vs) == 1 && vs[0] == "desc":
+		case len(vs) == 1 && vs[0] == "asc":
+			order = store.OldestFirst
+		default:
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "order", Value: vs[0],
+				Message: "order must be desc (newest first) or asc (oldest first)."}
+		}
 	}
 	var after store.TaskCursor
 	if vs, ok := q["after"]; ok {
@@ -271,7 +278,7 @@ func (a *API) openaiList(w http.ResponseWriter, r *http.Request, c *service.Call
 		}
 		after = store.CursorOf(t)
 	}
-	tasks, _, err := a.svc.History(r.Context(), *c, store.TaskQuery{After: after, Limit: limit + 1})
+	tasks, _, err := a.svc.History(r.Context(), *c, store.TaskQuery{Order: order, After: after, Limit: limit + 1})
 	if err != nil {
 		return err
 	}

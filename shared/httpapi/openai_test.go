@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,7 +171,8 @@ func TestOpenAIErrors(t *testing.T) {
 		{"spritesheet", "GET", "/openai/v1/videos/" + ids["completed"] + "/content?variant=spritesheet", c.Key, "", "", 400, "invalid_request_error", "variant"},
 		{"delete in flight", "DELETE", "/openai/v1/videos/" + ids["processing"], c.Key, "", "", 409, "conflict_error", ""},
 		{"after another account's video", "GET", "/openai/v1/videos?after=" + ids["completed"], other.Key, "", "", 400, "invalid_request_error", "after"},
-		{"ascending", "GET", "/openai/v1/videos?order=asc", c.Key, "", "", 400, "invalid_request_error", "order"},
+		{"unknown order", "GET", "/openai/v1/videos?order=oldest", c.Key, "", "", 400, "invalid_request_error", "order"},
+		{"two orders", "GET", "/openai/v1/videos?order=asc&order=desc", c.Key, "", "", 400, "invalid_request_error", "order"},
 		{"limit", "GET", "/openai/v1/videos?limit=0", c.Key, "", "", 400, "invalid_request_error", "limit"},
 		{"unknown path", "GET", "/openai/v1/images", c.Key, "", "", 404, "not_found_error", ""},
 		{"method", "PUT", "/openai/v1/videos", c.Key, "", "", 405, "invalid_request_error", ""},
@@ -222,29 +224,48 @@ func TestOpenAIListContentDelete(t *testing.T) {
 	c := e.caller(10000)
 	ids := tasksInEveryState(t, e, c.Key)
 
-	// Pages of two, newest first, followed by after=last_id.
-	var seen []string
-	after := ""
-	for page := 0; ; page++ {
-		path := "/openai/v1/videos?limit=2"
-		if after != "" {
-			path += "&after=" + after
+	// Pages of two in each order (none given is desc, newest first),
+	// followed by after=last_id; first_id and last_id are the page's ends.
+	newest := []string{ids["failed"], ids["partial"], ids["completed"], ids["processing"], ids["pending"]}
+	oldest := slices.Clone(newest)
+	slices.Reverse(oldest)
+	for _, tt := range []struct {
+		order string
+		want  []string
+	}{{"", newest}, {"desc", newest}, {"asc", oldest}} {
+		var seen []string
+		after := ""
+		for page := 0; page <= len(tt.want); page++ {
+			path := "/openai/v1/videos?limit=2"
+			if tt.order != "" {
+				path += "&order=" + tt.order
+			}
+			if after != "" {
+				path += "&after=" + after
+			}
+			r := e.bearer(http.MethodGet, path, c.Key, "", nil)
+			if r.status != http.StatusOK || r.body["object"] != "list" {
+				t.Fatalf("list = %d %s", r.status, r.raw)
+			}
+			var data []string
+			for _, v := range list(t, r.body, "data") {
+				data = append(data, v.(map[string]any)["id"].(string))
+			}
+			if len(data) == 0 || r.body["first_id"] != data[0] || r.body["last_id"] != data[len(data)-1] {
+				t.Errorf("order %q: page %v has first_id %v, last_id %v", tt.order, data, r.body["first_id"], r.body["last_id"])
+			}
+			seen = append(seen, data...)
+			if more := len(seen) < len(tt.want); r.body["has_more"] != more {
+				t.Errorf("order %q: page %v has has_more %v, want %v", tt.order, data, r.body["has_more"], more)
+			}
+			if r.body["has_more"] != true {
+				break
+			}
+			after = data[len(data)-1]
 		}
-		r := e.bearer(http.MethodGet, path, c.Key, "", nil)
-		if r.status != http.StatusOK || r.body["object"] != "list" {
-			t.Fatalf("list = %d %s", r.status, r.raw)
+		if !slices.Equal(seen, tt.want) {
+			t.Errorf("order %q: listed %v, want %v", tt.order, seen, tt.want)
 		}
-		for _, v := range list(t, r.body, "data") {
-			seen = append(seen, v.(map[string]any)["id"].(string))
-		}
-		if r.body["has_more"] != true {
-			break
-		}
-		after = r.body["last_id"].(string)
-	}
-	want := []string{ids["failed"], ids["partial"], ids["completed"], ids["processing"], ids["pending"]}
-	if strings.Join(seen, ",") != strings.Join(want, ",") {
-		t.Errorf("listed %v, want %v", seen, want)
 	}
 
 	v := e.bearer(http.MethodGet, "/openai/v1/videos/"+ids["failed"], c.Key, "", nil)

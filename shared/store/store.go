@@ -54,31 +54,49 @@ type LedgerQuery struct {
 	Limit int
 }
 
-// TaskQuery selects a page of an account's tasks, newest first.
+// TaskQuery selects a page of an account's tasks, newest first unless
+// Order says otherwise.
 type TaskQuery struct {
 	Status task.Status // empty: every status
-	// After, when set, starts the page after that position: a page
-	// costs the same however deep into the history it is, where Skip
-	// steps over (and reads) every task it skips. Skip counts from
+	// Order is the order of the page, and of After: the zero value is
+	// NewestFirst.
+	Order Order
+	// After, when set, starts the page after that position in Order: a
+	// page costs the same however deep into the history it is, where
+	// Skip steps over (and reads) every task it skips. Skip counts from
 	// After.
 	After TaskCursor
 	Skip  int
 	Limit int
 }
 
-// TaskCursor is a position in an account's history, newest first: the
-// task a page ended on (CursorOf). The stores order tasks by CreatedAt to
-// the millisecond, then by ID, both descending.
+// Order is the order a TaskQuery lists an account's tasks in.
+type Order int
+
+const (
+	// NewestFirst is the history's order (the contract's, and the
+	// default): CreatedAt to the millisecond, then ID, both descending.
+	NewestFirst Order = iota
+	// OldestFirst is the reverse of NewestFirst: both ascending (the
+	// OpenAI-compatible list's order=asc).
+	OldestFirst
+)
+
+// TaskCursor is a position in an account's history: the task a page
+// ended on (CursorOf). The stores order tasks by CreatedAt to the
+// millisecond, then by ID; a query's Order says which way it goes from
+// the cursor.
 type TaskCursor struct {
 	CreatedAt time.Time
 	ID        string
 }
 
-// IsZero reports whether c is no position: the newest end.
+// IsZero reports whether c is no position: the end a query starts from
+// (the newest, or the oldest with OldestFirst).
 func (c TaskCursor) IsZero() bool { return c.ID == "" }
 
 // CursorOf is the position of t: a query After it lists the tasks older
-// than t.
+// than t, or newer with OldestFirst.
 func CursorOf(t task.Task) TaskCursor {
 	return TaskCursor{CreatedAt: time.UnixMilli(t.CreatedAt.UnixMilli()).UTC(), ID: t.ID}
 }
@@ -135,8 +153,8 @@ type Store interface {
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.
 	Task(ctx context.Context, id string) (task.Task, error)
-	// Tasks returns a page of the account's tasks, newest first, and how
-	// many tasks match the query in all.
+	// Tasks returns a page of the account's tasks in q.Order (newest
+	// first by default), and how many tasks match the query in all.
 	Tasks(ctx context.Context, accountID string, q TaskQuery) ([]task.Task, int, error)
 	// Unfinished returns every task pending or processing, for recovery.
 	Unfinished(ctx context.Context) ([]task.Task, error)

@@ -13,7 +13,8 @@ async function main() {
   const client = new OpenAI({ baseURL: cfg.baseURL, apiKey: cfg.key, maxRetries: 0 });
   const out = { errors: {} };
 
-  // Retrieve until completed (this SDK version has no videos.createAndPoll).
+  // Retrieve until completed: the pinned SDK (openai 7.57.0) has no
+  // videos.createAndPoll nor a videos poll helper.
   async function poll(id) {
     for (;;) {
       const v = await client.videos.retrieve(id);
@@ -43,6 +44,13 @@ async function main() {
   out.firstHasMore = first.has_more;
   out.listed = [];
   for await (const v of client.videos.list({ limit: 1 })) out.listed.push(v.id);
+  // The same oldest first: order=asc, after the previous page's last_id.
+  const firstAsc = await client.videos.list({ limit: 1, order: "asc" });
+  const secondAsc = await client.videos.list({ limit: 1, order: "asc", after: firstAsc.last_id });
+  out.pagesAsc = [firstAsc.data.map((v) => v.id), secondAsc.data.map((v) => v.id)];
+  out.firstAscHasMore = firstAsc.has_more;
+  out.listedAsc = [];
+  for await (const v of client.videos.list({ limit: 1, order: "asc" })) out.listedAsc.push(v.id);
 
   out.deleted = await client.videos.delete(fromImage.id);
 

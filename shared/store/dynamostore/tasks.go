@@ -419,22 +419,27 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	}
 
 	cond := "#" + attr + " = :v"
-	backward := false
+	// The index's sort key ascends: newest first reads it backwards.
+	forward, after := q.Order == store.OldestFirst, "<"
+	if forward {
+		after = ">"
+	}
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.t.Tasks,
 		IndexName:                 &index,
 		KeyConditionExpression:    &cond,
 		ExpressionAttributeNames:  names(&cond),
 		ExpressionAttributeValues: vals{":v": str(value)},
-		ScanIndexForward:          &backward,
+		ScanIndexForward:          &forward,
 	}
 	if !q.After.IsZero() {
 		// The index's sort key orders the history: the page starts
-		// below the cursor's, and the query reads nothing above it.
-		// (ExclusiveStartKey made of the cursor would do the same, but
-		// DynamoDB Local serves it half as fast again as a key
-		// condition.) The cursor's task need not exist any more.
-		cond += " AND #" + attrHist + " < :after"
+		// past the cursor's (below it newest first, above it oldest
+		// first), and the query reads nothing before it. (ExclusiveStartKey
+		// made of the cursor would do the same, but DynamoDB Local serves
+		// it half as fast again as a key condition.) The cursor's task
+		// need not exist any more.
+		cond += " AND #" + attrHist + " " + after + " :after"
 		in.KeyConditionExpression = &cond
 		in.ExpressionAttributeNames = names(&cond)
 		in.ExpressionAttributeValues[":after"] = str(histKey(q.After.CreatedAt, q.After.ID))

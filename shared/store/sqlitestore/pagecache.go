@@ -40,6 +40,7 @@ type pageCache struct {
 type pageKey struct {
 	account  string
 	status   task.Status
+	order    store.Order
 	afterMS  int64
 	afterID  string
 	skip     int
@@ -48,7 +49,7 @@ type pageKey struct {
 }
 
 func keyOf(account string, q store.TaskQuery) pageKey {
-	k := pageKey{account: account, status: q.Status, skip: max(q.Skip, 0), limit: q.Limit, hasAfter: !q.After.IsZero()}
+	k := pageKey{account: account, status: q.Status, order: q.Order, skip: max(q.Skip, 0), limit: q.Limit, hasAfter: !q.After.IsZero()}
 	if k.hasAfter {
 		k.afterMS, k.afterID = ms(q.After.CreatedAt), q.After.ID
 	}

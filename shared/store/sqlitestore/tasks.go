@@ -260,6 +260,8 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 }
 
 // Tasks implements store.Store. A Limit of 0 or less means no limit.
+// Either order reads the same index (tasks_history, or tasks_status with
+// a status), oldest first scanning it backwards.
 func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error) {
 	where := `account_id = ?`
 	args := []any{accountID}
@@ -272,10 +274,15 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		limit = -1 // SQLite: no limit
 	}
 	// The page starts after the cursor by the history index's order, so
-	// SQLite seeks to it instead of stepping over what came before.
+	// SQLite seeks to it instead of stepping over what came before;
+	// oldest first seeks and scans the same index the other way.
+	after, order := `<`, `created_at DESC, id DESC`
+	if q.Order == store.OldestFirst {
+		after, order = `>`, `created_at, id`
+	}
 	page, pageArgs := where, slices.Clone(args)
 	if !q.After.IsZero() {
-		page += ` AND (created_at, id) < (?, ?)`
+		page += ` AND (created_at, id) ` + after + ` (?, ?)`
 		pageArgs = append(pageArgs, ms(q.After.CreatedAt), q.After.ID)
 	}
 	op := "list tasks of " + accountID
@@ -304,7 +311,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 			return dbErr(op, fmt.Errorf("count: %w", err))
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, status FROM tasks WHERE `+page+`
-			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+			ORDER BY `+order+` LIMIT ? OFFSET ?`,
 			append(pageArgs, limit, max(q.Skip, 0))...)
 		if err != nil {
 			return dbErr(op, err)

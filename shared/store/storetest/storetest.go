@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"CreateTaskDuplicateID", testCreateTaskDuplicateID},
 		{"Tasks", testTasks},
 		{"TasksCursor", testTasksCursor},
+		{"TasksOrder", testTasksOrder},
 		{"TotalCounts", func(t *testing.T, s store.Store) { testTotalCounts(t, s, cfg) }},
 		{"MarkProcessing", testMarkProcessing},
 		{"SetOperation", testSetOperation},

@@ -674,3 +674,79 @@ func testTasksCursor(t *testing.T, s store.Store) {
 		t.Errorf("after a position just above order[4] = %v, %v; want %v", ids(page), err, order[4:6])
 	}
 }
+
+// testTasksOrder: OldestFirst pages, with After as its cursor, walk the
+// history once in the reverse of NewestFirst, with or without a status,
+// ties within a millisecond included, with the same total on every page;
+// Skip counts from the cursor in either order.
+func testTasksOrder(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustAccount(t, s, "acct-a", 10000)
+	mustAccount(t, s, "acct-b", 10000)
+	var all []task.Task
+	for i := range 9 {
+		// Triples share a millisecond, so the id decides within them.
+		c := at(time.Duration(i/3) * time.Second)
+		tk := newTask("acct-a", taskID(c, fmt.Sprintf("order%04d", i)), 10, c)
+		mustCreate(t, s, tk)
+		all = append(all, tk)
+	}
+	mustCreate(t, s, newTask("acct-b", taskID(at(time.Second), "otheracct0"), 10, at(time.Second)))
+	for _, tk := range all[2:5] {
+		mustFail(t, s, tk.ID, task.Failure{Code: task.FailTimeout, Message: "x"}, at(time.Minute))
+	}
+
+	walk := func(status task.Status, order store.Order) ([]string, []int) {
+		t.Helper()
+		var got []string
+		var totals []int
+		var after store.TaskCursor
+		for pages := 0; ; pages++ {
+			if pages > len(all) {
+				t.Fatalf("status %q, order %d: paging does not end: %v", status, order, got)
+			}
+			page, total, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Status: status, Order: order, After: after, Limit: 2})
+			if err != nil {
+				t.Fatalf("Tasks(status %q, order %d, after %+v): %v", status, order, after, err)
+			}
+			totals = append(totals, total)
+			if len(page) == 0 {
+				return got, totals
+			}
+			got = append(got, ids(page)...)
+			after = store.CursorOf(page[len(page)-1])
+		}
+	}
+	for _, status := range []task.Status{"", task.Failed, task.Pending} {
+		desc, descTotals := walk(status, store.NewestFirst)
+		asc, ascTotals := walk(status, store.OldestFirst)
+		var want []string
+		for _, tk := range all {
+			if status == "" || mustTask(t, s, tk.ID).Status == status {
+				want = append(want, tk.ID)
+			}
+		}
+		if !slices.Equal(asc, want) {
+			t.Errorf("status %q: oldest first walks %v, want %v", status, asc, want)
+		}
+		reversed := slices.Clone(asc)
+		slices.Reverse(reversed)
+		if !slices.Equal(desc, reversed) {
+			t.Errorf("status %q: newest first walks %v, want the reverse of oldest first %v", status, desc, asc)
+		}
+		for _, total := range append(descTotals, ascTotals...) {
+			if total != len(want) {
+				t.Errorf("status %q: totals %v newest first, %v oldest first; want %d on every page",
+					status, descTotals, ascTotals, len(want))
+				break
+			}
+		}
+	}
+
+	// Skip counts from the cursor oldest first too.
+	page, _, err := s.Tasks(ctx, "acct-a", store.TaskQuery{
+		Order: store.OldestFirst, After: store.CursorOf(mustTask(t, s, all[1].ID)), Skip: 2, Limit: 3})
+	if want := ids(all[4:7]); err != nil || !slices.Equal(ids(page), want) {
+		t.Errorf("oldest first after all[1], skip 2, limit 3 = %v, %v; want %v", ids(page), err, want)
+	}
+}
