@@ -78,6 +78,8 @@ var (
 	Cancel     = Route{[]route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
 	DeleteTask = Route{[]route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
 	Credits    = Route{[]route{{http.MethodGet, "/api/gen/credits", (*API).credits}}}
+	// Quote (quote.go): what a start would charge, an extension.
+	Quote = Route{[]route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
 	// The webhook endpoints (webhooks.go), an extension of the contract.
 	Webhooks = Route{[]route{
 		{http.MethodPost, "/api/gen/webhooks", (*API).createWebhook},
@@ -111,7 +113,7 @@ func New(svc *service.Service, cfg Config) *API {
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
 	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, Download, History, Models, Uploads,
-		Cancel, DeleteTask, Credits, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
+		Cancel, DeleteTask, Credits, Quote, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The document and its page need no key (docs.go).
