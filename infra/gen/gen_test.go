@@ -412,3 +412,20 @@ func TestGenerateUploadsLargeImagesDirectly(t *testing.T) {
 		t.Errorf("task inputs %+v, want the direct upload of %d bytes", tk.Inputs, buf.Len())
 	}
 }
+
+func TestQuote(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 100, store.Limits{})
+	r := gen(t, k.APIKey, "quote", "a kite over the dunes", "--model", "lite", "--no-audio", "--samples", "2", "--image", pngFile(t))
+	if want := "image-to-video with gen-3.1-lite-generate-001: 70 credits; balance 100, after 30."; r.code != exitOK || !strings.Contains(r.stdout, want) {
+		t.Errorf("quote: %v\nwant %q", r, want)
+	}
+	r = gen(t, k.APIKey, "quote", "a kite over the dunes", "--model", "quality", "--json")
+	var q client.Quote
+	if err := json.Unmarshal([]byte(r.stdout), &q); err != nil || r.code != exitOK || q.Allowed || q.Refusal == nil || q.Refusal.Code != "INSUFFICIENT_CREDITS" {
+		t.Errorf("quote of a generation over the balance: %v (%v)", r, err)
+	}
+	if r := gen(t, k.APIKey, "credits", "--json"); !strings.Contains(r.stdout, `"balance": 100`) {
+		t.Errorf("the quotes moved credits: %v", r)
+	}
+}
