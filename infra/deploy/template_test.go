@@ -234,6 +234,8 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
 	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
 	{"GET", "/api/gen/credits", "CreditsFunction", false},
+	// Quotes: one function for the three start endpoints.
+	{"POST", "/api/gen/quote/{endpoint}", "QuoteFunction", false},
 	// Webhooks: one function per path.
 	{"POST", "/api/gen/webhooks", "WebhooksFunction", false},
 	{"GET", "/api/gen/webhooks", "WebhooksFunction", false},
@@ -736,6 +738,7 @@ var (
 		"CancelFunction":            endpointEnv,
 		"DeleteTaskFunction":        endpointEnv,
 		"CreditsFunction":           endpointEnv,
+		"QuoteFunction":             endpointEnv,
 		"WebhooksFunction":          endpointEnv,
 		"WebhookSecretFunction":     endpointEnv,
 		"WebhookDeleteFunction":     endpointEnv,
@@ -1019,6 +1022,11 @@ func init() {
 		[]string{"dynamodb:DeleteItem TasksTable", "dynamodb:DeleteItem TasksTable/index/*",
 			"s3:DeleteObject MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/videos/*"})
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+	// A quote reads the balance and the starts window, and takes and
+	// deletes the images it checks as an image start does.
+	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
+		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
+			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"})
 
 	// The webhook endpoints touch the webhooks table, and of the accounts
 	// only the condition that the account exists; only the delete of an

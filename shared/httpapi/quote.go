@@ -6,6 +6,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/task"
 )
 
 // quoteResponse is the 200 of POST /api/gen/quote/{endpoint} (an
@@ -34,6 +35,13 @@ type quoteRefusal struct {
 	Error      string `json:"error"`
 	Message    string `json:"message"`
 	RetryAfter int    `json:"retryAfter,omitempty"`
+}
+
+// imageRoles are the file fields of each image start, for the quote,
+// which reads any start's body.
+var imageRoles = map[string][]string{
+	catalog.ImageToVideo:   {task.RoleImage},
+	catalog.FirstLastFrame: {task.RoleFirstFrame, task.RoleLastFrame},
 }
 
 // quote answers what the start of {endpoint} with this body would do,

@@ -52,7 +52,7 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Cal
 }
 
 func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	in, err := a.readImageStart(w, r, c, catalog.ImageToVideo)
+	in, err := a.readImageStart(w, r, c, catalog.ImageToVideo, []string{task.RoleImage})
 	if err != nil {
 		return err
 	}
@@ -60,17 +60,11 @@ func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Ca
 }
 
 func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	in, err := a.readImageStart(w, r, c, catalog.FirstLastFrame)
+	in, err := a.readImageStart(w, r, c, catalog.FirstLastFrame, []string{task.RoleFirstFrame, task.RoleLastFrame})
 	if err != nil {
 		return err
 	}
 	return a.start(w, r, c, in)
-}
-
-// imageRoles are the file fields of each image start.
-var imageRoles = map[string][]string{
-	catalog.ImageToVideo:   {task.RoleImage},
-	catalog.FirstLastFrame: {task.RoleFirstFrame, task.RoleLastFrame},
 }
 
 // readStart reads and validates the body of a start of kind, as its
@@ -79,7 +73,7 @@ func (a *API) readStart(w http.ResponseWriter, r *http.Request, c *service.Calle
 	if kind == catalog.TextToVideo {
 		return a.readTextStart(w, r, c)
 	}
-	return a.readImageStart(w, r, c, kind)
+	return a.readImageStart(w, r, c, kind, imageRoles[kind])
 }
 
 // readTextStart reads a text-to-video body.
@@ -109,12 +103,13 @@ func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.C
 	return service.StartRequest{TaskID: task.NewID(c.Now), Request: req, Idempotency: idem}, nil
 }
 
-// readImageStart reads a multipart start of kind: the images are streamed
+// readImageStart reads a multipart start of kind, whose file fields are
+// roles (each start names its own, so that a Lambda serving one links no
+// other's): the images are streamed
 // into blob storage as they arrive, then the form is validated. Any
 // rejection deletes what was uploaded; otherwise the inputs are the
 // caller's to hand over or delete.
-func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string) (service.StartRequest, error) {
-	roles := imageRoles[kind]
+func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string, roles []string) (service.StartRequest, error) {
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return service.StartRequest{}, err
