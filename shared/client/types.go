@@ -174,6 +174,9 @@ type Video struct {
 	URL       string    `json:"url"`
 	MimeType  string    `json:"mimeType"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// PosterURL is its poster frame, a JPEG of the video's size, signed
+	// like URL (an extension); empty when the video has none.
+	PosterURL string `json:"posterUrl,omitempty"`
 }
 
 // Failure says why a task failed.

@@ -37,6 +37,9 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	}
 	st := steps.New(s)
 	st.Blobs = blobs
+	// Each video's poster frame is made with the layer's ffmpeg, whichever
+	// generator made the video.
+	st.Posters = workflow.FFmpegPosters{Path: s.Env.FFmpegPath}
 	p := s.Env.Provider
 	switch p.Generator {
 	case settings.GeneratorVertex:

@@ -511,7 +511,8 @@ async function finished(card, task) {
   }
   const box = $(".videos", card);
   box.replaceChildren(...videos.map((v, i) => el("figure", {},
-    el("video", { controls: true, preload: "metadata", src: v.url, playsInline: true, "aria-label": `Video ${i + 1} of ${task.prompt}` }),
+    // The poster frame (an extension) shows the video before it loads.
+    el("video", { controls: true, preload: "metadata", src: v.url, ...(v.posterUrl ? { poster: v.posterUrl } : {}), playsInline: true, "aria-label": `Video ${i + 1} of ${task.prompt}` }),
     el("figcaption", {}, el("a", { href: v.url, download: `${task.taskId}-${i + 1}.mp4` }, `Download video ${i + 1}`),
       ` (link valid until ${new Date(v.expiresAt).toLocaleString()})`))));
 }
