@@ -429,3 +429,21 @@ func TestQuote(t *testing.T) {
 		t.Errorf("the quotes moved credits: %v", r)
 	}
 }
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	r := gen(t, k.APIKey, "generate", "a windmill turning", "--model", "lite", "--no-wait")
+	if r.code != exitOK {
+		t.Fatal(r)
+	}
+	id := strings.TrimSpace(r.stdout)
+	r = gen(t, k.APIKey, "watch", id)
+	if r.code != exitOK || !strings.Contains(r.stdout, "1000  pending\n2000  processing\n3000  completed\n") || !strings.Contains(squash(r.stdout), "Status: completed") {
+		t.Errorf("watch: %v", r)
+	}
+	r = gen(t, k.APIKey, "watch", id, "--last-event-id", "2000", "--json")
+	if r.code != exitOK || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, `"event":"completed"`) {
+		t.Errorf("watch --json resumed after processing: %v; want the completed event alone", r)
+	}
+}

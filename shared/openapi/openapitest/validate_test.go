@@ -30,6 +30,8 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	}
 	// Cancel, delete and credits.
 	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")
+	// The live event stream.
+	want = append(want, "/api/gen/status/{taskId}/events")
 	// Quotes, one path per start endpoint.
 	want = append(want, "/api/gen/quote/text-to-video", "/api/gen/quote/image-to-video", "/api/gen/quote/first-last-frame")
 	for _, p := range want {
