@@ -64,7 +64,7 @@ var functionNames = []string{
 }
 
 func init() {
-	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote",
+	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote", "status-events",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver")
 }
 

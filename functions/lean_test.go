@@ -21,8 +21,8 @@ var endpointFunctions = []string{
 	"playground", "authorizer",
 	// Cancel, delete, credits and direct uploads.
 	"cancel", "delete-task", "credits", "uploads",
-	// Quotes.
-	"quote",
+	// Quotes and the live event stream.
+	"quote", "status-events",
 	// The webhook endpoints.
 	"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay",
 }

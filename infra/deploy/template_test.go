@@ -234,6 +234,8 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
 	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
 	{"GET", "/api/gen/credits", "CreditsFunction", false},
+	// The live event stream.
+	{"GET", "/api/gen/status/{taskId}/events", "StatusEventsFunction", false},
 	// Quotes: one function for the three start endpoints.
 	{"POST", "/api/gen/quote/{endpoint}", "QuoteFunction", false},
 	// Webhooks: one function per path.
@@ -739,6 +741,7 @@ var (
 		"DeleteTaskFunction":        endpointEnv,
 		"CreditsFunction":           endpointEnv,
 		"QuoteFunction":             endpointEnv,
+		"StatusEventsFunction":      endpointEnv,
 		"WebhooksFunction":          endpointEnv,
 		"WebhookSecretFunction":     endpointEnv,
 		"WebhookDeleteFunction":     endpointEnv,
@@ -979,6 +982,7 @@ var (
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         readerPolicies,
+		"StatusEventsFunction":   readerPolicies,
 		"DownloadFunction":       readerPolicies,
 		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
