@@ -471,6 +471,24 @@ func TestFunctions(t *testing.T) {
 		}
 	})
 
+	// The event stream of the completed task: its three states, the
+	// terminal one last, in one buffered response.
+	t.Run("status-events", func(t *testing.T) {
+		res := h.fn(t, "status-events").Invoke(t, readEvent(t, "status-events"))
+		if res.IsError {
+			t.Fatalf("function error %s: %s", res.ErrorType, res.ErrorMessage)
+		}
+		var resp events.APIGatewayProxyResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil {
+			t.Fatalf("response %s: %v", res.Payload, err)
+		}
+		ct := strings.Join(resp.MultiValueHeaders["Content-Type"], ",") + resp.Headers["Content-Type"]
+		i, j, k := strings.Index(resp.Body, "event: pending"), strings.Index(resp.Body, "event: processing"), strings.Index(resp.Body, "id: 3000\nevent: completed")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") || i < 0 || j < i || k < j {
+			t.Errorf("status-events: %d %s %q; want 200 text/event-stream: pending, processing, completed", resp.StatusCode, ct, resp.Body)
+		}
+	})
+
 	t.Run("download", func(t *testing.T) {
 		var body struct {
 			TotalVideos int
