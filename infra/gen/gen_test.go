@@ -447,3 +447,18 @@ func TestWatch(t *testing.T) {
 		t.Errorf("watch --json resumed after processing: %v; want the completed event alone", r)
 	}
 }
+
+func TestGenerateMaxCredits(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	r := gen(t, k.APIKey, "generate", "a red kite", "--model", "lite", "--samples", "2", "--max-credits", "100", "--no-wait")
+	if r.code != exitError || !strings.Contains(r.stderr, "more than maxCredits (100)") || !strings.Contains(r.stderr, "gen quote") {
+		t.Errorf("generate over --max-credits: %v", r)
+	}
+	if r := gen(t, k.APIKey, "credits", "--json"); !strings.Contains(r.stdout, `"balance": 1000`) {
+		t.Errorf("a refused start moved credits: %v", r)
+	}
+	if r := gen(t, k.APIKey, "generate", "a red kite", "--model", "lite", "--max-credits", "65", "--no-wait"); r.code != exitOK {
+		t.Errorf("generate at --max-credits: %v", r)
+	}
+}

@@ -24,6 +24,7 @@ type generateFlags struct {
 	progress                   string
 	idempotencyKey             string
 	webhook                    string
+	maxCredits                 int
 }
 
 func generateCmd(opts *options) *cobra.Command {
@@ -74,6 +75,7 @@ func (g *generateFlags) addRequestFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.negate, "negative", "", "what the video should not show")
 	f.BoolVar(&g.noAudio, "no-audio", false, "no audio track (cheaper)")
 	f.Int64Var(&g.seed, "seed", 0, "seed, for a reproducible video (default random)")
+	f.IntVar(&g.maxCredits, "max-credits", 0, "refuse the start if it would cost more than this many credits (nothing is charged)")
 }
 
 func quoteCmd(opts *options) *cobra.Command {
@@ -141,6 +143,7 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 		Resolution:      g.resolution,
 		NegativePrompt:  g.negate,
 		WebhookURL:      g.webhook,
+		MaxCredits:      g.maxCredits,
 	}
 	if id, ok := modelNames[g.model]; ok {
 		req.Model = id

@@ -7,6 +7,10 @@ import (
 	"net/http"
 )
 
+// CodeMaxCreditsExceeded: a start (or its quote) that costs more than
+// its Request.MaxCredits (402; an extension).
+const CodeMaxCreditsExceeded = "MAX_CREDITS_EXCEEDED"
+
 // Quote is what a start with the same request would do now (an extension
 // of the contract): the credits it would charge and whether a limit
 // would refuse it. A quote charges nothing, counts no start and creates

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -145,4 +146,29 @@ func TestQuoteRefusals(t *testing.T) {
 	wantError(t, e.postJSON("/api/gen/quote/history", poor.Key, lite), 404, "NOT_FOUND")
 	wantError(t, e.postForm("/api/gen/quote/image-to-video", poor.Key, field("prompt", "x")), 400, "MISSING_IMAGE")
 	e.assertUnchanged(before, poor.AccountID, "refused quotes")
+}
+
+// maxCredits bounds a start's price: over it, the start and its quote are
+// a 402 MAX_CREDITS_EXCEEDED and nothing changes; at it, the start runs.
+func TestMaxCredits(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.caller(1000)
+	lite := map[string]any{"prompt": "x", "model": "gen-3.1-lite-generate-001", "generateAudio": false, "sampleCount": 2}
+	for _, path := range []string{"/api/gen/quote/text-to-video", "/api/gen/text-to-video"} {
+		before := e.state(c.AccountID)
+		lite["maxCredits"] = 69
+		r := e.postJSON(path, c.Key, lite)
+		wantError(t, r, 402, "MAX_CREDITS_EXCEEDED")
+		if d := obj(t, r.body, "details"); num(t, d, "creditsRequired") != 70 || num(t, d, "maxCredits") != 69 || r.body["field"] != "maxCredits" {
+			t.Errorf("%s over maxCredits: %s; want field maxCredits, details 70 and 69", path, r.raw)
+		}
+		e.assertUnchanged(before, c.AccountID, path+" over maxCredits")
+	}
+	lite["maxCredits"] = 70
+	if r := e.postJSON("/api/gen/text-to-video", c.Key, lite); r.status != 202 || num(t, r.body, "creditsUsed") != 70 {
+		t.Errorf("start at maxCredits: %d %s; want 202 charging 70", r.status, r.raw)
+	}
+	ct, body := multipartBody(t, field("prompt", "x"), field("model", "gen-3.1-lite-generate-001"), field("maxCredits", "10"), file("image", "a.png", pngData))
+	wantError(t, e.do("POST", "/api/gen/image-to-video", c.Key, ct, bytes.NewReader(body)), 402, "MAX_CREDITS_EXCEEDED")
+	wantError(t, e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": "x", "maxCredits": 0}), 400, "VALIDATION_ERROR")
 }

@@ -160,6 +160,11 @@ func (s *Service) newTask(ctx context.Context, c Caller, req StartRequest) (task
 	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
 		return task.Task{}, domain.StartGuard{}, err
 	}
+	// The client's own bound on the price, once the backend's defaults
+	// (which may change it) are in.
+	if m, cost := req.Request.MaxCredits, req.Request.Cost(); m > 0 && cost > m {
+		return task.Task{}, domain.StartGuard{}, &MaxCreditsError{Cost: cost, Max: m}
+	}
 	at := c.Now.UTC().Truncate(time.Millisecond)
 	t := task.Task{
 		ID:          req.TaskID,
