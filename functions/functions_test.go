@@ -64,7 +64,7 @@ var functionNames = []string{
 }
 
 func init() {
-	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits",
+	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote", "status-events",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver",
 		"openai-videos", "openai-video", "openai-content")
 }
@@ -469,6 +469,24 @@ func TestFunctions(t *testing.T) {
 		checkPresigned(t, env, v.URL, v.ExpiresAt, generated.Videos[0].Key)
 		if env.Secrets.Reads() != 1 {
 			t.Errorf("the signer secret was read %d times, want once", env.Secrets.Reads())
+		}
+	})
+
+	// The event stream of the completed task: its three states, the
+	// terminal one last, in one buffered response.
+	t.Run("status-events", func(t *testing.T) {
+		res := h.fn(t, "status-events").Invoke(t, readEvent(t, "status-events"))
+		if res.IsError {
+			t.Fatalf("function error %s: %s", res.ErrorType, res.ErrorMessage)
+		}
+		var resp events.APIGatewayProxyResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil {
+			t.Fatalf("response %s: %v", res.Payload, err)
+		}
+		ct := strings.Join(resp.MultiValueHeaders["Content-Type"], ",") + resp.Headers["Content-Type"]
+		i, j, k := strings.Index(resp.Body, "event: pending"), strings.Index(resp.Body, "event: processing"), strings.Index(resp.Body, "id: 3000\nevent: completed")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") || i < 0 || j < i || k < j {
+			t.Errorf("status-events: %d %s %q; want 200 text/event-stream: pending, processing, completed", resp.StatusCode, ct, resp.Body)
 		}
 	})
 

@@ -21,6 +21,8 @@ var endpointFunctions = []string{
 	"playground", "authorizer",
 	// Cancel, delete, credits and direct uploads.
 	"cancel", "delete-task", "credits", "uploads",
+	// Quotes and the live event stream.
+	"quote", "status-events",
 	// The webhook endpoints.
 	"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay",
 	// The OpenAI-compatible videos API.
@@ -49,7 +51,7 @@ var (
 // What starts or steps the workflow: the functions that may link it;
 // what takes images in a request: the functions that check them.
 var (
-	imageStarts = []string{"image-to-video", "first-last-frame", "openai-videos"}
+	imageStarts = []string{"image-to-video", "first-last-frame", "openai-videos", "quote"}
 	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos"}
 	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )

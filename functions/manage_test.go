@@ -43,6 +43,32 @@ func testManage(t *testing.T, h *harness, newTask func(string, time.Time) task.T
 		}
 	})
 
+	t.Run("quote", func(t *testing.T) {
+		var body struct {
+			CreditsRequired int
+			Balance         int64
+			BalanceAfter    int64
+			Allowed         bool
+		}
+		before, err := env.Store.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := response(t, h.fn(t, "quote").Invoke(t, readEvent(t, "quote")), &body)
+		after, err := env.Store.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The event quotes the lite model without audio: 35 credits.
+		if resp.StatusCode != http.StatusOK || !body.Allowed || body.CreditsRequired != 35 ||
+			body.Balance != before.Credits || body.BalanceAfter != before.Credits-35 {
+			t.Errorf("quote: %d %s; want 200, allowed, 35 credits of %d", resp.StatusCode, resp.Body, before.Credits)
+		}
+		if after != before {
+			t.Errorf("quote moved the account from %+v to %+v", before, after)
+		}
+	})
+
 	const task3 = "gen_1767225600000_testdata03"
 	t.Run("cancel", func(t *testing.T) {
 		tk := newTask(task3, time.Now().UTC().Truncate(time.Millisecond))

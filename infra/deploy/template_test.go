@@ -234,6 +234,10 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
 	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
 	{"GET", "/api/gen/credits", "CreditsFunction", false},
+	// The live event stream.
+	{"GET", "/api/gen/status/{taskId}/events", "StatusEventsFunction", false},
+	// Quotes: one function for the three start endpoints.
+	{"POST", "/api/gen/quote/{endpoint}", "QuoteFunction", false},
 	// Webhooks: one function per path.
 	{"POST", "/api/gen/webhooks", "WebhooksFunction", false},
 	{"GET", "/api/gen/webhooks", "WebhooksFunction", false},
@@ -760,6 +764,8 @@ var (
 		"CancelFunction":            endpointEnv,
 		"DeleteTaskFunction":        endpointEnv,
 		"CreditsFunction":           endpointEnv,
+		"QuoteFunction":             endpointEnv,
+		"StatusEventsFunction":      endpointEnv,
 		"WebhooksFunction":          endpointEnv,
 		"WebhookSecretFunction":     endpointEnv,
 		"WebhookDeleteFunction":     endpointEnv,
@@ -1003,6 +1009,7 @@ var (
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         readerPolicies,
+		"StatusEventsFunction":   readerPolicies,
 		"DownloadFunction":       readerPolicies,
 		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
@@ -1054,6 +1061,11 @@ func init() {
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = readerPolicies
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+	// A quote reads the balance and the starts window, and takes and
+	// deletes the images it checks as an image start does.
+	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
+		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
+			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"})
 
 	// The webhook endpoints touch the webhooks table, and of the accounts
 	// only the condition that the account exists; only the delete of an

@@ -81,6 +81,8 @@ func explainAPI(opts *options, e *client.Error) string {
 	case client.CodeInsufficientCredits:
 		return fmt.Sprintf("not enough credits: this generation costs %d credits and the balance is %d. Ask for more credits, or use a cheaper model (--model lite) or --no-audio.",
 			e.Required, e.Available)
+	case client.CodeMaxCreditsExceeded:
+		return e.Message + " Raise --max-credits, or make it cheaper (--model lite, --no-audio, fewer --samples); `gen quote` tells the price."
 	case client.CodeRateLimit, client.CodeDailyLimit, client.CodeConcurrencyLimit:
 		when := ""
 		if e.RateLimit != nil && !e.RateLimit.Reset.IsZero() {

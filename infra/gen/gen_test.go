@@ -412,3 +412,53 @@ func TestGenerateUploadsLargeImagesDirectly(t *testing.T) {
 		t.Errorf("task inputs %+v, want the direct upload of %d bytes", tk.Inputs, buf.Len())
 	}
 }
+
+func TestQuote(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 100, store.Limits{})
+	r := gen(t, k.APIKey, "quote", "a kite over the dunes", "--model", "lite", "--no-audio", "--samples", "2", "--image", pngFile(t))
+	if want := "image-to-video with gen-3.1-lite-generate-001: 70 credits; balance 100, after 30."; r.code != exitOK || !strings.Contains(r.stdout, want) {
+		t.Errorf("quote: %v\nwant %q", r, want)
+	}
+	r = gen(t, k.APIKey, "quote", "a kite over the dunes", "--model", "quality", "--json")
+	var q client.Quote
+	if err := json.Unmarshal([]byte(r.stdout), &q); err != nil || r.code != exitOK || q.Allowed || q.Refusal == nil || q.Refusal.Code != "INSUFFICIENT_CREDITS" {
+		t.Errorf("quote of a generation over the balance: %v (%v)", r, err)
+	}
+	if r := gen(t, k.APIKey, "credits", "--json"); !strings.Contains(r.stdout, `"balance": 100`) {
+		t.Errorf("the quotes moved credits: %v", r)
+	}
+}
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	r := gen(t, k.APIKey, "generate", "a windmill turning", "--model", "lite", "--no-wait")
+	if r.code != exitOK {
+		t.Fatal(r)
+	}
+	id := strings.TrimSpace(r.stdout)
+	r = gen(t, k.APIKey, "watch", id)
+	if r.code != exitOK || !strings.Contains(r.stdout, "1000  pending\n2000  processing\n3000  completed\n") || !strings.Contains(squash(r.stdout), "Status: completed") {
+		t.Errorf("watch: %v", r)
+	}
+	r = gen(t, k.APIKey, "watch", id, "--last-event-id", "2000", "--json")
+	if r.code != exitOK || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, `"event":"completed"`) {
+		t.Errorf("watch --json resumed after processing: %v; want the completed event alone", r)
+	}
+}
+
+func TestGenerateMaxCredits(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	r := gen(t, k.APIKey, "generate", "a red kite", "--model", "lite", "--samples", "2", "--max-credits", "100", "--no-wait")
+	if r.code != exitError || !strings.Contains(r.stderr, "more than maxCredits (100)") || !strings.Contains(r.stderr, "gen quote") {
+		t.Errorf("generate over --max-credits: %v", r)
+	}
+	if r := gen(t, k.APIKey, "credits", "--json"); !strings.Contains(r.stdout, `"balance": 1000`) {
+		t.Errorf("a refused start moved credits: %v", r)
+	}
+	if r := gen(t, k.APIKey, "generate", "a red kite", "--model", "lite", "--max-credits", "65", "--no-wait"); r.code != exitOK {
+		t.Errorf("generate at --max-credits: %v", r)
+	}
+}

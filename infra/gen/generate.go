@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/genvideo/gen/shared/client"
 )
@@ -23,6 +24,7 @@ type generateFlags struct {
 	progress                   string
 	idempotencyKey             string
 	webhook                    string
+	maxCredits                 int
 }
 
 func generateCmd(opts *options) *cobra.Command {
@@ -49,6 +51,19 @@ func generateCmd(opts *options) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	g.addRequestFlags(f)
+	f.StringVar(&g.out, "out", ".", "directory to save the videos in")
+	f.BoolVar(&g.noWait, "no-wait", false, "only start the generation; print its task id")
+	f.DurationVar(&g.waitTimeout, "wait-timeout", 10*time.Minute, "how long to wait for the videos")
+	f.StringVar(&g.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, else lines), bar, plain or none")
+	f.StringVar(&g.idempotencyKey, "idempotency-key", "", "Idempotency-Key of the start (default a fresh one)")
+	f.StringVar(&g.webhook, "webhook", "", "also send this task's events to this https URL (signed with the secret gen webhooks secret shows)")
+	return cmd
+}
+
+// addRequestFlags adds the flags that make the start request: generate's
+// and quote's.
+func (g *generateFlags) addRequestFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.model, "model", "", "fast (the default), quality or lite, or a model id")
 	f.StringVar(&g.image, "image", "", "image to start from (JPEG or PNG, up to 20 MiB): image-to-video")
 	f.StringVar(&g.first, "first", "", "first frame (with --last): first-last-frame")
@@ -60,13 +75,61 @@ func generateCmd(opts *options) *cobra.Command {
 	f.StringVar(&g.negate, "negative", "", "what the video should not show")
 	f.BoolVar(&g.noAudio, "no-audio", false, "no audio track (cheaper)")
 	f.Int64Var(&g.seed, "seed", 0, "seed, for a reproducible video (default random)")
-	f.StringVar(&g.out, "out", ".", "directory to save the videos in")
-	f.BoolVar(&g.noWait, "no-wait", false, "only start the generation; print its task id")
-	f.DurationVar(&g.waitTimeout, "wait-timeout", 10*time.Minute, "how long to wait for the videos")
-	f.StringVar(&g.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, else lines), bar, plain or none")
-	f.StringVar(&g.idempotencyKey, "idempotency-key", "", "Idempotency-Key of the start (default a fresh one)")
-	f.StringVar(&g.webhook, "webhook", "", "also send this task's events to this https URL (signed with the secret gen webhooks secret shows)")
+	f.IntVar(&g.maxCredits, "max-credits", 0, "refuse the start if it would cost more than this many credits (nothing is charged)")
+}
+
+func quoteCmd(opts *options) *cobra.Command {
+	g := generateFlags{progress: "none"}
+	cmd := &cobra.Command{
+		Use:   `quote "PROMPT"`,
+		Short: "Show what a generate with the same flags would charge, without starting it",
+		Long: "Ask the service what the start of `gen generate` with the same prompt and flags\n" +
+			"would charge now, the balance it would leave, and whether a limit would refuse it.\n" +
+			"The request is validated exactly as the start would be (images included); nothing\n" +
+			"is charged and no task is created. Another request may change the answer.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := g.request(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return quote(cmd, opts, g, req)
+		},
+	}
+	g.addRequestFlags(cmd.Flags())
 	return cmd
+}
+
+func quote(cmd *cobra.Command, opts *options, g generateFlags, req client.Request) error {
+	ctx := cmd.Context()
+	c, err := opts.client()
+	if err != nil {
+		return err
+	}
+	var q *client.Quote
+	switch {
+	case g.image != "":
+		q, err = c.QuoteImageToVideo(ctx, req, client.ImageFile(g.image))
+	case g.first != "":
+		q, err = c.QuoteFirstLastFrame(ctx, req, client.ImageFile(g.first), client.ImageFile(g.last))
+	default:
+		q, err = c.QuoteTextToVideo(ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return opts.printJSON(q)
+	}
+	w := opts.env.stdout
+	fmt.Fprintf(w, "%s with %s: %d credits; balance %d, after %d.\n", q.Endpoint, q.Model, q.CreditsRequired, q.Balance, q.BalanceAfter)
+	if q.Refusal != nil {
+		fmt.Fprintf(w, "It would be refused now: %d %s: %s\n", q.Refusal.Status, q.Refusal.Code, q.Refusal.Message)
+		if q.Refusal.RetryAfterSeconds > 0 {
+			fmt.Fprintf(w, "Retry in %ds.\n", q.Refusal.RetryAfterSeconds)
+		}
+	}
+	return nil
 }
 
 // request checks the flags and makes the start request.
@@ -80,6 +143,7 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 		Resolution:      g.resolution,
 		NegativePrompt:  g.negate,
 		WebhookURL:      g.webhook,
+		MaxCredits:      g.maxCredits,
 	}
 	if id, ok := modelNames[g.model]; ok {
 		req.Model = id

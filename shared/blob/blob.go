@@ -9,8 +9,18 @@ package blob
 import (
 	"context"
 	"io"
+	"path"
+	"strings"
 	"time"
 )
+
+// PosterKey is the key of the poster frame (a JPEG) stored beside the
+// video under videoKey: the same name with the extension .jpg
+// (videos/<task>/0.mp4: videos/<task>/0.jpg), so that whatever lists or
+// deletes a task's videos by prefix finds its posters with them.
+func PosterKey(videoKey string) string {
+	return strings.TrimSuffix(videoKey, path.Ext(videoKey)) + ".jpg"
+}
 
 // Store is blob storage.
 type Store interface {

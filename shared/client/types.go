@@ -58,6 +58,10 @@ type Request struct {
 	// extension of the contract), signed with the account's secret
 	// (WebhookSigningSecret).
 	WebhookURL string `json:"webhookUrl,omitempty"`
+	// MaxCredits bounds what the start may be charged (an extension): a
+	// start that costs more is refused, an *Error with Code
+	// CodeMaxCreditsExceeded, and nothing is charged; 0 is no bound.
+	MaxCredits int `json:"maxCredits,omitempty"`
 }
 
 // formFields is r as the text fields of a multipart start.
@@ -89,6 +93,9 @@ func (r Request) formFields() [][2]string {
 	}
 	add("personGeneration", r.PersonGeneration)
 	add("webhookUrl", r.WebhookURL)
+	if r.MaxCredits != 0 {
+		add("maxCredits", strconv.Itoa(r.MaxCredits))
+	}
 	return f
 }
 
@@ -174,6 +181,9 @@ type Video struct {
 	URL       string    `json:"url"`
 	MimeType  string    `json:"mimeType"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// PosterURL is its poster frame, a JPEG of the video's size, signed
+	// like URL (an extension); empty when the video has none.
+	PosterURL string `json:"posterUrl,omitempty"`
 }
 
 // Failure says why a task failed.

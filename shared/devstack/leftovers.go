@@ -35,7 +35,8 @@ func leftoverAge(t httpguard.Timeouts) time.Duration {
 //     without their object, empty directories (fsblob.Store.Tidy);
 //   - uploaded images of tasks never created (the process died between
 //     the upload and the charge);
-//   - videos no task lists (stored for a task that then failed);
+//   - videos and poster frames no task lists (stored for a task that
+//     then failed);
 //   - temporary files of the signing secret.
 //
 // A live task's files stay whatever their age. It runs at start-up and on
@@ -122,7 +123,7 @@ func (s *Stack) cleanLeftovers(ctx context.Context) {
 			return true
 		}
 		for _, v := range k.t.Videos {
-			if v.Key == key {
+			if v.Key == key || v.Poster == key { // a video, or its poster frame
 				return true
 			}
 		}

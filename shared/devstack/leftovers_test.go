@@ -230,7 +230,8 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 		case task.Completed:
 			var vs []task.Video
 			for i := range videos {
-				vs = append(vs, task.Video{Key: fmt.Sprintf("videos/%s/%d.mp4", tk.ID, i), MimeType: "video/mp4"})
+				vs = append(vs, task.Video{Key: fmt.Sprintf("videos/%s/%d.mp4", tk.ID, i), MimeType: "video/mp4",
+					Poster: fmt.Sprintf("videos/%s/%d.jpg", tk.ID, i)})
 			}
 			_, err = e.stack.Store.Complete(ctx, tk.ID, domain.Completion{Videos: vs}, now)
 		case task.Failed:
@@ -265,6 +266,7 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 		blob(put("inputs/" + failed + "/image.png")), // a task keeps its inputs
 		blob(put("videos/" + processing + "/0.mp4")), // a live task's, listed or not
 		blob(put("videos/" + completed + "/0.mp4")),  // listed
+		blob(put("videos/" + completed + "/0.jpg")),  // its poster, listed
 		workDir(processing),
 		"tmp/not-a-work-dir",
 	}
@@ -273,6 +275,7 @@ func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 		blob(put("videos/" + unknown + "/0.mp4")),
 		blob(put("videos/" + failed + "/0.mp4")),
 		blob(put("videos/" + completed + "/1.mp4")), // not listed
+		blob(put("videos/" + failed + "/0.jpg")),    // a poster no task lists
 		workDir(failed),
 		workDir(completed),
 		workDir(unknown),

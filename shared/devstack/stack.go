@@ -153,8 +153,10 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Blobs:     blobs,
 		Generator: cfg.Hooks.generator(gen),
 		Provider:  provider,
-		TempDir:   tmp,
-		Logger:    s.logger,
+		// Posters are made with the renderer's ffmpeg, whichever generates.
+		Posters: workflow.FFmpegPosters{Path: cfg.FFmpegPath},
+		TempDir: tmp,
+		Logger:  s.logger,
 	}
 	s.executions, err = localexec.New(steps, asl.WithLogger(s.logger))
 	if err != nil {

@@ -39,6 +39,10 @@ type Config struct {
 	// serving the API. Nil makes a random key: cursors then open only in
 	// this process.
 	CursorKeys cursor.Keys
+	// EventsBuffered says that a response reaches the client only whole
+	// (a Lambda behind API Gateway's buffered proxy integration): the
+	// event stream then answers as a long poll (events.go).
+	EventsBuffered bool
 }
 
 // API serves the contract over a service. Build it with New (every
@@ -74,14 +78,19 @@ var (
 	ImageToVideo   = Route{[]route{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
 	FirstLastFrame = Route{[]route{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
 	Status         = Route{[]route{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
-	Download       = Route{[]route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
-	History        = Route{[]route{{http.MethodGet, "/api/gen/history", (*API).history}}}
-	Models         = Route{[]route{{http.MethodGet, "/api/gen/models", (*API).models}}}
-	Uploads        = Route{[]route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
+	// StatusEvents (events.go): the task's status as Server-Sent Events,
+	// an extension.
+	StatusEvents = Route{[]route{{http.MethodGet, "/api/gen/status/{taskId}/events", (*API).events}}}
+	Download     = Route{[]route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
+	History      = Route{[]route{{http.MethodGet, "/api/gen/history", (*API).history}}}
+	Models       = Route{[]route{{http.MethodGet, "/api/gen/models", (*API).models}}}
+	Uploads      = Route{[]route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
 	// Cancel, delete and credits (manage.go): extensions of the contract.
 	Cancel     = Route{[]route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
 	DeleteTask = Route{[]route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
 	Credits    = Route{[]route{{http.MethodGet, "/api/gen/credits", (*API).credits}}}
+	// Quote (quote.go): what a start would charge, an extension.
+	Quote = Route{[]route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
 	// The webhook endpoints (webhooks.go), an extension of the contract.
 	Webhooks = Route{[]route{
 		{http.MethodPost, "/api/gen/webhooks", (*API).createWebhook},
@@ -114,8 +123,8 @@ func New(svc *service.Service, cfg Config) *API {
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
-	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, Download, History, Models, Uploads,
-		Cancel, DeleteTask, Credits, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
+	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, StatusEvents, Download, History, Models, Uploads,
+		Cancel, DeleteTask, Credits, Quote, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The OpenAI-compatible videos API (openai.go), with its own 404.

@@ -27,6 +27,9 @@ const (
 	CodeVideoNotReady    = "VIDEO_NOT_READY"
 	CodeUnauthorized     = "UNAUTHORIZED"
 	CodeInsufficient     = "INSUFFICIENT_CREDITS"
+	// CodeMaxCredits: a start that costs more than its maxCredits (402;
+	// an extension).
+	CodeMaxCredits       = "MAX_CREDITS_EXCEEDED"
 	CodeTaskNotFound     = "TASK_NOT_FOUND"
 	CodeNotFound         = "NOT_FOUND"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
@@ -204,6 +207,7 @@ func toError(err error, now time.Time) *Error {
 		notCancel  *service.NotCancellableError
 		notDelete  *service.NotDeletableError
 		deleted    *service.TaskDeletedError
+		maxCredits *service.MaxCreditsError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -246,6 +250,10 @@ func toError(err error, now time.Time) *Error {
 	case errors.As(err, &notStarted):
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
 			Message: "The generation could not be started; its credits were refunded. Please retry shortly."}
+	case errors.As(err, &maxCredits):
+		return &Error{Status: http.StatusPaymentRequired, Code: CodeMaxCredits, Field: "maxCredits", Value: maxCredits.Max,
+			Message: fmt.Sprintf("This generation costs %d credits, more than maxCredits (%d); nothing was charged.", maxCredits.Cost, maxCredits.Max),
+			Details: map[string]any{"creditsRequired": maxCredits.Cost, "maxCredits": maxCredits.Max}}
 	case errors.As(err, &credits):
 		return &Error{Status: http.StatusPaymentRequired, Code: CodeInsufficient,
 			Message:  fmt.Sprintf("This generation costs %d credits; the balance is %d.", credits.Required, credits.Available),

@@ -44,52 +44,81 @@ type imageInfo struct {
 }
 
 func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	key, err := idempotencyKey(r)
+	in, err := a.readTextStart(w, r, c)
 	if err != nil {
 		return err
+	}
+	return a.start(w, r, c, in)
+}
+
+func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	in, err := a.readImageStart(w, r, c, catalog.ImageToVideo, []string{task.RoleImage})
+	if err != nil {
+		return err
+	}
+	return a.start(w, r, c, in)
+}
+
+func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	in, err := a.readImageStart(w, r, c, catalog.FirstLastFrame, []string{task.RoleFirstFrame, task.RoleLastFrame})
+	if err != nil {
+		return err
+	}
+	return a.start(w, r, c, in)
+}
+
+// readStart reads and validates the body of a start of kind, as its
+// endpoint does: the start endpoints and the quote share it.
+func (a *API) readStart(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string) (service.StartRequest, error) {
+	if kind == catalog.TextToVideo {
+		return a.readTextStart(w, r, c)
+	}
+	return a.readImageStart(w, r, c, kind, imageRoles[kind])
+}
+
+// readTextStart reads a text-to-video body.
+func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.Caller) (service.StartRequest, error) {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return service.StartRequest{}, err
 	}
 	body, err := readJSONBody(w, r, maxJSONBody)
 	if err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	req, err := params.ParseJSON(catalog.TextToVideo, body)
 	if err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	var idem *service.Idempotency
 	if key != "" {
 		fields, err := canonicalJSON(body)
 		if err != nil {
-			return err
+			return service.StartRequest{}, err
 		}
 		rh := newRequestHash(catalog.TextToVideo)
 		rh.fields(fields)
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
-	return a.start(w, r, c, task.NewID(c.Now), req, nil, idem)
+	return service.StartRequest{TaskID: task.NewID(c.Now), Request: req, Idempotency: idem}, nil
 }
 
-func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	return a.startFromImages(w, r, c, catalog.ImageToVideo, []string{task.RoleImage})
-}
-
-func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	return a.startFromImages(w, r, c, catalog.FirstLastFrame, []string{task.RoleFirstFrame, task.RoleLastFrame})
-}
-
-// startFromImages serves a multipart start: the images are streamed into
-// blob storage as they arrive, then the form is validated. Any rejection
-// deletes what was uploaded.
-func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string, roles []string) error {
+// readImageStart reads a multipart start of kind, whose file fields are
+// roles (each start names its own, so that a Lambda serving one links no
+// other's): the images are streamed
+// into blob storage as they arrive, then the form is validated. Any
+// rejection deletes what was uploaded; otherwise the inputs are the
+// caller's to hand over or delete.
+func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.Caller, kind string, roles []string) (service.StartRequest, error) {
 	key, err := idempotencyKey(r)
 	if err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	// The id comes first so that the uploads' blob keys are known.
 	id := task.NewID(c.Now)
 	up, err := a.readUpload(w, r, id, roles)
 	if err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	handedOver := false
 	defer func() {
@@ -98,15 +127,15 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service
 		}
 	}()
 	if err := a.useUploads(r, c, id, &up, roles); err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	req, err := params.ParseForm(kind, up.fields)
 	if err != nil {
-		return err
+		return service.StartRequest{}, err
 	}
 	for _, role := range roles {
 		if _, ok := up.input(role); !ok {
-			return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
+			return service.StartRequest{}, &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
 				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image), or the field %q naming a direct upload (POST /api/gen/uploads).", role, uploadIDField(role))}
 		}
 	}
@@ -123,13 +152,13 @@ func (a *API) startFromImages(w http.ResponseWriter, r *http.Request, c *service
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
 	handedOver = true
-	return a.start(w, r, c, id, req, up.inputs, idem)
+	return service.StartRequest{TaskID: id, Request: req, Inputs: up.inputs, Idempotency: idem}, nil
 }
 
 // start hands a validated start to the service and answers its 202. It
-// owns inputs: the service deletes them unless the task is created.
-func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, id string, req params.Request, inputs []task.Input, idem *service.Idempotency) error {
-	st, err := a.svc.Start(r.Context(), *c, service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem})
+// owns req's inputs: the service deletes them unless the task is created.
+func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, req service.StartRequest) error {
+	st, err := a.svc.Start(r.Context(), *c, req)
 	if err != nil {
 		return err
 	}

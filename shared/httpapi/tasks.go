@@ -50,6 +50,9 @@ type video struct {
 	URL       string `json:"url"`
 	MimeType  string `json:"mimeType"`
 	ExpiresAt string `json:"expiresAt"`
+	// PosterURL (an extension) is its poster frame, a JPEG of the
+	// video's size signed like it; absent when it has none.
+	PosterURL string `json:"posterUrl,omitempty"`
 }
 
 // downloadResponse is the download endpoint's 200.
@@ -139,7 +142,7 @@ func (a *API) videos(ctx context.Context, t task.Task) ([]video, error) {
 	}
 	out := make([]video, 0, len(signed))
 	for _, v := range signed {
-		out = append(out, video{URL: v.URL, MimeType: v.MimeType, ExpiresAt: formatTime(v.ExpiresAt)})
+		out = append(out, video{URL: v.URL, MimeType: v.MimeType, ExpiresAt: formatTime(v.ExpiresAt), PosterURL: v.PosterURL})
 	}
 	return out, nil
 }

@@ -29,6 +29,8 @@ const (
 	MaxSampleCount         = 2
 	MaxSeed                = 4294967295
 	MaxWebhookURLChars     = 2048
+	// MaxMaxCredits bounds maxCredits: far above any start's price.
+	MaxMaxCredits = 1_000_000_000
 	// DefaultDuration is durationSeconds when a request names none.
 	DefaultDuration = 8
 )
@@ -68,6 +70,10 @@ type Request struct {
 	// endpoints (an extension of the contract); its address is checked
 	// by the service, which knows the operator's setting.
 	WebhookURL string
+	// MaxCredits bounds what the start may be charged (an extension): a
+	// start that costs more is refused before it is charged; 0 is no
+	// bound.
+	MaxCredits int
 	// Sent holds the fields the client sent. The others hold the
 	// contract's defaults, which the backend in use may replace by what
 	// it accepts (shared/capability).
@@ -94,7 +100,7 @@ func (e *Error) Error() string { return e.Message }
 var Fields = []string{
 	"prompt", "model", "sampleCount", "durationSeconds", "aspectRatio",
 	"resolution", "generateAudio", "enhancePrompt", "negativePrompt", "seed",
-	"personGeneration", "webhookUrl",
+	"personGeneration", "webhookUrl", "maxCredits",
 }
 
 var (
@@ -260,6 +266,17 @@ func validate(kind string, present map[string]value) (Request, error) {
 				Message: fmt.Sprintf("webhookUrl must be an https URL of 1 to %d characters", MaxWebhookURLChars)}
 		}
 		r.WebhookURL = u
+	}
+	if v, ok := present["maxCredits"]; ok {
+		n, verr := v.asInt("maxCredits")
+		if verr != nil {
+			return Request{}, verr
+		}
+		if n < 1 || n > MaxMaxCredits {
+			return Request{}, &Error{Code: CodeValidation, Field: "maxCredits", Value: v.raw(),
+				Message: fmt.Sprintf("maxCredits must be between 1 and %d", MaxMaxCredits)}
+		}
+		r.MaxCredits = int(n)
 	}
 	return r, nil
 }

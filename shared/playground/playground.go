@@ -40,9 +40,9 @@ var static embed.FS
 
 // Config of the handler.
 type Config struct {
-	// MediaOrigins are origins other than the page's own that videos play
-	// from and images upload to (the page's CSP media-src and
-	// connect-src): on AWS the bucket's https origin. Each is
+	// MediaOrigins are origins other than the page's own that videos and
+	// their posters load from and images upload to (the page's CSP
+	// media-src, img-src and connect-src): on AWS the bucket's https origin. Each is
 	// scheme://host[:port], nothing more.
 	MediaOrigins []string
 	// Logger receives one line per request; nil means slog.Default().
@@ -93,7 +93,7 @@ func Handler(cfg Config) (http.Handler, error) {
 
 // ContentSecurityPolicy is the page's policy: everything from the page's
 // own origin ('self'), images also from blob: and data: (the previews of
-// picked images), videos also from blob: and mediaOrigins, requests also
+// picked images) and mediaOrigins (the videos' poster frames), videos also from blob: and mediaOrigins, requests also
 // to mediaOrigins (direct uploads); no inline script or style, no frame,
 // no form submission, no <base>.
 func ContentSecurityPolicy(mediaOrigins []string) string {
@@ -101,7 +101,7 @@ func ContentSecurityPolicy(mediaOrigins []string) string {
 	for _, o := range mediaOrigins {
 		extra += " " + o
 	}
-	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:" + extra + "; " +
 		"media-src 'self' blob:" + extra + "; connect-src 'self'" + extra + "; " +
 		"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 }

@@ -60,7 +60,8 @@ func TestServes(t *testing.T) {
 			continue
 		}
 		want := map[string]string{
-			"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
+			"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; " +
+				"img-src 'self' blob: data: https://media.example.s3.us-east-1.amazonaws.com; " +
 				"media-src 'self' blob: https://media.example.s3.us-east-1.amazonaws.com; " +
 				"connect-src 'self' https://media.example.s3.us-east-1.amazonaws.com; " +
 				"frame-ancestors 'none'; base-uri 'none'; form-action 'none'",

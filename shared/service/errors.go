@@ -71,3 +71,13 @@ type BlobError struct{ Err error }
 
 func (e *BlobError) Error() string { return "blob storage: " + e.Err.Error() }
 func (e *BlobError) Unwrap() error { return e.Err }
+
+// MaxCreditsError: the start costs more than the maxCredits it was sent
+// with; nothing was charged.
+type MaxCreditsError struct {
+	Cost, Max int
+}
+
+func (e *MaxCreditsError) Error() string {
+	return fmt.Sprintf("the generation costs %d credits, more than maxCredits %d", e.Cost, e.Max)
+}

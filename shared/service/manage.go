@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
@@ -62,7 +63,7 @@ func (s *Service) stop(ctx context.Context, t task.Task) {
 }
 
 // Delete removes the caller's task id, which must be finished: first its
-// objects in blob storage (its videos, those a generation stored after
+// objects in blob storage (its videos and their posters, those a generation stored after
 // the task was cancelled included, and its uploaded images, the direct
 // uploads they were copied from included), so that
 // every download link handed out stops working, then its record, which
@@ -107,9 +108,12 @@ func blobKeys(t task.Task) []string {
 	}
 	for _, v := range t.Videos {
 		add(v.Key)
+		add(v.Poster)
 	}
 	for n := range max(t.Params.SampleCount, len(t.Videos)) {
 		add(task.VideoKey(t.ID, n))
+		// Its poster, made beside it (workflow), recorded or not.
+		add(blob.PosterKey(task.VideoKey(t.ID, n)))
 	}
 	for _, in := range t.Inputs {
 		add(in.Key)

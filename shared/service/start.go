@@ -75,35 +75,17 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	if s.cfg.Executions == nil {
 		return Started{}, ErrNoExecutions
 	}
-	// What the backend cannot honour is refused before anything is
-	// charged; what the client left out gets the backend's default.
-	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
+	t, g, err := s.newTask(ctx, c, req)
+	if err != nil {
 		return Started{}, err
 	}
-	at := c.Now.UTC().Truncate(time.Millisecond)
-	t := task.Task{
-		ID:          req.TaskID,
-		AccountID:   c.Key.AccountID,
-		KeyName:     c.Key.Name,
-		Type:        req.Request.Type,
-		Model:       req.Request.Model,
-		Prompt:      req.Request.Prompt,
-		Params:      req.Request.Params,
-		Inputs:      req.Inputs,
-		CreditsCost: req.Request.Cost(),
-		Status:      task.Pending,
-		CreatedAt:   at,
-		Deadline:    at.Add(s.cfg.GenerationTimeout),
-	}
-	if u := req.Request.WebhookURL; u != "" {
-		if err := s.taskWebhook(ctx, c, u); err != nil {
+	if t.WebhookURL != "" {
+		if err := s.ensureSigningSecret(ctx, c); err != nil {
 			return Started{}, err
 		}
-		t.WebhookURL = u
 	}
-	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
 	if idem := req.Idempotency; idem != nil {
-		g.Idempotency = &domain.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: at.Add(IdempotencyTTL)}
+		g.Idempotency = &domain.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: t.CreatedAt.Add(IdempotencyTTL)}
 	}
 	var balance int64
 	for {
@@ -165,6 +147,49 @@ func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc)
 		return ctx, func() {}
 	}
 	return context.WithDeadline(ctx, d)
+}
+
+// newTask is the task a start of req by c would create and the guard
+// its charge is checked under, or why req is refused before anything is
+// read or charged: what the backend cannot honour (the capability
+// table), a webhookUrl that cannot be delivered to. Start and Quote both
+// begin here, so that a quote validates exactly as the start would.
+func (s *Service) newTask(ctx context.Context, c Caller, req StartRequest) (task.Task, domain.StartGuard, error) {
+	// What the backend cannot honour is refused before anything is
+	// charged; what the client left out gets the backend's default.
+	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
+		return task.Task{}, domain.StartGuard{}, err
+	}
+	// The client's own bound on the price, once the backend's defaults
+	// (which may change it) are in.
+	if m, cost := req.Request.MaxCredits, req.Request.Cost(); m > 0 && cost > m {
+		return task.Task{}, domain.StartGuard{}, &MaxCreditsError{Cost: cost, Max: m}
+	}
+	at := c.Now.UTC().Truncate(time.Millisecond)
+	t := task.Task{
+		ID:          req.TaskID,
+		AccountID:   c.Key.AccountID,
+		KeyName:     c.Key.Name,
+		Type:        req.Request.Type,
+		Model:       req.Request.Model,
+		Prompt:      req.Request.Prompt,
+		Params:      req.Request.Params,
+		Inputs:      req.Inputs,
+		CreditsCost: req.Request.Cost(),
+		Status:      task.Pending,
+		CreatedAt:   at,
+		Deadline:    at.Add(s.cfg.GenerationTimeout),
+	}
+	if u := req.Request.WebhookURL; u != "" {
+		if s.cfg.Webhooks == nil {
+			return task.Task{}, domain.StartGuard{}, ErrWebhooksUnavailable
+		}
+		if err := s.checkWebhookURL(ctx, "webhookUrl", u); err != nil {
+			return task.Task{}, domain.StartGuard{}, err
+		}
+		t.WebhookURL = u
+	}
+	return t, ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now), nil
 }
 
 // original is the start an idempotency record names, as it answered: the

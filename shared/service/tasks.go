@@ -41,8 +41,11 @@ func (s *Service) Task(ctx context.Context, c Caller, id string) (task.Task, err
 // SignedVideo is one video of a completed task, served by a signed URL
 // until ExpiresAt.
 type SignedVideo struct {
-	URL       string
-	MimeType  string
+	URL      string
+	MimeType string
+	// PosterURL is the signed link of its poster frame (a JPEG), with
+	// the same expiry; empty when the video has none.
+	PosterURL string
 	ExpiresAt time.Time
 }
 
@@ -64,7 +67,13 @@ func (s *Service) Videos(ctx context.Context, t task.Task) ([]SignedVideo, error
 		if mimeType == "" {
 			mimeType = "video/mp4"
 		}
-		out = append(out, SignedVideo{URL: url, MimeType: mimeType, ExpiresAt: expires})
+		sv := SignedVideo{URL: url, MimeType: mimeType, ExpiresAt: expires}
+		if v.Poster != "" {
+			if sv.PosterURL, err = s.cfg.Links.SignURL(ctx, v.Poster, expires); err != nil {
+				return nil, &BlobError{fmt.Errorf("sign %s of task %s: %w", v.Poster, t.ID, err)}
+			}
+		}
+		out = append(out, sv)
 	}
 	return out, nil
 }

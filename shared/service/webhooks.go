@@ -37,15 +37,10 @@ func (s *Service) checkWebhookURL(ctx context.Context, field, u string) error {
 	return err
 }
 
-// taskWebhook checks the webhookUrl of a start and makes sure the
-// account has the signing secret its deliveries are signed with.
-func (s *Service) taskWebhook(ctx context.Context, c Caller, u string) error {
-	if s.cfg.Webhooks == nil {
-		return ErrWebhooksUnavailable
-	}
-	if err := s.checkWebhookURL(ctx, "webhookUrl", u); err != nil {
-		return err
-	}
+// ensureSigningSecret makes sure the account has the signing secret the
+// deliveries of a start's webhookUrl are signed with (newTask has checked
+// the URL).
+func (s *Service) ensureSigningSecret(ctx context.Context, c Caller) error {
 	if _, err := s.cfg.Webhooks.SigningSecret(ctx, c.Key.AccountID, webhook.NewSecret()); err != nil {
 		return fmt.Errorf("signing secret: %w", err)
 	}

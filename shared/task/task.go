@@ -112,6 +112,9 @@ type Video struct {
 	Key      string `json:"key"`
 	MimeType string `json:"mimeType"`
 	Size     int64  `json:"size"`
+	// Poster is the blob key of the video's poster frame (a JPEG,
+	// blob.PosterKey), when the workflow could make one.
+	Poster string `json:"poster,omitempty"`
 }
 
 // Task is one generation.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
 	"github.com/genvideo/gen/shared/task"
@@ -416,7 +417,41 @@ func (s *Steps) storeVideo(ctx context.Context, taskID, key, path string) (task.
 	if err != nil {
 		return task.Video{}, &BlobsUnavailable{Op: "put video", Key: key, Err: err}
 	}
-	return task.Video{Key: key, MimeType: videoMimeType, Size: size}, nil
+	v := task.Video{Key: key, MimeType: videoMimeType, Size: size}
+	v.Poster = s.storePoster(ctx, taskID, key, path)
+	return v, nil
+}
+
+// posterMimeType is the type of every poster frame.
+const posterMimeType = "image/jpeg"
+
+// storePoster makes the poster frame of the video at path (stored under
+// videoKey) and stores it beside it, returning its key. A poster is a
+// convenience, not what the task was charged for: one that cannot be
+// made or stored is logged and left out (""), and the video completes
+// without it.
+func (s *Steps) storePoster(ctx context.Context, taskID, videoKey, path string) string {
+	if s.Posters == nil {
+		return ""
+	}
+	out := path + ".poster.jpg"
+	defer os.Remove(out)
+	if err := s.Posters.Poster(ctx, path, out); err != nil {
+		s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
+		return ""
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
+		return ""
+	}
+	defer f.Close()
+	key := blob.PosterKey(videoKey)
+	if _, err := s.Blobs.Put(ctx, key, f, posterMimeType); err != nil {
+		s.logger().Warn("cannot store a video's poster frame", "task", taskID, "key", key, "error", err)
+		return ""
+	}
+	return key
 }
 
 func imageExt(mimeType string) string {

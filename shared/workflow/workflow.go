@@ -133,6 +133,9 @@ type Steps struct {
 	// Provider, when set, generates instead of Generator: a model
 	// provider whose jobs the workflow submits and then polls.
 	Provider Provider
+	// Posters, when set, makes each stored video's poster frame, stored
+	// beside it and named on it (task.Video.Poster).
+	Posters Posters
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// TempDir is where Generate downloads inputs and the generator writes

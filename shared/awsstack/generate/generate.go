@@ -42,6 +42,9 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	}
 	st := steps.New(s)
 	st.Blobs = blobs
+	// Each video's poster frame is made with the layer's ffmpeg, whichever
+	// generator made the video.
+	st.Posters = workflow.FFmpegPosters{Path: s.Env.FFmpegPath}
 	p := s.Env.Provider
 	ctx := context.Background()
 	// The ffmpeg renderer, when a model has the built-in generator for

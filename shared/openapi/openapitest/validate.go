@@ -19,6 +19,13 @@ import (
 )
 
 var loaded = sync.OnceValues(func() (*openapi3.T, error) {
+	// An event stream (GET /api/gen/status/{taskId}/events) is text, its
+	// schema a string: kin-openapi has no decoder of its own for it.
+	openapi3filter.RegisterBodyDecoder("text/event-stream",
+		func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+			b, err := io.ReadAll(r)
+			return string(b), err
+		})
 	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 	if err != nil {
 		return nil, fmt.Errorf("load openapi document: %w", err)

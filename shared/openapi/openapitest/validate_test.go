@@ -32,6 +32,10 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")
 	// The OpenAI-compatible videos API.
 	want = append(want, "/openai/v1/videos", "/openai/v1/videos/{taskId}", "/openai/v1/videos/{taskId}/content")
+	// The live event stream.
+	want = append(want, "/api/gen/status/{taskId}/events")
+	// Quotes, one path per start endpoint.
+	want = append(want, "/api/gen/quote/text-to-video", "/api/gen/quote/image-to-video", "/api/gen/quote/first-last-frame")
 	for _, p := range want {
 		if doc.Paths.Value(p) == nil {
 			t.Errorf("path %s is missing", p)

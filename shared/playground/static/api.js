@@ -77,6 +77,67 @@ export async function request(method, path, { json, form, headers } = {}) {
   return { data, retryAfter: Number.isFinite(retryAfter) ? retryAfter : null, headers: res.headers };
 }
 
+// followEvents reads a task's live event stream (path: its
+// api/gen/status/{taskId}/events), with fetch rather than EventSource so
+// that the key goes in a header, and calls onTask with the status body of
+// each event, in order, until onTask returns true (the end). A stream that
+// ends early (a proxy's timeout; on AWS each response is a long poll) is
+// reconnected with Last-Event-ID, so no state comes twice. It resolves to
+// true once onTask has ended it, false when the stream cannot be had (an
+// error answer, a network failure, a browser without streams): the caller
+// then polls the status instead.
+export async function followEvents(path, onTask) {
+  let last = "", fails = 0;
+  for (;;) {
+    const h = new Headers({ "X-API-Key": apiKey.get(), Accept: "text/event-stream" });
+    if (last) h.set("Last-Event-ID", last);
+    let res;
+    try {
+      res = await fetch(path, { headers: h, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" });
+    } catch {
+      return false;
+    }
+    if (!res.ok || !res.body || typeof TextDecoderStream === "undefined") return false;
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "", id = "", data = "", heard = false;
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch {
+        break;
+      }
+      if (chunk.done) break;
+      heard = true;
+      buf += chunk.value;
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const line = buf.slice(0, i).replace(/\r$/, "");
+        buf = buf.slice(i + 1);
+        if (line === "") {
+          if (data) {
+            last = id || last;
+            if (onTask(JSON.parse(data))) {
+              reader.cancel().catch(() => {});
+              return true;
+            }
+          }
+          id = data = "";
+          continue;
+        }
+        const c = line.indexOf(":");
+        const field = c < 0 ? line : line.slice(0, c);
+        let value = c < 0 ? "" : line.slice(c + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "id") id = value;
+        if (field === "data") data += (data ? "\n" : "") + value;
+      }
+    }
+    fails = heard ? 0 : fails + 1;
+    if (fails > 3) return false;
+    await new Promise((r) => setTimeout(r, 500 * (fails + 1)));
+  }
+}
+
 // newIdempotencyKey is a fresh random Idempotency-Key: a repeated start
 // with it (a retry after a lost answer) gets the first answer instead of
 // a second task and charge. getRandomValues works outside secure

@@ -5,7 +5,7 @@
 // resolutions from /playground/limits.json (shared/params and
 // shared/catalog, the service's own definitions), narrowed to what the
 // backend in use takes by the models' limits (shared/capability).
-import { apiKey, APIError, request, newIdempotencyKey, sniffImage, uploadImage } from "./api.js";
+import { apiKey, APIError, request, followEvents, newIdempotencyKey, sniffImage, uploadImage } from "./api.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const el = (tag, props = {}, ...children) => {
@@ -432,16 +432,65 @@ function addTask(taskId, info = {}) {
   follow(taskId, card, info);
 }
 
-// follow polls the task's status, waiting what Retry-After asks between
-// polls (and a 429's Retry-After), until it is completed or failed.
+// follow shows the task live from its event stream (followEvents), and
+// falls back to polling its status when the stream cannot be had.
 async function follow(taskId, card, info) {
+  const epoch = state.epoch;
+  const show = taskView(taskId, card, info);
+  const gone = () => epoch !== state.epoch || state.tasks.get(taskId) !== card || card.dataset.ended;
+  const streamed = await followEvents("api/gen/status/" + encodeURIComponent(taskId) + "/events",
+    (task) => gone() || show(task));
+  if (!streamed && !gone()) await poll(taskId, card, show);
+}
+
+// taskView is what shows a task's status on its card: it returns a
+// function that shows one status body and answers true once the task
+// has ended (and the card shows its end).
+function taskView(taskId, card, info) {
   const status = $(".task-status", card);
   const elapsed = $(".elapsed", card);
   const bar = $("progress", card);
   const maxWait = parseInt(String(info.estimate || "").split("-")[1] || "", 10);
   let last = "";
-  const epoch = state.epoch;
   let running = false;
+  return (task) => {
+    $(".task-error", card).textContent = "";
+    if (task.status !== last) {
+      last = task.status;
+      taskActions(card, taskId, task.status);
+      if (task.status === "pending") status.textContent = "Pending: queued for generation.";
+      if (task.status === "processing") status.textContent = "Processing: the video is being generated.";
+    }
+    const secs = Math.max(0, Math.round((Date.now() - Date.parse(task.createdAt)) / 1000));
+    if (task.status === "completed" || task.status === "failed") {
+      if (task.status === "completed") finished(card, task);
+      else failed(card, task);
+      // It ended while followed: the balance, the ledger and the
+      // history's status changed.
+      if (running) {
+        showCredits();
+        loadHistory(state.history.page);
+      }
+      return true;
+    }
+    running = true;
+    // The provider's own progress (an extension field, while processing)
+    // beats an estimate from the elapsed time.
+    const progress = task.status === "processing" && Number.isInteger(task.progress) ? task.progress : null;
+    elapsed.textContent = `${secs} s since it started` +
+      (progress !== null ? `; ${progress}% done.` : maxWait ? `; expected within ${maxWait} s.` : ".");
+    if (progress !== null) bar.value = progress;
+    else if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
+    return false;
+  };
+}
+
+// poll polls the task's status, waiting what Retry-After asks between
+// polls (and a 429's Retry-After), until it is completed or failed.
+async function poll(taskId, card, show) {
+  const status = $(".task-status", card);
+  const bar = $("progress", card);
+  const epoch = state.epoch;
   for (;;) {
     if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
     let task, wait = 2;
@@ -467,33 +516,7 @@ async function follow(taskId, card, info) {
     if (epoch !== state.epoch || state.tasks.get(taskId) !== card) return;
     // A cancel from the page has shown the end already.
     if (card.dataset.ended) return;
-    $(".task-error", card).textContent = "";
-    if (task.status !== last) {
-      last = task.status;
-      taskActions(card, taskId, task.status);
-      if (task.status === "pending") status.textContent = "Pending: queued for generation.";
-      if (task.status === "processing") status.textContent = "Processing: the video is being generated.";
-    }
-    const secs = Math.max(0, Math.round((Date.now() - Date.parse(task.createdAt)) / 1000));
-    if (task.status === "completed" || task.status === "failed") {
-      if (task.status === "completed") finished(card, task);
-      else failed(card, task);
-      // It ended while followed: the balance, the ledger and the
-      // history's status changed.
-      if (running) {
-        showCredits();
-        loadHistory(state.history.page);
-      }
-      return;
-    }
-    running = true;
-    // The provider's own progress (an extension field, while processing)
-    // beats an estimate from the elapsed time.
-    const progress = task.status === "processing" && Number.isInteger(task.progress) ? task.progress : null;
-    elapsed.textContent = `${secs} s since it started` +
-      (progress !== null ? `; ${progress}% done.` : maxWait ? `; expected within ${maxWait} s.` : ".");
-    if (progress !== null) bar.value = progress;
-    else if (maxWait) bar.value = Math.min(95, (100 * secs) / maxWait);
+    if (show(task)) return;
     await sleep(1000 * Math.max(1, wait));
   }
 }
@@ -516,7 +539,8 @@ async function finished(card, task) {
   }
   const box = $(".videos", card);
   box.replaceChildren(...videos.map((v, i) => el("figure", {},
-    el("video", { controls: true, preload: "metadata", src: v.url, playsInline: true, "aria-label": `Video ${i + 1} of ${task.prompt}` }),
+    // The poster frame (an extension) shows the video before it loads.
+    el("video", { controls: true, preload: "metadata", src: v.url, ...(v.posterUrl ? { poster: v.posterUrl } : {}), playsInline: true, "aria-label": `Video ${i + 1} of ${task.prompt}` }),
     el("figcaption", {}, el("a", { href: v.url, download: `${task.taskId}-${i + 1}.mp4` }, `Download video ${i + 1}`),
       ` (link valid until ${new Date(v.expiresAt).toLocaleString()})`))));
 }

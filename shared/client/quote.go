@@ -1,0 +1,88 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// CodeMaxCreditsExceeded: a start (or its quote) that costs more than
+// its Request.MaxCredits (402; an extension).
+const CodeMaxCreditsExceeded = "MAX_CREDITS_EXCEEDED"
+
+// Quote is what a start with the same request would do now (an extension
+// of the contract): the credits it would charge and whether a limit
+// would refuse it. A quote charges nothing, counts no start and creates
+// no task; it is a snapshot, which another request may change.
+type Quote struct {
+	Endpoint string `json:"endpoint"`
+	Model    string `json:"model"`
+	// CreditsRequired is the CreditsUsed the start would answer.
+	CreditsRequired int `json:"creditsRequired"`
+	// Balance is the balance now; BalanceAfter what the start would leave
+	// (negative when the balance cannot pay it).
+	Balance      int64 `json:"balance"`
+	BalanceAfter int64 `json:"balanceAfter"`
+	// Allowed: the start would be let through now; otherwise Refusal is
+	// what it would be answered.
+	Allowed bool          `json:"allowed"`
+	Refusal *QuoteRefusal `json:"refusal,omitempty"`
+}
+
+// QuoteRefusal is the refusal a start would get now.
+type QuoteRefusal struct {
+	// Status is the HTTP status (402 or 429), Code the error code.
+	Status  int    `json:"status"`
+	Code    string `json:"error"`
+	Message string `json:"message"`
+	// RetryAfterSeconds, for a 429, is when the limit may let it through.
+	RetryAfterSeconds int `json:"retryAfter,omitempty"`
+}
+
+// QuoteTextToVideo quotes TextToVideo with req: it is validated exactly
+// as the start would be (an invalid request is the start's *Error).
+func (c *Client) QuoteTextToVideo(ctx context.Context, req Request) (*Quote, error) {
+	body, err := jsonBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("gen: encode request: %w", err)
+	}
+	return c.quote(ctx, call{method: http.MethodPost, path: "/api/gen/quote/text-to-video", body: body})
+}
+
+// QuoteImageToVideo quotes ImageToVideo with req and image; the image is
+// sent and checked as the start would check it, then discarded.
+func (c *Client) QuoteImageToVideo(ctx context.Context, req Request, image Image) (*Quote, error) {
+	files, ids, err := c.prepareImages(ctx, []filePart{{"image", image}}, c.directAbove)
+	if err != nil {
+		return nil, err
+	}
+	return c.quote(ctx, call{method: http.MethodPost, path: "/api/gen/quote/image-to-video", body: multipartBody(req, files, ids)}, imagesOf(files)...)
+}
+
+// QuoteFirstLastFrame quotes FirstLastFrame with req and its frames.
+func (c *Client) QuoteFirstLastFrame(ctx context.Context, req Request, first, last Image) (*Quote, error) {
+	files, ids, err := c.prepareImages(ctx, []filePart{{"firstFrame", first}, {"lastFrame", last}}, c.directAbove/2)
+	if err != nil {
+		return nil, err
+	}
+	return c.quote(ctx, call{method: http.MethodPost, path: "/api/gen/quote/first-last-frame", body: multipartBody(req, files, ids)}, imagesOf(files)...)
+}
+
+func (c *Client) quote(ctx context.Context, cl call, images ...Image) (*Quote, error) {
+	// A quote changes nothing: it may be sent again, unless an image can
+	// be read only once.
+	cl.retry = true
+	for _, im := range images {
+		cl.retry = cl.retry && !im.once
+	}
+	_, body, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var q Quote
+	if err := json.Unmarshal(body, &q); err != nil {
+		return nil, fmt.Errorf("gen: POST %s: decode answer: %w", cl.path, err)
+	}
+	return &q, nil
+}
