@@ -51,7 +51,7 @@ func (c *fakeClock) sleeps() []time.Duration {
 func withClock(c clock) Option { return func(e *Executor) { e.clock = c } }
 
 // mustParse parses an inline definition with no substitutions.
-func mustParse(t *testing.T, def string) *StateMachine {
+func mustParse(t testing.TB, def string) *StateMachine {
 	t.Helper()
 	sm, err := Parse([]byte(def), nil)
 	if err != nil {
