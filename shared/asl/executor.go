@@ -144,7 +144,9 @@ func (e *Executor) Run(ctx context.Context, name string, input any) (Execution, 
 // Start starts an execution in the background and returns. Like
 // StartExecution it is idempotent: while an execution of that name runs,
 // starting it again does nothing. The execution outlives ctx (whose values
-// it keeps): it runs until it ends or the executor is closed.
+// it keeps): it runs until it ends or the executor is closed. Its states
+// up to its first task call or wait run before Start returns (Pass and
+// Choice states take microseconds); the rest runs in the background.
 func (e *Executor) Start(ctx context.Context, name string, input any) error {
 	if err := ctx.Err(); err != nil {
 		return err
