@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -58,9 +59,60 @@ func serveChild(cfg config) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if cfg.memProfile != "" {
+		// The parent signals when the generations in flight peak.
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		defer signal.Stop(usr1)
+		go func() {
+			for range usr1 {
+				if err := writeMemProfiles(cfg.memProfile); err != nil {
+					fmt.Fprintln(os.Stderr, "bench -serve: memory profile:", err)
+				}
+			}
+		}()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return devstack.Serve(ctx, dc, os.Stdout)
+}
+
+// writeMemProfiles writes the heap profile (after a GC, so that it shows
+// what is held) to path, the goroutines' to path.goroutine and the runtime's
+// memory figures to path.memstats.
+func writeMemProfiles(path string) error {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	summary := fmt.Sprintf("goroutines %d\nheap in use %d\nstacks in use %d\nheap idle %d (released %d)\nsys %d\n",
+		runtime.NumGoroutine(), ms.HeapInuse, ms.StackInuse, ms.HeapIdle, ms.HeapReleased, ms.Sys)
+	if err := os.WriteFile(path+".memstats", []byte(summary), 0o600); err != nil {
+		return err
+	}
+	for name, p := range map[string]string{"heap": path, "goroutine": path + ".goroutine"} {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup(name).WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s profile: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// profileMemory asks the service for its memory profiles (-memprofile)
+// and gives it a moment to write them.
+func (c *child) profileMemory(cfg config) {
+	if cfg.memProfile == "" {
+		return
+	}
+	c.cmd.Process.Signal(syscall.SIGUSR1)
+	time.Sleep(2 * time.Second)
 }
 
 // child is the service process the parent started.
@@ -84,6 +136,9 @@ func startChild(ctx context.Context, cfg config, dataDir string) (*child, error)
 		// The service's whole life, set-up included: what it spends
 		// serving the loads dominates.
 		args = append(args, "-cpuprofile", cfg.profile)
+	}
+	if cfg.memProfile != "" {
+		args = append(args, "-memprofile", cfg.memProfile)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), devstack.EnvDataDir+"="+dataDir, devstack.EnvAddr+"=127.0.0.1:0")

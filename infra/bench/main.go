@@ -45,6 +45,9 @@ type config struct {
 	// dynamoScale is the scale account's size on DynamoDB Local.
 	dynamoScale int
 	profile     string
+	// memProfile is where the service writes a heap profile (and the
+	// goroutines' beside it) at the end of each starts load.
+	memProfile string
 }
 
 func main() {
@@ -62,6 +65,7 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directory")
 	flag.StringVar(&cfg.only, "only", "", "run only the HTTP workloads whose name contains this")
 	flag.StringVar(&cfg.profile, "cpuprofile", "", "write a CPU profile of the service process (its whole life; the HTTP loads dominate) to this file")
+	flag.StringVar(&cfg.memProfile, "memprofile", "", "write a heap profile of the service process at the end of each starts load, when the most generations are in flight, to this file (the goroutines' profile and the runtime's memory figures beside it: .goroutine, .memstats); the last load's is kept")
 	flag.IntVar(&cfg.scale, "scale", 1_000_000, "tasks of the scale workload's account (0: no scale workload)")
 	flag.IntVar(&cfg.dynamoScale, "dynamodb-scale", 50_000, "tasks of the scale account on DynamoDB Local (at most -tasks: none)")
 	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")

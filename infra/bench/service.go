@@ -317,6 +317,9 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 			func(int, int) *http.Request { return b.request(b.svcURL, w.method, w.path, w.key, w.body) },
 			func(int, int) *http.Request { return b.request(b.bareURL, w.method, w.path, w.key, w.body) })
 		svc.peakRSS = b.svc.peakRSS()
+		if w.method == http.MethodPost {
+			b.svc.profileMemory(b.cfg)
+		}
 		row(w, svc, bareF)
 		b.measured[w.name] = svc
 		if w.method == http.MethodPost {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// fakeClock records every Sleep and returns at once, advancing Now.
+// fakeClock records every timer and fires it at once, advancing Now.
 type fakeClock struct {
 	mu    sync.Mutex
 	now   time.Time
@@ -29,12 +29,13 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.slept = append(c.slept, d)
 	c.now = c.now.Add(d)
-	return ctx.Err()
+	go f()
+	return func() bool { return false }
 }
 
 func (c *fakeClock) sleeps() []time.Duration {
@@ -43,14 +44,14 @@ func (c *fakeClock) sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.slept...)
 }
 
-// withClock replaces the system clock. A clock whose Sleep returns at
+// withClock replaces the system clock. A clock whose timers fire at
 // once runs Retry intervals and Wait states without waiting, but also
 // fires every timeout at once; tests that need timeouts can keep the
 // system clock and run in a testing/synctest bubble, where time is virtual.
 func withClock(c clock) Option { return func(e *Executor) { e.clock = c } }
 
 // mustParse parses an inline definition with no substitutions.
-func mustParse(t *testing.T, def string) *StateMachine {
+func mustParse(t testing.TB, def string) *StateMachine {
 	t.Helper()
 	sm, err := Parse([]byte(def), nil)
 	if err != nil {

@@ -35,30 +35,19 @@ func Handler[In, Out any](f func(context.Context, In) (Out, error)) TaskFunc {
 }
 
 // clock is the executor's time: Retry intervals, Wait states and
-// timeouts all go through Sleep, so tests can run them without waiting.
+// timeouts are all its timers, so tests can run them without waiting.
 type clock interface {
 	Now() time.Time
-	// Sleep returns after d, or with ctx's error once ctx is done.
-	Sleep(ctx context.Context, d time.Duration) error
+	// AfterFunc calls f in its own goroutine after d (at once if d <= 0);
+	// the function it returns stops the timer.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (systemClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // Option configures an Executor.
 type Option func(*Executor)
@@ -136,7 +125,9 @@ func (e *Executor) Run(ctx context.Context, name string, input any) (Execution, 
 	ctx, cancel := e.link(ctx)
 	defer cancel()
 	e.setCancel(name, cancel)
-	exec := e.execute(ctx, name, doc)
+	ended := make(chan Execution, 1)
+	e.begin(ctx, name, doc, func(exec Execution) { ended <- exec })
+	exec := <-ended
 	switch exec.Status {
 	case Succeeded:
 		return exec, nil
@@ -153,7 +144,9 @@ func (e *Executor) Run(ctx context.Context, name string, input any) (Execution, 
 // Start starts an execution in the background and returns. Like
 // StartExecution it is idempotent: while an execution of that name runs,
 // starting it again does nothing. The execution outlives ctx (whose values
-// it keeps): it runs until it ends or the executor is closed.
+// it keeps): it runs until it ends or the executor is closed. Its states
+// up to its first task call or wait run before Start returns (Pass and
+// Choice states take microseconds); the rest runs in the background.
 func (e *Executor) Start(ctx context.Context, name string, input any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -171,11 +164,12 @@ func (e *Executor) Start(ctx context.Context, name string, input any) error {
 	}
 	xctx, cancel := e.link(context.WithoutCancel(ctx))
 	e.setCancel(name, cancel)
-	go func() {
-		defer e.unregister(name)
-		defer cancel()
-		e.execute(xctx, name, doc)
-	}()
+	// The execution runs here until its first task call or wait, which
+	// carry it on in the background (run.go).
+	e.begin(xctx, name, doc, func(Execution) {
+		cancel()
+		e.unregister(name)
+	})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -36,82 +37,190 @@ type Execution struct {
 // the state machine's TimeoutSeconds.
 var errExecutionTimeout = errors.New("execution timed out")
 
-// run is one execution in progress.
+// run is one execution in progress. It holds no goroutine while it
+// waits: a task call runs in a goroutine of its own, which carries the
+// execution on to its next task call or wait once the call returns; a
+// Wait state, a retry's interval and the timeouts are timers. Thousands
+// of executions waiting on their generations then hold one goroutine
+// each (the call's), not three, and none while in a Wait state.
 type run struct {
 	e     *Executor
 	name  string
 	input any // the execution input, for $$.Execution.Input
 	start time.Time
 	log   *slog.Logger
+
+	ctx    context.Context // done: aborted, or timed out (its cause)
+	cancel context.CancelCauseFunc
+	// stopTimeout stops the execution's TimeoutSeconds timer.
+	stopTimeout func() bool
+	// current is the state the execution is in.
+	current string
+	exec    Execution
+	// done receives the record once, at the end.
+	done func(Execution)
 }
 
-// execute runs the state machine to its end. ctx cancelled means aborted.
-func (e *Executor) execute(ctx context.Context, name string, input any) Execution {
-	r := &run{e: e, name: name, input: input, start: e.clock.Now(), log: e.logger.With("execution", name)}
-	exec := Execution{Name: name, StartTime: r.start}
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	timerDone := make(chan struct{})
+// begin starts an execution and runs it until it first waits (a task
+// call or a timer); done is called with its record once it has ended,
+// from whichever goroutine ended it. ctx cancelled means aborted.
+func (e *Executor) begin(ctx context.Context, name string, input any, done func(Execution)) {
+	r := &run{e: e, name: name, input: input, start: e.clock.Now(), log: e.logger.With("execution", name), done: done}
+	r.exec = Execution{Name: name, StartTime: r.start}
+	r.ctx, r.cancel = context.WithCancelCause(ctx)
 	if d := time.Duration(e.sm.timeoutSeconds) * time.Second; d > 0 {
-		go func() {
-			defer close(timerDone)
-			if e.clock.Sleep(ctx, d) == nil {
-				cancel(errExecutionTimeout)
-			}
-		}()
-	} else {
-		close(timerDone)
+		r.stopTimeout = e.clock.AfterFunc(d, func() { r.cancel(errExecutionTimeout) })
 	}
-	defer func() {
-		cancel(nil)
-		<-timerDone
-	}()
-
 	r.log.Debug("execution started")
-	current, doc := e.sm.startAt, input
-	for {
-		st := e.sm.states[current]
-		r.log.Debug("state entered", "state", st.name, "type", st.typ)
-		next, out, ferr := r.state(ctx, st, doc)
-		if ctx.Err() != nil {
-			break
-		}
-		if ferr != nil {
-			exec.Status, exec.Error = Failed, ferr
-			exec.StopTime = e.clock.Now()
-			r.log.Warn("execution failed", "state", st.name, "error", ferr.Name, "cause", ferr.Cause)
-			return exec
-		}
-		r.log.Debug("state exited", "state", st.name, "next", next)
-		if next == "" {
-			exec.Status = Succeeded
-			exec.Output, _ = json.Marshal(out) // values come from decoded JSON
-			exec.StopTime = e.clock.Now()
-			r.log.Debug("execution succeeded")
-			return exec
-		}
-		current, doc = next, out
-	}
-	exec.StopTime = e.clock.Now()
-	if errors.Is(context.Cause(ctx), errExecutionTimeout) {
-		exec.Status = TimedOut
-		exec.Error = &Error{Name: ErrorTimeout, Cause: fmt.Sprintf("the execution ran longer than %d seconds", e.sm.timeoutSeconds)}
-		r.log.Warn("execution timed out", "state", current)
-		return exec
-	}
-	exec.Status = Aborted
-	r.log.Info("execution aborted", "state", current, "reason", context.Cause(ctx))
-	return exec
+	r.advance(e.sm.startAt, input)
 }
 
-// state runs one state on its raw input. It returns the next state ("" at
-// the end) and the output, or the error that fails the execution. When
-// ctx is done the results mean nothing: the caller checks ctx first.
-func (r *run) state(ctx context.Context, st *state, raw any) (string, any, *Error) {
-	entered := r.e.clock.Now()
+// advance runs states from name on doc until one waits (it then carries
+// on from its callback) or the execution ends.
+func (r *run) advance(name string, doc any) {
+	for {
+		if r.ctx.Err() != nil {
+			r.stopped()
+			return
+		}
+		st := r.e.sm.states[name]
+		r.current = name
+		entered := r.e.clock.Now()
+		r.log.Debug("state entered", "state", st.name, "type", st.typ)
+		switch st.typ {
+		case "Task":
+			r.task(st, doc, entered)
+			return
+		case "Wait":
+			r.wait(st, doc)
+			return
+		}
+		next, out, ferr := r.state(st, doc, entered)
+		if !r.settle(st, next, out, ferr) {
+			return
+		}
+		name, doc = next, out
+	}
+}
+
+// settle ends the execution after state st when it was aborted, failed
+// (ferr) or reached its end (next ""), and reports whether it goes on to
+// next with out instead.
+func (r *run) settle(st *state, next string, out any, ferr *Error) bool {
+	switch {
+	case r.ctx.Err() != nil:
+		r.stopped()
+		return false
+	case ferr != nil:
+		r.exec.Status, r.exec.Error = Failed, ferr
+		r.log.Warn("execution failed", "state", st.name, "error", ferr.Name, "cause", ferr.Cause)
+		r.finish()
+		return false
+	}
+	r.log.Debug("state exited", "state", st.name, "next", next)
+	if next == "" {
+		r.succeeded(out)
+		return false
+	}
+	return true
+}
+
+// then carries the execution on after the asynchronous end of state st.
+func (r *run) then(st *state, next string, out any, ferr *Error) {
+	if r.settle(st, next, out, ferr) {
+		r.advance(next, out)
+	}
+}
+
+func (r *run) succeeded(out any) {
+	r.exec.Status = Succeeded
+	r.exec.Output, _ = json.Marshal(out) // values come from decoded JSON
+	r.log.Debug("execution succeeded")
+	r.finish()
+}
+
+// stopped ends an execution whose context is done: timed out or aborted.
+func (r *run) stopped() {
+	if errors.Is(context.Cause(r.ctx), errExecutionTimeout) {
+		r.exec.Status = TimedOut
+		r.exec.Error = &Error{Name: ErrorTimeout, Cause: fmt.Sprintf("the execution ran longer than %d seconds", r.e.sm.timeoutSeconds)}
+		r.log.Warn("execution timed out", "state", r.current)
+	} else {
+		r.exec.Status = Aborted
+		r.log.Info("execution aborted", "state", r.current, "reason", context.Cause(r.ctx))
+	}
+	r.finish()
+}
+
+func (r *run) finish() {
+	r.exec.StopTime = r.e.clock.Now()
+	if r.stopTimeout != nil {
+		r.stopTimeout()
+	}
+	r.cancel(nil)
+	r.done(r.exec)
+}
+
+// pending is one wait of an execution (a timer, a task call), which
+// ends once, by whichever of its events comes first: the others are
+// stopped.
+type pending struct {
+	mu    sync.Mutex
+	ended bool
+	stops []func() bool
+}
+
+// onEnd stops stop once the wait has ended (at once if it has).
+func (p *pending) onEnd(stop func() bool) {
+	p.mu.Lock()
+	if p.ended {
+		p.mu.Unlock()
+		stop()
+		return
+	}
+	p.stops = append(p.stops, stop)
+	p.mu.Unlock()
+}
+
+// end reports whether the caller's event is the first, and then stops
+// the others.
+func (p *pending) end() bool {
+	p.mu.Lock()
+	if p.ended {
+		p.mu.Unlock()
+		return false
+	}
+	p.ended = true
+	stops := p.stops
+	p.stops = nil
+	p.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+	return true
+}
+
+// after calls f once d has passed, or ends the execution as stopped if
+// its context is done first.
+func (r *run) after(d time.Duration, f func()) {
+	p := new(pending)
+	p.onEnd(context.AfterFunc(r.ctx, func() {
+		if p.end() {
+			r.stopped()
+		}
+	}))
+	p.onEnd(r.e.clock.AfterFunc(d, func() {
+		if p.end() {
+			f()
+		}
+	}))
+}
+
+// state runs one state that does not wait on its raw input. It returns
+// the next state ("" at the end) and the output, or the error that fails
+// the execution.
+func (r *run) state(st *state, raw any, entered time.Time) (string, any, *Error) {
 	switch st.typ {
-	case "Task":
-		return r.task(ctx, st, raw, entered)
 	case "Pass":
 		effective, err := r.effectiveInput(st, raw, entered, 0)
 		if err != nil {
@@ -152,20 +261,6 @@ func (r *run) state(ctx context.Context, st *state, raw any) (string, any, *Erro
 		}
 		out, err := applyPath("OutputPath", st.outputPath, effective)
 		return next, out, err
-	case "Wait":
-		effective, err := applyPath("InputPath", st.inputPath, raw)
-		if err != nil {
-			return "", nil, err
-		}
-		d, err := r.waitDuration(st, effective)
-		if err != nil {
-			return "", nil, err
-		}
-		if err := r.e.clock.Sleep(ctx, d); err != nil {
-			return "", nil, nil // aborted; the caller sees ctx
-		}
-		out, err := applyPath("OutputPath", st.outputPath, effective)
-		return st.next, out, err
 	case "Succeed":
 		effective, err := applyPath("InputPath", st.inputPath, raw)
 		if err != nil {
@@ -193,66 +288,97 @@ func (r *run) state(ctx context.Context, st *state, raw any) (string, any, *Erro
 	}
 }
 
-// task runs a Task state: the call, its timeout, Retry and Catch.
-func (r *run) task(ctx context.Context, st *state, raw any, entered time.Time) (string, any, *Error) {
-	fn := r.e.tasks[st.resource]
-	attempts := make([]int, len(st.retry)) // retries used, per retrier
-	retries := 0
-	for {
-		effective, ferr := r.effectiveInput(st, raw, entered, retries)
-		if ferr != nil {
-			return "", nil, ferr
-		}
-		timeout, ferr := taskTimeout(st, effective)
-		if ferr != nil {
-			return "", nil, ferr
-		}
-		payload, _ := json.Marshal(effective) // values come from decoded JSON
-		out, ferr := r.invoke(ctx, fn, payload, timeout)
-		if ctx.Err() != nil {
-			return "", nil, nil
-		}
-		if ferr == nil {
-			var next string
-			var output any
-			next, output, ferr = r.taskResult(st, raw, out, entered, retries)
-			if ferr == nil {
-				return next, output, nil
-			}
-		}
-		if uncatchable(ferr.Name) {
-			return "", nil, ferr
-		}
+// wait runs a Wait state: a timer, then the next state.
+func (r *run) wait(st *state, raw any) {
+	effective, ferr := applyPath("InputPath", st.inputPath, raw)
+	var d time.Duration
+	if ferr == nil {
+		d, ferr = r.waitDuration(st, effective)
+	}
+	if ferr != nil {
+		r.then(st, "", nil, ferr)
+		return
+	}
+	r.after(d, func() {
+		out, ferr := applyPath("OutputPath", st.outputPath, effective)
+		r.then(st, st.next, out, ferr)
+	})
+}
 
-		if i := findRetrier(st.retry, ferr.Name); i >= 0 && attempts[i] < st.retry[i].maxAttempts {
-			rt := st.retry[i]
-			secs := rt.delay(attempts[i])
-			if rt.fullJitter {
-				secs = rand.Float64() * secs
-			}
-			attempts[i]++
-			retries++
-			d := time.Duration(secs * float64(time.Second))
-			r.log.Warn("task failed, retrying", "state", st.name, "error", ferr.Name, "cause", ferr.Cause,
-				"attempt", attempts[i], "maxAttempts", rt.maxAttempts, "delay", d)
-			if err := r.e.clock.Sleep(ctx, d); err != nil {
-				return "", nil, nil
-			}
+// taskRun is a Task state in progress: its attempts so far.
+type taskRun struct {
+	st       *state
+	raw      any
+	entered  time.Time
+	attempts []int // retries used, per retrier
+	retries  int
+}
+
+// task runs a Task state: the call, its timeout, Retry and Catch.
+func (r *run) task(st *state, raw any, entered time.Time) {
+	r.try(&taskRun{st: st, raw: raw, entered: entered, attempts: make([]int, len(st.retry))})
+}
+
+// try makes one attempt of a Task state's call.
+func (r *run) try(t *taskRun) {
+	effective, ferr := r.effectiveInput(t.st, t.raw, t.entered, t.retries)
+	if ferr != nil {
+		r.then(t.st, "", nil, ferr)
+		return
+	}
+	timeout, ferr := taskTimeout(t.st, effective)
+	if ferr != nil {
+		r.then(t.st, "", nil, ferr)
+		return
+	}
+	payload, _ := json.Marshal(effective) // values come from decoded JSON
+	r.invoke(r.e.tasks[t.st.resource], payload, timeout, func(out json.RawMessage, ferr *Error) { r.tried(t, out, ferr) })
+}
+
+// tried goes on from an attempt's result: the next state, a retry after
+// its interval, a Catch, or the execution's failure.
+func (r *run) tried(t *taskRun, out json.RawMessage, ferr *Error) {
+	st := t.st
+	if r.ctx.Err() != nil {
+		r.stopped()
+		return
+	}
+	if ferr == nil {
+		next, output, rerr := r.taskResult(st, t.raw, out, t.entered, t.retries)
+		if rerr == nil {
+			r.then(st, next, output, nil)
+			return
+		}
+		ferr = rerr
+	}
+	if uncatchable(ferr.Name) {
+		r.then(st, "", nil, ferr)
+		return
+	}
+	if i := findRetrier(st.retry, ferr.Name); i >= 0 && t.attempts[i] < st.retry[i].maxAttempts {
+		rt := st.retry[i]
+		secs := rt.delay(t.attempts[i])
+		if rt.fullJitter {
+			secs = rand.Float64() * secs
+		}
+		t.attempts[i]++
+		t.retries++
+		d := time.Duration(secs * float64(time.Second))
+		r.log.Warn("task failed, retrying", "state", st.name, "error", ferr.Name, "cause", ferr.Cause,
+			"attempt", t.attempts[i], "maxAttempts", rt.maxAttempts, "delay", d)
+		r.after(d, func() { r.try(t) })
+		return
+	}
+	for _, c := range st.catch {
+		if !matches(c.errorEquals, ferr.Name) {
 			continue
 		}
-		for _, c := range st.catch {
-			if !matches(c.errorEquals, ferr.Name) {
-				continue
-			}
-			r.log.Warn("task failed, caught", "state", st.name, "error", ferr.Name, "cause", ferr.Cause, "next", c.next)
-			out, err := applyResultPath(c.resultPath, raw, map[string]any{"Error": ferr.Name, "Cause": ferr.Cause})
-			if err != nil {
-				return "", nil, err
-			}
-			return c.next, out, nil
-		}
-		return "", nil, ferr
+		r.log.Warn("task failed, caught", "state", st.name, "error", ferr.Name, "cause", ferr.Cause, "next", c.next)
+		out, err := applyResultPath(c.resultPath, t.raw, map[string]any{"Error": ferr.Name, "Cause": ferr.Cause})
+		r.then(st, c.next, out, err)
+		return
 	}
+	r.then(st, "", nil, ferr)
 }
 
 // taskResult turns a task function's output into the state's output.
@@ -277,44 +403,42 @@ func (r *run) taskResult(st *state, raw any, out json.RawMessage, entered time.T
 	return st.next, output, ferr
 }
 
-// invoke calls a task function with a timeout (0: none). A panic becomes
-// an error; a timeout is States.Timeout and leaves the function to finish
-// on its own, its context cancelled, as a Lambda keeps running after Step
-// Functions has given up on it.
-func (r *run) invoke(ctx context.Context, fn TaskFunc, payload json.RawMessage, timeout time.Duration) (json.RawMessage, *Error) {
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type result struct {
-		out json.RawMessage
-		err error
+// invoke calls a task function in a goroutine of its own, with a timeout
+// (0: none), and then calls then with its result from that goroutine;
+// the execution goes on there. A panic becomes an error; a timeout is
+// States.Timeout, then called from the timer, and leaves the function to
+// finish on its own, its context cancelled, as a Lambda keeps running
+// after Step Functions has given up on it. When the execution's context
+// is done first, the execution ends as stopped and then is not called.
+func (r *run) invoke(fn TaskFunc, payload json.RawMessage, timeout time.Duration, then func(json.RawMessage, *Error)) {
+	tctx, cancel := context.WithCancel(r.ctx)
+	p := new(pending)
+	p.onEnd(func() bool { cancel(); return true })
+	p.onEnd(context.AfterFunc(r.ctx, func() {
+		if p.end() {
+			r.stopped()
+		}
+	}))
+	if timeout > 0 {
+		p.onEnd(r.e.clock.AfterFunc(timeout, func() {
+			if p.end() {
+				then(nil, &Error{Name: ErrorTimeout, Cause: fmt.Sprintf("the task did not finish within %s", timeout)})
+			}
+		}))
 	}
-	done := make(chan result, 1)
 	r.e.acquire()
 	go func() {
 		defer r.e.release()
 		out, err := call(tctx, fn, payload)
-		done <- result{out, err}
-	}()
-	var expired chan struct{}
-	if timeout > 0 {
-		expired = make(chan struct{})
-		go func() {
-			if r.e.clock.Sleep(tctx, timeout) == nil {
-				close(expired)
-			}
-		}()
-	}
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return nil, taskError(res.err)
+		if !p.end() {
+			return
 		}
-		return res.out, nil
-	case <-expired:
-		return nil, &Error{Name: ErrorTimeout, Cause: fmt.Sprintf("the task did not finish within %s", timeout)}
-	case <-ctx.Done():
-		return nil, nil
-	}
+		if err != nil {
+			then(nil, taskError(err))
+			return
+		}
+		then(out, nil)
+	}()
 }
 
 // call runs fn, turning a panic into an error named like aws-lambda-go

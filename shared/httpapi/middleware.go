@@ -207,10 +207,13 @@ func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Ca
 	if err != nil && !errors.As(err, &limit) {
 		return err
 	}
+	// Set by their canonical names, which net/http writes anyway:
+	// Header.Set would canonicalize X-RateLimit-* into a new string on
+	// every request.
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(q.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(q.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(q.Reset.Unix(), 10))
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(q.Limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(q.Remaining)}
+	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(q.Reset.Unix(), 10)}
 	return err
 }
 

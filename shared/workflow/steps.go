@@ -76,54 +76,116 @@ const (
 // On a task already finished it generates nothing and answers the videos
 // the task has, so that a re-run after completion changes nothing.
 func (s *Steps) Generate(ctx context.Context, in TaskRef) (Generated, error) {
+	g, out, err := s.prepareGeneration(ctx, in)
+	if g == nil {
+		return out, err
+	}
+	defer g.close()
+	op, err := s.operate(ctx, g)
+	return s.generationResult(ctx, g, op, err)
+}
+
+// generation is one call of Generate past its checks, held by pointer.
+// Generate is split in three around the provider's call (operate) so
+// that the frames under that call, which may wait for minutes (a local
+// generator renders in it), are small: the goroutine's stack then
+// shrinks back to a few KB while it waits, instead of keeping the 32 KB
+// a store read grew it to (issue 25: thousands of generations in
+// flight).
+type generation struct {
+	t   task.Task
+	now time.Time
+	// gctx ends at the task's deadline.
+	gctx   context.Context
+	cancel context.CancelFunc
+	dir    string
+	job    Job
+}
+
+func (g *generation) close() {
+	os.RemoveAll(g.dir)
+	if g.cancel != nil {
+		g.cancel()
+	}
+}
+
+// prepareGeneration loads the task and makes the work directory and the
+// job. A nil generation is Generate's answer, out and err.
+func (s *Steps) prepareGeneration(ctx context.Context, in TaskRef) (g *generation, out Generated, err error) {
 	if in.TaskID == "" {
-		return Generated{}, &InvalidInput{Step: "Generate", Reason: "taskId is empty"}
+		return nil, Generated{}, &InvalidInput{Step: "Generate", Reason: "taskId is empty"}
 	}
 	t, err := s.Store.Task(ctx, in.TaskID)
 	if err != nil {
-		return Generated{}, storeError("load task", in.TaskID, err)
+		return nil, Generated{}, storeError("load task", in.TaskID, err)
 	}
 	if t.Status.Terminal() {
-		return generated(t, t.Videos), nil
+		return nil, generated(t, t.Videos), nil
 	}
 	now := s.now()
 	if lifecycle.PastDeadline(t, now) {
-		return Generated{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
+		return nil, Generated{}, &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
+	g = &generation{t: t, now: now, gctx: ctx}
 	// The generator stops at the deadline even when the caller (a Lambda
 	// with a longer timeout, or a retry) would let it run on.
-	gctx := ctx
 	if !t.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		gctx, cancel = context.WithTimeout(ctx, t.Deadline.Sub(now))
-		defer cancel()
+		g.gctx, g.cancel = context.WithTimeout(ctx, t.Deadline.Sub(now))
 	}
 
 	dir, err := os.MkdirTemp(s.TempDir, workDirPrefix+t.ID+"-")
 	if err != nil {
-		return Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
+		if g.cancel != nil {
+			g.cancel()
+		}
+		return nil, Generated{}, &TransientGenerationError{TaskID: t.ID, Err: fmt.Errorf("create work directory: %w", err)}
 	}
-	defer os.RemoveAll(dir)
-	job := Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
+	g.dir = dir
+	g.job = Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
-	var op Operation
 	if since, submitting := task.SubmittingSince(t.Operation); submitting {
+		g.close()
 		// A submit started and its answer was never saved: it may still
 		// be in flight, or its process died with it.
 		if wait := since.Add(SubmitGrace).Sub(now); wait > 0 {
-			return s.pending(t, now, wait), nil
+			return nil, s.pending(t, now, wait), nil
 		}
 		err := fmt.Errorf("a submit started at %s left no operation", since.UTC().Format(time.RFC3339))
-		return Generated{}, s.outcomeUnknown(t, err)
+		return nil, Generated{}, s.outcomeUnknown(t, err)
 	}
-	if t.Operation != "" {
-		op, err = s.provider().Poll(gctx, t.Operation, job)
-	} else {
-		if job.Images, err = s.fetchInputs(ctx, t, dir); err != nil {
-			return Generated{}, err
+	if t.Operation == "" {
+		if g.job.Images, err = s.fetchInputs(ctx, &g.t, dir); err != nil {
+			g.close()
+			return nil, Generated{}, err
 		}
-		op, err = s.submit(ctx, gctx, t, job, now)
 	}
+	return g, Generated{}, nil
+}
+
+// operate polls the task's operation, or submits its job: the call that
+// may wait for minutes, in a small frame (see generation).
+func (s *Steps) operate(ctx context.Context, g *generation) (Operation, error) {
+	switch {
+	case g.t.Operation != "":
+		return s.provider().Poll(g.gctx, g.t.Operation, g.job)
+	case s.Provider == nil:
+		return rendered{s.Generator}.Submit(g.gctx, g.job)
+	}
+	return s.submitJob(ctx, g)
+}
+
+// submitJob is submit for operate, kept out of operate's frame (submit's
+// arguments are large).
+//
+//go:noinline
+func (s *Steps) submitJob(ctx context.Context, g *generation) (Operation, error) {
+	return s.submit(ctx, g.gctx, g.t, g.job, g.now)
+}
+
+// generationResult is Generate's answer once the provider answered op
+// or err.
+func (s *Steps) generationResult(ctx context.Context, g *generation, op Operation, err error) (Generated, error) {
+	t, now, gctx := g.t, g.now, g.gctx
 	if err != nil {
 		if ownError(err) {
 			return Generated{}, err
@@ -374,7 +436,7 @@ func retryAfter(err error) (time.Duration, bool) {
 
 // fetchInputs downloads the task's input images into dir and returns
 // their paths by role.
-func (s *Steps) fetchInputs(ctx context.Context, t task.Task, dir string) (map[string]string, error) {
+func (s *Steps) fetchInputs(ctx context.Context, t *task.Task, dir string) (map[string]string, error) {
 	images := make(map[string]string, len(t.Inputs))
 	for i, in := range t.Inputs {
 		// The file name comes from the index, never from stored text.
