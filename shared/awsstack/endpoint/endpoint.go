@@ -132,7 +132,11 @@ type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.La
 // that, and its runtime client posts it to the Runtime API chunk by chunk
 // (lambda.Start on provided.al2023, built with -tags lambda.norpc).
 func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFunc {
-	h := httpapi.Endpoint(svc, cfg, r)
+	return streamHandler(httpapi.Endpoint(svc, cfg, r))
+}
+
+// streamHandler serves h as Stream does.
+func streamHandler(h http.Handler) StreamFunc {
 	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 		req, err := (&core.RequestAccessor{}).EventToRequestWithContext(ctx, event)
 		if err != nil {
