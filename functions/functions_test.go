@@ -482,15 +482,15 @@ func TestFunctions(t *testing.T) {
 		}
 		prelude, body, ok := bytes.Cut(res.Payload, make([]byte, 8))
 		var resp struct {
-			StatusCode int               `json:"statusCode"`
-			Headers    map[string]string `json:"headers"`
+			StatusCode int                 `json:"statusCode"`
+			Headers    map[string][]string `json:"multiValueHeaders"`
 		}
 		if err := json.Unmarshal(prelude, &resp); !ok || err != nil {
 			t.Fatalf("response %q: not a prelude and eight NUL bytes (%v)", res.Payload, err)
 		}
 		b := string(body)
 		i, j, k := strings.Index(b, "event: pending"), strings.Index(b, "event: processing"), strings.Index(b, "id: 3000\nevent: completed")
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Headers["Content-Type"], "text/event-stream") || i < 0 || j < i || k < j {
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(strings.Join(resp.Headers["Content-Type"], ","), "text/event-stream") || i < 0 || j < i || k < j {
 			t.Errorf("status-events: %d %v %q; want 200 text/event-stream: pending, processing, completed", resp.StatusCode, resp.Headers, b)
 		}
 	})

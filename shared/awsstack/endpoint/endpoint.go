@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -118,7 +117,7 @@ func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Route) ProxyFunc 
 
 // StreamFunc handles API Gateway REST proxy events of an integration
 // whose responseTransferMode is STREAM; lambda.Start takes it.
-type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.LambdaFunctionURLStreamingResponse, error)
+type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error)
 
 // Stream serves route r alone over svc (httpapi.Endpoint) as a streamed
 // response: what the handler writes reaches API Gateway as it is written,
@@ -127,17 +126,19 @@ type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.La
 // proxy integration with response streaming ("Set up a Lambda proxy
 // integration with payload response streaming in API Gateway",
 // https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html):
-// a JSON prelude with statusCode and headers, eight NUL bytes, then the
-// body. aws-lambda-go's LambdaFunctionURLStreamingResponse writes exactly
-// that, and its runtime client posts it to the Runtime API chunk by chunk
-// (lambda.Start on provided.al2023, built with -tags lambda.norpc).
+// a JSON prelude with statusCode and headers (all of them as
+// multiValueHeaders, as the buffered adapter sends them), eight NUL
+// bytes, then the body. aws-lambda-go's APIGatewayProxyStreamingResponse
+// writes exactly that, and its runtime client posts it to the Runtime API
+// chunk by chunk (lambda.Start on provided.al2023, built with -tags
+// lambda.norpc).
 func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFunc {
 	return streamHandler(httpapi.Endpoint(svc, cfg, r))
 }
 
 // streamHandler serves h as Stream does.
 func streamHandler(h http.Handler) StreamFunc {
-	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error) {
 		req, err := (&core.RequestAccessor{}).EventToRequestWithContext(ctx, event)
 		if err != nil {
 			return nil, fmt.Errorf("stream %s %s: %w", event.HTTPMethod, event.Path, err)
@@ -150,15 +151,7 @@ func streamHandler(h http.Handler) StreamFunc {
 			h.ServeHTTP(w, req)
 		}()
 		<-w.ready
-		resp := &events.LambdaFunctionURLStreamingResponse{StatusCode: w.status, Body: pr, Headers: map[string]string{}}
-		for k, v := range w.sent {
-			if k == "Set-Cookie" {
-				resp.Cookies = v
-				continue
-			}
-			resp.Headers[k] = strings.Join(v, ",")
-		}
-		return resp, nil
+		return &events.APIGatewayProxyStreamingResponse{StatusCode: w.status, MultiValueHeaders: w.sent, Body: pr}, nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -68,18 +69,17 @@ func TestStream(t *testing.T) {
 			got = append(got, rest...)
 			prelude, body, ok := bytes.Cut(got, make([]byte, 8))
 			var p struct {
-				StatusCode int               `json:"statusCode"`
-				Headers    map[string]string `json:"headers"`
-				Cookies    []string          `json:"cookies"`
+				StatusCode int                 `json:"statusCode"`
+				Headers    map[string][]string `json:"multiValueHeaders"`
 			}
 			if err := json.Unmarshal(prelude, &p); !ok || err != nil {
 				t.Fatalf("answer %q: no prelude and eight NUL bytes (%v)", got, err)
 			}
-			if p.StatusCode != tc.status || p.Headers["Content-Type"] != tc.ctype || string(body) != tc.body || p.Headers["X-Late"] != "" {
+			if p.StatusCode != tc.status || strings.Join(p.Headers["Content-Type"], ",") != tc.ctype || string(body) != tc.body || p.Headers["X-Late"] != nil {
 				t.Errorf("prelude %+v body %q; want %d %q %q", p, body, tc.status, tc.ctype, tc.body)
 			}
-			if tc.stepped && (len(p.Cookies) != 1 || p.Cookies[0] != "a=1") {
-				t.Errorf("cookies %q, want a=1", p.Cookies)
+			if tc.stepped && strings.Join(p.Headers["Set-Cookie"], ",") != "a=1" {
+				t.Errorf("Set-Cookie %q, want a=1", p.Headers["Set-Cookie"])
 			}
 		})
 	}
