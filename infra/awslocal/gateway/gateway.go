@@ -5,8 +5,9 @@
 // TTL, the API key the authorizer names (ApiKeySourceType AUTHORIZER) or
 // the X-API-Key header (HEADER) metered by the usage plans' throttle and
 // quota, the stage's default throttling, binary media types, the 10 MB
-// request cap, Lambda's 6 MB payload cap, and the gateway responses with
-// their status codes, headers and body templates.
+// request cap, Lambda's 6 MB payload cap, the gateway responses with
+// their status codes, headers and body templates, and the integrations
+// that stream their response (ResponseTransferMode RESPONSE_STREAM).
 package gateway
 
 import (

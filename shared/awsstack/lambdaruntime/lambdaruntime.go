@@ -2,7 +2,9 @@
 // AWS Lambda does, on one machine: each process gets a Lambda Runtime API
 // of its own (the plain HTTP interface every custom runtime polls: GET
 // /2018-06-01/runtime/invocation/next, then POST .../{id}/response or
-// .../{id}/error), one invocation at a time. Process is one such process;
+// .../{id}/error), one invocation at a time; an answer is taken whole
+// (Invoke) or handed on as the function posts it (InvokeStream, as
+// Lambda's InvokeWithResponseStream). Process is one such process;
 // Pool keeps the processes of one function, starting one on first use
 // (the cold start) and more for concurrent invocations, and replacing one
 // that dies. The tests of functions/ (through awsstacktest) and the AWS
