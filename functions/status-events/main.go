@@ -1,11 +1,13 @@
 // Command status-events is the Lambda of GET /api/gen/status/{taskId}/events: a task's status as Server-Sent Events.
 // main assembles it (shared/awsstack/endpoint): the DynamoDB store, S3's
 // download links (signed without S3's client), the service on them, and
-// the one route it serves. Behind API Gateway's buffered proxy
-// integration a response reaches the client whole, so the stream answers
-// as a long poll (httpapi.Config.EventsBuffered): each response ends after
-// its first events, or after a heartbeat, and the client's EventSource
-// reconnects with Last-Event-ID (README "Live events").
+// the one route it serves. Its API Gateway integration streams the
+// response (responseTransferMode STREAM, Lambda's
+// InvokeWithResponseStream; template.yaml), so the stream is the local
+// server's: each event is sent as it happens, heartbeats between, closed
+// after the terminal event or after the stream's bound, below API
+// Gateway's 15 minutes, when the client reconnects with Last-Event-ID
+// (README "Live events").
 package main
 
 import (
@@ -21,5 +23,5 @@ func main() {
 	cfg := endpoint.Config(s, nil, nil) // it keeps no object and starts nothing
 	cfg.Links = endpoint.Must(endpoint.Links(s))
 	svc := service.New(cfg)
-	lambda.Start(endpoint.Proxy(svc, httpapi.Config{EventsBuffered: true}, httpapi.StatusEvents))
+	lambda.Start(endpoint.Stream(svc, httpapi.Config{}, httpapi.StatusEvents))
 }

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -87,4 +88,88 @@ func rawEvents(t *testing.T, key, taskID, last string) string {
 		t.Fatalf("GET events: %d %s (%v) %q", res.StatusCode, res.Header.Get("Content-Type"), err, b)
 	}
 	return string(b)
+}
+
+// The event stream is a stream on both stacks (on the AWS assembly through
+// API Gateway's response streaming): the first event of a task reaches
+// the client on a connection that later carries the task's end, and that
+// end is caused after the first event was read: the task is cancelled
+// once its first event has arrived, and the same connection then brings
+// the cancellation. A buffered answer could deliver nothing before the
+// task's end. Locally the generation is held ([slow:60]); on the assembly
+// (no prompt directives) the longest lite render leaves the cancel ample
+// room, and a task that finished first fails the test with what happened.
+func TestEventsArriveAsTheyHappen(t *testing.T) {
+	t.Parallel()
+	k := stack.Key(t, 1000, store.Limits{})
+	c := newClient(t, k.APIKey)
+	req := lite("a lighthouse at dusk")
+	if local != nil {
+		req.Prompt = "[slow:60] " + req.Prompt
+	} else {
+		req.DurationSeconds = 8
+	}
+	s, err := c.TextToVideo(t.Context(), req)
+	if err != nil {
+		t.Fatalf("TextToVideo: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/api/gen/status/"+s.TaskID+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hreq.Header.Set("X-API-Key", k.APIKey)
+	res, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatalf("GET events: %v", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("GET events: %d %s %q", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	events := readEvents(res.Body)
+
+	first, ok := <-events
+	if !ok || (first != "pending" && first != "processing") {
+		t.Fatalf("first event %q (stream open %v), want pending or processing", first, ok)
+	}
+	cancelled, err := c.Cancel(t.Context(), s.TaskID)
+	if err != nil {
+		t.Fatalf("Cancel after the first event (%s): %v; the task ended before it could be cancelled", first, err)
+	}
+	if cancelled.Status != client.StatusFailed || cancelled.Error == nil || cancelled.Error.Code != "CANCELLED" {
+		t.Fatalf("Cancel = %+v, want the task failed with CANCELLED", cancelled)
+	}
+	var rest []string
+	for ev := range events {
+		rest = append(rest, ev)
+	}
+	if len(rest) == 0 || rest[len(rest)-1] != "failed" {
+		t.Fatalf("after %s, the same connection carried %q; want it to end with the cancellation (failed)", first, rest)
+	}
+	for _, ev := range rest[:len(rest)-1] {
+		if ev != "processing" {
+			t.Errorf("after %s, the same connection carried %q; want at most processing before failed", first, rest)
+		}
+	}
+}
+
+// readEvents sends the type of each event of an SSE body as it is read,
+// and closes the channel when the body ends.
+func readEvents(body io.Reader) <-chan string {
+	out := make(chan string, 64) // a test that stops reading leaves no sender blocked for long
+	go func() {
+		defer close(out)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if typ, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				out <- typ
+			}
+		}
+	}()
+	return out
 }

@@ -39,10 +39,6 @@ type Config struct {
 	// serving the API. Nil makes a random key: cursors then open only in
 	// this process.
 	CursorKeys cursor.Keys
-	// EventsBuffered says that a response reaches the client only whole
-	// (a Lambda behind API Gateway's buffered proxy integration): the
-	// event stream then answers as a long poll (events.go).
-	EventsBuffered bool
 }
 
 // API serves the contract over a service. Build it with New (every

@@ -22,12 +22,9 @@ var (
 	// line keeps proxies (and API Gateway's idle timeout) from closing it.
 	eventsHeartbeat = 15 * time.Second
 	// eventsMaxDuration ends a stream; the client reconnects with
-	// Last-Event-ID (API Gateway's streaming lasts 15 minutes at most).
+	// Last-Event-ID (API Gateway's streaming lasts 15 minutes at most,
+	// and the Lambda that streams it as long: functions/status-events).
 	eventsMaxDuration = 14 * time.Minute
-	// eventsBufferedWait is how long a buffered response (Config.
-	// EventsBuffered) waits for a change before it ends with a heartbeat,
-	// within the API functions' 20 seconds.
-	eventsBufferedWait = 10 * time.Second
 	// eventsRetry is the reconnection delay the stream tells EventSource.
 	eventsRetry = 2 * time.Second
 )
@@ -72,12 +69,8 @@ func stages(t task.Task) []stage {
 // it, at each state it reaches, in order and each once, the states it went
 // through before the stream opened first; a heartbeat comment while
 // nothing changes; closed after the terminal event. A client resumes with
-// Last-Event-ID (or ?lastEventId=) and gets only later states.
-//
-// A stream whose response is delivered whole (Config.EventsBuffered, a
-// Lambda behind a proxy integration without streaming) ends as soon as it
-// has sent something, or after eventsBufferedWait with a heartbeat: the
-// client's EventSource reconnects with the last id, a long poll.
+// Last-Event-ID (or ?lastEventId=) and gets only later states. On AWS
+// the same handler streams through API Gateway (endpoint.Stream).
 func (a *API) events(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	ctx := r.Context()
 	t, err := a.svc.Task(ctx, *c, taskID(r))
@@ -100,7 +93,6 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 
 	start, quiet := time.Now(), time.Now()
 	for {
-		sent := false
 		for _, s := range stages(t) {
 			if s.id <= last {
 				continue
@@ -110,9 +102,9 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 					slog.String("task", t.ID), slog.String("error", err.Error()))
 				return nil
 			}
-			last, sent, quiet = s.id, true, time.Now()
+			last, quiet = s.id, time.Now()
 		}
-		if t.Status.Terminal() || (a.cfg.EventsBuffered && sent) {
+		if t.Status.Terminal() {
 			return nil
 		}
 		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -126,12 +118,13 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 		case <-timer.C:
 		}
 		switch {
-		case a.cfg.EventsBuffered && time.Since(start) >= eventsBufferedWait,
-			time.Since(start) >= eventsMaxDuration:
+		case time.Since(start) >= eventsMaxDuration:
 			fmt.Fprint(w, ": heartbeat\n\n")
 			return nil
 		case time.Since(quiet) >= eventsHeartbeat:
-			fmt.Fprint(w, ": heartbeat\n\n")
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return nil // the client went away
+			}
 			quiet = time.Now()
 		}
 		next, err := a.svc.Task(ctx, *c, t.ID)

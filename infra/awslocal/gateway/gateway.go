@@ -5,11 +5,13 @@
 // TTL, the API key the authorizer names (ApiKeySourceType AUTHORIZER) or
 // the X-API-Key header (HEADER) metered by the usage plans' throttle and
 // quota, the stage's default throttling, binary media types, the 10 MB
-// request cap, Lambda's 6 MB payload cap, and the gateway responses with
-// their status codes, headers and body templates.
+// request cap, Lambda's 6 MB payload cap, the gateway responses with
+// their status codes, headers and body templates, and the integrations
+// that stream their response (ResponseTransferMode RESPONSE_STREAM).
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -47,11 +49,27 @@ const (
 	// IntegrationTimeout is API Gateway's default (and, for REST APIs,
 	// regional maximum without a quota increase) integration timeout.
 	IntegrationTimeout = 29 * time.Second
+	// MaxStreamDuration bounds a streamed response, and StreamIdleTimeout
+	// the silence within one on a regional endpoint ("Stream the
+	// integration response for your proxy integrations in API Gateway",
+	// https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html,
+	// read 2026-11-26).
+	MaxStreamDuration = 15 * time.Minute
+	StreamIdleTimeout = 5 * time.Minute
+	// maxPreludeBytes bounds the JSON prelude of a streamed response.
+	maxPreludeBytes = 64 << 10
 )
 
 // Invoker runs a function.
 type Invoker interface {
 	Invoke(ctx context.Context, requestID string, event []byte) (lambdaruntime.Result, *lambdaruntime.Process, bool, error)
+}
+
+// StreamInvoker also runs a function as InvokeWithResponseStream does,
+// for a route whose integration streams (samtemplate.Route.Stream).
+type StreamInvoker interface {
+	Invoker
+	InvokeStream(ctx context.Context, requestID string, event []byte) (lambdaruntime.Result, *lambdaruntime.Process, bool, error)
 }
 
 // Route is a route bound to its function.
@@ -190,6 +208,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 		log.Warn("integration", "function", route.Function, "error", "event over Lambda's 6 MB", "bytes", len(event))
 		return g.respond(w, "REQUEST_TOO_LARGE", http.StatusRequestEntityTooLarge, "Request Too Long", reqID)
 	}
+	if route.Stream {
+		return g.stream(w, r, route, event, reqID, log)
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	defer cancel()
 	res, p, cold, err := route.Invoker.Invoke(ctx, reqID, event)
@@ -218,6 +239,142 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
 	}
 	return status, ""
+}
+
+// stream serves a route whose integration streams the response (a Lambda
+// proxy integration with responseTransferMode STREAM): the function is
+// invoked as InvokeWithResponseStream does, its answer is a JSON prelude
+// (statusCode, headers, multiValueHeaders, cookies), eight NUL bytes,
+// then the body, which reaches the client as the function writes it,
+// without the 6 MB and 29-second caps of a buffered answer but within
+// the stream's 15 minutes and, between writes, its idle timeout ("Set up a
+// Lambda proxy integration with payload response streaming in API
+// Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html,
+// read 2026-11-26). A function error before the prelude is a 502, as a
+// buffered one; after it the stream just ends.
+func (g *Gateway) stream(w http.ResponseWriter, r *http.Request, route *Route, event []byte, reqID string, log *slog.Logger) (int, string) {
+	inv, ok := route.Invoker.(StreamInvoker)
+	if !ok {
+		log.Warn("integration", "function", route.Function, "error", "the function cannot be invoked with a streamed response")
+		return g.respond(w, "DEFAULT_5XX", http.StatusInternalServerError, "Internal server error", reqID)
+	}
+	limit := MaxStreamDuration
+	if route.Timeout > 0 && route.Timeout < limit {
+		limit = route.Timeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
+	defer cancel()
+	res, p, cold, err := inv.InvokeStream(ctx, reqID, event)
+	pid := 0
+	if p != nil {
+		pid = p.PID()
+	}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		log.Warn("integration", "function", route.Function, "pid", pid, "error", "timeout")
+		return g.respond(w, "INTEGRATION_TIMEOUT", http.StatusGatewayTimeout, "Endpoint request timed out", reqID)
+	case err != nil:
+		log.Warn("integration", "function", route.Function, "pid", pid, "error", err.Error())
+		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	case res.IsError:
+		log.Warn("integration", "function", route.Function, "pid", pid, "errorType", res.ErrorType, "errorMessage", res.ErrorMessage)
+		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	}
+	body := res.Stream
+	defer body.Close()
+	// The stream's bounds: its duration (ctx) and its idle timeout; the
+	// client going away ends it too. Closing body ends a blocked read.
+	idle := time.AfterFunc(StreamIdleTimeout, func() { body.Close() })
+	defer idle.Stop()
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
+
+	prelude, rest, err := readPrelude(body)
+	if err != nil {
+		log.Warn("integration", "function", route.Function, "pid", pid, "error", "malformed streamed response: "+err.Error())
+		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	}
+	h := w.Header()
+	for k, vs := range prelude.MultiValueHeaders {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	for k, v := range prelude.Headers {
+		if _, ok := prelude.MultiValueHeaders[k]; !ok {
+			h.Set(k, v)
+		}
+	}
+	for _, c := range prelude.Cookies {
+		h.Add("Set-Cookie", c)
+	}
+	log.Info("integration", "function", route.Function, "pid", pid, "cold", cold, "streamed", true)
+	w.WriteHeader(prelude.StatusCode)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	if len(rest) > 0 {
+		w.Write(rest)
+	}
+	rc.Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			idle.Reset(StreamIdleTimeout)
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break // the client went away
+			}
+			if rc.Flush() != nil {
+				break
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				log.Warn("integration", "function", route.Function, "pid", pid, "streamEnded", err.Error())
+			}
+			break
+		}
+	}
+	return prelude.StatusCode, ""
+}
+
+// streamPrelude is the metadata a streamed Lambda proxy answer begins with.
+type streamPrelude struct {
+	StatusCode        int                 `json:"statusCode"`
+	Headers           map[string]string   `json:"headers"`
+	MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	Cookies           []string            `json:"cookies"`
+}
+
+// readPrelude reads a streamed answer up to the eight NUL bytes that end
+// its prelude, and returns the prelude and what was read after it.
+func readPrelude(body io.Reader) (streamPrelude, []byte, error) {
+	var p streamPrelude
+	delim := make([]byte, 8)
+	var got []byte
+	buf := make([]byte, 4<<10)
+	for {
+		if i := bytes.Index(got, delim); i >= 0 {
+			if err := json.Unmarshal(got[:i], &p); err != nil {
+				return p, nil, fmt.Errorf("prelude: %w", err)
+			}
+			if p.StatusCode == 0 {
+				p.StatusCode = http.StatusOK
+			}
+			if p.StatusCode < 100 || p.StatusCode > 599 {
+				return p, nil, fmt.Errorf("prelude: status %d", p.StatusCode)
+			}
+			return p, got[i+len(delim):], nil
+		}
+		if len(got) > maxPreludeBytes {
+			return p, nil, fmt.Errorf("no prelude within %d bytes", maxPreludeBytes)
+		}
+		n, err := body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil && n == 0 {
+			return p, nil, fmt.Errorf("ended before its prelude: %w", err)
+		}
+	}
 }
 
 // match finds the route of method and path: an exact method before ANY,

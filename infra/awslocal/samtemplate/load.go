@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Template is what the AWS assembly on one machine needs of template.yaml,
@@ -53,6 +54,13 @@ type Route struct {
 	Authorizer     string
 	APIKeyRequired bool
 	keyRequired    *bool
+	// Stream says that the integration streams the response
+	// (ResponseTransferMode RESPONSE_STREAM: InvokeWithResponseStream,
+	// responseTransferMode STREAM).
+	Stream bool
+	// Timeout is the integration's (TimeoutInMillis), 0 for API
+	// Gateway's default.
+	Timeout time.Duration
 }
 
 // defaultAuth marks a route that names no authorizer until the API's
@@ -237,6 +245,10 @@ func Load(file string, names Names) (*Template, error) {
 					}
 					if v, ok := a["ApiKeyRequired"].(bool); ok {
 						rt.keyRequired = &v
+					}
+					rt.Stream = ep["ResponseTransferMode"] == "RESPONSE_STREAM"
+					if v, ok := ep["TimeoutInMillis"].(int); ok {
+						rt.Timeout = time.Duration(v) * time.Millisecond
 					}
 					f.Routes = append(f.Routes, rt)
 				case "Schedule":

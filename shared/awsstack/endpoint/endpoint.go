@@ -10,9 +10,13 @@ package endpoint
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
@@ -109,6 +113,74 @@ func Cursors(s *awsstack.Deployment) httpapi.Config {
 // Gateway REST proxy events, base64 bodies included.
 func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Route) ProxyFunc {
 	return withReserve(httpadapter.New(httpapi.Endpoint(svc, cfg, r)).ProxyWithContext)
+}
+
+// StreamFunc handles API Gateway REST proxy events of an integration
+// whose responseTransferMode is STREAM; lambda.Start takes it.
+type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error)
+
+// Stream serves route r alone over svc (httpapi.Endpoint) as a streamed
+// response: what the handler writes reaches API Gateway as it is written,
+// not when the handler returns. The request is converted as Proxy
+// converts it; the response is the format API Gateway reads from a Lambda
+// proxy integration with response streaming ("Set up a Lambda proxy
+// integration with payload response streaming in API Gateway",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html):
+// a JSON prelude with statusCode and headers (all of them as
+// multiValueHeaders, as the buffered adapter sends them), eight NUL
+// bytes, then the body. aws-lambda-go's APIGatewayProxyStreamingResponse
+// writes exactly that, and its runtime client posts it to the Runtime API
+// chunk by chunk (lambda.Start on provided.al2023, built with -tags
+// lambda.norpc).
+func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFunc {
+	return streamHandler(httpapi.Endpoint(svc, cfg, r))
+}
+
+// streamHandler serves h as Stream does.
+func streamHandler(h http.Handler) StreamFunc {
+	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error) {
+		req, err := (&core.RequestAccessor{}).EventToRequestWithContext(ctx, event)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s %s: %w", event.HTTPMethod, event.Path, err)
+		}
+		pr, pw := io.Pipe()
+		w := &streamWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
+		go func() {
+			defer pw.Close()
+			defer w.WriteHeader(http.StatusOK) // a handler that wrote nothing
+			h.ServeHTTP(w, req)
+		}()
+		<-w.ready
+		return &events.APIGatewayProxyStreamingResponse{StatusCode: w.status, MultiValueHeaders: w.sent, Body: pr}, nil
+	}
+}
+
+// streamWriter is the http.ResponseWriter of a streamed response: the
+// status and headers are fixed at the first write (ready), then every
+// write goes straight to the pipe the runtime reads from, so it needs no
+// Flush.
+type streamWriter struct {
+	header http.Header
+	sent   http.Header // the header as the status was written
+	body   *io.PipeWriter
+	status int
+	once   sync.Once
+	ready  chan struct{}
+}
+
+func (w *streamWriter) Header() http.Header { return w.header }
+
+func (w *streamWriter) WriteHeader(status int) {
+	w.once.Do(func() {
+		w.status = status
+		w.sent = w.header.Clone() // later changes are not sent
+		close(w.ready)
+	})
+}
+
+func (w *streamWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
 }
 
 // Reserve is how long before the Lambda's own deadline a request's

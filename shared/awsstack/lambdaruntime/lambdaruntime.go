@@ -2,7 +2,9 @@
 // AWS Lambda does, on one machine: each process gets a Lambda Runtime API
 // of its own (the plain HTTP interface every custom runtime polls: GET
 // /2018-06-01/runtime/invocation/next, then POST .../{id}/response or
-// .../{id}/error), one invocation at a time. Process is one such process;
+// .../{id}/error), one invocation at a time; an answer is taken whole
+// (Invoke) or handed on as the function posts it (InvokeStream, as
+// Lambda's InvokeWithResponseStream). Process is one such process;
 // Pool keeps the processes of one function, starting one on first use
 // (the cold start) and more for concurrent invocations, and replacing one
 // that dies. The tests of functions/ (through awsstacktest) and the AWS
@@ -30,11 +32,16 @@ import (
 // Result is how an invocation ended: Payload on success; on a function
 // error, ErrorType and ErrorMessage as the Runtime API received them
 // (errorType is the Go type name of the error the handler returned).
+// A streamed invocation (InvokeStream) that succeeds has Stream in place
+// of Payload: the response as the function writes it.
 type Result struct {
 	Payload      []byte
 	IsError      bool
 	ErrorType    string
 	ErrorMessage string
+	Stream       io.ReadCloser
+	// ended is closed when the function has finished a streamed answer.
+	ended chan struct{}
 }
 
 // ErrExited is returned by Invoke when the process ended before it
@@ -63,8 +70,15 @@ type Process struct {
 	readyOnce sync.Once
 
 	mu      sync.Mutex
-	waiting map[string]chan Result
+	waiting map[string]waiter
 	seq     int
+}
+
+// waiter is an invocation waiting for its answer: done receives it; a
+// streamed one (InvokeStream) receives the response's body as it comes.
+type waiter struct {
+	done   chan Result
+	stream bool
 }
 
 type invocation struct {
@@ -105,7 +119,7 @@ func Start(c Config) (*Process, error) {
 		name:    c.Name,
 		exited:  make(chan struct{}),
 		events:  make(chan invocation),
-		waiting: map[string]chan Result{},
+		waiting: map[string]waiter{},
 		ready:   make(chan struct{}),
 		timeout: c.Timeout,
 	}
@@ -182,13 +196,31 @@ func (p *Process) Kill() {
 // Invoke hands event to the process and waits for its answer. It returns
 // ErrExited if the process ends first, or ctx's error.
 func (p *Process) Invoke(ctx context.Context, requestID string, event []byte) (Result, error) {
+	return p.invoke(ctx, requestID, event, false)
+}
+
+// InvokeStream is Invoke as Lambda's InvokeWithResponseStream answers it:
+// a successful Result's Stream is the response body as the function
+// posts it to the Runtime API (chunk by chunk, as the Runtime API's
+// streaming response mode does), to be read to its end or closed. ctx
+// bounds the wait for the answer to begin; once it has begun, the stream
+// lasts as long as the function writes (its own timeout bounds it), and
+// a reader that closes it early leaves the function running, its further
+// output discarded, as Lambda does when its client goes away (API
+// Gateway, "Stream the integration response for your proxy integrations",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html).
+func (p *Process) InvokeStream(ctx context.Context, requestID string, event []byte) (Result, error) {
+	return p.invoke(ctx, requestID, event, true)
+}
+
+func (p *Process) invoke(ctx context.Context, requestID string, event []byte, stream bool) (Result, error) {
 	p.mu.Lock()
 	p.seq++
 	if requestID == "" {
 		requestID = fmt.Sprintf("%08x-0000-4000-8000-%012d", p.PID(), p.seq)
 	}
 	done := make(chan Result, 1)
-	p.waiting[requestID] = done
+	p.waiting[requestID] = waiter{done: done, stream: stream}
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
@@ -203,14 +235,26 @@ func (p *Process) Invoke(ctx context.Context, requestID string, event []byte) (R
 	select {
 	case p.events <- invocation{id: requestID, payload: event, deadline: deadline}:
 		p.busy.Add(1)
-		defer p.busy.Add(-1)
 	case <-p.exited:
 		return Result{}, fmt.Errorf("%s exited before taking the event (%v): %w", p.name, p.cmd.ProcessState, ErrExited)
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}
+	idle := true
+	defer func() {
+		if idle {
+			p.busy.Add(-1)
+		}
+	}()
 	select {
 	case r := <-done:
+		if r.ended != nil { // busy until the function has written it all
+			idle = false
+			go func() {
+				<-r.ended
+				p.busy.Add(-1)
+			}()
+		}
 		return r, nil
 	case <-p.exited:
 		return Result{}, fmt.Errorf("%s exited during the invocation (%v): %w", p.name, p.cmd.ProcessState, ErrExited)
@@ -240,17 +284,23 @@ func (p *Process) next(w http.ResponseWriter, r *http.Request) {
 func (p *Process) respond(isError bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
 		p.mu.Lock()
-		done, ok := p.waiting[id]
+		wt, ok := p.waiting[id]
 		delete(p.waiting, id)
 		p.mu.Unlock()
 		if !ok {
+			io.Copy(io.Discard, r.Body)
 			http.Error(w, "unknown or answered request id "+id, http.StatusBadRequest)
+			return
+		}
+		done := wt.done
+		if wt.stream && !isError {
+			p.stream(w, r, done)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		res := Result{Payload: body, IsError: isError}
@@ -265,6 +315,33 @@ func (p *Process) respond(isError bool) http.HandlerFunc {
 		w.WriteHeader(http.StatusAccepted)
 		done <- res
 	}
+}
+
+// stream hands a streamed response's body to its invocation as the
+// function writes it, and answers the function once the body has ended.
+// An error the function reports after the stream began (aws-lambda-go
+// sends it in the Lambda-Runtime-Function-Error-Type trailer) ends the
+// stream with that error. A reader that stops early (closes the stream)
+// no longer receives the rest, which is read and discarded.
+func (p *Process) stream(w http.ResponseWriter, r *http.Request, done chan<- Result) {
+	pr, pw := io.Pipe()
+	ended := make(chan struct{})
+	defer close(ended)
+	done <- Result{Stream: pr, ended: ended}
+	_, err := io.Copy(pw, r.Body)
+	if errors.Is(err, io.ErrClosedPipe) {
+		_, err = io.Copy(io.Discard, r.Body)
+	}
+	if err == nil {
+		if typ := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); typ != "" {
+			err = fmt.Errorf("%s failed during its streamed response: %s", p.name, typ)
+		}
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	pw.CloseWithError(err)
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // Build compiles the main packages matching pattern (an import path, such

@@ -65,6 +65,32 @@ func (pl *Pool) Invoke(ctx context.Context, requestID string, event []byte) (res
 	return res, p, cold, err
 }
 
+// InvokeStream is Invoke as InvokeWithResponseStream answers it
+// (Process.InvokeStream): the process is taken for no other invocation
+// until the function has finished writing its stream.
+func (pl *Pool) InvokeStream(ctx context.Context, requestID string, event []byte) (res Result, p *Process, cold bool, err error) {
+	p, cold, err = pl.take()
+	if err != nil {
+		return Result{}, nil, cold, err
+	}
+	res, err = p.InvokeStream(ctx, requestID, event)
+	switch {
+	case errors.Is(err, ErrExited):
+		pl.drop(p)
+	case err != nil:
+		pl.drop(p)
+		go p.Kill()
+	case res.ended != nil:
+		go func() {
+			<-res.ended
+			pl.put(p)
+		}()
+	default:
+		pl.put(p)
+	}
+	return res, p, cold, err
+}
+
 // Processes lists the live processes, idle or busy.
 func (pl *Pool) Processes() []*Process {
 	pl.mu.Lock()

@@ -81,7 +81,7 @@ export async function request(method, path, { json, form, headers } = {}) {
 // api/gen/status/{taskId}/events), with fetch rather than EventSource so
 // that the key goes in a header, and calls onTask with the status body of
 // each event, in order, until onTask returns true (the end). A stream that
-// ends early (a proxy's timeout; on AWS each response is a long poll) is
+// ends early (a proxy's timeout, or the stream's 14 minutes) is
 // reconnected with Last-Event-ID, so no state comes twice. It resolves to
 // true once onTask has ended it, false when the stream cannot be had (an
 // error answer, a network failure, a browser without streams): the caller
