@@ -15,12 +15,16 @@ type figures struct {
 	n int // requests answered in the measured time
 	// all2xx counts every 2xx answer, warm-up included: for a start,
 	// every task the load created.
-	all2xx   int
-	non2xx   int
-	errs     int
-	elapsed  time.Duration
-	p50, p99 time.Duration
-	lat      []time.Duration // every latency measured
+	all2xx int
+	// unanswered counts every request that got no answer (an error),
+	// warm-up included: for a start, one the service may or may not
+	// have created a task for.
+	unanswered int
+	non2xx     int
+	errs       int
+	elapsed    time.Duration
+	p50, p99   time.Duration
+	lat        []time.Duration // every latency measured
 	// peakRSS is the service's peak resident memory during the load, in
 	// bytes: set by the caller, which knows the process.
 	peakRSS int64
@@ -46,6 +50,7 @@ func load(ctx context.Context, conns int, warm, d time.Duration, req newRequest)
 	non2xx := make([]int, conns)
 	errs := make([]int, conns)
 	ok := make([]int, conns)
+	lost := make([]int, conns)
 	var wg sync.WaitGroup
 	for c := range conns {
 		wg.Add(1)
@@ -64,6 +69,9 @@ func load(ctx context.Context, conns int, warm, d time.Duration, req newRequest)
 				t1 := time.Now()
 				if err == nil && res.StatusCode/100 == 2 {
 					ok[c]++
+				}
+				if err != nil {
+					lost[c]++
 				}
 				if t0.Before(start) || t1.After(stop) {
 					continue // warm-up, or past the end
@@ -86,6 +94,7 @@ func load(ctx context.Context, conns int, warm, d time.Duration, req newRequest)
 		f.non2xx += non2xx[c]
 		f.errs += errs[c]
 		f.all2xx += ok[c]
+		f.unanswered += lost[c]
 	}
 	f.n = len(all)
 	f.p50, f.p99 = percentiles(all)
@@ -120,6 +129,7 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 func (f *figures) merge(g figures, lat []time.Duration) {
 	f.n += g.n
 	f.all2xx += g.all2xx
+	f.unanswered += g.unanswered
 	f.non2xx += g.non2xx
 	f.errs += g.errs
 	f.elapsed += g.elapsed
@@ -139,6 +149,7 @@ func sequential(ctx context.Context, n int, req newRequest) figures {
 		res, err := client.Do(req(0, i).WithContext(ctx))
 		if err != nil {
 			f.errs++
+			f.unanswered++
 			continue
 		}
 		io.Copy(io.Discard, res.Body)
