@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -90,6 +91,25 @@ func TestSpendingCapUnderConcurrency(t *testing.T) {
 	if q.status != http.StatusOK || q.body["allowed"] != false || refusal["error"] != "SPENDING_CAP_EXCEEDED" ||
 		num(refusal["status"]) != http.StatusPaymentRequired {
 		t.Errorf("quote = %d %s, want a refusal 402 SPENDING_CAP_EXCEEDED", q.status, q.raw)
+	}
+	// The OpenAI-compatible start goes through the same start.
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/openai/v1/videos", strings.NewReader(`{"prompt":"capped"}`))
+	req.Header.Set("Authorization", "Bearer "+k.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var oe struct {
+		Error struct{ Code, Type string }
+	}
+	if err := json.NewDecoder(res.Body).Decode(&oe); err != nil || res.StatusCode != http.StatusPaymentRequired ||
+		oe.Error.Code != "spending_cap_exceeded" {
+		t.Errorf("OpenAI-compatible start = %d %+v (%v), want 402 spending_cap_exceeded", res.StatusCode, oe, err)
+	}
+	if got := e.balance(k.AccountID); got != 10000-20*capPrice {
+		t.Errorf("balance after the refused starts = %d, want %d", got, 10000-20*capPrice)
 	}
 }
 
