@@ -75,6 +75,12 @@ func TestSpendingCapUnderConcurrency(t *testing.T) {
 	if got := e.balance(k.AccountID); got != 10000-20*capPrice {
 		t.Errorf("balance = %d, want %d", got, 10000-20*capPrice)
 	}
+	// The books are checked once nothing moves: the accepted tasks done.
+	for _, r := range results {
+		if r.status == http.StatusAccepted {
+			e.wait(k.APIKey, str(r.body["taskId"]))
+		}
+	}
 	storetest.CheckInvariants(t, e.store, k.AccountID)
 
 	// The credits endpoint shows the spend and the cap.
@@ -144,7 +150,8 @@ func TestSpendingCapHolderAndRefund(t *testing.T) {
 	if first.status != http.StatusAccepted {
 		t.Fatalf("first start = %d %s", first.status, first.raw)
 	}
-	if second := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, 2)); second.status != http.StatusAccepted {
+	second := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, 2))
+	if second.status != http.StatusAccepted {
 		t.Fatalf("second start = %d %s", second.status, second.raw)
 	}
 	// The first fails and is refunded: its credits are allowance again.
@@ -156,14 +163,16 @@ func TestSpendingCapHolderAndRefund(t *testing.T) {
 	if num(day["spent"]) != capPrice || num(day["remaining"]) != capPrice {
 		t.Errorf("credits after the refund = %s, want %d spent and %d left", cr.raw, capPrice, capPrice)
 	}
-	if again := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, 3)); again.status != http.StatusAccepted ||
-		again.header.Get("X-Spend-Remaining-Day") != "0" {
-		t.Errorf("start after the refund = %d (remaining %q) %s, want 202 with 0 left", again.status,
+	again := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, 3))
+	if again.status != http.StatusAccepted || again.header.Get("X-Spend-Remaining-Day") != "0" {
+		t.Fatalf("start after the refund = %d (remaining %q) %s, want 202 with 0 left", again.status,
 			again.header.Get("X-Spend-Remaining-Day"), again.raw)
 	}
 	if over := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, 4)); over.status != http.StatusPaymentRequired ||
 		over.body["error"] != "SPENDING_CAP_EXCEEDED" {
 		t.Errorf("start over the holder's cap = %d %s, want 402 SPENDING_CAP_EXCEEDED", over.status, over.raw)
 	}
+	e.wait(k.APIKey, str(second.body["taskId"]))
+	e.wait(k.APIKey, str(again.body["taskId"]))
 	storetest.CheckInvariants(t, e.store, k.AccountID)
 }
