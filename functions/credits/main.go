@@ -1,4 +1,4 @@
-// Command credits is the Lambda of GET /api/gen/credits: the balance, held credits, limits and the ledger.
+// Command credits is the Lambda of GET /api/gen/credits (the balance, held credits, limits, spending caps and the ledger) and PATCH /api/gen/credits (the key holder's spending caps).
 // main assembles it (shared/awsstack/endpoint): the DynamoDB store, the
 // service on it, and the one route it serves.
 package main

@@ -234,6 +234,7 @@ var contractRoutes = []route{
 	{"POST", "/api/gen/cancel/{taskId}", "CancelFunction", false},
 	{"DELETE", "/api/gen/tasks/{taskId}", "DeleteTaskFunction", false},
 	{"GET", "/api/gen/credits", "CreditsFunction", false},
+	{"PATCH", "/api/gen/credits", "CreditsFunction", false},
 	// The live event stream.
 	{"GET", "/api/gen/status/{taskId}/events", "StatusEventsFunction", false},
 	// Quotes: one function for the three start endpoints.
@@ -1046,7 +1047,8 @@ var (
 // its indexes; never Scan, DeleteItem or BatchWriteItem (issue 12).
 // The policies of cancel, delete and credits: a cancel fails and refunds
 // (accounts and tasks, with the move's webhook events) and stops executions; a delete removes a task item
-// and its media; credits reads.
+// and its media; credits reads, and its PATCH updates the key's item
+// (the holder's spending caps).
 func init() {
 	wantPolicies["CancelFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"),
 		[]string{"states:StopExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"})
@@ -1060,7 +1062,8 @@ func init() {
 		"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = readerPolicies
-	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable"))
+	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
+		tableLines("KeysTable", "dynamodb:UpdateItem"), readTable("TasksTable"))
 	// A quote reads the balance and the starts window, and takes and
 	// deletes the images it checks as an image start does.
 	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),

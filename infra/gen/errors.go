@@ -83,6 +83,8 @@ func explainAPI(opts *options, e *client.Error) string {
 			e.Required, e.Available)
 	case client.CodeMaxCreditsExceeded:
 		return e.Message + " Raise --max-credits, or make it cheaper (--model lite, --no-audio, fewer --samples); `gen quote` tells the price."
+	case client.CodeSpendingCap:
+		return e.Message + " Wait for the reset, or ask the key's operator to raise the cap (one you lowered yourself: PATCH /api/gen/credits)."
 	case client.CodeRateLimit, client.CodeDailyLimit, client.CodeConcurrencyLimit:
 		when := ""
 		if e.RateLimit != nil && !e.RateLimit.Reset.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -58,7 +59,7 @@ func newRoot() *cobra.Command {
 		"with --aws: usage plan of Pro keys, the stack output ProUsagePlanId (env "+usageplans.EnvPro+")")
 
 	keys := &cobra.Command{Use: "keys", Short: "Create, list and revoke API keys"}
-	keys.AddCommand(keysCreate(opts), keysList(opts), keysRevoke(opts), keysWire(opts))
+	keys.AddCommand(keysCreate(opts), keysList(opts), keysUpdate(opts), keysRevoke(opts), keysWire(opts))
 	credits := &cobra.Command{Use: "credits", Short: "Grant and show credits"}
 	credits.AddCommand(creditsGrant(opts), creditsShow(opts))
 	root.AddCommand(keys, credits, report(opts))
@@ -121,6 +122,9 @@ func keysCreate(opts *options) *cobra.Command {
 						k.KeyID, k.AccountID, k.Name, k.Tier, k.Credits)
 					fmt.Fprintf(out, "limits:   %d req/min, %d req/day, %d starts/min, %d in flight\n",
 						k.Limits.RequestsPerMinute, k.Limits.RequestsPerDay, k.Limits.StartsPerMinute, k.Limits.MaxInFlight)
+					if k.Caps != (store.SpendCaps{}) {
+						fmt.Fprintf(out, "caps:     %s\n", capsText(k.Caps))
+					}
 					if wired != nil {
 						fmt.Fprintf(out, "usage plan: %s (gateway key %s)\n", wired.UsagePlanID, wired.GatewayKeyID)
 					}
@@ -143,9 +147,71 @@ func keysCreate(opts *options) *cobra.Command {
 	f.IntVar(&req.Limits.RequestsPerDay, "rpd", 0, "enterprise: requests per day")
 	f.IntVar(&req.Limits.StartsPerMinute, "starts-per-minute", 0, "enterprise: generation starts per minute")
 	f.IntVar(&req.Limits.MaxInFlight, "max-in-flight", 0, "enterprise: generations pending or processing at once")
+	f.Int64Var(&req.MaxCreditsPerDay, "max-credits-per-day", 0, "spending cap: credits the key may spend per UTC day (0: none)")
+	f.Int64Var(&req.MaxCreditsPerMonth, "max-credits-per-month", 0, "spending cap: credits the key may spend per UTC calendar month (0: none)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
+}
+
+func keysUpdate(opts *options) *cobra.Command {
+	var day, month int64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "update KEY_ID [--max-credits-per-day N] [--max-credits-per-month N]",
+		Short: "Change an API key's spending caps",
+		Long: "Change an API key's spending caps: the credits it may spend (charged less refunded) per UTC day\n" +
+			"and per UTC calendar month; 0 removes a cap, a flag left out leaves it as it is. The key's holder\n" +
+			"may lower them through the API (PATCH /api/gen/credits) but never raise them above these.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var u admin.CapsUpdate
+			if cmd.Flags().Changed("max-credits-per-day") {
+				u.MaxCreditsPerDay = &day
+			}
+			if cmd.Flags().Changed("max-credits-per-month") {
+				u.MaxCreditsPerMonth = &month
+			}
+			if u == (admin.CapsUpdate{}) {
+				return fmt.Errorf("nothing to update: give --max-credits-per-day or --max-credits-per-month")
+			}
+			return withAdmin(cmd, opts, func(a *admin.Admin) error {
+				caps, err := a.SetCaps(cmd.Context(), args[0], u)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					return writeJSON(out, map[string]any{"keyId": args[0], "spendingCaps": capsJSON(caps)})
+				}
+				fmt.Fprintf(out, "key %s: spending caps %s\n", args[0], capsText(caps))
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&day, "max-credits-per-day", 0, "credits the key may spend per UTC day (0: none)")
+	f.Int64Var(&month, "max-credits-per-month", 0, "credits the key may spend per UTC calendar month (0: none)")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// capsJSON is a key's spending caps as genctl prints them.
+func capsJSON(c store.SpendCaps) map[string]int64 {
+	return map[string]int64{"maxCreditsPerDay": c.MaxPerDay, "maxCreditsPerMonth": c.MaxPerMonth,
+		"holderCreditsPerDay": c.HolderPerDay, "holderCreditsPerMonth": c.HolderPerMonth}
+}
+
+// capsText is a key's spending caps in force, in words.
+func capsText(c store.SpendCaps) string {
+	show := func(v int64) string {
+		if v == 0 {
+			return "none"
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	return fmt.Sprintf("%s per day, %s per month (operator %s/%s, holder %s/%s)", show(c.Day()), show(c.Month()),
+		show(c.MaxPerDay), show(c.MaxPerMonth), show(c.HolderPerDay), show(c.HolderPerMonth))
 }
 
 func keysList(opts *options) *cobra.Command {
@@ -196,6 +262,9 @@ func keyJSON(k store.Key) map[string]any {
 			"requestsPerMinute": k.Limits.RequestsPerMinute, "requestsPerDay": k.Limits.RequestsPerDay,
 			"startsPerMinute": k.Limits.StartsPerMinute, "maxInFlight": k.Limits.MaxInFlight,
 		},
+	}
+	if k.Caps != (store.SpendCaps{}) {
+		m["spendingCaps"] = capsJSON(k.Caps)
 	}
 	if k.Revoked() {
 		m["revokedAt"] = k.RevokedAt.Format(time.RFC3339Nano)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ type Store interface {
 	CreateKey(ctx context.Context, k store.Key) error
 	Keys(ctx context.Context, accountID string) ([]store.Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
+	SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error
 }
 
 // Admin performs operator actions on a store.
@@ -51,17 +53,22 @@ type KeyRequest struct {
 	// Limits sets an enterprise key's figures; zero fields take Pro's.
 	// Other tiers have fixed limits and must leave it zero.
 	Limits store.Limits
+	// MaxCreditsPerDay and MaxCreditsPerMonth are the key's spending
+	// caps (store.SpendCaps), in credits per UTC day and month; 0 is none.
+	MaxCreditsPerDay   int64
+	MaxCreditsPerMonth int64
 }
 
 // CreatedKey is a new key. APIKey is the only copy of the secret.
 type CreatedKey struct {
-	APIKey    string       `json:"apiKey"`
-	KeyID     string       `json:"keyId"`
-	AccountID string       `json:"accountId"`
-	Name      string       `json:"name"`
-	Tier      string       `json:"tier"`
-	Credits   int64        `json:"credits"`
-	Limits    store.Limits `json:"limits"`
+	APIKey    string          `json:"apiKey"`
+	KeyID     string          `json:"keyId"`
+	AccountID string          `json:"accountId"`
+	Name      string          `json:"name"`
+	Tier      string          `json:"tier"`
+	Credits   int64           `json:"credits"`
+	Limits    store.Limits    `json:"limits"`
+	Caps      store.SpendCaps `json:"-"`
 }
 
 // ErrInvalid marks a request the operator must correct.
@@ -75,6 +82,9 @@ func (a *Admin) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, erro
 	}
 	if req.Credits < 0 {
 		return CreatedKey{}, fmt.Errorf("%w: credits must not be negative", ErrInvalid)
+	}
+	if req.MaxCreditsPerDay < 0 || req.MaxCreditsPerMonth < 0 {
+		return CreatedKey{}, fmt.Errorf("%w: a spending cap must not be negative (0 is none)", ErrInvalid)
 	}
 	tier := req.Tier
 	if tier == "" {
@@ -116,13 +126,14 @@ func (a *Admin) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, erro
 		Name:      name,
 		Tier:      tier,
 		Limits:    limits,
+		Caps:      store.SpendCaps{MaxPerDay: req.MaxCreditsPerDay, MaxPerMonth: req.MaxCreditsPerMonth},
 		CreatedAt: now,
 	}
 	if err := a.Store.CreateKey(ctx, k); err != nil {
 		return CreatedKey{}, fmt.Errorf("create key for %s: %w", accountID, err)
 	}
 	return CreatedKey{APIKey: secret, KeyID: k.ID, AccountID: accountID, Name: name,
-		Tier: tier, Credits: acct.Credits, Limits: limits}, nil
+		Tier: tier, Credits: acct.Credits, Limits: limits, Caps: k.Caps}, nil
 }
 
 // Grant adds credits to an account and returns the new balance.
@@ -174,6 +185,43 @@ func (a *Admin) Revoke(ctx context.Context, keyID string) error {
 		return fmt.Errorf("revoke %s: %w", keyID, err)
 	}
 	return nil
+}
+
+// CapsUpdate is an operator's change to a key's spending caps, in
+// credits; nil leaves one as it is, 0 removes it. The holder's own caps
+// (lowered through the API) stay: the lower is in force.
+type CapsUpdate struct {
+	MaxCreditsPerDay   *int64
+	MaxCreditsPerMonth *int64
+}
+
+// SetCaps changes the operator's spending caps of key keyID and returns
+// the key's caps after.
+func (a *Admin) SetCaps(ctx context.Context, keyID string, u CapsUpdate) (store.SpendCaps, error) {
+	for _, v := range []*int64{u.MaxCreditsPerDay, u.MaxCreditsPerMonth} {
+		if v != nil && *v < 0 {
+			return store.SpendCaps{}, fmt.Errorf("%w: a spending cap must not be negative (0 is none)", ErrInvalid)
+		}
+	}
+	keys, err := a.Store.Keys(ctx, "")
+	if err != nil {
+		return store.SpendCaps{}, fmt.Errorf("list keys: %w", err)
+	}
+	i := slices.IndexFunc(keys, func(k store.Key) bool { return k.ID == keyID })
+	if i < 0 {
+		return store.SpendCaps{}, fmt.Errorf("key %s: %w", keyID, domain.ErrNotFound)
+	}
+	caps := keys[i].Caps
+	if u.MaxCreditsPerDay != nil {
+		caps.MaxPerDay = *u.MaxCreditsPerDay
+	}
+	if u.MaxCreditsPerMonth != nil {
+		caps.MaxPerMonth = *u.MaxCreditsPerMonth
+	}
+	if err := a.Store.SetKeyCaps(ctx, keyID, caps); err != nil {
+		return store.SpendCaps{}, fmt.Errorf("set the caps of %s: %w", keyID, err)
+	}
+	return caps, nil
 }
 
 // NewAccountID returns a fresh account id, acct_ and 12 base36 characters.

@@ -19,6 +19,9 @@ const (
 	CodeVideoNotReady       = "VIDEO_NOT_READY"
 	CodeUnauthorized        = "UNAUTHORIZED"
 	CodeInsufficientCredits = "INSUFFICIENT_CREDITS"
+	// CodeSpendingCap: the start would pass a spending cap of the key
+	// (402); Details name the cap, its limit, what is left, the reset.
+	CodeSpendingCap         = "SPENDING_CAP_EXCEEDED"
 	CodeTaskNotFound        = "TASK_NOT_FOUND"
 	CodeNotFound            = "NOT_FOUND"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"

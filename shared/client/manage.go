@@ -77,6 +77,56 @@ type Credits struct {
 	Ledger     []LedgerEntry `json:"ledger"`
 	HasMore    bool          `json:"-"`
 	NextCursor string        `json:"-"`
+	// SpendingCaps is the key's spend this UTC day and month and its
+	// caps; nil from a service without them.
+	SpendingCaps *SpendingCaps `json:"spendingCaps,omitempty"`
+}
+
+// SpendingCaps is what the key spent (charged less refunded) per UTC day
+// and month, and its caps.
+type SpendingCaps struct {
+	Day   SpendWindow `json:"day"`
+	Month SpendWindow `json:"month"`
+}
+
+// SpendWindow is one cap: Limit is the cap in force (0: none), the
+// lower of OperatorLimit and HolderLimit (each 0 when unset); Remaining
+// what it still allows; Reset when it starts again.
+type SpendWindow struct {
+	Limit         int64     `json:"limit"`
+	Spent         int64     `json:"spent"`
+	Remaining     int64     `json:"remaining"`
+	Reset         time.Time `json:"reset"`
+	OperatorLimit int64     `json:"operatorLimit"`
+	HolderLimit   int64     `json:"holderLimit"`
+}
+
+// CapsUpdate is the key holder's own spending caps, in credits: nil
+// leaves one as it is, 0 removes the holder's own. The operator's cap
+// stays in force when it is lower.
+type CapsUpdate struct {
+	MaxCreditsPerDay   *int64 `json:"maxCreditsPerDay,omitempty"`
+	MaxCreditsPerMonth *int64 `json:"maxCreditsPerMonth,omitempty"`
+}
+
+// SetSpendingCaps sets the calling key's own spending caps (PATCH
+// /api/gen/credits) and returns the credits with the caps as they are in
+// force after. It is not retried: sending it again is harmless, but the
+// caller decides.
+func (c *Client) SetSpendingCaps(ctx context.Context, u CapsUpdate) (*Credits, error) {
+	body, err := jsonBody(u)
+	if err != nil {
+		return nil, fmt.Errorf("gen: PATCH /api/gen/credits: %w", err)
+	}
+	_, b, err := c.do(ctx, call{method: http.MethodPatch, path: "/api/gen/credits", body: body})
+	if err != nil {
+		return nil, err
+	}
+	var cr Credits
+	if err := json.Unmarshal(b, &cr); err != nil {
+		return nil, fmt.Errorf("gen: PATCH /api/gen/credits: decode answer: %w", err)
+	}
+	return &cr, nil
 }
 
 // LimitWindow is a limit and what is left of it until Reset (zero for

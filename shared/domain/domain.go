@@ -57,6 +57,24 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("limit %d reached for %s", e.Window.Limit, e.Window.Key)
 }
 
+// SpendingCapError: the start's cost would take its key past a spending
+// cap; nothing was charged or counted. Window is the cap's window as
+// given (Kind CapDay or CapMonth, Limit in credits, ExpiresAt when it
+// resets); Spent is what it already counts.
+type SpendingCapError struct {
+	Window   Window
+	Spent    int
+	Required int64
+}
+
+// Left is what the cap still allows.
+func (e *SpendingCapError) Left() int { return max(e.Window.Limit-e.Spent, 0) }
+
+func (e *SpendingCapError) Error() string {
+	return fmt.Sprintf("spending cap %s of %d credits: %d spent, %d required",
+		e.Window.Kind, e.Window.Limit, e.Spent, e.Required)
+}
+
 // IdempotencyError: the account already started a task under the
 // idempotency key of a CreateTask, and that record has not expired.
 // Nothing changed. The caller compares RequestHash with its own: the same
@@ -129,6 +147,10 @@ type StartGuard struct {
 	// Idempotency, when set, makes the start happen at most once per
 	// key of the task's account (see CreateTask).
 	Idempotency *IdempotencyKey
+	// Spend are the key's spending caps (SpendWindows): windows counted
+	// in credits, each of which the start's cost must fit in. Empty
+	// means no cap.
+	Spend []Window
 }
 
 // IdempotencyKey is the record of a start made under a client's
@@ -160,4 +182,52 @@ type Completion struct {
 	Videos  []task.Video
 	Refund  int
 	Billing task.Billing
+}
+
+// The spending caps' windows: a key's credits charged (less refunded)
+// per UTC day and per UTC calendar month.
+const (
+	CapDay   WindowKind = "day"
+	CapMonth WindowKind = "month"
+)
+
+// Uncapped is the Limit of a spend window without a cap: what a key
+// spends is counted whether or not it has caps, so that a cap set during
+// a day (or month) counts what the key already spent in it.
+const Uncapped = 1 << 62
+
+// SpendWindows are the windows of key keyID's spending caps at at: its
+// spend per UTC day and per UTC calendar month, in that order, with the
+// caps as limits (Uncapped for a cap of 0 or less). Their Key is the
+// counter's (SpendKeys).
+func SpendWindows(keyID string, perDay, perMonth int64, at time.Time) []Window {
+	day, month := SpendKeys(keyID, at)
+	_, de, _, me := spendBounds(at)
+	limit := func(c int64) int {
+		if c <= 0 {
+			return Uncapped
+		}
+		return int(c)
+	}
+	return []Window{
+		{Key: day, Kind: CapDay, Limit: limit(perDay), ExpiresAt: de},
+		{Key: month, Kind: CapMonth, Limit: limit(perMonth), ExpiresAt: me},
+	}
+}
+
+// SpendKeys are the counter keys of key keyID's daily and monthly spend
+// at at: a refund of a task gives back to the windows of its CreatedAt.
+// The format is that of counters already stored: it must not change.
+func SpendKeys(keyID string, at time.Time) (day, month string) {
+	ds, _, ms, _ := spendBounds(at)
+	return "spend:day:" + keyID + ":" + ds.Format("2006-01-02"),
+		"spend:month:" + keyID + ":" + ms.Format("2006-01")
+}
+
+// spendBounds are the UTC day and calendar month at is in.
+func spendBounds(at time.Time) (dayStart, dayEnd, monthStart, monthEnd time.Time) {
+	u := at.UTC()
+	dayStart = time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+	monthStart = time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return dayStart, dayStart.AddDate(0, 0, 1), monthStart, monthStart.AddDate(0, 1, 0)
 }

@@ -84,7 +84,11 @@ var (
 	// Cancel, delete and credits (manage.go): extensions of the contract.
 	Cancel     = Route{[]route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
 	DeleteTask = Route{[]route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
-	Credits    = Route{[]route{{http.MethodGet, "/api/gen/credits", (*API).credits}}}
+	// PATCH credits sets the key holder's spending caps (caps.go).
+	Credits = Route{[]route{
+		{http.MethodGet, "/api/gen/credits", (*API).credits},
+		{http.MethodPatch, "/api/gen/credits", (*API).setCaps},
+	}}
 	// Quote (quote.go): what a start would charge, an extension.
 	Quote = Route{[]route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
 	// The webhook endpoints (webhooks.go), an extension of the contract.

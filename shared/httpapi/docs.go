@@ -262,7 +262,12 @@ func docsPage(doc []byte) ([]byte, error) {
 		if c := rank(x) - rank(y); c != 0 {
 			return c
 		}
-		return strings.Compare(x.Path, y.Path)
+		if c := strings.Compare(x.Path, y.Path); c != 0 {
+			return c
+		}
+		// Paths hold more than one read (GET and PATCH credits): the
+		// map's order is random, the page's must not be.
+		return strings.Compare(x.Method, y.Method)
 	})
 	// Not html/template: its Execute looks fields and methods up by name
 	// through reflection, and a binary that can do that keeps every

@@ -208,6 +208,7 @@ func toError(err error, now time.Time) *Error {
 		notDelete  *service.NotDeletableError
 		deleted    *service.TaskDeletedError
 		maxCredits *service.MaxCreditsError
+		capped     *domain.SpendingCapError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -254,6 +255,8 @@ func toError(err error, now time.Time) *Error {
 		return &Error{Status: http.StatusPaymentRequired, Code: CodeMaxCredits, Field: "maxCredits", Value: maxCredits.Max,
 			Message: fmt.Sprintf("This generation costs %d credits, more than maxCredits (%d); nothing was charged.", maxCredits.Cost, maxCredits.Max),
 			Details: map[string]any{"creditsRequired": maxCredits.Cost, "maxCredits": maxCredits.Max}}
+	case errors.As(err, &capped):
+		return spendingCapError(capped)
 	case errors.As(err, &credits):
 		return &Error{Status: http.StatusPaymentRequired, Code: CodeInsufficient,
 			Message:  fmt.Sprintf("This generation costs %d credits; the balance is %d.", credits.Required, credits.Available),

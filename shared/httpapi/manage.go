@@ -48,6 +48,9 @@ type creditsResponse struct {
 	Limits     creditsLimits    `json:"limits"`
 	Ledger     []ledgerEntry    `json:"ledger"`
 	Pagination ledgerPagination `json:"pagination"`
+	// SpendingCaps: the key's spend per UTC day and month and its caps
+	// (caps.go), an extension.
+	SpendingCaps *spendingCaps `json:"spendingCaps,omitempty"`
 }
 
 type creditsLimits struct {
@@ -119,6 +122,9 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		},
 		Ledger:     make([]ledgerEntry, 0, len(cr.Ledger)),
 		Pagination: ledgerPagination{Limit: limit, HasMore: cr.Next > 0},
+	}
+	if resp.SpendingCaps, err = a.spending(r, c, c.Key.Caps); err != nil {
+		return err
 	}
 	if cr.Starts.Limit > 0 {
 		s := window(cr.Starts)

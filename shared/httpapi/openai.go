@@ -175,6 +175,7 @@ func (a *API) openaiStart(w http.ResponseWriter, r *http.Request, c *service.Cal
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
+	a.spendHeaders(w, r, c)
 	writeJSON(w, http.StatusOK, openaiVideo(st.Task))
 	return nil
 }

@@ -77,6 +77,9 @@ type Found struct {
 	// Starts is the window of the guard's Starts counter, if it has one;
 	// the zero Window when none is stored.
 	Starts Window
+	// Spend are the windows of the guard's Spend caps, in its order;
+	// the zero Window for one not stored.
+	Spend []Window
 }
 
 // Start is what a start that is let through writes.
@@ -90,6 +93,9 @@ type Start struct {
 	Charge domain.LedgerEntry
 	// Starts is the take of the guard's Starts counter; nil without one.
 	Starts *Taken
+	// Spend are the adds of the start's cost to the guard's Spend
+	// windows, in its order.
+	Spend []Taken
 	// Record is the idempotency record to write, over the one read; nil
 	// when the guard has no idempotency key.
 	Record *Record
@@ -99,8 +105,8 @@ type Start struct {
 // the store found. The checks run in the order of store.Store.CreateTask:
 // the account exists, the idempotency key (Claim), the task id is free,
 // the Starts counter (taken at t.CreatedAt), the in-flight limit, the
-// balance. The error is the first check's that fails, as the store
-// returns it: refusals as the typed errors of package store, a missing
+// spending caps (the cost added to each Spend window), the balance.
+// The error is the first check's that fails, as the store returns it: refusals as the typed errors of package store, a missing
 // account as domain.ErrNotFound and a taken id as domain.ErrExists.
 func Create(t task.Task, g domain.StartGuard, f Found) (Start, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
@@ -128,6 +134,22 @@ func Create(t task.Task, g domain.StartGuard, f Found) (Start, error) {
 		return Start{}, &domain.InFlightLimitError{Limit: g.MaxInFlight}
 	}
 	cost := int64(t.CreditsCost)
+	var spend []Taken
+	for i, c := range g.Spend {
+		var w Window
+		if i < len(f.Spend) {
+			w = f.Spend[i]
+		}
+		tk := Add(c, w, t.CreditsCost, t.CreatedAt)
+		if tk.Window.Count > c.Limit {
+			spent := 0
+			if w.Open(t.CreatedAt) {
+				spent = w.Count
+			}
+			return Start{}, &domain.SpendingCapError{Window: c, Spent: spent, Required: cost}
+		}
+		spend = append(spend, tk)
+	}
 	if a.Credits < cost {
 		return Start{}, &domain.InsufficientCreditsError{Required: cost, Available: a.Credits}
 	}
@@ -140,6 +162,7 @@ func Create(t task.Task, g domain.StartGuard, f Found) (Start, error) {
 		Charge: domain.LedgerEntry{AccountID: t.AccountID, TaskID: t.ID, Kind: domain.EntryCharge,
 			Amount: -cost, Balance: a.Credits, At: t.CreatedAt, Note: t.Model},
 		Starts: starts,
+		Spend:  spend,
 	}
 	if k := g.Idempotency; k != nil {
 		s.Record = &Record{TaskID: t.ID, RequestHash: k.RequestHash, ExpiresAt: k.ExpiresAt, Balance: a.Credits}

@@ -52,3 +52,16 @@ func Add(c domain.Window, w Window, n int, at time.Time) Taken {
 	w.Count += n
 	return Taken{Window: w}
 }
+
+// GiveBack decides what a refund of amount credits at at does to w, a
+// spending cap's window of the refunded task (domain.SpendKeys of its
+// key and CreatedAt) as read: a refund gives back allowance, so a window
+// still open counts amount fewer, never below 0; one that has ended (or
+// none) is left alone, ok false.
+func GiveBack(w Window, amount int, at time.Time) (Window, bool) {
+	if amount <= 0 || !w.Open(at) {
+		return w, false
+	}
+	w.Count = max(w.Count-amount, 0)
+	return w, true
+}

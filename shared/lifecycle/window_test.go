@@ -97,3 +97,26 @@ func TestAdd(t *testing.T) {
 		}
 	}
 }
+
+func TestGiveBack(t *testing.T) {
+	at := t0.Add(30 * time.Second)
+	ends := t0.Add(time.Minute)
+	tests := []struct {
+		name   string
+		w      Window
+		amount int
+		want   Window
+		ok     bool
+	}{
+		{"an open window", Window{Count: 70, Ends: ends}, 35, Window{Count: 35, Ends: ends}, true},
+		{"never below 0", Window{Count: 20, Ends: ends}, 35, Window{Count: 0, Ends: ends}, true},
+		{"a window that ended", Window{Count: 70, Ends: at}, 35, Window{Count: 70, Ends: at}, false},
+		{"no window", Window{}, 35, Window{}, false},
+		{"nothing refunded", Window{Count: 70, Ends: ends}, 0, Window{Count: 70, Ends: ends}, false},
+	}
+	for _, tt := range tests {
+		if got, ok := GiveBack(tt.w, tt.amount, at); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: GiveBack = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -20,7 +20,7 @@ type Quote struct {
 	// Refusal is the error the start would be refused with now (the
 	// store's typed refusals: *domain.InsufficientCreditsError,
 	// *domain.InFlightLimitError, *domain.LimitError of the starts
-	// window), nil when it would be let through. It is a snapshot:
+	// window, *domain.SpendingCapError), nil when it would be let through. It is a snapshot:
 	// another request may change the answer before the start is made.
 	Refusal error
 }
@@ -56,6 +56,13 @@ func (s *Service) Quote(ctx context.Context, c Caller, req StartRequest) (Quote,
 		if n > 0 {
 			found.Starts = lifecycle.Window{Count: n, Ends: g.Starts.ExpiresAt}
 		}
+	}
+	for _, w := range g.Spend {
+		n, err := s.cfg.Store.Count(ctx, w, t.CreatedAt)
+		if err != nil {
+			return Quote{}, fmt.Errorf("quote: spend window: %w", err)
+		}
+		found.Spend = append(found.Spend, lifecycle.Window{Count: n, Ends: w.ExpiresAt})
 	}
 	q := Quote{Task: t, Balance: acct.Credits, After: acct.Credits - int64(t.CreditsCost)}
 	if _, err := lifecycle.Create(t, g, found); err != nil {

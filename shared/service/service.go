@@ -40,6 +40,8 @@ type Store interface {
 	LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error)
 	Held(ctx context.Context, accountID string) (int64, error)
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
+	// SetKeyCaps changes a key's spending caps (caps.go).
+	SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error
 }
 
 // Links signs download links: blob.Store's SignURL.

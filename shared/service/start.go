@@ -170,6 +170,7 @@ func (s *Service) newTask(ctx context.Context, c Caller, req StartRequest) (task
 		ID:          req.TaskID,
 		AccountID:   c.Key.AccountID,
 		KeyName:     c.Key.Name,
+		KeyID:       c.Key.ID,
 		Type:        req.Request.Type,
 		Model:       req.Request.Model,
 		Prompt:      req.Request.Prompt,
@@ -189,7 +190,9 @@ func (s *Service) newTask(ctx context.Context, c Caller, req StartRequest) (task
 		}
 		t.WebhookURL = u
 	}
-	return t, ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now), nil
+	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
+	g.Spend = spendGuard(c.Key, at)
+	return t, g, nil
 }
 
 // original is the start an idempotency record names, as it answered: the
@@ -242,8 +245,9 @@ func refused(err error) bool {
 		inFlight *domain.InFlightLimitError
 		limit    *domain.LimitError
 		used     *domain.IdempotencyError
+		capped   *domain.SpendingCapError
 	)
-	return errors.As(err, &credits) || errors.As(err, &inFlight) || errors.As(err, &limit) ||
+	return errors.As(err, &credits) || errors.As(err, &inFlight) || errors.As(err, &limit) || errors.As(err, &capped) ||
 		errors.As(err, &used) || errors.Is(err, domain.ErrExists) || errors.Is(err, domain.ErrNotFound)
 }
 

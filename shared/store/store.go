@@ -38,8 +38,39 @@ type Key struct {
 	Name      string
 	Tier      string
 	Limits    Limits
+	// Caps are the key's spending caps.
+	Caps      SpendCaps
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while the key is active
+}
+
+// SpendCaps are a key's spending caps, in credits charged (less
+// refunded) per UTC day and per UTC calendar month; 0 is no cap. The
+// operator sets MaxPerDay and MaxPerMonth; the key's holder may lower
+// them (HolderPerDay, HolderPerMonth) but never raise them: the cap in
+// force is the lower of the two that are set (Day, Month).
+type SpendCaps struct {
+	MaxPerDay      int64
+	MaxPerMonth    int64
+	HolderPerDay   int64
+	HolderPerMonth int64
+}
+
+// Day is the daily cap in force; 0 for none.
+func (c SpendCaps) Day() int64 { return lowest(c.MaxPerDay, c.HolderPerDay) }
+
+// Month is the monthly cap in force; 0 for none.
+func (c SpendCaps) Month() int64 { return lowest(c.MaxPerMonth, c.HolderPerMonth) }
+
+// lowest is the lower of the positive ones of a and b, 0 if neither is.
+func lowest(a, b int64) int64 {
+	switch {
+	case a <= 0:
+		return max(b, 0)
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // Revoked reports whether the key has been revoked.
@@ -123,6 +154,10 @@ type Store interface {
 	// Keys lists the keys of an account, or every key when accountID is "".
 	Keys(ctx context.Context, accountID string) ([]Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
+	// SetKeyCaps replaces the spending caps of key id (domain.ErrNotFound
+	// when there is none); a negative cap is an error and changes
+	// nothing. Starts after it returns are checked against them.
+	SetKeyCaps(ctx context.Context, id string, c SpendCaps) error
 
 	// Take consumes one unit of every counter, or none at all: if any is
 	// exhausted it returns a *domain.LimitError naming it. used[i] is counter i's

@@ -123,11 +123,14 @@ type Task struct {
 	AccountID string
 	// KeyName is the name label of the API key that started the task.
 	KeyName string
-	Type    string
-	Model   string
-	Prompt  string
-	Params  params.Parameters
-	Inputs  []Input
+	// KeyID is the id of that key, whose spending caps a refund of the
+	// task gives back to; empty on tasks started before keys had caps.
+	KeyID  string
+	Type   string
+	Model  string
+	Prompt string
+	Params params.Parameters
+	Inputs []Input
 
 	CreditsCost     int
 	CreditsRefunded int

@@ -40,7 +40,16 @@ func keyItem(k store.Key) item {
 	it["maxInFlight"] = num(k.Limits.MaxInFlight)
 	it["createdAt"] = num(ms(k.CreatedAt))
 	putTime(it, "revokedAt", k.RevokedAt)
+	for name, v := range capAttrs(k.Caps) {
+		it[name] = v
+	}
 	return it
+}
+
+// capAttrs are the attributes of a key's spending caps.
+func capAttrs(c store.SpendCaps) item {
+	return item{"maxCreditsPerDay": num(c.MaxPerDay), "maxCreditsPerMonth": num(c.MaxPerMonth),
+		"holderCreditsPerDay": num(c.HolderPerDay), "holderCreditsPerMonth": num(c.HolderPerMonth)}
 }
 
 func decodeKey(it item) store.Key {
@@ -55,6 +64,12 @@ func decodeKey(it item) store.Key {
 			RequestsPerDay:    int(getN(it, "requestsPerDay")),
 			StartsPerMinute:   int(getN(it, "startsPerMinute")),
 			MaxInFlight:       int(getN(it, "maxInFlight")),
+		},
+		Caps: store.SpendCaps{
+			MaxPerDay:      getN(it, "maxCreditsPerDay"),
+			MaxPerMonth:    getN(it, "maxCreditsPerMonth"),
+			HolderPerDay:   getN(it, "holderCreditsPerDay"),
+			HolderPerMonth: getN(it, "holderCreditsPerMonth"),
 		},
 		CreatedAt: getTime(it, "createdAt"),
 		RevokedAt: getTime(it, "revokedAt"),
@@ -159,6 +174,40 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		expr:  "SET #revokedAt = if_not_exists(#revokedAt, :at)",
 		cond:  "attribute_exists(#pk)",
 		vals:  vals{":at": num(ms(at))},
+	}
+	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
+		if _, ok := conditionFailed(err); ok {
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+		}
+		return dbErr(op, err)
+	}
+	return nil
+}
+
+// SetKeyCaps implements store.Store.
+func (s *Store) SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error {
+	op := "set spending caps of key " + id
+	if c.MaxPerDay < 0 || c.MaxPerMonth < 0 || c.HolderPerDay < 0 || c.HolderPerMonth < 0 {
+		return fmt.Errorf("%s: negative cap", op)
+	}
+	if err := s.check(op); err != nil {
+		return err
+	}
+	claim, err := s.getItem(ctx, s.t.Keys, keyIDKey(id))
+	if err != nil {
+		return dbErr(op, err)
+	}
+	if claim == nil {
+		return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+	}
+	u := update{
+		table: s.t.Keys,
+		key:   keyHashKey(getS(claim, "hash")),
+		expr: "SET #maxCreditsPerDay = :maxDay, #maxCreditsPerMonth = :maxMonth, " +
+			"#holderCreditsPerDay = :holderDay, #holderCreditsPerMonth = :holderMonth",
+		cond: "attribute_exists(#pk)",
+		vals: vals{":maxDay": num(c.MaxPerDay), ":maxMonth": num(c.MaxPerMonth),
+			":holderDay": num(c.HolderPerDay), ":holderMonth": num(c.HolderPerMonth)},
 	}
 	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
 		if _, ok := conditionFailed(err); ok {

@@ -67,6 +67,22 @@ func (s *Store) restart(c domain.Window, at time.Time, count int) update {
 	}
 }
 
+// spend adds n credits to c, a spending cap's window, as tk (the
+// lifecycle's decision) says: a fresh window opens at n; an open one is
+// added to if it stays within the cap.
+func (s *Store) spend(c domain.Window, at time.Time, tk lifecycle.Taken, n int) update {
+	if tk.Fresh {
+		return s.restart(c, at, tk.Window.Count)
+	}
+	return update{
+		table: s.t.Counters,
+		key:   counterKey(c.Key),
+		expr:  "SET #count = #count + :n",
+		cond:  "#expiresAt > :at AND #count <= :room",
+		vals:  vals{":n": num(n), ":at": num(ms(at)), ":room": num(c.Limit - n)},
+	}
+}
+
 // Take implements store.Store.
 func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time) ([]int, error) {
 	keys := make([]string, len(counters))

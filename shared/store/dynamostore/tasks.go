@@ -40,6 +40,9 @@ func encodeTask(t task.Task) (item, error) {
 	it := taskKey(t.ID)
 	it[attrAccount] = str(t.AccountID)
 	it["keyName"] = str(t.KeyName)
+	if t.KeyID != "" {
+		it["keyId"] = str(t.KeyID)
+	}
 	it["type"] = str(t.Type)
 	it["model"] = str(t.Model)
 	it["prompt"] = str(t.Prompt)
@@ -127,6 +130,7 @@ func decodeTask(it item) (task.Task, error) {
 		ID:              getS(it, attrTaskPK),
 		AccountID:       getS(it, attrAccount),
 		KeyName:         getS(it, "keyName"),
+		KeyID:           getS(it, "keyId"),
 		Type:            getS(it, "type"),
 		Model:           getS(it, "model"),
 		Prompt:          getS(it, "prompt"),
@@ -200,6 +204,9 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		if g.Starts != nil {
 			keys[s.t.Counters] = []item{counterKey(g.Starts.Key)}
 		}
+		for _, c := range g.Spend {
+			keys[s.t.Counters] = append(keys[s.t.Counters], counterKey(c.Key))
+		}
 		got, err := s.batchGet(ctx, keys)
 		if err != nil {
 			return dbErr(op, err)
@@ -222,8 +229,15 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 			r := decodeRecord(rec)
 			found.Record = &r
 		}
-		if c := got[s.t.Counters]; len(c) > 0 {
-			found.Starts = readWindow(c[0])
+		counters := map[string]item{}
+		for _, it := range got[s.t.Counters] {
+			counters[getS(it, attrCounterPK)] = it
+		}
+		if g.Starts != nil {
+			found.Starts = readWindow(counters[g.Starts.Key])
+		}
+		for _, c := range g.Spend {
+			found.Spend = append(found.Spend, readWindow(counters[c.Key]))
 		}
 		start, err := lifecycle.Create(t, g, found)
 		if err != nil {
@@ -253,6 +267,9 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 				u = s.restart(*g.Starts, t.CreatedAt, tk.Window.Count)
 			}
 			items = append(items, u.transactItem())
+		}
+		for i, tk := range start.Spend {
+			items = append(items, s.spend(g.Spend[i], t.CreatedAt, tk, t.CreditsCost).transactItem())
 		}
 		if start.Record != nil {
 			items = append(items, s.putRecord(t, idem.Key, *start.Record, rec))
@@ -561,6 +578,13 @@ func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (ta
 			return err
 		}
 		items := append([]types.TransactWriteItem{up.transactItem()}, acct...)
+		if tr.Refund != nil {
+			back, err := s.giveBack(ctx, op, t, int(tr.Refund.Amount), at)
+			if err != nil {
+				return err
+			}
+			items = append(items, back...)
+		}
 		return retryOnCondition(s.transact(ctx, op, append(items, events...)))
 	})
 	if err != nil {
@@ -685,9 +709,48 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			return err
 		}
 		items := append([]types.TransactWriteItem{up.transactItem()}, acct...)
+		if tr.Refund != nil {
+			back, err := s.giveBack(ctx, op, t, int(tr.Refund.Amount), at)
+			if err != nil {
+				return err
+			}
+			items = append(items, back...)
+		}
 		return retryOnCondition(s.transact(ctx, op, append(items, events...)))
 	})
 	return t, err
+}
+
+// giveBack are the writes returning amount credits refunded at at to the
+// spending caps' windows of t's key (lifecycle.GiveBack), for the
+// refund's transaction: each is conditioned on the window as read, so
+// that a start counted in between makes the transaction retry.
+func (s *Store) giveBack(ctx context.Context, op string, t task.Task, amount int, at time.Time) ([]types.TransactWriteItem, error) {
+	if t.KeyID == "" {
+		return nil, nil
+	}
+	day, month := domain.SpendKeys(t.KeyID, t.CreatedAt)
+	got, err := s.batchGet(ctx, map[string][]item{s.t.Counters: {counterKey(day), counterKey(month)}})
+	if err != nil {
+		return nil, dbErr(op, err)
+	}
+	var items []types.TransactWriteItem
+	for _, it := range got[s.t.Counters] {
+		read := readWindow(it)
+		w, ok := lifecycle.GiveBack(read, amount, at)
+		if !ok {
+			continue
+		}
+		items = append(items, update{
+			table: s.t.Counters,
+			key:   counterKey(getS(it, attrCounterPK)),
+			expr:  "SET #count = :count",
+			cond:  "#count = :read AND #expiresAt = :expires",
+			vals: vals{":count": num(w.Count), ":read": num(read.Count),
+				":expires": num(ms(read.Ends))},
+		}.transactItem())
+	}
+	return items, nil
 }
 
 // Complete implements store.Store. On a failed task it returns the task as

@@ -153,11 +153,13 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO api_keys (id, hash, account_id, name, tier,
 				requests_per_minute, requests_per_day, starts_per_minute, max_in_flight,
-				created_at, revoked_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				created_at, revoked_at, max_credits_per_day, max_credits_per_month,
+				holder_credits_per_day, holder_credits_per_month)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			k.ID, k.Hash, k.AccountID, k.Name, k.Tier,
 			k.Limits.RequestsPerMinute, k.Limits.RequestsPerDay, k.Limits.StartsPerMinute, k.Limits.MaxInFlight,
-			ms(k.CreatedAt), nullMS(k.RevokedAt))
+			ms(k.CreatedAt), nullMS(k.RevokedAt), k.Caps.MaxPerDay, k.Caps.MaxPerMonth,
+			k.Caps.HolderPerDay, k.Caps.HolderPerMonth)
 		switch {
 		case isDuplicate(err):
 			return fmt.Errorf("%s: %w", op, domain.ErrExists)
@@ -172,7 +174,8 @@ func (s *Store) CreateKey(ctx context.Context, k store.Key) error {
 
 const keyColumns = `id, hash, account_id, name, tier,
 	requests_per_minute, requests_per_day, starts_per_minute, max_in_flight,
-	created_at, revoked_at`
+	created_at, revoked_at, max_credits_per_day, max_credits_per_month,
+	holder_credits_per_day, holder_credits_per_month`
 
 func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 	var k store.Key
@@ -180,7 +183,8 @@ func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 	var revoked sql.NullInt64
 	err := row.Scan(&k.ID, &k.Hash, &k.AccountID, &k.Name, &k.Tier,
 		&k.Limits.RequestsPerMinute, &k.Limits.RequestsPerDay, &k.Limits.StartsPerMinute, &k.Limits.MaxInFlight,
-		&created, &revoked)
+		&created, &revoked, &k.Caps.MaxPerDay, &k.Caps.MaxPerMonth,
+		&k.Caps.HolderPerDay, &k.Caps.HolderPerMonth)
 	k.CreatedAt = fromMS(created)
 	k.RevokedAt = fromNullMS(revoked)
 	return k, err
@@ -260,6 +264,32 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		err := tx.QueryRowContext(ctx,
 			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING 1`,
 			ms(at), id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+		}
+		if err != nil {
+			return dbErr(op, err)
+		}
+		return nil
+	})
+}
+
+// SetKeyCaps implements store.Store. The key is forgotten by KeyByHash's
+// cache before this returns, as on RevokeKey.
+func (s *Store) SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error {
+	op := "set spending caps of key " + id
+	if c.MaxPerDay < 0 || c.MaxPerMonth < 0 || c.HolderPerDay < 0 || c.HolderPerMonth < 0 {
+		return fmt.Errorf("%s: negative cap", op)
+	}
+	s.keys.forget(id)
+	defer s.keys.forget(id)
+	return s.write(ctx, op, func(tx *txn) error {
+		var one int
+		err := tx.QueryRowContext(ctx,
+			`UPDATE api_keys SET max_credits_per_day = ?, max_credits_per_month = ?,
+				holder_credits_per_day = ?, holder_credits_per_month = ?
+			WHERE id = ? RETURNING 1`,
+			c.MaxPerDay, c.MaxPerMonth, c.HolderPerDay, c.HolderPerMonth, id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}

@@ -230,6 +230,18 @@ CREATE TRIGGER tasks_count_move AFTER UPDATE OF account_id, status ON tasks
 		ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
 END;
 `,
+	// 10: spending caps. A key's caps in credits per UTC day and month,
+	// the operator's and the ones its holder lowered them to (0: none);
+	// what a key spends is counted in counters (domain.SpendKeys). A
+	// task keeps the id of its key, so that its refund gives back to
+	// those counters.
+	`
+ALTER TABLE api_keys ADD COLUMN max_credits_per_day INTEGER NOT NULL DEFAULT 0 CHECK (max_credits_per_day >= 0);
+ALTER TABLE api_keys ADD COLUMN max_credits_per_month INTEGER NOT NULL DEFAULT 0 CHECK (max_credits_per_month >= 0);
+ALTER TABLE api_keys ADD COLUMN holder_credits_per_day INTEGER NOT NULL DEFAULT 0 CHECK (holder_credits_per_day >= 0);
+ALTER TABLE api_keys ADD COLUMN holder_credits_per_month INTEGER NOT NULL DEFAULT 0 CHECK (holder_credits_per_month >= 0);
+ALTER TABLE tasks ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

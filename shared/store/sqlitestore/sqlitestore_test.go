@@ -306,7 +306,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		// (and the tasks without the operation handle of version 4, nor
 		// the webhooks of version 6, nor the progress of version 7, nor
 		// the billing of version 8, nor the counts of version 9).
-		for _, stmt := range []string{version9Down, "ALTER TABLE tasks DROP COLUMN provider_cost_usd",
+		for _, stmt := range []string{version10Down, version9Down, "ALTER TABLE tasks DROP COLUMN provider_cost_usd",
 			"ALTER TABLE tasks DROP COLUMN provider_model", "ALTER TABLE tasks DROP COLUMN route",
 			"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
 			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
@@ -364,6 +364,13 @@ func TestPruneIdempotencyKeys(t *testing.T) {
 	}
 }
 
+// version10Down takes a database back to version 9: no spending caps.
+const version10Down = `ALTER TABLE api_keys DROP COLUMN max_credits_per_day;
+	ALTER TABLE api_keys DROP COLUMN max_credits_per_month;
+	ALTER TABLE api_keys DROP COLUMN holder_credits_per_day;
+	ALTER TABLE api_keys DROP COLUMN holder_credits_per_month;
+	ALTER TABLE tasks DROP COLUMN key_id`
+
 // version9Down takes a database back to version 8: no task counts.
 const version9Down = `DROP TRIGGER tasks_count_insert; DROP TRIGGER tasks_count_delete;
 	DROP TRIGGER tasks_count_move; DROP TABLE task_counts`
@@ -392,7 +399,7 @@ func TestMigrateCounts(t *testing.T) {
 			}
 		}
 	}
-	for _, stmt := range []string{version9Down, "PRAGMA user_version = 8"} {
+	for _, stmt := range []string{version10Down, version9Down, "PRAGMA user_version = 8"} {
 		if _, err := s.wr.Exec(stmt); err != nil {
 			t.Fatalf("make a version 8 database: %s: %v", stmt, err)
 		}

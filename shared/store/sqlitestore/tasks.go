@@ -46,6 +46,11 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 				return dbErr(op, err)
 			}
 		}
+		for i, tk := range start.Spend {
+			if err := putWindow(ctx, tx, g.Spend[i].Key, tk); err != nil {
+				return dbErr(op, err)
+			}
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE accounts SET credits = ?, in_flight = ? WHERE id = ?`,
 			start.Account.Credits, start.Account.InFlight, t.AccountID)
 		if err != nil {
@@ -122,6 +127,13 @@ func findStart(ctx context.Context, tx *txn, t task.Task, g domain.StartGuard) (
 			return f, err
 		}
 	}
+	for _, c := range g.Spend {
+		w, err := readWindow(ctx, tx, c.Key)
+		if err != nil {
+			return f, err
+		}
+		f.Spend = append(f.Spend, w)
+	}
 	return f, nil
 }
 
@@ -143,7 +155,7 @@ func putRecord(ctx context.Context, tx *txn, accountID, key string, r lifecycle.
 const taskColumns = `id, account_id, key_name, type, model, prompt, params, inputs,
 	credits_cost, credits_refunded, status,
 	created_at, started_at, completed_at, deadline, videos, failure, operation, webhook_url, progress,
-	route, provider_model, provider_cost_usd`
+	route, provider_model, provider_cost_usd, key_id`
 
 // encodeTask returns t's values in the order of taskColumns.
 func encodeTask(t task.Task) ([]any, error) {
@@ -168,7 +180,7 @@ func encodeTask(t task.Task) ([]any, error) {
 		ms(t.CreatedAt), nullMS(t.StartedAt), nullMS(t.CompletedAt), nullMS(t.Deadline), videos, failure,
 		sql.NullString{String: t.Operation, Valid: t.Operation != ""},
 		sql.NullString{String: t.WebhookURL, Valid: t.WebhookURL != ""}, t.Progress,
-		t.Billing.Route, t.Billing.ProviderModel, t.Billing.CostUSD}, nil
+		t.Billing.Route, t.Billing.ProviderModel, t.Billing.CostUSD, t.KeyID}, nil
 }
 
 // jsonOrNull is v as JSON text, or NULL when it is empty.
@@ -193,7 +205,7 @@ func scanTask(row interface{ Scan(...any) error }) (task.Task, error) {
 	err := row.Scan(&t.ID, &t.AccountID, &t.KeyName, &t.Type, &t.Model, &t.Prompt, &params, &inputs,
 		&t.CreditsCost, &t.CreditsRefunded, &status,
 		&created, &started, &completed, &deadline, &videos, &failure, &operation, &webhookURL, &t.Progress,
-		&t.Billing.Route, &t.Billing.ProviderModel, &t.Billing.CostUSD)
+		&t.Billing.Route, &t.Billing.ProviderModel, &t.Billing.CostUSD, &t.KeyID)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -516,9 +528,30 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 		if err := addEntry(ctx, tx, e); err != nil {
 			return dbErr(op, err)
 		}
-		return nil
+		return giveBack(ctx, tx, op, t, int(e.Amount), at)
 	})
 	return t, err
+}
+
+// giveBack returns amount credits refunded at at to the spending caps'
+// windows of t's key (lifecycle.GiveBack), in the refund's transaction.
+func giveBack(ctx context.Context, tx *txn, op string, t task.Task, amount int, at time.Time) error {
+	if t.KeyID == "" {
+		return nil
+	}
+	day, month := domain.SpendKeys(t.KeyID, t.CreatedAt)
+	for _, key := range []string{day, month} {
+		w, err := readWindow(ctx, tx, key)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if w, ok := lifecycle.GiveBack(w, amount, at); ok {
+			if err := putWindow(ctx, tx, key, lifecycle.Taken{Window: w}); err != nil {
+				return dbErr(op, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Complete implements store.Store. On a failed task it returns the task as
