@@ -31,13 +31,21 @@ func WellFormed(s string) bool {
 	if len(s) != len(Prefix)+secretLen || !strings.HasPrefix(s, Prefix) {
 		return false
 	}
-	for _, c := range s[len(Prefix):] {
-		if !strings.ContainsRune(base62, c) {
+	for i := len(Prefix); i < len(s); i++ {
+		if !isBase62[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// isBase62 answers per byte, as every poll checks its key's 40.
+var isBase62 = func() (t [256]bool) {
+	for i := range len(base62) {
+		t[base62[i]] = true
+	}
+	return t
+}()
 
 // Hash is the stored form of a key: hex SHA-256. A 238-bit random secret
 // needs no salt or slow hash; a plain digest keeps the look-up one read.

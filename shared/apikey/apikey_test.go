@@ -26,6 +26,7 @@ func TestWellFormed(t *testing.T) {
 		{good + "x", false},
 		{"GEN_" + good[4:], false},
 		{Prefix + strings.Repeat("a", 39) + "-", false},
+		{Prefix + strings.Repeat("a", 38) + "é", false}, // 40 bytes, not base62
 		{"", false},
 		{"Bearer " + good, false},
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// TestHistoryItemBytes: an item from the cache is encoded in the page
-// exactly as the item itself would be, HTML characters included.
+// TestHistoryItemBytes: a page written from cached items is the bytes
+// writeJSON writes for the page's plain structs, HTML characters included.
 func TestHistoryItemBytes(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	tasks := []task.Task{
@@ -27,24 +27,38 @@ func TestHistoryItemBytes(t *testing.T) {
 		Videos     []historyItem `json:"videos"`
 		Pagination pagination    `json:"pagination"`
 	}
-	want := plain{Success: true, Pagination: pagination{Total: 3, Limit: 20}}
-	var c itemCache
-	got := historyResponse{Success: true, Pagination: want.Pagination}
-	for _, tk := range tasks {
-		want.Videos = append(want.Videos, historyItemOf(tk))
-		c.item(tk)
-		got.Videos = append(got.Videos, c.item(tk)) // from the cache
-	}
 	enc := func(v any) []byte {
 		rec := httptest.NewRecorder()
 		writeJSON(rec, 200, v)
 		return rec.Body.Bytes()
 	}
-	if w, g := enc(want), enc(got); !bytes.Equal(w, g) {
-		t.Errorf("page with cached items:\n%s\nwant\n%s", g, w)
-	}
-	var back struct{ Videos []historyItem }
-	if err := json.Unmarshal(enc(got), &back); err != nil || len(back.Videos) != 3 {
-		t.Fatalf("decode: %v", err)
+	for _, tc := range []struct {
+		name  string
+		tasks []task.Task
+		page  pagination
+	}{
+		{"all three", tasks, pagination{Total: 3, Limit: 20}},
+		{"a cursor to follow", tasks[:2], pagination{Total: 3, Limit: 2, HasMore: true, NextCursor: "c<&>"}},
+		{"empty", nil, pagination{Total: 0, Limit: 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := plain{Success: true, Videos: []historyItem{}, Pagination: tc.page}
+			var c itemCache
+			var items []json.RawMessage
+			for _, tk := range tc.tasks {
+				want.Videos = append(want.Videos, historyItemOf(tk))
+				c.item(tk)
+				items = append(items, c.item(tk)) // from the cache
+			}
+			var got bytes.Buffer
+			encodeHistory(&got, items, tc.page)
+			if w := enc(want); !bytes.Equal(w, got.Bytes()) {
+				t.Errorf("page with cached items:\n%s\nwant\n%s", got.Bytes(), w)
+			}
+			var back struct{ Videos []historyItem }
+			if err := json.Unmarshal(got.Bytes(), &back); err != nil || len(back.Videos) != len(tc.tasks) {
+				t.Fatalf("decode: %v", err)
+			}
+		})
 	}
 }

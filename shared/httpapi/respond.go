@@ -31,17 +31,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		// Every body is built from plain structs and maps; this is a bug.
 		panic("httpapi: encode response: " + err.Error())
 	}
+	writeBody(w, status, buf.Bytes())
+}
+
+// writeBody writes body, JSON already encoded, with status and the
+// headers of every JSON answer.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	// The fixed values are shared slices, set by their canonical names:
 	// Header.Set would make each of them anew on every answer. One value
 	// each (capacity 1), so a later Add makes its own.
 	h["Content-Type"] = jsonHeaders.contentType
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h["Cache-Control"] = jsonHeaders.cacheControl
 	h["X-Content-Type-Options"] = jsonHeaders.noSniff
 	h["Content-Security-Policy"] = jsonHeaders.csp
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 // jsonHeaders are the fixed header values of every JSON answer.
