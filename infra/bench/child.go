@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,7 +39,9 @@ func serveChild(cfg config) error {
 	dc.PublicURL = ""
 	dc.SweepInterval = time.Hour
 	dc.FaultInjection = false
-	dc.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: dc.LogLevel}))
+	var closeLog func() error
+	dc.Logger, closeLog = devstack.NewLogger(os.Stderr, dc.LogLevel) // make run's
+	defer closeLog()
 	switch cfg.generator {
 	case "remote":
 		dc.Hooks.WrapGenerator = func(workflow.Generator) workflow.Generator { return remote{latency: cfg.latency} }

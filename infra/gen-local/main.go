@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,8 +28,11 @@ func run(ctx context.Context, lookup func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, "gen-local:", err)
 		return 2
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	if err := devstack.Serve(ctx, cfg, stdout); err != nil {
+	var closeLog func() error
+	cfg.Logger, closeLog = devstack.NewLogger(stderr, cfg.LogLevel)
+	err = devstack.Serve(ctx, cfg, stdout)
+	closeLog() // the log's last lines before the verdict
+	if err != nil {
 		fmt.Fprintln(stderr, "gen-local:", err)
 		return 1
 	}
