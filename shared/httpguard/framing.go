@@ -278,35 +278,54 @@ func chunkSize(line []byte) (int64, bool) {
 // read a head two ways or guess: a head it refuses is refused here, with
 // the reason in words, rather than answered in plain text.
 func parseHead(head []byte) (int64, *Refusal) {
-	lines := strings.Split(string(head), "\n")
-	lines = lines[:len(lines)-1] // after the last LF
-	for i, l := range lines {
-		// Each line ends in CRLF, and holds no other CR (sections 2.2
-		// and 5): a bare CR or LF is read as a line end by some readers
-		// and not by others.
-		if !strings.HasSuffix(l, "\r") || strings.IndexByte(l, '\r') != len(l)-1 {
+	// One string of the head, its lines sliced from it as they come: a
+	// head is read on every request, and slices of lines cost a poll
+	// allocations of its own.
+	// Each line ends in CRLF, and holds no other CR (sections 2.2 and
+	// 5): a bare CR or LF is read as a line end by some readers and not
+	// by others. Checked first, over the whole head.
+	for i, b := range head {
+		if b == '\r' && (i+1 == len(head) || head[i+1] != '\n') || b == '\n' && (i == 0 || head[i-1] != '\r') {
 			return 0, &Refusal{Message: "Every line of the request head must end in CRLF, with no CR or LF elsewhere."}
 		}
-		lines[i] = l[:len(l)-1]
 	}
-	lines = lines[:len(lines)-1] // the empty line
-	if len(lines) == 0 {
-		return 0, &Refusal{Message: "The request has no request line."}
+	rest := string(head)
+	nextLine := func() (string, bool) {
+		i := strings.IndexByte(rest, '\n')
+		if i < 0 {
+			return "", false
+		}
+		l := rest[:i]
+		rest = rest[i+1:]
+		return l, true
 	}
-	method, target, version, ok := requestLine(lines[0])
-	if !ok {
-		return 0, &Refusal{Message: "The request line must be a method, a target and HTTP/1.1 (or HTTP/1.0), separated by single spaces."}
-	}
-	if method == "CONNECT" && !strings.HasPrefix(target, "/") {
-		target = "http://" + target
-	}
-	if _, err := url.ParseRequestURI(target); err != nil {
-		return 0, &Refusal{Message: "The request target is not a valid URL."}
-	}
-
-	var lengths, codings, hosts []string
-	prev := ""
-	for _, l := range lines[1:] {
+	var (
+		method, target, version string
+		length, coding          string
+		lengths, codings, hosts int
+		prev                    string
+	)
+	for n := 0; ; n++ {
+		l, ok := nextLine()
+		if !ok {
+			break // after the last LF
+		}
+		l = l[:len(l)-1] // its CR
+		if rest == "" {
+			break // the empty line
+		}
+		if n == 0 {
+			if method, target, version, ok = requestLine(l); !ok {
+				return 0, &Refusal{Message: "The request line must be a method, a target and HTTP/1.1 (or HTTP/1.0), separated by single spaces."}
+			}
+			if method == "CONNECT" && !strings.HasPrefix(target, "/") {
+				target = "http://" + target
+			}
+			if _, err := url.ParseRequestURI(target); err != nil {
+				return 0, &Refusal{Message: "The request target is not a valid URL."}
+			}
+			continue
+		}
 		if l != "" && (l[0] == ' ' || l[0] == '\t') {
 			// obs-fold: a reader that does not unfold it reads another
 			// header (section 5.2).
@@ -323,38 +342,40 @@ func parseHead(head []byte) (int64, *Refusal) {
 		}
 		switch {
 		case strings.EqualFold(name, "Content-Length"):
-			lengths = append(lengths, value)
+			length, lengths = value, lengths+1
 		case strings.EqualFold(name, "Transfer-Encoding"):
-			codings = append(codings, value)
+			coding, codings = value, codings+1
 		case strings.EqualFold(name, "Host"):
-			hosts = append(hosts, value)
+			hosts++
 		}
 	}
 	switch {
-	case len(hosts) > 1:
+	case method == "":
+		return 0, &Refusal{Message: "The request has no request line."}
+	case hosts > 1:
 		return 0, &Refusal{Header: "Host", Message: "Host is given more than once."}
-	case len(hosts) == 0 && version == "HTTP/1.1":
+	case hosts == 0 && version == "HTTP/1.1":
 		return 0, &Refusal{Header: "Host", Message: "An HTTP/1.1 request needs a Host header."}
 	}
-	if len(codings) > 0 {
+	if codings > 0 {
 		switch {
 		case version == "HTTP/1.0":
 			return 0, &Refusal{Header: "Transfer-Encoding", Message: "Transfer-Encoding is not allowed in an HTTP/1.0 request (RFC 9112, section 6.1)."}
-		case len(lengths) > 0:
+		case lengths > 0:
 			return 0, &Refusal{Header: "Transfer-Encoding", Message: "A request may not carry both Content-Length and Transfer-Encoding (RFC 9112, section 6.1)."}
-		case len(codings) > 1:
+		case codings > 1:
 			return 0, &Refusal{Header: "Transfer-Encoding", Message: "Transfer-Encoding is given more than once."}
-		case !strings.EqualFold(codings[0], "chunked"):
+		case !strings.EqualFold(coding, "chunked"):
 			return 0, &Refusal{Header: "Transfer-Encoding", Message: `The only transfer coding served is "chunked", alone.`}
 		}
 		return -1, nil
 	}
 	switch {
-	case len(lengths) > 1:
+	case lengths > 1:
 		return 0, &Refusal{Header: "Content-Length", Message: "Content-Length is given more than once."}
-	case len(lengths) == 1:
-		n, err := strconv.ParseInt(lengths[0], 10, 64)
-		if err != nil || n < 0 || strings.TrimLeft(lengths[0], "0123456789") != "" {
+	case lengths == 1:
+		n, err := strconv.ParseInt(length, 10, 64)
+		if err != nil || n < 0 || strings.TrimLeft(length, "0123456789") != "" {
 			return 0, &Refusal{Header: "Content-Length", Message: "Content-Length must be a decimal number of bytes."}
 		}
 		return n, nil
@@ -364,14 +385,15 @@ func parseHead(head []byte) (int64, *Refusal) {
 
 // requestLine splits method SP target SP version.
 func requestLine(l string) (method, target, version string, ok bool) {
-	parts := strings.Split(l, " ")
-	if len(parts) != 3 || !token(parts[0]) || parts[1] == "" || !fieldValue(parts[1]) || strings.ContainsRune(parts[1], '\t') {
+	method, rest, ok1 := strings.Cut(l, " ")
+	target, version, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || strings.IndexByte(version, ' ') >= 0 || !token(method) || target == "" || !fieldValue(target) || strings.ContainsRune(target, '\t') {
 		return "", "", "", false
 	}
-	if parts[2] != "HTTP/1.1" && parts[2] != "HTTP/1.0" {
+	if version != "HTTP/1.1" && version != "HTTP/1.0" {
 		return "", "", "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return method, target, version, true
 }
 
 // token reports whether s is an RFC 9110 token: a header name or method.
