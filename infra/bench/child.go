@@ -36,6 +36,7 @@ func serveChild(cfg config) error {
 	if err != nil {
 		return err
 	}
+	devstack.TuneRuntime(os.LookupEnv) // make run's
 	dc.PublicURL = ""
 	dc.SweepInterval = time.Hour
 	dc.FaultInjection = false

@@ -14,6 +14,7 @@ import (
 )
 
 func main() {
+	devstack.TuneRuntime(os.LookupEnv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
