@@ -154,7 +154,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Generator: cfg.Hooks.generator(gen),
 		Provider:  provider,
 		// Posters are made with the renderer's ffmpeg, whichever generates.
-		Posters: workflow.FFmpegPosters{Path: cfg.FFmpegPath},
+		Posters: workflow.NewFFmpegPosters(cfg.FFmpegPath, 0),
 		TempDir: tmp,
 		Logger:  s.logger,
 	}

@@ -189,12 +189,10 @@ func audioGraph(s frameSpec, l look) string {
 // run runs ffmpeg in dir under the concurrency limit and classifies its
 // failure.
 func (r *Renderer) run(ctx context.Context, taskID, dir string, args []string) error {
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return &TransientError{Msg: "render " + taskID + ": cancelled while waiting for an ffmpeg slot", Err: ctx.Err()}
+	if err := r.slots.Acquire(ctx); err != nil {
+		return &TransientError{Msg: "render " + taskID + ": cancelled while waiting for an ffmpeg slot", Err: err}
 	}
-	defer func() { <-r.sem }()
+	defer r.slots.Release()
 
 	var stderr tailBuffer
 	cmd := exec.CommandContext(ctx, r.ffmpeg, args...)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/slots"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -62,7 +63,7 @@ type Result = workflow.Result
 type Renderer struct {
 	cfg    Config
 	ffmpeg string
-	sem    chan struct{}
+	slots  *slots.Slots
 }
 
 // New checks that ffmpeg (with libx264 and the filters used) and the
@@ -91,7 +92,7 @@ func New(cfg Config) (*Renderer, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = runtime.NumCPU()
 	}
-	return &Renderer{cfg: cfg, ffmpeg: path, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+	return &Renderer{cfg: cfg, ffmpeg: path, slots: slots.New(cfg.MaxConcurrent)}, nil
 }
 
 // checkFFmpeg makes sure the binary has what the renderer uses, so that a
