@@ -11,10 +11,10 @@ import (
 
 // Hooks let a test, the soak run or the bench put decorators around the
 // stack's dependencies, for instance shared/faults' fault-injecting ones,
-// or the bench's provider. Each is
-// optional. What a hook returns is what the API and the workflow use, the
-// sweep included; Stack.Store and Stack.Blobs stay the bare ones, for the
-// caller's own checks and set-up. The service never sets them.
+// or the bench's provider. Each is optional. What a hook returns is what
+// the API and the workflow use, the sweep included; Stack.Store and
+// Stack.Blobs stay the bare ones, for the caller's own checks and
+// set-up. The service never sets them.
 type Hooks struct {
 	WrapStore     func(store.Store) store.Store
 	WrapBlobs     func(blob.Store) blob.Store
