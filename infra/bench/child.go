@@ -45,7 +45,7 @@ func serveChild(cfg config) error {
 	defer closeLog()
 	switch cfg.generator {
 	case "remote":
-		dc.Hooks.WrapGenerator = func(workflow.Generator) workflow.Generator { return remote{latency: cfg.latency} }
+		dc.Hooks.WrapProvider = func(workflow.Provider) workflow.Provider { return remote{latency: cfg.latency} }
 	case "ffmpeg":
 	default:
 		return fmt.Errorf("-generator %q: want remote or ffmpeg", cfg.generator)

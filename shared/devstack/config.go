@@ -98,8 +98,8 @@ type Config struct {
 	LogLevel slog.Level
 	// Logger receives the service's structured logs.
 	Logger *slog.Logger
-	// Hooks wrap the store, blob storage and generator (tests and the soak
-	// run only; see Hooks).
+	// Hooks wrap the store, blob storage, generator and provider (tests,
+	// the soak run and the bench only; see Hooks).
 	Hooks Hooks
 	// WebhookResolver resolves webhook URLs' hosts at registration
 	// (default net.DefaultResolver); tests inject one.

@@ -9,15 +9,22 @@ import (
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-// Hooks let a test or the soak run put decorators around the stack's
-// dependencies, for instance shared/faults' fault-injecting ones. Each is
-// optional. What a hook returns is what the API and the workflow use, the
-// sweep included; Stack.Store and Stack.Blobs stay the bare ones, for the
-// caller's own checks and set-up. The service never sets them.
+// Hooks let a test, the soak run or the bench put decorators around the
+// stack's dependencies, for instance shared/faults' fault-injecting ones,
+// or the bench's provider. Each is optional. What a hook returns is what
+// the API and the workflow use, the sweep included; Stack.Store and
+// Stack.Blobs stay the bare ones, for the caller's own checks and
+// set-up. The service never sets them.
 type Hooks struct {
 	WrapStore     func(store.Store) store.Store
 	WrapBlobs     func(blob.Store) blob.Store
 	WrapGenerator func(workflow.Generator) workflow.Generator
+	// WrapProvider wraps the provider the routes build, nil when every
+	// model has the one built-in route (the workflow's Generator then
+	// renders); what it returns generates instead, polled as a remote
+	// provider is (the bench's provider). Starts are still checked
+	// against the routes' capabilities.
+	WrapProvider func(workflow.Provider) workflow.Provider
 	// WrapHandler wraps the whole served handler, for a test that records
 	// or checks every exchange (the playground's browser test checks each
 	// against the OpenAPI document).
@@ -53,4 +60,11 @@ func (h Hooks) generator(g workflow.Generator) workflow.Generator {
 		return h.WrapGenerator(g)
 	}
 	return g
+}
+
+func (h Hooks) provider(p workflow.Provider) workflow.Provider {
+	if h.WrapProvider != nil {
+		return h.WrapProvider(p)
+	}
+	return p
 }

@@ -132,7 +132,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
-	provider, caps := routes.Provider, routes.Capabilities
+	provider, caps := cfg.Hooks.provider(routes.Provider), routes.Capabilities
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -154,7 +154,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Generator: cfg.Hooks.generator(gen),
 		Provider:  provider,
 		// Posters are made with the renderer's ffmpeg, whichever generates.
-		Posters: workflow.FFmpegPosters{Path: cfg.FFmpegPath},
+		Posters: workflow.NewFFmpegPosters(cfg.FFmpegPath, 0),
 		TempDir: tmp,
 		Logger:  s.logger,
 	}
@@ -166,8 +166,8 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Persist: func(c domain.Window) bool { return c.Kind == ratelimit.Day }})
 	s.sweeper = sweeper.New(sweeper.Config{Tasks: st, Failer: steps, Executions: s.executions, Logger: s.logger})
 	// The renderer's estimate is the built-in generator's seconds; a Veo
-	// job takes minutes, which the service's default estimate says, as it
-	// does on AWS.
+	// job (or the bench's provider, standing for one) takes minutes,
+	// which the service's default estimate says, as it does on AWS.
 	estimate := s.renderer.Estimate
 	if provider != nil {
 		estimate = nil

@@ -687,7 +687,7 @@ func e2eGenerator(t *testing.T, cfg *Config) {
 	api := os.Getenv("GEN_E2E_GENERATOR")
 	// A test that injects faults, or fakes the generator, means the
 	// built-in one.
-	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil {
+	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil || cfg.Hooks.WrapProvider != nil {
 		return
 	}
 	url, ok := e2eGenerators.Load(t)

@@ -9,7 +9,8 @@
 // the caption appears after the first second. First-last-frame starts on
 // the first image and ends on the last one, crossing over with a
 // transition picked by the hash. The audio is a seeded chord over pink
-// noise. The same prompt, seed and parameters give the same frames.
+// noise. The same prompt, seed and parameters give the same frames. Each
+// video comes with its poster frame, made in the same ffmpeg run.
 //
 // It renders what it is asked, whatever the prompt says: fault-injection
 // directives such as "[fail]" are shared/faults' (WrapDirectives), which a
@@ -29,6 +30,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/slots"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
 )
@@ -62,7 +64,7 @@ type Result = workflow.Result
 type Renderer struct {
 	cfg    Config
 	ffmpeg string
-	sem    chan struct{}
+	slots  *slots.Slots
 }
 
 // New checks that ffmpeg (with libx264 and the filters used) and the
@@ -91,7 +93,7 @@ func New(cfg Config) (*Renderer, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = runtime.NumCPU()
 	}
-	return &Renderer{cfg: cfg, ffmpeg: path, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+	return &Renderer{cfg: cfg, ffmpeg: path, slots: slots.New(cfg.MaxConcurrent)}, nil
 }
 
 // checkFFmpeg makes sure the binary has what the renderer uses, so that a
@@ -110,7 +112,9 @@ func checkFFmpeg(path string) error {
 	return nil
 }
 
-// Generate renders the job's samples into job.OutDir as sample-<n>.mp4.
+// Generate renders the job's samples into job.OutDir as sample-<n>.mp4,
+// each with its poster frame (Result.Posters), sample-<n>.jpg, a JPEG of
+// its first frame made in the same ffmpeg run.
 // Errors are a *TransientError, *GenerationError or *ContentPolicyError.
 // When ctx ends, ffmpeg is killed and the error is a *TransientError that
 // wraps ctx.Err(), so a caller tells its own deadline from a retryable
@@ -175,7 +179,7 @@ func (r *Renderer) Generate(ctx context.Context, job Job) (Result, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	paths := make([]string, n)
+	paths, posters := make([]string, n), make([]string, n)
 	var (
 		wg       sync.WaitGroup
 		errOnce  sync.Once
@@ -186,11 +190,19 @@ func (r *Renderer) Generate(ctx context.Context, job Job) (Result, error) {
 		go func() {
 			defer wg.Done()
 			tmp := filepath.Join(work, fmt.Sprintf("sample-%d.mp4", i))
-			err := r.renderSample(ctx, job, spec, images, i, work, tmp)
+			tmpPoster := filepath.Join(work, fmt.Sprintf("sample-%d.jpg", i))
+			err := r.renderSample(ctx, job, spec, images, i, work, tmp, tmpPoster)
 			if err == nil {
 				paths[i] = filepath.Join(outDir, fmt.Sprintf("sample-%d.mp4", i))
 				if rerr := os.Rename(tmp, paths[i]); rerr != nil {
 					err = &TransientError{Msg: "render " + job.TaskID + ": move video into place", Err: rerr}
+				}
+			}
+			if err == nil {
+				// A poster that is not there is none: the workflow then
+				// makes one from the video.
+				if os.Rename(tmpPoster, filepath.Join(outDir, fmt.Sprintf("sample-%d.jpg", i))) == nil {
+					posters[i] = filepath.Join(outDir, fmt.Sprintf("sample-%d.jpg", i))
 				}
 			}
 			if err != nil {
@@ -201,14 +213,14 @@ func (r *Renderer) Generate(ctx context.Context, job Job) (Result, error) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		for _, p := range paths {
+		for _, p := range append(paths, posters...) {
 			if p != "" {
 				os.Remove(p)
 			}
 		}
 		return Result{}, firstErr
 	}
-	return Result{Paths: paths}, nil
+	return Result{Paths: paths, Posters: posters}, nil
 }
 
 // Estimate is the expected render time of a generation with parameters p,

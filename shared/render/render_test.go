@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"math"
 	"os"
 	"os/exec"
@@ -130,6 +131,29 @@ func moovBeforeMdat(t *testing.T, path string) bool {
 	return moov >= 0 && mdat >= 0 && moov < mdat
 }
 
+// checkPoster checks the poster of sample i: a JPEG of the video's size
+// whose picture is the video's first frame.
+func checkPoster(t *testing.T, res Result, i, w, h int) {
+	t.Helper()
+	if len(res.Posters) != len(res.Paths) || res.Posters[i] == "" {
+		t.Fatalf("posters %q for videos %q: want one per video", res.Posters, res.Paths)
+	}
+	b, err := os.ReadFile(res.Posters[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("sample %d: the poster is not a JPEG: %v", i, err)
+	}
+	if got := img.Bounds(); got.Dx() != w || got.Dy() != h {
+		t.Errorf("sample %d: poster %dx%d, video %dx%d", i, got.Dx(), got.Dy(), w, h)
+	}
+	if got := psnr(t, res.Posters[i], frame(t, res.Paths[i], false)); got < 30 {
+		t.Errorf("sample %d: poster vs the video's first frame PSNR = %.1f dB, want >= 30", i, got)
+	}
+}
+
 func TestGenerateFormat(t *testing.T) {
 	t.Parallel()
 	r := newRenderer(t, Config{})
@@ -188,6 +212,7 @@ func TestGenerateFormat(t *testing.T) {
 			if !moovBeforeMdat(t, res.Paths[0]) {
 				t.Errorf("moov atom is not before mdat: not a +faststart file")
 			}
+			checkPoster(t, res, 0, tt.wantW, tt.wantH)
 		})
 	}
 }
@@ -267,6 +292,7 @@ func TestImageToVideo(t *testing.T) {
 		if n := len(frameHashes(t, path)); n != 4*FPS {
 			t.Errorf("sample %d: got %d frames, want %d", i, n, 4*FPS)
 		}
+		checkPoster(t, res, i, 1280, 720)
 	}
 	if equalStrings(frameHashes(t, res.Paths[0]), frameHashes(t, res.Paths[1])) {
 		t.Errorf("the two samples have identical frames")

@@ -220,7 +220,11 @@ func (s *Steps) generationResult(ctx context.Context, g *generation, op Operatio
 
 	videos := make([]task.Video, 0, len(paths))
 	for i, p := range paths {
-		v, err := s.storeVideo(ctx, t.ID, VideoKey(t.ID, i), p)
+		var poster string
+		if i < len(op.Result.Posters) {
+			poster = op.Result.Posters[i]
+		}
+		v, err := s.storeVideo(ctx, t.ID, VideoKey(t.ID, i), p, poster)
 		if err != nil {
 			return Generated{}, err
 		}
@@ -469,7 +473,10 @@ func (s *Steps) download(ctx context.Context, taskID, key, path string) error {
 	return nil
 }
 
-func (s *Steps) storeVideo(ctx context.Context, taskID, key, path string) (task.Video, error) {
+// storeVideo stores the video at path under key, and its poster frame
+// beside it: poster, the one the generator made, or else one
+// Steps.Posters makes.
+func (s *Steps) storeVideo(ctx context.Context, taskID, key, path, poster string) (task.Video, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return task.Video{}, &GenerationFailed{TaskID: taskID, Err: fmt.Errorf("open generated video: %w", err)}
@@ -480,27 +487,31 @@ func (s *Steps) storeVideo(ctx context.Context, taskID, key, path string) (task.
 		return task.Video{}, &BlobsUnavailable{Op: "put video", Key: key, Err: err}
 	}
 	v := task.Video{Key: key, MimeType: videoMimeType, Size: size}
-	v.Poster = s.storePoster(ctx, taskID, key, path)
+	v.Poster = s.storePoster(ctx, taskID, key, path, poster)
 	return v, nil
 }
 
 // posterMimeType is the type of every poster frame.
 const posterMimeType = "image/jpeg"
 
-// storePoster makes the poster frame of the video at path (stored under
-// videoKey) and stores it beside it, returning its key. A poster is a
-// convenience, not what the task was charged for: one that cannot be
-// made or stored is logged and left out (""), and the video completes
-// without it.
-func (s *Steps) storePoster(ctx context.Context, taskID, videoKey, path string) string {
-	if s.Posters == nil {
-		return ""
-	}
-	out := path + ".poster.jpg"
-	defer os.Remove(out)
-	if err := s.Posters.Poster(ctx, path, out); err != nil {
-		s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
-		return ""
+// storePoster stores the poster frame of the video at path (stored
+// under videoKey) beside it, returning its key: the file given, which
+// the generator made, or else one Posters makes (no process then for a
+// generator that hands its own). A poster is a convenience, not what the
+// task was charged for: one that cannot be made, read or stored is
+// logged and left out (""), and the video completes without it.
+func (s *Steps) storePoster(ctx context.Context, taskID, videoKey, path, given string) string {
+	out := given
+	if out == "" {
+		if s.Posters == nil {
+			return ""
+		}
+		out = path + ".poster.jpg"
+		defer os.Remove(out)
+		if err := s.Posters.Poster(ctx, path, out); err != nil {
+			s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
+			return ""
+		}
 	}
 	f, err := os.Open(out)
 	if err != nil {

@@ -51,6 +51,12 @@ type Job struct {
 // the generator's own checks, so possibly fewer than Params.SampleCount.
 type Result struct {
 	Paths []string
+	// Posters are the poster frames the generator made itself (the
+	// built-in renderer in the same ffmpeg run as the video, a provider
+	// that hands a thumbnail): a JPEG of the first frame, at the video's
+	// size, per video, at the same index as Paths. A missing or ""
+	// entry is none: Steps.Posters makes that video's.
+	Posters []string
 }
 
 // Generator renders videos while the caller waits: the built-in ffmpeg
@@ -133,8 +139,10 @@ type Steps struct {
 	// Provider, when set, generates instead of Generator: a model
 	// provider whose jobs the workflow submits and then polls.
 	Provider Provider
-	// Posters, when set, makes each stored video's poster frame, stored
-	// beside it and named on it (task.Video.Poster).
+	// Posters, when set, makes the poster frame of each stored video
+	// the generator handed none for (Result.Posters). A poster, handed
+	// or made, is stored beside its video and named on it
+	// (task.Video.Poster).
 	Posters Posters
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

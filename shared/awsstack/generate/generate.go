@@ -44,7 +44,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	st.Blobs = blobs
 	// Each video's poster frame is made with the layer's ffmpeg, whichever
 	// generator made the video.
-	st.Posters = workflow.FFmpegPosters{Path: s.Env.FFmpegPath}
+	st.Posters = workflow.NewFFmpegPosters(s.Env.FFmpegPath, 0)
 	p := s.Env.Provider
 	ctx := context.Background()
 	// The ffmpeg renderer, when a model has the built-in generator for
