@@ -14,6 +14,7 @@
 package fsblob
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"mime"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -136,16 +138,27 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, contentType st
 		return 0, fmt.Errorf("put %s: %w", key, err)
 	}
 	defer os.Remove(data) // a no-op once renamed
-	meta, _, err := s.writeTemp(ctx, strings.NewReader(contentType))
-	if err != nil {
-		return 0, fmt.Errorf("put %s: %w", key, err)
+	moves := []struct{ from, to string }{{data, s.dataPath(key)}}
+	if contentType == typeByExtension(key) {
+		// The key's extension says the type (every video and poster):
+		// no file for it, which was half a generation's file system
+		// work. One an earlier Put left goes first, as below.
+		if err := os.Remove(s.metaPath(key)); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotDir) {
+			return 0, fmt.Errorf("put %s: %w", key, err)
+		}
+	} else {
+		meta, _, err := s.writeTemp(ctx, strings.NewReader(contentType))
+		if err != nil {
+			return 0, fmt.Errorf("put %s: %w", key, err)
+		}
+		defer os.Remove(meta)
+		moves = append([]struct{ from, to string }{{meta, s.metaPath(key)}}, moves...)
 	}
-	defer os.Remove(meta)
 
 	// The content type goes first: a reader that sees the new bytes sees
 	// their type. (One that reads in between gets the new type with the
 	// old bytes, a window only an overwrite with another type can hit.)
-	for _, mv := range []struct{ from, to string }{{meta, s.metaPath(key)}, {data, s.dataPath(key)}} {
+	for _, mv := range moves {
 		err := os.MkdirAll(filepath.Dir(mv.to), 0o750)
 		if err == nil {
 			err = os.Rename(mv.from, mv.to)
@@ -232,9 +245,23 @@ func (s *Store) open(key string) (*os.File, string, error) {
 	}
 	ct, err := os.ReadFile(s.metaPath(key))
 	if err != nil || len(ct) == 0 {
-		ct = []byte(defaultContentType)
+		return f, cmp.Or(typeByExtension(key), defaultContentType), nil
 	}
 	return f, string(ct), nil
+}
+
+// typeByExtension is the content type key's extension names, of the
+// types the service stores, or "".
+func typeByExtension(key string) string {
+	switch path.Ext(key) {
+	case ".mp4":
+		return "video/mp4"
+	case ".jpg":
+		return "image/jpeg"
+	case ".png":
+		return "image/png"
+	}
+	return ""
 }
 
 // Delete removes the object under key; a missing one is not an error.

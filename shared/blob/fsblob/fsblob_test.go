@@ -60,6 +60,39 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestContentTypes: a type the key's extension says is kept without a
+// file of its own; any other is kept in one; and an overwrite takes the
+// new object's type either way.
+func TestContentTypes(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	for _, step := range []struct {
+		key, put, want string
+		meta           bool
+	}{
+		{"videos/a/0.mp4", "video/mp4", "video/mp4", false},
+		{"videos/a/0.jpg", "image/jpeg", "image/jpeg", false},
+		{"inputs/b/x.png", "image/png", "image/png", false},
+		{"inputs/b/x.png", "image/webp", "image/webp", true}, // overwritten with another type
+		{"inputs/b/x.png", "image/png", "image/png", false},  // and back
+		{"inputs/b/noext", "image/png", "image/png", true},
+		{"inputs/b/y.mp4", "", defaultContentType, true},
+	} {
+		if _, err := s.Put(ctx, step.key, strings.NewReader("x"), step.put); err != nil {
+			t.Fatal(err)
+		}
+		f, ct, err := s.open(step.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		_, err = os.Stat(s.metaPath(step.key))
+		if ct != step.want || (err == nil) != step.meta {
+			t.Errorf("Put(%s, %q): type %q, meta file %v; want %q, %v", step.key, step.put, ct, err == nil, step.want, step.meta)
+		}
+	}
+}
+
 func TestPutRejectsBadContentType(t *testing.T) {
 	s := newStore(t)
 	if _, err := s.Put(context.Background(), "k", strings.NewReader("x"), "text/plain\r\nX-Evil: 1"); err == nil {
