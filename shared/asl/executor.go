@@ -52,6 +52,13 @@ func (systemClock) AfterFunc(d time.Duration, f func()) func() bool { return tim
 // Option configures an Executor.
 type Option func(*Executor)
 
+// WithTaskConcurrency runs at most n Task states' functions at once,
+// across every execution; the others wait their turn in the order they
+// were entered, holding no goroutine, as a Lambda function's reserved
+// concurrency holds its invocations back. A task's TimeoutSeconds runs
+// while it waits, as it does on AWS. 0, the default, is no bound.
+func WithTaskConcurrency(n int) Option { return func(e *Executor) { e.slots = n } }
+
 // WithLogger sets where state transitions (debug) and failures (warn) are
 // logged. The default discards them.
 func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l } }
@@ -82,6 +89,13 @@ type Executor struct {
 	// cancels aborts each running execution by name (Stop).
 	cancels map[string]context.CancelFunc
 	closed  bool
+
+	// slots bounds the task functions running at once (0: none); busy
+	// are running, queue waits (WithTaskConcurrency).
+	slots int
+	qmu   sync.Mutex
+	busy  int
+	queue []func()
 }
 
 // NewExecutor returns an executor for sm. tasks maps every Task Resource
@@ -265,6 +279,41 @@ func (e *Executor) release() {
 		e.idle.Broadcast()
 	}
 	e.mu.Unlock()
+}
+
+// spawn runs f in a goroutine of its own, or, when every slot is busy,
+// after the task functions ahead of it, in the goroutine of one that
+// finished.
+func (e *Executor) spawn(f func()) {
+	if e.slots <= 0 {
+		go f()
+		return
+	}
+	e.qmu.Lock()
+	if e.busy < e.slots {
+		e.busy++
+		e.qmu.Unlock()
+		go e.work(f)
+		return
+	}
+	e.queue = append(e.queue, f)
+	e.qmu.Unlock()
+}
+
+// work runs f, then what waits, until nothing does.
+func (e *Executor) work(f func()) {
+	for f != nil {
+		f()
+		e.qmu.Lock()
+		if len(e.queue) == 0 {
+			e.busy--
+			f = nil
+		} else {
+			f, e.queue[0] = e.queue[0], nil
+			e.queue = e.queue[1:]
+		}
+		e.qmu.Unlock()
+	}
 }
 
 // link returns a context that is done when parent is or when the executor

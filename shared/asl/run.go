@@ -182,6 +182,13 @@ func (p *pending) onEnd(stop func() bool) {
 	p.mu.Unlock()
 }
 
+// isEnded reports whether the wait has ended.
+func (p *pending) isEnded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
+}
+
 // end reports whether the caller's event is the first, and then stops
 // the others.
 func (p *pending) end() bool {
@@ -427,8 +434,11 @@ func (r *run) invoke(fn TaskFunc, payload json.RawMessage, timeout time.Duration
 		}))
 	}
 	r.e.acquire()
-	go func() {
+	r.e.spawn(func() {
 		defer r.e.release()
+		if p.isEnded() {
+			return // timed out or stopped while it waited for a slot
+		}
 		out, err := call(tctx, fn, payload)
 		if !p.end() {
 			return
@@ -438,7 +448,7 @@ func (r *run) invoke(fn TaskFunc, payload json.RawMessage, timeout time.Duration
 			return
 		}
 		then(out, nil)
-	}()
+	})
 }
 
 // call runs fn, turning a panic into an error named like aws-lambda-go
