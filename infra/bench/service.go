@@ -310,6 +310,7 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%.2f\t%d\t%d\t%s\t\n", w.name, svc.rps(), bareF.rps(), svc.rps()/bareF.rps(),
 			ms(svc.p50), ms(svc.p99), ms(bareF.p99), float64(svc.p99)/float64(bareF.p99), svc.non2xx, svc.errs, mb(svc.peakRSS))
 	}
+	var drains []string
 	for _, w := range append(reads, workload{"starts", http.MethodPost, "/api/gen/text-to-video", b.key, startBody}) {
 		if !strings.Contains(w.name, b.cfg.only) {
 			continue
@@ -329,12 +330,18 @@ func (b *bench) http(ctx context.Context, out io.Writer) error {
 			b.unanswered += svc.unanswered
 			// The generations queued by the load finish before anything
 			// else is measured.
+			t0 := time.Now()
 			if err := b.wait(ctx, b.st, b.account); err != nil {
 				return err
 			}
+			drains = append(drains, fmt.Sprintf("%s: the last of the load's %d generations finished %s after it ended",
+				w.name, svc.all2xx, time.Since(t0).Round(100*time.Millisecond)))
 		}
 	}
 	tw.Flush()
+	for _, d := range drains {
+		fmt.Fprintln(out, d)
+	}
 
 	fmt.Fprintf(out, "\nOne client, one request after another (p50, p99)\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -389,14 +396,20 @@ func (b *bench) ledger(ctx context.Context, out io.Writer) error {
 		}
 		unfinished += n
 	}
+	_, failed, err := b.st.Tasks(ctx, b.account, store.TaskQuery{Status: task.Failed, Limit: 1})
+	if err != nil {
+		return err
+	}
 	verdict := "PASS"
 	// A start that got no answer may have made its task: only those
 	// may stand between the 202s and the tasks.
-	if len(problems) > 0 || unfinished > 0 || total < b.accepted || total > b.accepted+b.unanswered {
+	// The bench's provider fails nothing: a failed task (past its
+	// deadline in a queue, say) is a generation the load lost.
+	if len(problems) > 0 || unfinished > 0 || failed > 0 || total < b.accepted || total > b.accepted+b.unanswered {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(out, "\nLedger check after the starts: %s (%d starts answered 202, %d unanswered, %d tasks stored, %d unfinished, %d problems in the books)\n",
-		verdict, b.accepted, b.unanswered, total, unfinished, len(problems))
+	fmt.Fprintf(out, "\nLedger check after the starts: %s (%d starts answered 202, %d unanswered, %d tasks stored, %d unfinished, %d failed, %d problems in the books)\n",
+		verdict, b.accepted, b.unanswered, total, unfinished, failed, len(problems))
 	for _, p := range problems {
 		fmt.Fprintln(out, "  ", p)
 	}

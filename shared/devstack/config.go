@@ -33,6 +33,7 @@ const (
 	EnvPublicURL         = "GEN_PUBLIC_URL"
 	EnvSweepInterval     = "GEN_SWEEP_INTERVAL"
 	EnvRenderConcurrency = "GEN_RENDER_CONCURRENCY"
+	EnvStepConcurrency   = "GEN_STEP_CONCURRENCY"
 	// EnvFaultInjection turns fault injection on: on or off (also
 	// true/false, 1/0), default off. See Config.FaultInjection.
 	EnvFaultInjection = "GEN_FAULT_INJECTION"
@@ -82,6 +83,13 @@ type Config struct {
 	// RenderConcurrency bounds the ffmpeg processes at once
 	// (GEN_RENDER_CONCURRENCY, default the number of CPUs).
 	RenderConcurrency int
+	// StepConcurrency bounds the workflow's steps running at once, across
+	// every generation (GEN_STEP_CONCURRENCY; 0: stepsPerCPU per CPU), as
+	// the generate function's reserved concurrency does on AWS: a burst
+	// of starts is answered while the generations it queued wait their
+	// turn, rather than every step of thousands of them taking the CPUs
+	// and the database's one writer from the requests in flight.
+	StepConcurrency int
 	// SweepInterval is how often unfinished tasks are re-driven
 	// (GEN_SWEEP_INTERVAL).
 	SweepInterval time.Duration
@@ -136,6 +144,7 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		FaultRate:         r.Float(EnvFaultRate, 0, 0, 1),
 		GenerationTimeout: shared.GenerationTimeout,
 		RenderConcurrency: int(r.PositiveInt(EnvRenderConcurrency, 0)),
+		StepConcurrency:   int(r.PositiveInt(EnvStepConcurrency, 0)),
 		SweepInterval:     r.Duration(EnvSweepInterval, DefaultSweepInterval, maxSweepInterval),
 		FFmpegPath:        shared.FFmpegPath,
 		FontFile:          shared.FontFile,

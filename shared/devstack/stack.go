@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -117,6 +118,12 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	return s, nil
 }
 
+// stepsPerCPU is the workflow steps running at once per CPU, unless
+// GEN_STEP_CONCURRENCY says: a provider's step mostly waits on the
+// network (a submit, a poll, a download), a local one (storing a video,
+// completing a task) takes a CPU for a millisecond or two.
+const stepsPerCPU = 8
+
 func (s *Stack) build(ctx context.Context, cfg Config) error {
 	gen, err := cfg.generator(s.renderer)
 	if err != nil {
@@ -158,7 +165,11 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		TempDir: tmp,
 		Logger:  s.logger,
 	}
-	s.executions, err = localexec.New(steps, asl.WithLogger(s.logger))
+	running := cfg.StepConcurrency
+	if running == 0 {
+		running = stepsPerCPU * runtime.GOMAXPROCS(0)
+	}
+	s.executions, err = localexec.New(steps, asl.WithLogger(s.logger), asl.WithTaskConcurrency(running))
 	if err != nil {
 		return fmt.Errorf("state machine: %w", err)
 	}
