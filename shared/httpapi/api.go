@@ -44,12 +44,13 @@ type Config struct {
 // API serves the contract over a service. Build it with New (every
 // endpoint, behind one router) or Endpoint (one endpoint alone).
 type API struct {
-	cfg     Config
-	svc     *service.Service
-	cursors *cursor.Sealer
-	log     *slog.Logger
-	handler http.Handler
-	items   itemCache // history's
+	cfg      Config
+	svc      *service.Service
+	cursors  *cursor.Sealer
+	log      *slog.Logger
+	handler  http.Handler
+	items    itemCache // history's
+	statuses statusCache
 }
 
 // route is one method of an endpoint: its method, its ServeMux path

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,5 +61,45 @@ func TestHistoryItemBytes(t *testing.T) {
 				t.Fatalf("decode: %v", err)
 			}
 		})
+	}
+}
+
+// TestStatusCache: a body kept for a task is answered again only while
+// its status, its progress and its videos' links are those it was made
+// with.
+func TestStatusCache(t *testing.T) {
+	tk := task.Task{ID: "gen_1_aaaaaaaaa", Status: task.Processing, Progress: 10}
+	links := []video{{URL: "https://x/v?sig=1", MimeType: "video/mp4", ExpiresAt: "t"}}
+	var c statusCache
+	c.put(tk, nil, []byte("processing 10"))
+	for _, tc := range []struct {
+		name   string
+		change func(*task.Task)
+		videos []video
+		want   string // "" for a miss
+	}{
+		{"the same", func(*task.Task) {}, nil, "processing 10"},
+		{"progress moved", func(t *task.Task) { t.Progress = 20 }, nil, ""},
+		{"completed", func(t *task.Task) { t.Status = task.Completed }, links, ""},
+		{"another task", func(t *task.Task) { t.ID = "gen_1_bbbbbbbbb" }, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := tk
+			tc.change(&k)
+			got, ok := c.get(k, tc.videos)
+			if ok != (tc.want != "") || string(got) != tc.want {
+				t.Errorf("get = %q, %v; want %q", got, ok, tc.want)
+			}
+		})
+	}
+	done := tk
+	done.Status = task.Completed
+	c.put(done, links, []byte("completed"))
+	resigned := []video{{URL: "https://x/v?sig=2", MimeType: "video/mp4", ExpiresAt: "t2"}}
+	if _, ok := c.get(done, resigned); ok {
+		t.Error("a body with links signed before was answered for new links")
+	}
+	if got, ok := c.get(done, slices.Clone(links)); !ok || string(got) != "completed" {
+		t.Errorf("get = %q, %v; want the completed body", got, ok)
 	}
 }

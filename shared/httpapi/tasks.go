@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"path"
+	"slices"
+	"sync"
 
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
@@ -74,18 +78,72 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 // writeStatus answers t's status body: the status endpoint's 200, and
 // the cancel endpoint's.
 func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, t task.Task) error {
-	resp := statusBody(t)
+	var videos []video
 	if t.Status == task.Completed {
 		var err error
-		if resp.Videos, err = a.videos(r.Context(), t); err != nil {
+		if videos, err = a.videos(r.Context(), t); err != nil {
 			return err
 		}
 	}
 	if !t.Status.Terminal() {
 		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
 	}
-	writeJSON(w, http.StatusOK, resp)
+	if body, ok := a.statuses.get(t, videos); ok {
+		writeBody(w, http.StatusOK, body)
+		return nil
+	}
+	resp := statusBody(t)
+	resp.Videos = videos
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		panic("httpapi: encode status: " + err.Error()) // plain structs: a bug
+	}
+	a.statuses.put(t, videos, buf.Bytes())
+	writeBody(w, http.StatusOK, buf.Bytes())
 	return nil
+}
+
+// statusCacheMax bounds the bodies kept; past it the cache starts again
+// empty, which costs one encoding per task polled.
+const statusCacheMax = 10000
+
+// statusCache keeps the status body each task was last answered with.
+// A body is a function of the task's fields that never change, of its
+// status and progress (its outcome is set once, with its status), and
+// of its videos' signed links, which the blob store keeps until they
+// near their expiry: a client polling a task gets the same bytes, encoded
+// once, until one of those moves.
+type statusCache struct {
+	mu sync.Mutex
+	m  map[string]statusEntry
+}
+
+type statusEntry struct {
+	status   task.Status
+	progress int
+	videos   []video
+	body     []byte
+}
+
+func (c *statusCache) get(t task.Task, videos []video) ([]byte, bool) {
+	c.mu.Lock()
+	e, ok := c.m[t.ID]
+	c.mu.Unlock()
+	if !ok || e.status != t.Status || e.progress != t.Progress || !slices.Equal(e.videos, videos) {
+		return nil, false
+	}
+	return e.body, true
+}
+
+func (c *statusCache) put(t task.Task, videos []video, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= statusCacheMax {
+		c.m = map[string]statusEntry{}
+	}
+	c.m[t.ID] = statusEntry{status: t.Status, progress: t.Progress, videos: videos, body: body}
 }
 
 // statusBody is t's status body without its signed video links, which
