@@ -9,6 +9,9 @@
 //	meta/<key>  its content type
 //	tmp/        files being written; renamed into place when complete
 //
+// PutFile renames a finished file from elsewhere on the same file system
+// (a generated video) straight into data/, without a copy in tmp/.
+//
 // A process killed while writing leaves files in tmp/, content types
 // without their object, and empty directories; Tidy removes them.
 package fsblob
