@@ -480,53 +480,105 @@ func (s *Steps) download(ctx context.Context, taskID, key, path string) error {
 
 // storeVideo stores the video at path under key, and its poster frame
 // beside it: poster, the one the generator made, or else one
-// Steps.Posters makes.
+// Steps.Posters makes. That one is made before the video is stored: a
+// store that takes files (filePutter) moves the video away.
 func (s *Steps) storeVideo(ctx context.Context, taskID, key, path, poster string) (task.Video, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return task.Video{}, &GenerationFailed{TaskID: taskID, Err: fmt.Errorf("open generated video: %w", err)}
+	if poster == "" {
+		poster = s.makePoster(ctx, taskID, key, path)
+		if poster != "" {
+			defer os.Remove(poster) // a no-op once stored
+		}
 	}
-	defer f.Close()
-	size, err := s.Blobs.Put(ctx, key, f, videoMimeType)
+	size, err := s.storeFile(ctx, key, path, videoMimeType)
 	if err != nil {
+		var nf *noFileError
+		if errors.As(err, &nf) {
+			return task.Video{}, &GenerationFailed{TaskID: taskID, Err: fmt.Errorf("open generated video: %w", nf.err)}
+		}
 		return task.Video{}, &BlobsUnavailable{Op: "put video", Key: key, Err: err}
 	}
 	v := task.Video{Key: key, MimeType: videoMimeType, Size: size}
-	v.Poster = s.storePoster(ctx, taskID, key, path, poster)
+	if poster != "" {
+		v.Poster = s.storePoster(ctx, taskID, key, poster)
+	}
 	return v, nil
+}
+
+// filePutter is a blob store that takes a finished file by path and
+// renames it into place instead of copying its bytes (fsblob: on one
+// machine the generator's file is already on the store's file system,
+// issue 25). The file is the store's once PutFile succeeds. A store
+// without it, or wrapped by one without it (fault injection), is given
+// the file's bytes with Put: the same object, at the cost of a copy.
+type filePutter interface {
+	PutFile(ctx context.Context, key, path, contentType string) (int64, error)
+}
+
+// noFileError is a file to store that cannot be read: the generator's
+// fault, not the blob store's.
+type noFileError struct{ err error }
+
+func (e *noFileError) Error() string { return e.err.Error() }
+
+// storeFile stores the finished file at path under key and returns its
+// size: moved into place when the store takes files (it is gone from
+// path then), else copied with Put. A file that is not there is a
+// *noFileError.
+func (s *Steps) storeFile(ctx context.Context, key, path, contentType string) (int64, error) {
+	if fp, ok := s.Blobs.(filePutter); ok {
+		n, err := fp.PutFile(ctx, key, path, contentType)
+		if err != nil {
+			// Only now, on the failure path, is the file looked at:
+			// the store opens it anyway.
+			if _, serr := os.Stat(path); serr != nil {
+				return 0, &noFileError{serr}
+			}
+			return 0, err
+		}
+		return n, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, &noFileError{err}
+	}
+	defer f.Close()
+	return s.Blobs.Put(ctx, key, f, contentType)
 }
 
 // posterMimeType is the type of every poster frame.
 const posterMimeType = "image/jpeg"
 
-// storePoster stores the poster frame of the video at path (stored
-// under videoKey) beside it, returning its key: the file given, which
-// the generator made, or else one Posters makes (no process then for a
-// generator that hands its own). A poster is a convenience, not what the
-// task was charged for: one that cannot be made, read or stored is
-// logged and left out (""), and the video completes without it.
-func (s *Steps) storePoster(ctx context.Context, taskID, videoKey, path, given string) string {
-	out := given
-	if out == "" {
-		if s.Posters == nil {
-			return ""
-		}
-		out = path + ".poster.jpg"
-		defer os.Remove(out)
-		if err := s.Posters.Poster(ctx, path, out); err != nil {
-			s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
-			return ""
-		}
+// makePoster makes the poster frame of the video at path (to be stored
+// under videoKey) with Posters, beside it, and returns the poster's
+// path: "" when there is no Posters or it failed (logged). A poster is a
+// convenience, not what the task was charged for.
+func (s *Steps) makePoster(ctx context.Context, taskID, videoKey, path string) string {
+	if s.Posters == nil {
+		return ""
 	}
-	f, err := os.Open(out)
-	if err != nil {
+	out := path + ".poster.jpg"
+	if err := s.Posters.Poster(ctx, path, out); err != nil {
+		os.Remove(out)
 		s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
 		return ""
 	}
-	defer f.Close()
+	return out
+}
+
+// storePoster stores the poster frame at path, the generator's or one
+// makePoster made, beside the video stored under videoKey and returns
+// its key. A poster is a convenience, not what the task was charged
+// for: one that cannot be read or stored is logged and left out (""),
+// and the video completes without it.
+func (s *Steps) storePoster(ctx context.Context, taskID, videoKey, path string) string {
 	key := blob.PosterKey(videoKey)
-	if _, err := s.Blobs.Put(ctx, key, f, posterMimeType); err != nil {
-		s.logger().Warn("cannot store a video's poster frame", "task", taskID, "key", key, "error", err)
+	if _, err := s.storeFile(ctx, key, path, posterMimeType); err != nil {
+		var nf *noFileError
+		if errors.As(err, &nf) {
+			s.logger().Warn("no poster frame for a video", "task", taskID, "video", videoKey, "error", err)
+		} else {
+			s.logger().Warn("cannot store a video's poster frame", "task", taskID, "key", key, "error", err)
+		}
 		return ""
 	}
 	return key

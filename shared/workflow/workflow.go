@@ -49,6 +49,10 @@ type Job struct {
 
 // Result is what a generation produced: one MP4 per sample that survived
 // the generator's own checks, so possibly fewer than Params.SampleCount.
+// Its files are the workflow's once handed over: a blob store on the
+// same file system takes them by renaming them into place, so they must
+// be complete and written by nothing any more (the generators write
+// them in Job.OutDir, which is the workflow's too).
 type Result struct {
 	Paths []string
 	// Posters are the poster frames the generator made itself (the

@@ -9,6 +9,9 @@
 //	meta/<key>  its content type
 //	tmp/        files being written; renamed into place when complete
 //
+// PutFile renames a finished file from elsewhere on the same file system
+// (a generated video) straight into data/, without a copy in tmp/.
+//
 // A process killed while writing leaves files in tmp/, content types
 // without their object, and empty directories; Tidy removes them.
 package fsblob
@@ -27,6 +30,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -123,33 +127,122 @@ func (s *Store) metaPath(key string) string {
 // written to a temporary file and renamed into place. An empty
 // contentType is stored as application/octet-stream.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
-	if err := checkKey(key); err != nil {
+	contentType, err := checkPut(key, contentType)
+	if err != nil {
 		return 0, fmt.Errorf("put: %w", err)
+	}
+	n, err := s.put(ctx, key, r, contentType)
+	if err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// checkPut checks a Put's key and content type and answers the type to
+// store.
+func checkPut(key, contentType string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
 	}
 	if contentType == "" {
 		contentType = defaultContentType
 	}
 	if _, _, err := mime.ParseMediaType(contentType); err != nil {
-		return 0, fmt.Errorf("put %s: content type %q: %w", key, contentType, err)
+		return "", fmt.Errorf("%s: content type %q: %w", key, contentType, err)
 	}
+	return contentType, nil
+}
 
+// put is Put past its checks.
+func (s *Store) put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	data, n, err := s.writeTemp(ctx, r)
 	if err != nil {
-		return 0, fmt.Errorf("put %s: %w", key, err)
+		return 0, err
 	}
 	defer os.Remove(data) // a no-op once renamed
+	if err := s.place(ctx, key, data, contentType); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// PutFile stores the file at path under key, replacing any object there,
+// by renaming it into place rather than copying it: the file must be a
+// complete one that nothing writes any more, and it is the store's once
+// PutFile succeeds (gone from path). It returns the file's size. The
+// rules are Put's: the same keys and content types, the bytes synced
+// before they appear under key. A file on another file system than the
+// store's is copied, as Put would, and then removed. On failure the
+// file is left at path and the store is as before (as a failed Put
+// leaves it).
+//
+// It is what storing a generated video costs on one machine: the
+// generator's file is already on the store's file system (issue 25).
+func (s *Store) PutFile(ctx context.Context, key, path, contentType string) (int64, error) {
+	contentType, err := checkPut(key, contentType)
+	if err != nil {
+		return 0, fmt.Errorf("put file: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("put file %s: %w", key, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("put file %s: %w", key, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	}
+	if err == nil && st.Mode().Perm()&0o077 != 0 {
+		// Objects are their owner's alone, as Put's temporary files
+		// (0600) are; a generator's file may be readable by others.
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = s.place(ctx, key, path, contentType)
+	}
+	if errors.Is(err, syscall.EXDEV) {
+		return s.copyFile(ctx, key, f, path, contentType)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("put file %s: %w", key, err)
+	}
+	return st.Size(), nil
+}
+
+// copyFile is PutFile for a file f (open at its start, at path) that
+// cannot be renamed into the store: Put's copy, then the file's removal.
+func (s *Store) copyFile(ctx context.Context, key string, f *os.File, path, contentType string) (int64, error) {
+	n, err := s.put(ctx, key, f, contentType)
+	if err != nil {
+		return 0, fmt.Errorf("put file %s: copy from another file system: %w", key, err)
+	}
+	// Stored: a file left behind is only litter in the caller's
+	// directory, not a failure of the Put.
+	os.Remove(path)
+	return n, nil
+}
+
+// place renames the complete, synced file data into place under key,
+// with its content type.
+func (s *Store) place(ctx context.Context, key, data, contentType string) error {
 	moves := []struct{ from, to string }{{data, s.dataPath(key)}}
 	if contentType == typeByExtension(key) {
 		// The key's extension says the type (every video and poster):
 		// no file for it, which was half a generation's file system
 		// work. One an earlier Put left goes first, as below.
 		if err := os.Remove(s.metaPath(key)); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotDir) {
-			return 0, fmt.Errorf("put %s: %w", key, err)
+			return err
 		}
 	} else {
 		meta, _, err := s.writeTemp(ctx, strings.NewReader(contentType))
 		if err != nil {
-			return 0, fmt.Errorf("put %s: %w", key, err)
+			return err
 		}
 		defer os.Remove(meta)
 		moves = append([]struct{ from, to string }{{meta, s.metaPath(key)}}, moves...)
@@ -171,10 +264,10 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, contentType st
 			}
 		}
 		if err != nil {
-			return 0, fmt.Errorf("put %s: %w", key, err)
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // writeTemp copies r into a new file under tmp/ and syncs it.
