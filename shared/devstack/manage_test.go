@@ -120,8 +120,11 @@ func TestCancelStopsARunningGeneration(t *testing.T) {
 // and charged or cancelled and refunded once; the books balance.
 func TestCancelsRaceCompletions(t *testing.T) {
 	g := newGatedGenerator()
-	e := startEnv(t, "", gated(g))
 	const n = 100
+	e := startEnv(t, "", func(c *Config) {
+		gated(g)(c)
+		c.StepConcurrency = n // every generation running at once, the cancels racing them
+	})
 	k := e.key(1000000, store.Limits{})
 	ids := make([]string, n)
 	for i := range ids {
