@@ -321,8 +321,10 @@ func parseHead(head []byte) (int64, *Refusal) {
 			if method == "CONNECT" && !strings.HasPrefix(target, "/") {
 				target = "http://" + target
 			}
-			if _, err := url.ParseRequestURI(target); err != nil {
-				return 0, &Refusal{Message: "The request target is not a valid URL."}
+			if !plainPath(target) {
+				if _, err := url.ParseRequestURI(target); err != nil {
+					return 0, &Refusal{Message: "The request target is not a valid URL."}
+				}
 			}
 			continue
 		}
@@ -381,6 +383,23 @@ func parseHead(head []byte) (int64, *Refusal) {
 		return n, nil
 	}
 	return 0, nil
+}
+
+// plainPath reports whether target is an absolute path (and query) of
+// the characters a client's request target usually holds, which
+// url.ParseRequestURI always takes: no escapes, fragments, colons or
+// spaces. Any other target is parsed.
+func plainPath(target string) bool {
+	if target == "" || target[0] != '/' {
+		return false
+	}
+	for i := 1; i < len(target); i++ {
+		c := target[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~/?=&,+", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // requestLine splits method SP target SP version.
