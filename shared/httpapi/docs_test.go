@@ -171,7 +171,7 @@ func TestDocsHead(t *testing.T) {
 // 404 bodies, a request log line for each request.
 func TestPublicDocs(t *testing.T) {
 	logs := &logtest.Buffer{}
-	srv := httptest.NewServer(httpapi.PublicDocs(slog.New(slog.NewJSONHandler(logs, nil))))
+	srv := httptest.NewServer(httpapi.PublicDocs(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	t.Cleanup(srv.Close)
 	e := newEnv(t, nil)
 

@@ -249,6 +249,17 @@ func finish(log *slog.Logger, w *recorder, r *http.Request, start time.Time, rl 
 	if !w.wrote {
 		status = http.StatusOK
 	}
+	// A read that succeeded (a poll, a page of history) is logged at
+	// debug: it changed nothing, and at thousands a second its line was
+	// a tenth of a poll's CPU. Every write, and every answer that is an
+	// error, is logged at info.
+	level := slog.LevelInfo
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && status < http.StatusBadRequest {
+		level = slog.LevelDebug
+	}
+	if !log.Enabled(r.Context(), level) {
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
@@ -260,7 +271,7 @@ func finish(log *slog.Logger, w *recorder, r *http.Request, start time.Time, rl 
 	if w.taskID != "" {
 		attrs = append(attrs, slog.String("task", w.taskID))
 	}
-	log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
 // recorder notes the status a handler wrote, for the log and so that an

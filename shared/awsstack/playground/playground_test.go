@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/genvideo/gen/shared/awsstack"
 )
 
 func lookup(vars map[string]string) func(string) (string, bool) {
@@ -33,7 +35,7 @@ func TestHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var logs bytes.Buffer
-		h, _, err := handler(lookup(map[string]string{EnvMediaOrigins: tt.value}), &logs)
+		h, _, err := handler(lookup(map[string]string{EnvMediaOrigins: tt.value, awsstack.EnvLogLevel: "DEBUG"}), &logs)
 		if (err == nil) != tt.ok {
 			t.Errorf("%s=%q: err %v, want ok %v", EnvMediaOrigins, tt.value, err, tt.ok)
 			continue
