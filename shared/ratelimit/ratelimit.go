@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
@@ -122,11 +123,43 @@ func DayWindow(at time.Time) (start, end time.Time) {
 // is that of counters already stored: it must not change.
 func counter(kind Kind, keyID string, limit int, start, end time.Time) domain.Window {
 	return domain.Window{
-		Key:       "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start.Unix(), 10),
+		Key:       counterName(kind, keyID, start.Unix()),
 		Kind:      kind,
 		Limit:     limit,
 		ExpiresAt: end,
 	}
+}
+
+// names keeps the counter names of the windows in use: every request
+// names its key's two windows, the same strings for a minute, and making
+// them anew was a fiftieth of a poll's CPU.
+var names struct {
+	mu sync.Mutex
+	m  map[nameOf]string
+}
+
+type nameOf struct {
+	kind  Kind
+	keyID string
+	start int64
+}
+
+// namesMax bounds the names kept; past it they are made anew.
+const namesMax = 4096
+
+func counterName(kind Kind, keyID string, start int64) string {
+	k := nameOf{kind, keyID, start}
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	if n, ok := names.m[k]; ok {
+		return n
+	}
+	n := "rl:" + string(kind) + ":" + keyID + ":" + strconv.FormatInt(start, 10)
+	if names.m == nil || len(names.m) >= namesMax {
+		names.m = make(map[nameOf]string)
+	}
+	names.m[k] = n
+	return n
 }
 
 // RequestCounters returns the per-minute and the per-day counter of the
