@@ -115,7 +115,7 @@ func TestRemoteProviderInTheStack(t *testing.T) {
 	if op := stored(t, e, started.TaskID); !strings.HasPrefix(op, benchOperation) {
 		t.Errorf("the task's operation is %q, want a bench operation (submitted, then polled)", op)
 	}
-	poster := get(t, tk.Videos[0].PosterURL)
+	poster := devstacktest.Fetch(t, tk.Videos[0].PosterURL)
 	if !bytes.Equal(poster, benchPoster) {
 		t.Errorf("the stored poster is %d bytes, want the provider's %d", len(poster), len(benchPoster))
 	}
@@ -131,17 +131,3 @@ func stored(t *testing.T, e *devstacktest.Env, id string) string {
 	return tk.Operation
 }
 
-// get GETs a signed link and fails the test unless it answers 200.
-func get(t *testing.T, url string) []byte {
-	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d (%v)", url, res.StatusCode, err)
-	}
-	return b
-}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image/jpeg"
-	"io"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -35,8 +35,8 @@ func TestPosters(t *testing.T) {
 			if v.PosterURL == "" {
 				t.Fatalf("%s video %d has no posterUrl", aspect, i)
 			}
-			w, h := mp4Size(t, fetch(t, v.URL))
-			img, err := jpeg.Decode(bytes.NewReader(fetch(t, v.PosterURL)))
+			w, h := mp4Size(t, devstacktest.Fetch(t, v.URL))
+			img, err := jpeg.Decode(bytes.NewReader(devstacktest.Fetch(t, v.PosterURL)))
 			if err != nil {
 				t.Fatalf("%s video %d: the poster is not a JPEG: %v", aspect, i, err)
 			}
@@ -53,21 +53,6 @@ func TestPosters(t *testing.T) {
 			}
 		}
 	}
-}
-
-// fetch GETs a signed link and fails the test unless it answers 200.
-func fetch(t *testing.T, url string) []byte {
-	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d (%v)", url, res.StatusCode, err)
-	}
-	return b
 }
 
 // status is the status a GET of url answers.

@@ -1,47 +1,27 @@
 package devstack
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/genvideo/gen/shared/logtest"
 )
-
-// lockedBuffer is a terminal the logger's timer and the test both touch.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLoggerBatchesLines: a request line reaches the terminal soon, not
 // at once; a warning is there when Warn returns, with the lines before
 // it; close writes the rest.
 func TestLoggerBatchesLines(t *testing.T) {
-	var term lockedBuffer
-	log, closeLog := NewLogger(&term, slog.LevelInfo)
+	term := &logtest.Buffer{}
+	log, closeLog := NewLogger(term, slog.LevelInfo)
 
 	log.Info("request", "path", "/a")
 	log.Debug("below the level")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(term.String(), "path=/a") {
-		if time.Now().After(deadline) {
-			t.Fatalf("an info line was never written: %q", term.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-term.Seen("path=/a"):
+	case <-time.After(10 * time.Second):
+		t.Fatalf("an info line was never written: %q", term.String())
 	}
 
 	log.Info("request", "path", "/b")

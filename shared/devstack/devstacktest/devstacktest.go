@@ -135,3 +135,19 @@ func (e *Env) Balance(tb testing.TB, accountID string) int64 {
 	}
 	return a.Credits
 }
+
+// Fetch GETs url (a signed link) and fails the test unless it answers
+// 200, returning the body.
+func Fetch(tb testing.TB, url string) []byte {
+	tb.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %s: %d (%v)", url, res.StatusCode, err)
+	}
+	return b
+}
