@@ -130,4 +130,3 @@ func stored(t *testing.T, e *devstacktest.Env, id string) string {
 	}
 	return tk.Operation
 }
-
