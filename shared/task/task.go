@@ -267,19 +267,25 @@ func NewID(now time.Time) string {
 // ValidID reports whether s has the shape of a task id. A path id that
 // does not is answered 404 without a look-up.
 func ValidID(s string) bool {
-	parts := strings.Split(s, "_")
-	if len(parts) != 3 || parts[0] != idPrefix {
+	// Sliced, not split: every path that names a task is checked.
+	prefix, rest, ok := strings.Cut(s, "_")
+	if !ok || prefix != idPrefix {
 		return false
 	}
-	ms, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || ms < minTimeMS || ms > maxTimeMS || strconv.FormatInt(ms, 10) != parts[1] {
+	digits, suffix, ok := strings.Cut(rest, "_")
+	// Decimal digits as FormatInt writes them: no sign, no leading zero.
+	if !ok || digits == "" || digits[0] == '0' || strings.TrimLeft(digits, "0123456789") != "" {
 		return false
 	}
-	if len(parts[2]) < 9 || len(parts[2]) > maxSuffixLn {
+	ms, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || ms < minTimeMS || ms > maxTimeMS {
 		return false
 	}
-	for _, c := range parts[2] {
-		if !strings.ContainsRune(base36, c) {
+	if len(suffix) < 9 || len(suffix) > maxSuffixLn {
+		return false
+	}
+	for i := range len(suffix) {
+		if strings.IndexByte(base36, suffix[i]) < 0 {
 			return false
 		}
 	}
