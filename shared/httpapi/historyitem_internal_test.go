@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -101,5 +102,11 @@ func TestStatusCache(t *testing.T) {
 	}
 	if got, ok := c.get(done, slices.Clone(links)); !ok || string(got) != "completed" {
 		t.Errorf("get = %q, %v; want the completed body", got, ok)
+	}
+}
+
+func TestCanonicalAPIKey(t *testing.T) {
+	if got := http.CanonicalHeaderKey(headerAPIKey); got != canonicalAPIKey {
+		t.Errorf("CanonicalHeaderKey(%q) = %q, want %q", headerAPIKey, got, canonicalAPIKey)
 	}
 }

@@ -18,6 +18,10 @@ import (
 // headerAPIKey carries the caller's key. Its value is never logged.
 const headerAPIKey = "X-API-Key"
 
+// canonicalAPIKey is headerAPIKey as net/http keys it in a request's
+// Header (http.CanonicalHeaderKey).
+const canonicalAPIKey = "X-Api-Key"
+
 // headerAuthorization carries the key as a bearer token on the
 // OpenAI-shaped paths (openai.go), and only there.
 const headerAuthorization = "Authorization"
@@ -168,7 +172,9 @@ func cleanPath(p string) string {
 // authenticate finds the caller by the X-API-Key header. No header, or
 // an empty one, is a missing key; two of them an invalid one.
 func (a *API) authenticate(r *http.Request, now time.Time) (service.Caller, error) {
-	vals := r.Header.Values(headerAPIKey)
+	// By its canonical name: Values would canonicalize X-API-Key into a
+	// new string on every request.
+	vals := r.Header[canonicalAPIKey]
 	switch {
 	case len(vals) == 0:
 		return service.Caller{}, service.ErrKeyMissing
