@@ -45,12 +45,15 @@ func TestSpendingCapUnderConcurrency(t *testing.T) {
 	setCaps(t, e.store, k.KeyID, 20*capPrice, 0)
 
 	// On the AWS assembly a start that stays contended on DynamoDB Local
-	// past its Lambda's budget answers 503, charged nothing (the balance
-	// check below): a client tries it again, as this one does, a few
-	// times. Never on the embedded stack.
+	// past its Lambda's budget answers 503: a client tries it again under
+	// the same Idempotency-Key, as this one does, a few times, so that a
+	// 503 whose charge went through after all is answered as that start.
+	// Never on the embedded stack.
 	start := func(i int) response {
+		idem := http.Header{"Idempotency-Key": {fmt.Sprintf("cap-%d-%s", i, k.KeyID)}}
 		for attempt := 1; ; attempt++ {
-			r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(capStart, i))
+			r := e.doWith(http.MethodPost, "/api/gen/text-to-video", k.APIKey, "application/json",
+				strings.NewReader(fmt.Sprintf(capStart, i)), idem)
 			if r.status != http.StatusServiceUnavailable || e.aws == nil || attempt == 5 {
 				return r
 			}

@@ -150,9 +150,18 @@ type response struct {
 
 func (e *env) do(method, path, key, contentType string, body io.Reader) response {
 	e.t.Helper()
+	return e.doWith(method, path, key, contentType, body, nil)
+}
+
+// doWith is do with more request headers (an Idempotency-Key).
+func (e *env) doWith(method, path, key, contentType string, body io.Reader, header http.Header) response {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, body)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	for name, vals := range header {
+		req.Header[name] = vals
 	}
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
