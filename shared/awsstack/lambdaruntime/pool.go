@@ -46,11 +46,23 @@ var ErrClosed = errors.New("lambda pool closed")
 // Invoke runs event in an idle process, or a new one. cold says whether
 // a process was started for it.
 func (pl *Pool) Invoke(ctx context.Context, requestID string, event []byte) (res Result, p *Process, cold bool, err error) {
+	return pl.invoke(func(p *Process) (Result, error) { return p.Invoke(ctx, requestID, event) })
+}
+
+// InvokeStream is Invoke as InvokeWithResponseStream answers it
+// (Process.InvokeStream): the process is taken for no other invocation
+// until the function has finished writing its stream.
+func (pl *Pool) InvokeStream(ctx context.Context, requestID string, event []byte) (res Result, p *Process, cold bool, err error) {
+	return pl.invoke(func(p *Process) (Result, error) { return p.InvokeStream(ctx, requestID, event) })
+}
+
+// invoke takes a process, runs call on it, and settles the process after.
+func (pl *Pool) invoke(call func(*Process) (Result, error)) (res Result, p *Process, cold bool, err error) {
 	p, cold, err = pl.take()
 	if err != nil {
 		return Result{}, nil, cold, err
 	}
-	res, err = p.Invoke(ctx, requestID, event)
+	res, err = call(p)
 	switch {
 	case errors.Is(err, ErrExited):
 		pl.drop(p)
@@ -59,28 +71,8 @@ func (pl *Pool) Invoke(ctx context.Context, requestID string, event []byte) (res
 		// of a timed-out invocation, and so does the pool.
 		pl.drop(p)
 		go p.Kill()
-	default:
-		pl.put(p)
-	}
-	return res, p, cold, err
-}
-
-// InvokeStream is Invoke as InvokeWithResponseStream answers it
-// (Process.InvokeStream): the process is taken for no other invocation
-// until the function has finished writing its stream.
-func (pl *Pool) InvokeStream(ctx context.Context, requestID string, event []byte) (res Result, p *Process, cold bool, err error) {
-	p, cold, err = pl.take()
-	if err != nil {
-		return Result{}, nil, cold, err
-	}
-	res, err = p.InvokeStream(ctx, requestID, event)
-	switch {
-	case errors.Is(err, ErrExited):
-		pl.drop(p)
-	case err != nil:
-		pl.drop(p)
-		go p.Kill()
 	case res.ended != nil:
+		// A stream: the process is idle once its body is written.
 		go func() {
 			<-res.ended
 			pl.put(p)
