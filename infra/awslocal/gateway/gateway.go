@@ -214,20 +214,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 	ctx, cancel := context.WithTimeout(r.Context(), IntegrationTimeout)
 	defer cancel()
 	res, p, cold, err := route.Invoker.Invoke(ctx, reqID, event)
-	pid := 0
-	if p != nil {
-		pid = p.PID()
+	pid := pidOf(p)
+	if status, errType, failed := g.failed(ctx, w, route, pid, res, err, reqID, log); failed {
+		return status, errType
 	}
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		log.Warn("integration", "function", route.Function, "pid", pid, "error", "timeout")
-		return g.respond(w, "INTEGRATION_TIMEOUT", http.StatusGatewayTimeout, "Endpoint request timed out", reqID)
-	case err != nil:
-		log.Warn("integration", "function", route.Function, "pid", pid, "error", err.Error())
-		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
-	case res.IsError:
-		log.Warn("integration", "function", route.Function, "pid", pid, "errorType", res.ErrorType, "errorMessage", res.ErrorMessage)
-		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
 	case len(res.Payload) > MaxLambdaResponseBytes:
 		log.Warn("integration", "function", route.Function, "pid", pid, "error", "response over 6 MB")
 		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
@@ -239,6 +230,34 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, lo
 		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
 	}
 	return status, ""
+}
+
+// failed answers an invocation that gave no answer to pass on, buffered
+// or streamed alike: it timed out (504), could not run (502), or the
+// function raised an error (502). It reports whether it answered.
+func (g *Gateway) failed(ctx context.Context, w http.ResponseWriter, route *Route, pid int, res lambdaruntime.Result, err error, reqID string, log *slog.Logger) (status int, errType string, failed bool) {
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		log.Warn("integration", "function", route.Function, "pid", pid, "error", "timeout")
+		status, errType = g.respond(w, "INTEGRATION_TIMEOUT", http.StatusGatewayTimeout, "Endpoint request timed out", reqID)
+	case err != nil:
+		log.Warn("integration", "function", route.Function, "pid", pid, "error", err.Error())
+		status, errType = g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	case res.IsError:
+		log.Warn("integration", "function", route.Function, "pid", pid, "errorType", res.ErrorType, "errorMessage", res.ErrorMessage)
+		status, errType = g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	default:
+		return 0, "", false
+	}
+	return status, errType, true
+}
+
+// pidOf is the process's pid for the log, 0 when there is none.
+func pidOf(p *lambdaruntime.Process) int {
+	if p == nil {
+		return 0
+	}
+	return p.PID()
 }
 
 // stream serves a route whose integration streams the response (a Lambda
@@ -265,20 +284,9 @@ func (g *Gateway) stream(w http.ResponseWriter, r *http.Request, route *Route, e
 	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
 	res, p, cold, err := inv.InvokeStream(ctx, reqID, event)
-	pid := 0
-	if p != nil {
-		pid = p.PID()
-	}
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		log.Warn("integration", "function", route.Function, "pid", pid, "error", "timeout")
-		return g.respond(w, "INTEGRATION_TIMEOUT", http.StatusGatewayTimeout, "Endpoint request timed out", reqID)
-	case err != nil:
-		log.Warn("integration", "function", route.Function, "pid", pid, "error", err.Error())
-		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
-	case res.IsError:
-		log.Warn("integration", "function", route.Function, "pid", pid, "errorType", res.ErrorType, "errorMessage", res.ErrorMessage)
-		return g.respond(w, "DEFAULT_5XX", http.StatusBadGateway, "Internal server error", reqID)
+	pid := pidOf(p)
+	if status, errType, failed := g.failed(ctx, w, route, pid, res, err, reqID, log); failed {
+		return status, errType
 	}
 	body := res.Stream
 	defer body.Close()
