@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -142,22 +141,13 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 }
 
 // writeEvent writes one event: its id, its type (the task's status) and
-// the status body, video links signed afresh, on one data line.
+// the status body as the status endpoint answers it, on one data line.
 func (a *API) writeEvent(w http.ResponseWriter, r *http.Request, s stage) error {
-	body := statusBody(s.t)
-	if s.t.Status == task.Completed {
-		var err error
-		if body.Videos, err = a.videos(r.Context(), s.t); err != nil {
-			return err
-		}
+	body, err := a.statusJSON(r.Context(), s.t)
+	if err != nil {
+		return err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		panic("httpapi: encode event: " + err.Error())
-	}
-	_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", s.id, s.t.Status, bytes.TrimRight(buf.Bytes(), "\n"))
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", s.id, s.t.Status, bytes.TrimRight(body, "\n"))
 	return err
 }
 

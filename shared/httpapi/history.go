@@ -132,11 +132,7 @@ func encodeHistory(buf *bytes.Buffer, items []json.RawMessage, page pagination) 
 		buf.Write(it)
 	}
 	buf.WriteString(`],"pagination":`)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(page); err != nil {
-		panic("httpapi: encode pagination: " + err.Error())
-	}
+	encodeJSON(buf, page)
 	buf.Truncate(buf.Len() - 1) // the encoder's newline, which the envelope ends with instead
 	buf.WriteString("}\n")
 }
@@ -171,12 +167,7 @@ func (c *itemCache) item(t task.Task) json.RawMessage {
 		return b
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(historyItemOf(t)); err != nil {
-		// A plain struct of strings and numbers; this is a bug.
-		panic("httpapi: encode history item: " + err.Error())
-	}
+	encodeJSON(&buf, historyItemOf(t))
 	b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= itemCacheMax {

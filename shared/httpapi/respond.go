@@ -25,13 +25,19 @@ const DataContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := bodies.Get().(*bytes.Buffer)
 	defer putBody(buf)
+	encodeJSON(buf, v)
+	writeBody(w, status, buf.Bytes())
+}
+
+// encodeJSON appends v's JSON to buf as every answer has it: without
+// HTML escaping, ending in the encoder's newline.
+func encodeJSON(buf *bytes.Buffer, v any) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Every body is built from plain structs and maps; this is a bug.
 		panic("httpapi: encode response: " + err.Error())
 	}
-	writeBody(w, status, buf.Bytes())
 }
 
 // writeBody writes body, JSON already encoded, with status and the

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"path"
 	"slices"
@@ -78,31 +77,38 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 // writeStatus answers t's status body: the status endpoint's 200, and
 // the cancel endpoint's.
 func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, t task.Task) error {
-	var videos []video
-	if t.Status == task.Completed {
-		var err error
-		if videos, err = a.videos(r.Context(), t); err != nil {
-			return err
-		}
+	body, err := a.statusJSON(r.Context(), t)
+	if err != nil {
+		return err
 	}
 	if !t.Status.Terminal() {
 		w.Header().Set("Retry-After", seconds(a.svc.PollHint(t)))
 	}
+	writeBody(w, http.StatusOK, body)
+	return nil
+}
+
+// statusJSON is t's status body with its videos' signed links, encoded
+// (ending in a newline): the status and cancel endpoints' answer and
+// each live event's data. It is encoded once while nothing in it moves
+// (statusCache).
+func (a *API) statusJSON(ctx context.Context, t task.Task) ([]byte, error) {
+	var videos []video
+	if t.Status == task.Completed {
+		var err error
+		if videos, err = a.videos(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	if body, ok := a.statuses.get(t, videos); ok {
-		writeBody(w, http.StatusOK, body)
-		return nil
+		return body, nil
 	}
 	resp := statusBody(t)
 	resp.Videos = videos
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(resp); err != nil {
-		panic("httpapi: encode status: " + err.Error()) // plain structs: a bug
-	}
+	encodeJSON(&buf, resp)
 	a.statuses.put(t, videos, buf.Bytes())
-	writeBody(w, http.StatusOK, buf.Bytes())
-	return nil
+	return buf.Bytes(), nil
 }
 
 // statusCacheMax bounds the bodies kept; past it the cache starts again
