@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/workflow"
+	"github.com/genvideo/gen/shared/provider"
 )
 
 // The service runs in a child process, the bench binary again with
@@ -45,7 +45,7 @@ func serveChild(cfg config) error {
 	defer closeLog()
 	switch cfg.generator {
 	case "remote":
-		dc.Hooks.WrapProvider = func(workflow.Provider) workflow.Provider { return remote{latency: cfg.latency} }
+		dc.Hooks.WrapProvider = func(provider.Provider) provider.Provider { return remote{latency: cfg.latency} }
 	case "ffmpeg":
 	default:
 		return fmt.Errorf("-generator %q: want remote or ffmpeg", cfg.generator)

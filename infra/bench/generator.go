@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/workflow"
+	"github.com/genvideo/gen/shared/provider"
 )
 
-// remote is the bench's generator: a workflow.Provider shaped like a
+// remote is the bench's generator: a provider.Provider shaped like a
 // remote provider's API (Veo's, OpenAI's videos), taking no local CPU.
 // Submit answers an operation due latency later; Poll answers not done
 // with the time left until it is due, then done: it writes each sample,
@@ -32,7 +32,7 @@ type remote struct {
 	now func() time.Time
 }
 
-var _ workflow.Provider = remote{}
+var _ provider.Provider = remote{}
 
 // benchOperation begins the name of each of the bench's operations; the
 // rest is when it is due, in Unix nanoseconds. The name says it all, so
@@ -51,39 +51,39 @@ func (g remote) clock() time.Time {
 }
 
 // Submit accepts the job, due latency from now.
-func (g remote) Submit(_ context.Context, job workflow.Job) (workflow.Operation, error) {
+func (g remote) Submit(_ context.Context, job provider.Job) (provider.Operation, error) {
 	due := g.clock().Add(g.latency)
-	return workflow.Operation{Name: benchOperation + strconv.FormatInt(due.UnixNano(), 10), PollAfter: g.latency}, nil
+	return provider.Operation{Name: benchOperation + strconv.FormatInt(due.UnixNano(), 10), PollAfter: g.latency}, nil
 }
 
 // Poll answers the time left until the operation is due, then writes
 // its videos and posters into job.OutDir.
-func (g remote) Poll(_ context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (g remote) Poll(_ context.Context, name string, job provider.Job) (provider.Operation, error) {
 	nanos, ok := strings.CutPrefix(name, benchOperation)
 	n, err := strconv.ParseInt(nanos, 10, 64)
 	if !ok || err != nil {
-		return workflow.Operation{}, fmt.Errorf("not a bench operation: %q", name)
+		return provider.Operation{}, fmt.Errorf("not a bench operation: %q", name)
 	}
 	if left := time.Unix(0, n).Sub(g.clock()); left > 0 {
-		return workflow.Operation{Name: name, PollAfter: left}, nil
+		return provider.Operation{Name: name, PollAfter: left}, nil
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Operation{}, fmt.Errorf("out dir: %w", err)
+		return provider.Operation{}, fmt.Errorf("out dir: %w", err)
 	}
-	res := workflow.Result{}
+	res := provider.Result{}
 	for i := range max(job.Params.SampleCount, 1) {
 		p := filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.mp4", i))
 		if err := os.WriteFile(p, []byte("bench sample "+job.TaskID), 0o600); err != nil {
-			return workflow.Operation{}, fmt.Errorf("write sample: %w", err)
+			return provider.Operation{}, fmt.Errorf("write sample: %w", err)
 		}
 		poster := filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.jpg", i))
 		if err := os.WriteFile(poster, benchPoster, 0o600); err != nil {
-			return workflow.Operation{}, fmt.Errorf("write poster: %w", err)
+			return provider.Operation{}, fmt.Errorf("write poster: %w", err)
 		}
 		res.Paths, res.Posters = append(res.Paths, p), append(res.Posters, poster)
 	}
-	return workflow.Operation{Name: name, Done: true, Result: res,
-		Billing: workflow.Billing{Route: routeBench, ProviderModel: job.Model}}, nil
+	return provider.Operation{Name: name, Done: true, Result: res,
+		Billing: provider.Billing{Route: routeBench, ProviderModel: job.Model}}, nil
 }
 
 // benchPoster is every bench video's poster: a small grey JPEG, made

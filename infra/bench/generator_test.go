@@ -16,8 +16,8 @@ import (
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // The bench's provider is a long-running operation named with its due
@@ -27,7 +27,7 @@ func TestRemoteProvider(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	now := t0
 	g := remote{latency: 5 * time.Second, now: func() time.Time { return now }}
-	job := workflow.Job{TaskID: "t1", Model: "gen-3.1-lite-generate-001",
+	job := provider.Job{TaskID: "t1", Model: "gen-3.1-lite-generate-001",
 		Params: params.Parameters{SampleCount: 2}, OutDir: t.TempDir() + "/out"}
 	op, err := g.Submit(t.Context(), job)
 	if err != nil || op.Done || op.PollAfter != 5*time.Second || !strings.HasPrefix(op.Name, benchOperation) {
@@ -66,7 +66,7 @@ func TestRemoteProvider(t *testing.T) {
 				t.Errorf("poster %s is not a JPEG: %v", p, err)
 			}
 		}
-		if want := (workflow.Billing{Route: "bench", ProviderModel: job.Model}); got.Billing != want {
+		if want := (provider.Billing{Route: "bench", ProviderModel: job.Model}); got.Billing != want {
 			t.Errorf("billing %+v, want %+v", got.Billing, want)
 		}
 	}
@@ -84,7 +84,7 @@ func TestRemoteProvider(t *testing.T) {
 // the provider's poster stored as the video's.
 func TestRemoteProviderInTheStack(t *testing.T) {
 	e := devstacktest.Start(t, func(c *devstack.Config) {
-		c.Hooks.WrapProvider = func(workflow.Provider) workflow.Provider { return remote{latency: time.Second} }
+		c.Hooks.WrapProvider = func(provider.Provider) provider.Provider { return remote{latency: time.Second} }
 	})
 	k := e.Key(t, 1000, store.Limits{})
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.URL+"/api/gen/text-to-video", bytes.NewReader(startBody))

@@ -26,6 +26,7 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/workflow"
@@ -223,7 +224,7 @@ const (
 	promptPolled = "a job the provider works on"
 )
 
-// pollingProvider is a workflow.Provider: the job of promptPolled is
+// pollingProvider is a provider.Provider: the job of promptPolled is
 // submitted, then polled until done; every other job is gen's, done at
 // submit. It counts submits by task.
 type pollingProvider struct {
@@ -234,45 +235,49 @@ type pollingProvider struct {
 	polls   map[string]int
 }
 
-func (p *pollingProvider) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+func (p *pollingProvider) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	if job.Prompt != promptPolled {
 		res, err := p.gen.Generate(ctx, job)
-		return workflow.Operation{Done: true, Result: res}, err
+		return provider.Operation{Done: true, Result: res}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.submits[job.TaskID]++
-	return workflow.Operation{Name: "operations/" + job.TaskID, PollAfter: time.Second}, nil
+	return provider.Operation{Name: "operations/" + job.TaskID, PollAfter: time.Second}, nil
 }
 
-func (p *pollingProvider) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (p *pollingProvider) Poll(ctx context.Context, name string, job provider.Job) (provider.Operation, error) {
 	p.mu.Lock()
 	p.polls[job.TaskID]++
 	n := p.polls[job.TaskID]
 	p.mu.Unlock()
 	if name != "operations/"+job.TaskID {
-		return workflow.Operation{}, fmt.Errorf("poll of %s for task %s", name, job.TaskID)
+		return provider.Operation{}, fmt.Errorf("poll of %s for task %s", name, job.TaskID)
 	}
 	if n < 2 {
-		return workflow.Operation{Name: name, PollAfter: time.Second}, nil
+		return provider.Operation{Name: name, PollAfter: time.Second}, nil
 	}
 	res, err := p.gen.Generate(ctx, job)
-	return workflow.Operation{Name: name, Done: true, Result: res}, err
+	return provider.Operation{Name: name, Done: true, Result: res}, err
 }
 
 // transientErr and policyErr are generator failures as the workflow
-// classifies them: by the small interfaces they implement.
+// classifies them (provider.Classify).
 type transientErr struct{}
 
-func (transientErr) Error() string   { return "the renderer is busy" }
-func (transientErr) Transient() bool { return true }
+func (transientErr) Error() string { return "the renderer is busy" }
+func (transientErr) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Transient}
+}
 
 type policyErr struct{}
 
-func (policyErr) Error() string       { return "refused by the content policy" }
-func (policyErr) FailureCode() string { return task.FailContentPolicy }
+func (policyErr) Error() string { return "refused by the content policy" }
+func (policyErr) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Refused}
+}
 
-func outcome(ctx context.Context, job workflow.Job, attempt int) (int, error) {
+func outcome(ctx context.Context, job provider.Job, attempt int) (int, error) {
 	switch job.Prompt {
 	case promptPartial:
 		return job.Params.SampleCount - 1, nil

@@ -17,11 +17,11 @@ import (
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // The bounds of a run.
@@ -57,7 +57,7 @@ type config struct {
 
 	// wrapGenerator, when set, wraps (or replaces) the renderer: the smoke
 	// test puts a fast fake there.
-	wrapGenerator func(workflow.Generator) workflow.Generator
+	wrapGenerator func(provider.Generator) provider.Generator
 }
 
 // target is the service under test and what the soak needs of it.
@@ -156,7 +156,7 @@ func start(ctx context.Context, cfg config, out io.Writer) (*target, error) {
 
 	inj := faults.NewInjector()
 	setFaults(inj, cfg)
-	wrapGen := func(g workflow.Generator) workflow.Generator {
+	wrapGen := func(g provider.Generator) provider.Generator {
 		if cfg.wrapGenerator != nil {
 			g = cfg.wrapGenerator(g)
 		}

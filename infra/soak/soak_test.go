@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/workflow"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/workflow/workflowtest"
 )
 
@@ -22,7 +22,7 @@ func TestSmoke(t *testing.T) {
 	cfg.think = 5 * time.Millisecond
 	cfg.seed = 1
 	cfg.depFaultRate = 0.05
-	cfg.wrapGenerator = func(workflow.Generator) workflow.Generator { return &workflowtest.Generator{} }
+	cfg.wrapGenerator = func(provider.Generator) provider.Generator { return &workflowtest.Generator{} }
 	var out bytes.Buffer
 	rep, err := run(context.Background(), cfg, &out)
 	if err != nil {

@@ -18,11 +18,11 @@ import (
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/httpguard"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/webhook"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // The variables only the local service reads, besides those of
@@ -172,7 +172,7 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 
 // generator is the renderer as the workflow gets it: with shared/faults'
 // directives around it when fault injection is on.
-func (c Config) generator(r *render.Renderer) (workflow.Generator, error) {
+func (c Config) generator(r *render.Renderer) (provider.Generator, error) {
 	if !c.FaultInjection {
 		if c.FaultRate != 0 {
 			return nil, fmt.Errorf("a fault rate of %g needs fault injection on (Config.FaultInjection, %s=on)", c.FaultRate, EnvFaultInjection)

@@ -21,10 +21,10 @@ import (
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 	"github.com/genvideo/gen/shared/workflow/workflowtest"
 )
 
@@ -44,7 +44,7 @@ func startFaultStack(t *testing.T, dataDir string) *faultStack {
 	t.Helper()
 	inj := faults.NewInjector()
 	logs := &logtest.Buffer{}
-	gen := &workflowtest.Generator{Outcome: func(_ context.Context, job workflow.Job, _ int) (int, error) {
+	gen := &workflowtest.Generator{Outcome: func(_ context.Context, job provider.Job, _ int) (int, error) {
 		if strings.Contains(job.Prompt, "[fail]") {
 			return 0, faults.Broken()
 		}
@@ -55,7 +55,7 @@ func startFaultStack(t *testing.T, dataDir string) *faultStack {
 		c.Hooks = Hooks{
 			WrapStore: func(s store.Store) store.Store { return faults.WrapStore(s, inj) },
 			WrapBlobs: func(b blob.Store) blob.Store { return faults.WrapBlobs(b, inj) },
-			WrapGenerator: func(workflow.Generator) workflow.Generator {
+			WrapGenerator: func(provider.Generator) provider.Generator {
 				return faults.WrapGenerator(gen, inj)
 			},
 		}

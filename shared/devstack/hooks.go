@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Hooks let a test, the soak run or the bench put decorators around the
@@ -18,13 +18,13 @@ import (
 type Hooks struct {
 	WrapStore     func(store.Store) store.Store
 	WrapBlobs     func(blob.Store) blob.Store
-	WrapGenerator func(workflow.Generator) workflow.Generator
+	WrapGenerator func(provider.Generator) provider.Generator
 	// WrapProvider wraps the provider the routes build, nil when every
 	// model has the one built-in route (the workflow's Generator then
 	// renders); what it returns generates instead, polled as a remote
 	// provider is (the bench's provider). Starts are still checked
 	// against the routes' capabilities.
-	WrapProvider func(workflow.Provider) workflow.Provider
+	WrapProvider func(provider.Provider) provider.Provider
 	// WrapHandler wraps the whole served handler, for a test that records
 	// or checks every exchange (the playground's browser test checks each
 	// against the OpenAPI document).
@@ -55,14 +55,14 @@ func (h Hooks) blobs(b blob.Store) blob.Store {
 	return b
 }
 
-func (h Hooks) generator(g workflow.Generator) workflow.Generator {
+func (h Hooks) generator(g provider.Generator) provider.Generator {
 	if h.WrapGenerator != nil {
 		return h.WrapGenerator(g)
 	}
 	return g
 }
 
-func (h Hooks) provider(p workflow.Provider) workflow.Provider {
+func (h Hooks) provider(p provider.Provider) provider.Provider {
 	if h.WrapProvider != nil {
 		return h.WrapProvider(p)
 	}

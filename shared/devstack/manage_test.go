@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // gatedGenerator stands for the provider: each job waits for its gate
@@ -39,7 +39,7 @@ func (g *gatedGenerator) gate(id string) chan struct{} {
 	return g.gates[id]
 }
 
-func (g *gatedGenerator) Generate(ctx context.Context, job workflow.Job) (workflow.Result, error) {
+func (g *gatedGenerator) Generate(ctx context.Context, job provider.Job) (provider.Result, error) {
 	g.entered <- job.TaskID
 	select {
 	case <-g.gate(job.TaskID):
@@ -47,20 +47,20 @@ func (g *gatedGenerator) Generate(ctx context.Context, job workflow.Job) (workfl
 		g.mu.Lock()
 		g.cancelled[job.TaskID] = true
 		g.mu.Unlock()
-		return workflow.Result{}, ctx.Err()
+		return provider.Result{}, ctx.Err()
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Result{}, err
+		return provider.Result{}, err
 	}
 	var paths []string
 	for i := range job.Params.SampleCount {
 		p := filepath.Join(job.OutDir, fmt.Sprintf("%d.mp4", i))
 		if err := os.WriteFile(p, []byte("not really a video"), 0o600); err != nil {
-			return workflow.Result{}, err
+			return provider.Result{}, err
 		}
 		paths = append(paths, p)
 	}
-	return workflow.Result{Paths: paths}, nil
+	return provider.Result{Paths: paths}, nil
 }
 
 func (g *gatedGenerator) wasCancelled(id string) bool {
@@ -70,7 +70,7 @@ func (g *gatedGenerator) wasCancelled(id string) bool {
 }
 
 func gated(g *gatedGenerator) func(*Config) {
-	return func(c *Config) { c.Hooks.WrapGenerator = func(workflow.Generator) workflow.Generator { return g } }
+	return func(c *Config) { c.Hooks.WrapGenerator = func(provider.Generator) provider.Generator { return g } }
 }
 
 // A cancel lands while the generation runs: the task is failed with

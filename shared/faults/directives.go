@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
-var _ workflow.Generator = (*Directives)(nil)
+var _ provider.Generator = (*Directives)(nil)
 
 // maxSlow caps a [slow:N] directive, so that a typo cannot park a worker
 // for days.
@@ -32,7 +32,7 @@ type DirectiveConfig struct {
 	Rand *rand.Rand
 }
 
-// Directives is a workflow.Generator that lets the prompt ask for a
+// Directives is a provider.Generator that lets the prompt ask for a
 // fault, so that a person trying the service, or a test through its
 // API, can watch refunds, retries and timeouts. Directives are matched
 // without regard to case:
@@ -54,7 +54,7 @@ type DirectiveConfig struct {
 // A customer's prompt may contain these words, so only a stack that was
 // explicitly told to inject faults wraps its generator with Directives.
 type Directives struct {
-	g    workflow.Generator
+	g    provider.Generator
 	rate float64
 
 	mu            sync.Mutex // guards rand and transientSeen
@@ -64,7 +64,7 @@ type Directives struct {
 
 // WrapDirectives returns g obeying the fault directives of prompts and
 // failing cfg.FailureRate of the generations.
-func WrapDirectives(g workflow.Generator, cfg DirectiveConfig) (*Directives, error) {
+func WrapDirectives(g provider.Generator, cfg DirectiveConfig) (*Directives, error) {
 	if !(cfg.FailureRate >= 0 && cfg.FailureRate <= 1) {
 		return nil, fmt.Errorf("failure rate %g is outside 0..1", cfg.FailureRate)
 	}
@@ -77,10 +77,10 @@ func WrapDirectives(g workflow.Generator, cfg DirectiveConfig) (*Directives, err
 
 // Generate applies the job's directives, then has the wrapped generator
 // render what is left to render.
-func (d *Directives) Generate(ctx context.Context, job workflow.Job) (workflow.Result, error) {
+func (d *Directives) Generate(ctx context.Context, job provider.Job) (provider.Result, error) {
 	dir := parseDirectives(job.Prompt)
 	if err := d.inject(ctx, job, dir); err != nil {
-		return workflow.Result{}, err
+		return provider.Result{}, err
 	}
 	if dir.filter && job.Params.SampleCount > 1 {
 		job.Params.SampleCount-- // the "filtered" sample is never rendered
@@ -122,7 +122,7 @@ func parseDirectives(prompt string) directives {
 
 // inject applies everything that happens before the generation: the
 // [slow:N] wait, the failure directives and the random failure rate.
-func (d *Directives) inject(ctx context.Context, job workflow.Job, dir directives) error {
+func (d *Directives) inject(ctx context.Context, job provider.Job, dir directives) error {
 	if dir.slow > 0 {
 		t := time.NewTimer(dir.slow)
 		defer t.Stop()

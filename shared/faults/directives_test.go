@@ -13,8 +13,8 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 	"github.com/genvideo/gen/shared/workflow/workflowtest"
 )
 
@@ -59,14 +59,14 @@ func newDirectives(t *testing.T, cfg DirectiveConfig) (*Directives, *workflowtes
 	return d, fake
 }
 
-func job(t *testing.T, taskID, prompt string, samples int) workflow.Job {
-	return workflow.Job{TaskID: taskID, Type: catalog.TextToVideo, Prompt: prompt, OutDir: t.TempDir(),
+func job(t *testing.T, taskID, prompt string, samples int) provider.Job {
+	return provider.Job{TaskID: taskID, Type: catalog.TextToVideo, Prompt: prompt, OutDir: t.TempDir(),
 		Params: params.Parameters{SampleCount: samples, DurationSeconds: 4, AspectRatio: "16:9", Resolution: "720p"}}
 }
 
 func TestFaultDirectives(t *testing.T) {
 	d, fake := newDirectives(t, DirectiveConfig{})
-	gen := func(ctx context.Context, taskID, prompt string, samples int) (workflow.Result, error) {
+	gen := func(ctx context.Context, taskID, prompt string, samples int) (provider.Result, error) {
 		return d.Generate(ctx, job(t, taskID, prompt, samples))
 	}
 
@@ -169,8 +169,8 @@ func TestFaultDirectives(t *testing.T) {
 // The wrapped generator gets a job without directives as it is, and one
 // with directives unchanged but for [filter]'s sample count.
 func TestDirectivesPassTheJobOn(t *testing.T) {
-	var got []workflow.Job
-	rec := &workflowtest.Generator{Outcome: func(_ context.Context, j workflow.Job, _ int) (int, error) {
+	var got []provider.Job
+	rec := &workflowtest.Generator{Outcome: func(_ context.Context, j provider.Job, _ int) (int, error) {
 		got = append(got, j)
 		return j.Params.SampleCount, nil
 	}}
@@ -180,7 +180,7 @@ func TestDirectivesPassTheJobOn(t *testing.T) {
 	}
 	plain := job(t, "plain", "a [failing] prompt, [slow] and [filtered]", 3)
 	filtered := job(t, "filtered", "two kites [filter]", 3)
-	for _, j := range []workflow.Job{plain, filtered} {
+	for _, j := range []provider.Job{plain, filtered} {
 		if _, err := d.Generate(context.Background(), j); err != nil {
 			t.Fatalf("Generate(%q): %v", j.Prompt, err)
 		}

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -66,8 +67,9 @@ func Refused() error {
 	return &generatorError{msg: "refused by the content policy: " + Detail, code: task.FailContentPolicy}
 }
 
-// generatorError is classified the way the workflow classifies the
-// renderer's errors: by the Transient and FailureCode methods.
+// generatorError is classified as the renderer's errors are
+// (provider.Classifier); Transient and FailureCode say the same for
+// the faults' own tests.
 type generatorError struct {
 	msg       string
 	transient bool
@@ -92,6 +94,17 @@ func (e *generatorError) Unwrap() []error {
 
 func (e *generatorError) Transient() bool     { return e.transient }
 func (e *generatorError) FailureCode() string { return e.code }
+
+// Classify reads the fault as the renderer's errors read.
+func (e *generatorError) Classify() provider.Answer {
+	switch {
+	case e.transient:
+		return provider.Answer{Class: provider.Transient}
+	case e.code == task.FailContentPolicy:
+		return provider.Answer{Class: provider.Refused}
+	}
+	return provider.Answer{Class: provider.Failed}
+}
 
 // Fault is what happens to one call. The zero Fault lets it through.
 type Fault struct {

@@ -13,10 +13,10 @@ import (
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/faults"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 var t0 = time.Date(2025, 11, 13, 10, 0, 0, 0, time.UTC)
@@ -263,9 +263,9 @@ func TestBlobs(t *testing.T) {
 // countingGenerator renders nothing and counts its calls.
 type countingGenerator struct{ calls int }
 
-func (g *countingGenerator) Generate(context.Context, workflow.Job) (workflow.Result, error) {
+func (g *countingGenerator) Generate(context.Context, provider.Job) (provider.Result, error) {
 	g.calls++
-	return workflow.Result{Paths: []string{"/tmp/x.mp4"}}, nil
+	return provider.Result{Paths: []string{"/tmp/x.mp4"}}, nil
 }
 
 func TestGenerator(t *testing.T) {
@@ -273,7 +273,7 @@ func TestGenerator(t *testing.T) {
 	inner := &countingGenerator{}
 	g := faults.WrapGenerator(inner, in)
 	ctx := context.Background()
-	job := workflow.Job{TaskID: "gen_1_a"}
+	job := provider.Job{TaskID: "gen_1_a"}
 
 	var transient interface{ Transient() bool }
 	var coded interface{ FailureCode() string }

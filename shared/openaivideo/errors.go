@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -45,16 +46,26 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("video job failed with code %q: %s", e.Code, e.Message)
 }
 
-// FailureCode classifies the failure.
-func (e *Error) FailureCode() string {
+// Classify is what the answer means to gen: a moderation refusal, a
+// model the host does not serve, the key refused (401, 403), a request
+// refused as malformed, or any other failure. A poll never answers the
+// key refused: pollError makes that a wait.
+func (e *Error) Classify() provider.Answer {
 	switch {
 	case e.policy:
-		return task.FailContentPolicy
-	case e.code != "":
-		return e.code
+		return provider.Answer{Class: provider.Refused, Category: e.PolicyCategory()}
+	case e.code == task.FailModelUnavailable:
+		return provider.Answer{Class: provider.ModelRetired}
+	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
+		return provider.Answer{Class: provider.CredentialsRefused}
+	case e.HTTPStatus == http.StatusBadRequest:
+		return provider.Answer{Class: provider.Invalid}
 	}
-	return task.FailGeneration
+	return provider.Answer{Class: provider.Failed}
 }
+
+// FailureCode is the failure code of the task the answer ends.
+func (e *Error) FailureCode() string { return e.Classify().Class.FailureCode() }
 
 // PolicyCategory is the client-safe category of a content-policy
 // refusal: the host names none beyond its moderation.

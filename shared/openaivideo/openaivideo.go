@@ -1,7 +1,7 @@
 // Package openaivideo generates videos on a host of OpenAI's videos
 // shape: OpenAI itself, or a self-hosted vLLM-Omni (and the others that
 // serve the shape: SGLang Diffusion, NVIDIA Dynamo, LiteLLM). It is a
-// workflow.Provider: a start is a POST /v1/videos (multipart), polled
+// provider.Provider: a start is a POST /v1/videos (multipart), polled
 // with GET /v1/videos/{id} until completed, its content downloaded once
 // with GET /v1/videos/{id}/content.
 //
@@ -35,10 +35,10 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/openaimodels"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultEndpoint is OpenAI's API. (OpenAI's SDK marks the Sora API as
@@ -78,7 +78,7 @@ type Config struct {
 	HTTP *http.Client
 }
 
-// Provider is a host of OpenAI's videos shape, a workflow.Provider.
+// Provider is a host of OpenAI's videos shape, a provider.Provider.
 type Provider struct {
 	cfg    Config
 	base   string // {endpoint}/v1/
@@ -86,7 +86,7 @@ type Provider struct {
 	http   *http.Client
 }
 
-var _ workflow.Provider = (*Provider)(nil)
+var _ provider.Provider = (*Provider)(nil)
 
 // New returns the provider of cfg.
 func New(cfg Config) (*Provider, error) {
@@ -166,7 +166,7 @@ func (v video) progress() int {
 
 // form is the multipart body of a submit: the job's fields as the host
 // names them, the ones its limits take.
-func form(job workflow.Job, model string, lim capability.Limits) (body []byte, contentType string, err error) {
+func form(job provider.Job, model string, lim capability.Limits) (body []byte, contentType string, err error) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	par := job.Params
@@ -224,28 +224,28 @@ func ext(mime string) string {
 }
 
 // Submit starts the job with POST /v1/videos.
-func (p *Provider) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+func (p *Provider) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	model, ok := p.cfg.Models[job.Model]
 	if !ok && p.cfg.Profile != settings.ProfileVLLMOmni {
-		return workflow.Operation{}, fmt.Errorf("no provider model configured for %s", job.Model)
+		return provider.Operation{}, fmt.Errorf("no provider model configured for %s", job.Model)
 	}
 	lim, _ := openaimodels.Lookup(p.cfg.Profile, model)
 	body, ctype, err := form(job, model, lim)
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	h := p.header()
 	h.Set("Content-Type", ctype)
 	var v video
 	if err := p.send(ctx, http.MethodPost, p.base+"videos", h, body, &v); err != nil {
-		return workflow.Operation{}, submitError(err)
+		return provider.Operation{}, submitError(err)
 	}
 	if !validID(v.ID) {
 		// Accepted, maybe: an answer without a usable id says nothing
 		// of the job.
-		return workflow.Operation{}, &OutcomeUnknownError{Err: fmt.Errorf("the host answered a video without a usable id %q", v.ID)}
+		return provider.Operation{}, &OutcomeUnknownError{Err: fmt.Errorf("the host answered a video without a usable id %q", v.ID)}
 	}
-	return workflow.Operation{Name: v.ID, PollAfter: p.cfg.PollAfter, Progress: v.progress()}, nil
+	return provider.Operation{Name: v.ID, PollAfter: p.cfg.PollAfter, Progress: v.progress()}, nil
 }
 
 // validID: an id is one path segment.
@@ -254,36 +254,36 @@ func validID(id string) bool {
 }
 
 // Poll GETs the video job, and downloads its content once completed.
-func (p *Provider) Poll(ctx context.Context, id string, job workflow.Job) (workflow.Operation, error) {
+func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provider.Operation, error) {
 	if !validID(id) {
-		return workflow.Operation{}, fmt.Errorf("openai: video id %q is not one path segment", id)
+		return provider.Operation{}, fmt.Errorf("openai: video id %q is not one path segment", id)
 	}
 	var v video
 	if err := p.send(ctx, http.MethodGet, p.base+"videos/"+id, p.header(), nil, &v); err != nil {
-		return workflow.Operation{}, pollError(err)
+		return provider.Operation{}, pollError(err)
 	}
 	switch v.Status {
 	case StatusQueued, StatusInProgress:
-		return workflow.Operation{Name: id, PollAfter: p.cfg.PollAfter, Progress: v.progress()}, nil
+		return provider.Operation{Name: id, PollAfter: p.cfg.PollAfter, Progress: v.progress()}, nil
 	case StatusFailed:
 		e := &Error{}
 		if v.Error != nil {
 			e.Code, e.Message = v.Error.Code, v.Error.Message
 		}
 		e.policy = refusal(e.Code)
-		return workflow.Operation{}, e
+		return provider.Operation{}, e
 	case StatusCompleted:
 	default:
-		return workflow.Operation{}, &providerhttp.BusyError{Err: fmt.Errorf("video %s has status %q", id, v.Status), Sent: true}
+		return provider.Operation{}, &providerhttp.BusyError{Err: fmt.Errorf("video %s has status %q", id, v.Status), Sent: true}
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Operation{}, fmt.Errorf("create %s: %w", job.OutDir, err)
+		return provider.Operation{}, fmt.Errorf("create %s: %w", job.OutDir, err)
 	}
 	path := filepath.Join(job.OutDir, "video-0.mp4")
 	if err := p.download(ctx, p.base+"videos/"+id+"/content", path); err != nil {
-		return workflow.Operation{}, pollError(err)
+		return provider.Operation{}, pollError(err)
 	}
-	return workflow.Operation{Name: id, Done: true, Result: workflow.Result{Paths: []string{path}},
+	return provider.Operation{Name: id, Done: true, Result: provider.Result{Paths: []string{path}},
 		Billing: p.billing(job)}, nil
 }
 
@@ -292,19 +292,19 @@ func (p *Provider) Poll(ctx context.Context, id string, job workflow.Job) (workf
 // self-hosted host's USDPerSecond) × the seconds asked, for the one
 // video a job makes. A failed job records no cost (OpenAI's pricing
 // bills the seconds of a video it makes).
-func (p *Provider) billing(job workflow.Job) workflow.Billing {
+func (p *Provider) billing(job provider.Job) provider.Billing {
 	model := p.cfg.Models[job.Model]
 	m, _ := openaimodels.Priced(settings.Provider{OpenAIProfile: p.cfg.Profile, OpenAIUSDPerSecond: p.cfg.USDPerSecond}, model)
 	cost, _ := m.Cost(job.Params.Resolution, job.Params.DurationSeconds, job.Params.GenerateAudio)
 	// A self-hosted host without a model id serves its own: no id to name.
-	return workflow.Billing{Route: settings.GeneratorOpenAI, ProviderModel: model, CostUSD: cost}
+	return provider.Billing{Route: settings.GeneratorOpenAI, ProviderModel: model, CostUSD: cost}
 }
 
 // Check asks the host for each model it is mapped to (GET
 // /v1/models/{model}; a vLLM-Omni host, whose model is its own, for
 // GET /v1/models): a key refused or a host that does not answer stops
 // the start-up here, rather than fail every task; models the host does
-// not serve are an *UnavailableModelsError.
+// not serve are a *provider.UnavailableModelsError.
 func (p *Provider) Check(ctx context.Context) error {
 	var models []string
 	for _, m := range p.cfg.Models {
@@ -334,7 +334,7 @@ func (p *Provider) Check(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &UnavailableModelsError{Models: missing}
+		return &provider.UnavailableModelsError{API: "openai", Models: missing}
 	}
 	return nil
 }
@@ -346,19 +346,6 @@ func checkError(err error) error {
 	}
 	return fmt.Errorf("openai: the host does not answer (%s): %w", settings.OpenAIEndpoint, err)
 }
-
-// UnavailableModelsError is a start-up check that found models the host
-// does not serve. The service runs the others: the caller logs it as
-// the operator's alarm (veo.Verify), and those models' tasks fail
-// MODEL_UNAVAILABLE, refunded.
-type UnavailableModelsError struct{ Models []string }
-
-func (e *UnavailableModelsError) Error() string {
-	return fmt.Sprintf("openai: models %s not found: remap them (%s)", strings.Join(e.Models, ", "), settings.ProviderModels)
-}
-
-// Unavailable names the API and the models it does not serve.
-func (e *UnavailableModelsError) Unavailable() (string, []string) { return "openai", e.Models }
 
 // send does one request and decodes a 2xx answer into out. Network
 // failures and 429/5xx answers are *providerhttp.BusyError, sent when the request

@@ -21,9 +21,9 @@ import (
 	"github.com/genvideo/gen/shared/openaivideo"
 	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 const key = "sk-test-key"
@@ -56,9 +56,9 @@ func pngFile(t *testing.T) string {
 	return path
 }
 
-func job(t *testing.T, prompt string) workflow.Job {
+func job(t *testing.T, prompt string) provider.Job {
 	seed := int64(42)
-	return workflow.Job{TaskID: "gen_1_x", Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001", Prompt: prompt,
+	return provider.Job{TaskID: "gen_1_x", Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001", Prompt: prompt,
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
 			GenerateAudio: true, EnhancePrompt: true, NegativePrompt: "blur", Seed: &seed},
 		OutDir: t.TempDir()}
@@ -66,7 +66,7 @@ func job(t *testing.T, prompt string) workflow.Job {
 
 // run submits job and polls it until done or an error, and answers the
 // progress each poll saw.
-func run(t *testing.T, p *openaivideo.Provider, j workflow.Job) (workflow.Operation, []int, error) {
+func run(t *testing.T, p *openaivideo.Provider, j provider.Job) (provider.Operation, []int, error) {
 	t.Helper()
 	op, err := p.Submit(t.Context(), j)
 	var seen []int
@@ -244,7 +244,7 @@ func TestCheck(t *testing.T) {
 	}
 	p, _ = openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL})
 	err := p.Check(t.Context())
-	var u *openaivideo.UnavailableModelsError
+	var u *provider.UnavailableModelsError
 	if !errors.As(err, &u) || len(u.Models) != 1 || u.Models[0] != "sora-2-pro" {
 		t.Errorf("Check = %v, want sora-2-pro unavailable", err)
 	}
@@ -309,7 +309,7 @@ func TestBilling(t *testing.T) {
 			}
 			subs := fake.Submits()
 			seconds, _ := strconv.Atoi(subs[len(subs)-1].Fields["seconds"])
-			want := workflow.Billing{Route: settings.GeneratorOpenAI, ProviderModel: tt.models["gen-3.1-fast-generate-001"],
+			want := provider.Billing{Route: settings.GeneratorOpenAI, ProviderModel: tt.models["gen-3.1-fast-generate-001"],
 				CostUSD: tt.price * float64(seconds)}
 			if op.Billing != want || seconds != tt.duration {
 				t.Errorf("Billing = %+v, want %+v (the fake recorded %d s)", op.Billing, want, seconds)

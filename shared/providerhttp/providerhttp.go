@@ -1,8 +1,7 @@
 // Package providerhttp is what the adapters of video providers
 // (shared/veo, shared/openaivideo) share of talking HTTP: the errors
-// they classify answers into, which the workflow reads through its
-// small interfaces (RetryAfter, NeedsOperator, OutcomeUnknown); a
-// request that knows whether it went out whole; a download into a file;
+// they classify answers into (each a provider.Classifier); a request
+// that knows whether it went out whole; a download into a file;
 // and a redirect policy that keeps a key on its own origin. What each
 // provider's answers mean stays in its adapter.
 package providerhttp
@@ -16,6 +15,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/genvideo/gen/shared/provider"
 )
 
 // BusyError is a refusal to wait out: a throttled or unavailable answer
@@ -41,6 +42,11 @@ func (e *BusyError) Unwrap() error             { return e.Err }
 func (e *BusyError) RetryAfter() time.Duration { return e.After }
 func (e *BusyError) NeedsOperator() bool       { return e.Operator }
 
+// Classify: a wait, the provider's hint with it.
+func (e *BusyError) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Busy, After: e.After, Operator: e.Operator}
+}
+
 // OutcomeUnknownError is a submit that went out whole with no readable
 // answer: the provider may be running, and billing, the job, and a
 // submit takes no idempotency key, so submitting again could make two.
@@ -50,6 +56,11 @@ type OutcomeUnknownError struct{ Err error }
 func (e *OutcomeUnknownError) Error() string        { return "submit outcome unknown: " + e.Err.Error() }
 func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
 func (e *OutcomeUnknownError) OutcomeUnknown() bool { return true }
+
+// Classify: the job may run, and bill; it is never submitted again.
+func (e *OutcomeUnknownError) Classify() provider.Answer {
+	return provider.Answer{Class: provider.OutcomeUnknown}
+}
 
 // SubmitOutcome is what a submit's error means: a request that went out
 // whole with no readable answer (a Sent *BusyError) is an

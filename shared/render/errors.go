@@ -1,6 +1,6 @@
 package render
 
-import "github.com/genvideo/gen/shared/task"
+import "github.com/genvideo/gen/shared/provider"
 
 // TransientError is a failure that may not happen again: ffmpeg was killed,
 // the machine ran out of a resource, or the context ended. The caller
@@ -20,8 +20,10 @@ func (e *TransientError) Error() string {
 
 func (e *TransientError) Unwrap() error { return e.Err }
 
-// Transient reports that the failure is worth retrying.
-func (e *TransientError) Transient() bool { return true }
+// Classify: the failure is worth retrying.
+func (e *TransientError) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Transient}
+}
 
 // GenerationError is a failure that retrying will not fix: a broken input
 // image, ffmpeg rejecting the job, or an injected failure. The task fails
@@ -42,8 +44,8 @@ func (e *GenerationError) Error() string {
 
 func (e *GenerationError) Unwrap() error { return e.Err }
 
-// FailureCode is the task failure code: GENERATION_FAILED.
-func (e *GenerationError) FailureCode() string { return task.FailGeneration }
+// Classify: the task fails GENERATION_FAILED.
+func (e *GenerationError) Classify() provider.Answer { return provider.Answer{Class: provider.Failed} }
 
 // ContentPolicyError is a refusal of the prompt or inputs by the safety
 // checks. The task fails with CONTENT_POLICY_VIOLATION.
@@ -53,5 +55,7 @@ type ContentPolicyError struct {
 
 func (e *ContentPolicyError) Error() string { return e.Msg }
 
-// FailureCode is the task failure code: CONTENT_POLICY_VIOLATION.
-func (e *ContentPolicyError) FailureCode() string { return task.FailContentPolicy }
+// Classify: the task fails CONTENT_POLICY_VIOLATION.
+func (e *ContentPolicyError) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Refused}
+}

@@ -30,9 +30,9 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/slots"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultFontFile is the caption font used when Config.FontFile is empty.
@@ -54,11 +54,11 @@ type Config struct {
 }
 
 // Job is one generation to render: the workflow's job type, so that a
-// *Renderer is a workflow.Generator as it is.
-type Job = workflow.Job
+// *Renderer is a provider.Generator as it is.
+type Job = provider.Job
 
 // Result lists the rendered videos, one path per sample, in sample order.
-type Result = workflow.Result
+type Result = provider.Result
 
 // Renderer renders videos with ffmpeg. It is safe for concurrent use.
 type Renderer struct {

@@ -442,8 +442,8 @@ func TestInputErrors(t *testing.T) {
 			if !errors.As(err, &ge) {
 				t.Fatalf("got error %v (%T), want *GenerationError", err, err)
 			}
-			if ge.FailureCode() != task.FailGeneration {
-				t.Errorf("FailureCode() = %q, want %q", ge.FailureCode(), task.FailGeneration)
+			if ge.Classify().Class.FailureCode() != task.FailGeneration {
+				t.Errorf("FailureCode() = %q, want %q", ge.Classify().Class.FailureCode(), task.FailGeneration)
 			}
 			if entries, _ := os.ReadDir(out); len(entries) != 0 {
 				t.Errorf("output directory holds %d entries after a failure, want 0", len(entries))

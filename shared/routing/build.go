@@ -9,10 +9,10 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veomodels"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Options are what a stack adds to the settings: the built-in
@@ -20,7 +20,7 @@ import (
 // identity); the key of a route that names a secret (AWS); the health
 // memory's clock.
 type Options struct {
-	Builtin workflow.Generator
+	Builtin provider.Generator
 	Veo     veo.Options
 	// Secret reads a route's apiKeySecretArn; nil refuses such a route
 	// (the local stack takes apiKey).
@@ -33,7 +33,7 @@ type Options struct {
 // has the one built-in route: the workflow's Generator then renders)
 // and the capability table a start is checked against.
 type Stack struct {
-	Provider     workflow.Provider
+	Provider     provider.Provider
 	Capabilities capability.Table
 	// Routed: GEN_ROUTES is set.
 	Routed bool
@@ -112,7 +112,7 @@ func build(ctx context.Context, rs settings.Route, o Options) (*Route, error) {
 		if o.Builtin == nil {
 			return nil, errors.New("no built-in generator on this stack")
 		}
-		route.Provider = rendered{o.Builtin}
+		route.Provider = provider.Rendered(o.Builtin)
 		return route, nil
 	}
 	var err error
@@ -122,23 +122,7 @@ func build(ctx context.Context, rs settings.Route, o Options) (*Route, error) {
 	return route, nil
 }
 
-// rendered is the built-in generator as a route: its operations are
-// done at submit.
-type rendered struct{ g workflow.Generator }
-
-func (r rendered) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
-	res, err := r.g.Generate(ctx, job)
-	if err != nil {
-		return workflow.Operation{}, err
-	}
-	return workflow.Operation{Done: true, Result: res}, nil
-}
-
-func (r rendered) Poll(context.Context, string, workflow.Job) (workflow.Operation, error) {
-	return workflow.Operation{}, errors.New("the built-in generator has no operation to poll")
-}
-
-// Verify runs each route's start-up check (veo.Verify). Without
+// Verify runs each route's start-up check (provider.Verify). Without
 // GEN_ROUTES, a failure stops the start-up, as before. With routes, a
 // route that does not answer or refuses its credentials is logged as a
 // warning and starts out cooling down (health), and the stack starts:
@@ -152,7 +136,7 @@ func (r *Router) Verify(ctx context.Context, routed bool) error {
 				continue
 			}
 			checked[route.Name] = true
-			err := veo.Verify(ctx, route.Provider, r.logger)
+			err := provider.Verify(ctx, route.Provider, r.logger)
 			if err == nil {
 				continue
 			}

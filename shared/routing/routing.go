@@ -1,5 +1,5 @@
 // Package routing sends each of our models' jobs to its provider routes
-// (settings.Routes) with failover: a Router is the workflow.Provider of
+// (settings.Routes) with failover: a Router is the provider.Provider of
 // a stack whose models have routes. A submit tries the model's routes in
 // order, skipping those that cannot honour the job's parameters and
 // those its health memory says are failing; a route that refuses the
@@ -14,30 +14,25 @@ package routing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
-	"github.com/genvideo/gen/shared/openaivideo"
-	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/workflow"
+	"github.com/genvideo/gen/shared/provider"
 )
 
 // Route is one provider route: its name, its provider, and what it
 // accepts for each model it serves.
 type Route struct {
 	Name     string
-	Provider workflow.Provider
+	Provider provider.Provider
 	// Limits are its capability.Route for each model it serves.
 	Limits map[string]capability.Route
 }
 
-// Router is a workflow.Provider over the routes of each model.
+// Router is a provider.Provider over the routes of each model.
 type Router struct {
 	routes map[string][]*Route // by our model id, in order
 	byName map[string]*Route
@@ -49,7 +44,7 @@ type Router struct {
 	logger     *slog.Logger
 }
 
-var _ workflow.Provider = (*Router)(nil)
+var _ provider.Provider = (*Router)(nil)
 
 // Config configures a Router.
 type Config struct {
@@ -107,7 +102,7 @@ func (r *Router) split(name string) (string, string) {
 
 // done names the route on a done operation; the provider's own billing
 // (its model and cost) stays.
-func done(op workflow.Operation, route string) workflow.Operation {
+func done(op provider.Operation, route string) provider.Operation {
 	if op.Done {
 		op.Billing.Route = route
 	}
@@ -117,12 +112,12 @@ func done(op workflow.Operation, route string) workflow.Operation {
 // Submit submits the job to the first of its model's routes that
 // honours it and accepts it; see the package comment. With routes
 // busy or cooling down and none refusing for good, it answers a busy
-// error (RetryAfter) whose wait is the soonest a route may be tried,
+// error (a *Busy) whose wait is the soonest a route may be tried,
 // and the workflow waits and submits again.
-func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+func (r *Router) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	routes := r.routes[job.Model]
 	if len(routes) == 0 {
-		return workflow.Operation{}, fmt.Errorf("model %s has no route", job.Model)
+		return provider.Operation{}, fmt.Errorf("model %s has no route", job.Model)
 	}
 	var (
 		busy    *Busy
@@ -154,7 +149,7 @@ func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 			r.health.ok(route.Name)
 		}
 		if !next || ctx.Err() != nil || len(routes) == 1 {
-			return workflow.Operation{}, err
+			return provider.Operation{}, err
 		}
 		cool := r.health.failed(route.Name)
 		r.logger.Warn("route refused a submit before accepting it: the next route may take it", "route", route.Name,
@@ -167,66 +162,41 @@ func (r *Router) Submit(ctx context.Context, job workflow.Job) (workflow.Operati
 	}
 	switch {
 	case tried == 0:
-		return workflow.Operation{}, &NoRouteError{Model: job.Model}
+		return provider.Operation{}, &NoRouteError{Model: job.Model}
 	case busy != nil:
-		return workflow.Operation{}, busy
+		return provider.Operation{}, busy
 	}
-	return workflow.Operation{}, refused
+	return provider.Operation{}, refused
 }
 
 // moveOn classifies a submit's error: whether the next route may have
 // the job (the route refused it before accepting it, for a reason of
 // its own), why, and the wait a busy route asked for (-1 when it is not
 // busy but refuses for good: a retired model, credentials refused).
+//
+// An ambiguous submit may be running, and billing: never a second job;
+// a content-policy or a bad-request refusal is the customer's, refused
+// anywhere.
 func moveOn(err error) (wait time.Duration, why string, next bool) {
-	if ambiguous(err) {
-		return 0, "", false // it may be running, and billing: never a second job
-	}
-	var coded interface{ FailureCode() string }
-	if errors.As(err, &coded) {
-		switch coded.FailureCode() {
-		case task.FailContentPolicy:
-			return 0, "", false // the customer's prompt, refused anywhere
-		case task.FailModelUnavailable:
-			return -1, "model unavailable", true
-		}
-	}
-	var busy interface{ RetryAfter() time.Duration }
-	if errors.As(err, &busy) {
-		return busy.RetryAfter(), "busy", true
-	}
-	if authRefused(err) {
+	a := provider.Classify(err)
+	switch a.Class {
+	case provider.ModelRetired:
+		return -1, "model unavailable", true
+	case provider.Busy:
+		return a.After, "busy", true
+	case provider.CredentialsRefused:
 		return -1, "credentials refused", true
 	}
 	return 0, "", false
 }
 
 // ambiguous reports whether a submit's error says the job may have
-// been accepted (providerhttp.OutcomeUnknownError).
-func ambiguous(err error) bool {
-	var unknown interface{ OutcomeUnknown() bool }
-	return errors.As(err, &unknown) && unknown.OutcomeUnknown()
-}
-
-// authRefused reports whether a provider refused the route's
-// credentials: 401 or 403, or the Gemini API's 400 for a key it does
-// not take ("API key not valid").
-func authRefused(err error) bool {
-	var v *veo.Error
-	if errors.As(err, &v) {
-		return v.HTTPStatus == http.StatusUnauthorized || v.HTTPStatus == http.StatusForbidden ||
-			v.HTTPStatus == http.StatusBadRequest && strings.Contains(v.Status.Message, "API key not valid")
-	}
-	var o *openaivideo.Error
-	if errors.As(err, &o) {
-		return o.HTTPStatus == http.StatusUnauthorized || o.HTTPStatus == http.StatusForbidden
-	}
-	return false
-}
+// been accepted.
+func ambiguous(err error) bool { return provider.Classify(err).Class == provider.OutcomeUnknown }
 
 // Poll polls the operation on the route its name says, whatever the
 // route's health: the job is paid for there.
-func (r *Router) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (r *Router) Poll(ctx context.Context, name string, job provider.Job) (provider.Operation, error) {
 	routeName, op := r.split(name)
 	route, ok := r.byName[routeName]
 	if !ok {
@@ -238,7 +208,7 @@ func (r *Router) Poll(ctx context.Context, name string, job workflow.Job) (workf
 			}
 		}
 		if !ok {
-			return workflow.Operation{}, fmt.Errorf("operation %s is on route %q, which is no longer configured (%s)", name, routeName, "GEN_ROUTES")
+			return provider.Operation{}, fmt.Errorf("operation %s is on route %q, which is no longer configured (%s)", name, routeName, "GEN_ROUTES")
 		}
 	}
 	got, err := route.Provider.Poll(ctx, op, job)
@@ -280,8 +250,10 @@ func (b *Busy) Error() string {
 
 func (b *Busy) Unwrap() error { return b.Err }
 
-// RetryAfter is the soonest a route may be tried again.
-func (b *Busy) RetryAfter() time.Duration { return b.After }
+// Classify: wait until the soonest a route may be tried again.
+func (b *Busy) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Busy, After: b.After}
+}
 
 // NoRouteError is a job none of its model's routes can honour: the
 // routes changed since it was started. It fails, refunded.
@@ -291,5 +263,5 @@ func (e *NoRouteError) Error() string {
 	return fmt.Sprintf("no route of %s honours the task's parameters (the routes changed since it started)", e.Model)
 }
 
-// FailureCode: the task fails GENERATION_FAILED, refunded.
-func (e *NoRouteError) FailureCode() string { return task.FailGeneration }
+// Classify: the task fails GENERATION_FAILED, refunded.
+func (e *NoRouteError) Classify() provider.Answer { return provider.Answer{Class: provider.Failed} }

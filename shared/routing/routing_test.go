@@ -11,23 +11,23 @@ import (
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 const model = "gen-3.1-fast-generate-001"
 
-// provider is a route's provider at the boundary: it answers each
+// stub is a route's provider at the boundary: it answers each
 // submit with the next of its errors (nil: accepted), and counts.
-type provider struct {
+type stub struct {
 	mu      sync.Mutex
 	errs    []error
 	submits int
 	polls   []string
 }
 
-func (p *provider) Submit(context.Context, workflow.Job) (workflow.Operation, error) {
+func (p *stub) Submit(context.Context, provider.Job) (provider.Operation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.submits++
@@ -37,34 +37,42 @@ func (p *provider) Submit(context.Context, workflow.Job) (workflow.Operation, er
 			p.errs = p.errs[1:]
 		}
 		if err != nil {
-			return workflow.Operation{}, err
+			return provider.Operation{}, err
 		}
 	}
-	return workflow.Operation{Name: "projects/p/operations/1"}, nil
+	return provider.Operation{Name: "projects/p/operations/1"}, nil
 }
 
-func (p *provider) Poll(_ context.Context, name string, _ workflow.Job) (workflow.Operation, error) {
+func (p *stub) Poll(_ context.Context, name string, _ provider.Job) (provider.Operation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.polls = append(p.polls, name)
-	return workflow.Operation{Name: name, Done: true, Billing: workflow.Billing{ProviderModel: "veo", CostUSD: 0.4}}, nil
+	return provider.Operation{Name: name, Done: true, Billing: provider.Billing{ProviderModel: "veo", CostUSD: 0.4}}, nil
 }
 
 type coded string
 
-func (c coded) Error() string       { return "refused: " + string(c) }
-func (c coded) FailureCode() string { return string(c) }
+func (c coded) Error() string { return "refused: " + string(c) }
+func (c coded) Classify() provider.Answer {
+	switch string(c) {
+	case task.FailModelUnavailable:
+		return provider.Answer{Class: provider.ModelRetired}
+	case task.FailContentPolicy:
+		return provider.Answer{Class: provider.Refused}
+	}
+	return provider.Answer{Class: provider.Invalid}
+}
 
 func limits() capability.Limits { return capability.Builtin().Models[model] }
 
-func route(name string, p workflow.Provider, l capability.Limits) *Route {
+func route(name string, p provider.Provider, l capability.Limits) *Route {
 	return &Route{Name: name, Provider: p, Limits: map[string]capability.Route{model: {Name: name, Backend: name, Limits: l}}}
 }
 
-func job() workflow.Job {
+func job() provider.Job {
 	p := params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
 		GenerateAudio: true, EnhancePrompt: true, PersonGeneration: "allow_adult"}
-	return workflow.Job{TaskID: "t1", Type: catalog.TextToVideo, Model: model, Params: p}
+	return provider.Job{TaskID: "t1", Type: catalog.TextToVideo, Model: model, Params: p}
 }
 
 // clock is the health memory's fake clock.
@@ -96,7 +104,7 @@ func TestSubmitFailover(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			first, second := &provider{errs: []error{tt.err}}, &provider{}
+			first, second := &stub{errs: []error{tt.err}}, &stub{}
 			r := newRouter(&clock{time.Unix(0, 0)}, route("vertex", first, limits()), route("gemini", second, limits()))
 			op, err := r.Submit(context.Background(), job())
 			if !tt.moves {
@@ -115,7 +123,7 @@ func TestSubmitFailover(t *testing.T) {
 			if err != nil || len(second.polls) != 1 || second.polls[0] != "projects/p/operations/1" || len(first.polls) != 0 {
 				t.Fatalf("Poll = %v, polls %v and %v, want the provider's name polled on the second route", err, first.polls, second.polls)
 			}
-			if done.Billing != (workflow.Billing{Route: "gemini", ProviderModel: "veo", CostUSD: 0.4}) {
+			if done.Billing != (provider.Billing{Route: "gemini", ProviderModel: "veo", CostUSD: 0.4}) {
 				t.Errorf("billing %+v, want the route named and the provider's billing kept", done.Billing)
 			}
 		})
@@ -128,7 +136,7 @@ func TestSubmitFailover(t *testing.T) {
 func TestPollUnprefixedAndHonours(t *testing.T) {
 	narrow := limits()
 	narrow.MaxSampleCount = 0
-	first, second := &provider{}, &provider{}
+	first, second := &stub{}, &stub{}
 	r := newRouter(&clock{time.Unix(0, 0)}, route("gemini", first, narrow), route("vertex", second, limits()))
 	if _, err := r.Poll(context.Background(), "projects/p/operations/old", job()); err != nil || len(second.polls) != 1 {
 		t.Fatalf("Poll = %v, polls %v, want the old operation on the vertex route", err, second.polls)
@@ -146,7 +154,7 @@ func TestPollUnprefixedAndHonours(t *testing.T) {
 func TestHealthMemory(t *testing.T) {
 	c := &clock{time.Unix(0, 0)}
 	down := &providerhttp.BusyError{Err: errors.New("503"), After: time.Second}
-	first, second := &provider{errs: []error{down, down, nil}}, &provider{}
+	first, second := &stub{errs: []error{down, down, nil}}, &stub{}
 	r := newRouter(c, route("vertex", first, limits()), route("gemini", second, limits()))
 	submit := func() {
 		t.Helper()
@@ -195,15 +203,14 @@ func TestHealthMemory(t *testing.T) {
 	}
 
 	// Every route cooling: busy, with the soonest wait.
-	a, b := &provider{errs: []error{down}}, &provider{errs: []error{down}}
+	a, b := &stub{errs: []error{down}}, &stub{errs: []error{down}}
 	r = newRouter(c, route("vertex", a, limits()), route("gemini", b, limits()))
 	_, err := r.Submit(context.Background(), job())
-	var wait interface{ RetryAfter() time.Duration }
-	if !errors.As(err, &wait) || wait.RetryAfter() != time.Second {
+	if got := provider.Classify(err); got.Class != provider.Busy || got.After != time.Second {
 		t.Fatalf("Submit = %v, want busy after the providers' hint", err)
 	}
 	_, err = r.Submit(context.Background(), job())
-	if !errors.As(err, &wait) || wait.RetryAfter() != Cooldown || a.submits != 1 || b.submits != 1 {
+	if got := provider.Classify(err); got.Class != provider.Busy || got.After != Cooldown || a.submits != 1 || b.submits != 1 {
 		t.Fatalf("Submit = %v (submits %d, %d), want busy for the cool-down without a submit", err, a.submits, b.submits)
 	}
 	if !strings.Contains(err.Error(), "vertex, gemini") {

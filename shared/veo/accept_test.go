@@ -7,8 +7,8 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // TestServiceAcceptsOnlyWhatTheFakeAccepts tries every combination of
@@ -57,7 +57,7 @@ func TestServiceAcceptsOnlyWhatTheFakeAccepts(t *testing.T) {
 											continue
 										}
 										name := fmt.Sprintf("%s %s %ds %s %s x%d seed %v", model, kind, d, res, person, samples, seed != nil)
-										job := workflow.Job{TaskID: "gen_1_x", Model: model, Prompt: name, Params: r.Params, Images: imgs}
+										job := provider.Job{TaskID: "gen_1_x", Model: model, Prompt: name, Params: r.Params, Images: imgs}
 										if _, err := p.Submit(t.Context(), job); err != nil {
 											t.Errorf("%s: accepted at start, refused by the provider: %v", name, err)
 										}

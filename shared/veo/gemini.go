@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veomodels"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultGeminiEndpoint is the Gemini API.
@@ -41,7 +41,7 @@ type GeminiConfig struct {
 	HTTP *http.Client
 }
 
-// Gemini is Veo on the Gemini API, a workflow.Provider. The API takes
+// Gemini is Veo on the Gemini API, a provider.Provider. The API takes
 // neither seed nor generateAudio (its Veo 3.1 models always make audio),
 // so those two parameters do not reach it; a job asked without audio has
 // the audio removed (GeminiConfig.FFmpegPath).
@@ -52,7 +52,7 @@ type Gemini struct {
 	http   *http.Client
 }
 
-var _ workflow.Provider = (*Gemini)(nil)
+var _ provider.Provider = (*Gemini)(nil)
 
 // NewGemini returns the Gemini API provider.
 func NewGemini(cfg GeminiConfig) (*Gemini, error) {
@@ -84,21 +84,21 @@ func (g *Gemini) header() http.Header {
 }
 
 // Submit starts the job with predictLongRunning.
-func (g *Gemini) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+func (g *Gemini) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	m, err := model(g.cfg.Models, job.Model)
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	pm, _, _ := veomodels.Lookup(settings.GeneratorGemini, m)
 	req, err := newRequest(job, pm.Limits, false, "")
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	var op operation
 	if err := send(ctx, g.http, http.MethodPost, g.base+"models/"+url.PathEscape(m)+":predictLongRunning", g.header(), req, &op); err != nil {
-		return workflow.Operation{}, submitError(err)
+		return provider.Operation{}, submitError(err)
 	}
-	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
+	return provider.Operation{Name: op.Name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
 }
 
 // Check reads the metadata of every model the provider maps to (GET
@@ -115,16 +115,16 @@ func (g *Gemini) Check(ctx context.Context) error {
 }
 
 // Poll GETs the operation, and downloads its videos once done.
-func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provider.Operation, error) {
 	if !strings.HasPrefix(name, "models/") || strings.Contains(name, "..") {
-		return workflow.Operation{}, fmt.Errorf("gemini: operation name %q is not models/.../operations/...", name)
+		return provider.Operation{}, fmt.Errorf("gemini: operation name %q is not models/.../operations/...", name)
 	}
 	var op operation
 	if err := send(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, &op); err != nil {
-		return workflow.Operation{}, pollError(err)
+		return provider.Operation{}, pollError(err)
 	}
 	if !op.Done {
-		return workflow.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
+		return provider.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil
 	}
 	if op.Response == nil || op.Response.GenerateVideoResponse == nil {
 		return result(ctx, job, op, 0, 0, nil, nil)
@@ -153,7 +153,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job workflow.Job) (workf
 			return stripAudio(ctx, g.cfg.FFmpegPath, path)
 		})
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	// The operation's name is models/{model}/operations/{id}.
 	m, _, _ := strings.Cut(strings.TrimPrefix(name, "models/"), "/")

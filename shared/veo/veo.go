@@ -1,6 +1,6 @@
 // Package veo generates videos with Google's Veo models, served by Vertex
 // AI (NewVertex) or the Gemini API (NewGemini). Each is a
-// workflow.Provider: a start is submitted with predictLongRunning and its
+// provider.Provider: a start is submitted with predictLongRunning and its
 // operation polled until done.
 //
 // It speaks REST by hand rather than through google.golang.org/genai:
@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,11 +31,11 @@ import (
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/openaivideo"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veomodels"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultPollAfter is the poll interval when an operation is not done
@@ -103,7 +102,7 @@ type parameters struct {
 // parameters the provider model takes (lim; the service refused the
 // others at start), the input images by role. audio is false on the
 // Gemini API, which takes no generateAudio.
-func newRequest(job workflow.Job, lim capability.Limits, audio bool, storageURI string) (request, error) {
+func newRequest(job provider.Job, lim capability.Limits, audio bool, storageURI string) (request, error) {
 	p := job.Params
 	in := instance{Prompt: job.Prompt}
 	for role, path := range job.Images {
@@ -237,17 +236,28 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("operation failed with code %d %s: %s", e.Status.Code, e.Status.Status, e.Status.Message)
 }
 
-// FailureCode classifies the failure: a content-policy refusal, a model
-// the provider no longer serves, or any other failure.
-func (e *Error) FailureCode() string {
+// Classify is what the answer means to gen: a content-policy refusal,
+// a model the provider no longer serves, credentials refused (401, 403,
+// or the Gemini API's 400 for a key it does not take: "API key not
+// valid"), a request refused as malformed, or any other failure. A poll
+// never answers credentials refused: pollError makes that a wait.
+func (e *Error) Classify() provider.Answer {
 	switch {
 	case e.category != "":
-		return task.FailContentPolicy
-	case e.code != "":
-		return e.code
+		return provider.Answer{Class: provider.Refused, Category: e.category}
+	case e.code == task.FailModelUnavailable:
+		return provider.Answer{Class: provider.ModelRetired}
+	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden ||
+		e.HTTPStatus == http.StatusBadRequest && strings.Contains(e.Status.Message, "API key not valid"):
+		return provider.Answer{Class: provider.CredentialsRefused}
+	case e.HTTPStatus == http.StatusBadRequest:
+		return provider.Answer{Class: provider.Invalid}
 	}
-	return task.FailGeneration
+	return provider.Answer{Class: provider.Failed}
 }
+
+// FailureCode is the failure code of the task the answer ends.
+func (e *Error) FailureCode() string { return e.Classify().Class.FailureCode() }
 
 // PolicyCategory is the client-safe category of a content-policy refusal.
 func (e *Error) PolicyCategory() string { return e.category }
@@ -363,31 +373,31 @@ type fetch func(ctx context.Context, i int, path string) error
 // to job.OutDir (by fetch, sample by sample), fewer when the provider
 // filtered some out; none at all with filtered samples is a
 // content-policy failure with the category of the first reason.
-func result(ctx context.Context, job workflow.Job, op operation, n, filtered int, reasons []string, get fetch) (workflow.Operation, error) {
+func result(ctx context.Context, job provider.Job, op operation, n, filtered int, reasons []string, get fetch) (provider.Operation, error) {
 	if op.Error != nil {
 		e := &Error{Status: *op.Error}
 		e.category, _ = refusal(e.Status.Message)
-		return workflow.Operation{}, e
+		return provider.Operation{}, e
 	}
 	if n == 0 {
 		if filtered > 0 {
 			cat := Category(reasons)
-			return workflow.Operation{}, &Error{Status: rpcStatus{Status: "FILTERED",
+			return provider.Operation{}, &Error{Status: rpcStatus{Status: "FILTERED",
 				Message: fmt.Sprintf("%d samples filtered: %s", filtered, strings.Join(reasons, "; "))}, category: cat}
 		}
-		return workflow.Operation{}, &Error{Status: rpcStatus{Status: "EMPTY", Message: "the operation is done with no video"}}
+		return provider.Operation{}, &Error{Status: rpcStatus{Status: "EMPTY", Message: "the operation is done with no video"}}
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Operation{}, fmt.Errorf("create %s: %w", job.OutDir, err)
+		return provider.Operation{}, fmt.Errorf("create %s: %w", job.OutDir, err)
 	}
 	paths := make([]string, n)
 	for i := range n {
 		paths[i] = filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.mp4", i))
 		if err := get(ctx, i, paths[i]); err != nil {
-			return workflow.Operation{}, err
+			return provider.Operation{}, err
 		}
 	}
-	return workflow.Operation{Name: op.Name, Done: true, Result: workflow.Result{Paths: paths}}, nil
+	return provider.Operation{Name: op.Name, Done: true, Result: provider.Result{Paths: paths}}, nil
 }
 
 // billing is what a done job of model on api cost: the model's price
@@ -401,12 +411,12 @@ func result(ctx context.Context, job workflow.Job, op operation, n, filtered int
 // price table does. The Gemini API bills audio always (its two prices
 // are the same). A model without a price costs 0: Capabilities stops a
 // stack whose mapping has none at start-up.
-func billing(api, model string, job workflow.Job, generated int) workflow.Billing {
+func billing(api, model string, job provider.Job, generated int) provider.Billing {
 	m, _, _ := veomodels.Lookup(api, model)
 	p := job.Params
 	// The price once, times every second generated.
 	cost, _ := m.Cost(p.Resolution, p.DurationSeconds*generated, p.GenerateAudio)
-	return workflow.Billing{Route: api, ProviderModel: model, CostUSD: cost}
+	return provider.Billing{Route: api, ProviderModel: model, CostUSD: cost}
 }
 
 // download writes what a GET of url answers to path.
@@ -501,26 +511,9 @@ func providerModels(models map[string]string) []string {
 	return out
 }
 
-// UnavailableModelsError is a start-up check that found models the API
-// does not serve (retired, or a remap to a model that does not exist).
-// The service can still run the others: the caller logs it as the
-// operator's alarm and goes on, and those models' tasks fail
-// MODEL_UNAVAILABLE, refunded.
-type UnavailableModelsError struct {
-	API    string
-	Models []string
-}
-
-// Unavailable names the API and the models it does not serve.
-func (e *UnavailableModelsError) Unavailable() (string, []string) { return e.API, e.Models }
-
-func (e *UnavailableModelsError) Error() string {
-	return fmt.Sprintf("%s: models %s not found: remap them (%s)", e.API, strings.Join(e.Models, ", "), settings.ProviderModels)
-}
-
 // check reads each provider model's metadata with get; credentials
 // refused or an API that does not answer end it with an error naming
-// what to fix; models not found are an *UnavailableModelsError once all
+// what to fix; models not found are a *provider.UnavailableModelsError once all
 // were read.
 func check(api string, models map[string]string, get func(model string) error) error {
 	var missing []string
@@ -536,35 +529,9 @@ func check(api string, models map[string]string, get func(model string) error) e
 		}
 	}
 	if len(missing) > 0 {
-		return &UnavailableModelsError{API: api, Models: missing}
+		return &provider.UnavailableModelsError{API: api, Models: missing}
 	}
 	return nil
-}
-
-// Verify runs the start-up check of p (Vertex.Check, Gemini.Check,
-// openaivideo's Check): an error stops the start-up, naming the setting
-// to fix. Models the API does not serve (an error with
-// Unavailable() (api string, models []string)) do not: they are logged as the operator's alarm
-// (workflow.AlarmModelUnavailable), and their tasks fail
-// MODEL_UNAVAILABLE. A provider without a check (nil: the built-in
-// generator) passes.
-func Verify(ctx context.Context, p workflow.Provider, logger *slog.Logger) error {
-	c, ok := p.(interface{ Check(context.Context) error })
-	if !ok {
-		return nil
-	}
-	err := c.Check(ctx)
-	var unavailable interface{ Unavailable() (string, []string) }
-	if errors.As(err, &unavailable) {
-		if logger == nil {
-			logger = slog.Default()
-		}
-		api, models := unavailable.Unavailable()
-		logger.Error(workflow.AlarmModelUnavailable, "api", api, "models", models,
-			"remedy", "remap them with "+settings.ProviderModels)
-		return nil
-	}
-	return err
 }
 
 // checkError says what a start-up check found, naming what to fix.
@@ -596,7 +563,7 @@ func model(models map[string]string, ours string) (string, error) {
 // removes the audio the Gemini API cannot leave out.
 // A mapping the capability tables do not know, or one that loses money,
 // fails too (veomodels.Capabilities).
-func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (workflow.Provider, error) {
+func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (provider.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex, settings.GeneratorGemini, settings.GeneratorOpenAI:
 		if _, err := veomodels.Capabilities(p); err != nil {
@@ -618,7 +585,7 @@ type Options struct {
 // Build is the provider of p, one backend with its credentials, nil for
 // the built-in generator; it checks no capability table (a router
 // checks each route's, shared/routing).
-func Build(ctx context.Context, p settings.Provider, o Options) (workflow.Provider, error) {
+func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,

@@ -20,12 +20,12 @@ import (
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veo/veotest"
 	"github.com/genvideo/gen/shared/veomodels"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 const (
@@ -40,7 +40,7 @@ var (
 
 type backend struct {
 	name     string
-	provider func(t *testing.T, url string) workflow.Provider
+	provider func(t *testing.T, url string) provider.Provider
 	// full: the API takes generateAudio.
 	full bool
 }
@@ -71,7 +71,7 @@ func valid(t *testing.T, b backend, samples int) params.Parameters {
 }
 
 var backends = []backend{
-	{"vertex", func(t *testing.T, url string) workflow.Provider {
+	{"vertex", func(t *testing.T, url string) provider.Provider {
 		v, err := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "proj-1", Location: "europe-west4",
 			Endpoint: url, AccessToken: token})
 		if err != nil {
@@ -79,7 +79,7 @@ var backends = []backend{
 		}
 		return v
 	}, true},
-	{"gemini", func(t *testing.T, url string) workflow.Provider {
+	{"gemini", func(t *testing.T, url string) provider.Provider {
 		g, err := veo.NewGemini(veo.GeminiConfig{APIKey: key, Endpoint: url})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestSubmitParameters(t *testing.T) {
 						t.Skipf("refused at start on %s: %v", b.name, err)
 					}
 					submitted++
-					job := workflow.Job{TaskID: "gen_1_x", Model: tt.model, Prompt: tt.prompt, Params: r.Params, Images: tt.images}
+					job := provider.Job{TaskID: "gen_1_x", Model: tt.model, Prompt: tt.prompt, Params: r.Params, Images: tt.images}
 					op, err := p.Submit(t.Context(), job)
 					if err != nil || op.Name == "" || op.Done {
 						t.Fatalf("Submit = %+v, %v; want a running operation", op, err)
@@ -345,7 +345,7 @@ func TestOutcomes(t *testing.T) {
 					if max := b.caps(t).Models["gen-3.1-fast-generate-001"].MaxSampleCount; tt.samples > max {
 						t.Skipf("%s makes at most %d videos a request", b.name, max)
 					}
-					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
+					job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
 						Params: valid(t, b, tt.samples), OutDir: t.TempDir()}
 					op, err := p.Submit(t.Context(), job)
 					var unknown interface{ OutcomeUnknown() bool }
@@ -401,7 +401,7 @@ func TestVertexStorageURI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "to storage",
+	job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "to storage",
 		Params: valid(t, backends[0], 2), OutDir: t.TempDir()}
 	op, err := v.Submit(t.Context(), job)
 	if err != nil {
@@ -425,13 +425,13 @@ func TestVertexStorageURI(t *testing.T) {
 func TestCredentialsRefused(t *testing.T) {
 	_, url := newFake(t)
 	g, _ := veo.NewGemini(veo.GeminiConfig{APIKey: "AIza-wrong", Endpoint: url})
-	_, err := g.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+	_, err := g.Submit(t.Context(), provider.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
 	var e *veo.Error
 	if !errors.As(err, &e) || e.FailureCode() != task.FailGeneration || strings.Contains(err.Error(), "AIza-wrong") {
 		t.Errorf("Submit with a wrong key = %v, want a generation failure that does not show the key", err)
 	}
 	v, _ := veo.NewVertex(t.Context(), veo.VertexConfig{Project: "p", Endpoint: url, AccessToken: "wrong"})
-	_, err = v.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+	_, err = v.Submit(t.Context(), provider.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
 	if !errors.As(err, &e) || e.HTTPStatus != 401 {
 		t.Errorf("Submit with a wrong token = %v, want the 401", err)
 	}
@@ -445,7 +445,7 @@ func TestRetiredModel(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			_, err := b.provider(t, srv.URL).Submit(t.Context(), workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
+			_, err := b.provider(t, srv.URL).Submit(t.Context(), provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
 				Prompt: "a retired model", Params: valid(t, b, 1)})
 			var e *veo.Error
 			if !errors.As(err, &e) || e.FailureCode() != task.FailModelUnavailable {
@@ -462,7 +462,7 @@ func TestSubmitNeverReached(t *testing.T) {
 	srv.Close()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			_, err := b.provider(t, srv.URL).Submit(t.Context(), workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
+			_, err := b.provider(t, srv.URL).Submit(t.Context(), provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001",
 				Prompt: "nobody there", Params: params.Parameters{SampleCount: 1}})
 			var busy interface{ RetryAfter() time.Duration }
 			var unknown interface{ OutcomeUnknown() bool }
@@ -485,7 +485,7 @@ func TestGeminiKeyStaysWithGoogle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "far away",
+	job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "far away",
 		Params: valid(t, backends[1], 1), OutDir: t.TempDir()}
 	op, err := g.Submit(t.Context(), job)
 	if err == nil {
@@ -550,7 +550,7 @@ func TestVertexHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v.Submit(t.Context(), workflow.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
+		v.Submit(t.Context(), provider.Job{Model: "gen-3.1-fast-generate-001", Params: params.Parameters{SampleCount: 1}})
 		if len(h.seen) != 1 || h.seen[0] != want {
 			t.Errorf("location %q reached %v, want %s", location, h.seen, want)
 		}
@@ -603,7 +603,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: the error shows the key: %v", tt.name, err)
 		}
 		// A model not found leaves the others running.
-		var unavailable *veo.UnavailableModelsError
+		var unavailable *provider.UnavailableModelsError
 		if retiredOnly := strings.Contains(tt.name, "retired"); errors.As(err, &unavailable) != retiredOnly ||
 			(retiredOnly && (len(unavailable.Models) != 1 || !slices.Contains(retiredIDs, unavailable.Models[0]))) {
 			t.Errorf("%s: Check = %v, want an *UnavailableModelsError of the retired model alone: %v", tt.name, err, retiredOnly)
@@ -658,7 +658,7 @@ func TestBilling(t *testing.T) {
 					if max := b.caps(t).Models["gen-3.1-fast-generate-001"].MaxSampleCount; tt.samples > max {
 						t.Skipf("%s makes at most %d videos a request", b.name, max)
 					}
-					job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
+					job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: tt.prompt,
 						Params: valid(t, b, tt.samples), OutDir: t.TempDir()}
 					op, err := p.Submit(t.Context(), job)
 					if err == nil {
@@ -682,7 +682,7 @@ func TestBilling(t *testing.T) {
 					if job.Params.GenerateAudio {
 						price = m.Audio[par.Resolution]
 					}
-					want := workflow.Billing{Route: b.name, ProviderModel: sub.Model,
+					want := provider.Billing{Route: b.name, ProviderModel: sub.Model,
 						CostUSD: price * float64(par.DurationSeconds*par.SampleCount)}
 					if op.Billing != want || price == 0 {
 						t.Errorf("Billing = %+v, want %+v (%d videos, %d filtered)", op.Billing, want, len(op.Result.Paths), tt.filtered)

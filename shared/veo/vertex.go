@@ -11,9 +11,9 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veomodels"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // DefaultVertexLocation is the region of Vertex AI when none is set.
@@ -54,7 +54,7 @@ type VertexConfig struct {
 	HTTP *http.Client
 }
 
-// Vertex is Veo on Vertex AI, a workflow.Provider.
+// Vertex is Veo on Vertex AI, a provider.Provider.
 type Vertex struct {
 	cfg      VertexConfig
 	base     string // {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/
@@ -63,7 +63,7 @@ type Vertex struct {
 	http     *http.Client
 }
 
-var _ workflow.Provider = (*Vertex)(nil)
+var _ provider.Provider = (*Vertex)(nil)
 
 // NewVertex returns the Vertex AI provider. Without cfg.AccessToken it
 // finds Application Default Credentials now (GOOGLE_APPLICATION_CREDENTIALS:
@@ -137,26 +137,26 @@ func (v *Vertex) Check(ctx context.Context) error {
 }
 
 // Submit starts the job with predictLongRunning.
-func (v *Vertex) Submit(ctx context.Context, job workflow.Job) (workflow.Operation, error) {
+func (v *Vertex) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	m, err := model(v.cfg.Models, job.Model)
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	pm, _, _ := veomodels.Lookup(settings.GeneratorVertex, m)
 	req, err := newRequest(job, pm.Limits, true, v.storageURI(job))
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	var op operation
 	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":predictLongRunning", nil, req, &op); err != nil {
-		return workflow.Operation{}, submitError(err)
+		return provider.Operation{}, submitError(err)
 	}
-	return workflow.Operation{Name: op.Name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
+	return provider.Operation{Name: op.Name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
 }
 
 // storageURI is where the job's videos go, under the configured prefix:
 // a folder per task.
-func (v *Vertex) storageURI(job workflow.Job) string {
+func (v *Vertex) storageURI(job provider.Job) string {
 	if v.cfg.StorageURI == "" {
 		return ""
 	}
@@ -164,20 +164,20 @@ func (v *Vertex) storageURI(job workflow.Job) string {
 }
 
 // Poll asks fetchPredictOperation of the operation's model.
-func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (v *Vertex) Poll(ctx context.Context, name string, job provider.Job) (provider.Operation, error) {
 	modelPath, _, ok := strings.Cut(name, "/operations/")
 	i := strings.LastIndex(modelPath, "/models/")
 	if !ok || i < 0 {
-		return workflow.Operation{}, fmt.Errorf("vertex: operation name %q names no model", name)
+		return provider.Operation{}, fmt.Errorf("vertex: operation name %q names no model", name)
 	}
 	m := modelPath[i+len("/models/"):]
 	var op operation
 	body := map[string]string{"operationName": name}
 	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, &op); err != nil {
-		return workflow.Operation{}, pollError(err)
+		return provider.Operation{}, pollError(err)
 	}
 	if !op.Done {
-		return workflow.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
+		return provider.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
 	}
 	if op.Response == nil {
 		return result(ctx, job, op, 0, 0, nil, nil)
@@ -191,7 +191,7 @@ func (v *Vertex) Poll(ctx context.Context, name string, job workflow.Job) (workf
 			return writeBase64(r.Videos[i].BytesBase64Encoded, path)
 		})
 	if err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	done.Billing = billing(settings.GeneratorVertex, m, job, len(r.Videos)+r.RAIMediaFilteredCount)
 	return done, nil

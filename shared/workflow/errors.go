@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -46,8 +47,8 @@ func (e *TransientGenerationError) Unwrap() error { return e.Err }
 // fails with CONTENT_POLICY_VIOLATION.
 type ContentPolicyViolation struct {
 	TaskID string
-	// Category is the client-safe category of the refusal (a provider's
-	// PolicyCategory()), "" when the generator gave none.
+	// Category is the client-safe category of the refusal
+	// (provider.Answer's), "" when the generator gave none.
 	Category string
 	Err      error
 }
@@ -166,25 +167,13 @@ func generatorError(ctx, gctx context.Context, t task.Task, err error) error {
 	if errors.Is(gctx.Err(), context.DeadlineExceeded) {
 		return &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
 	}
-	var transient interface{ Transient() bool }
-	if errors.As(err, &transient) && transient.Transient() {
+	switch a := provider.Classify(err); a.Class {
+	case provider.Transient:
 		return &TransientGenerationError{TaskID: t.ID, Err: err}
-	}
-	var coded interface{ FailureCode() string }
-	if errors.As(err, &coded) {
-		switch coded.FailureCode() {
-		case task.FailContentPolicy:
-			var cat interface{ PolicyCategory() string }
-			v := &ContentPolicyViolation{TaskID: t.ID, Err: err}
-			if errors.As(err, &cat) {
-				v.Category = cat.PolicyCategory()
-			}
-			return v
-		case task.FailTimeout:
-			return &DeadlineExceeded{TaskID: t.ID, Deadline: t.Deadline}
-		case task.FailModelUnavailable:
-			return &ModelUnavailable{TaskID: t.ID, Model: t.Model, Err: err}
-		}
+	case provider.Refused:
+		return &ContentPolicyViolation{TaskID: t.ID, Category: a.Category, Err: err}
+	case provider.ModelRetired:
+		return &ModelUnavailable{TaskID: t.ID, Model: t.Model, Err: err}
 	}
 	return &GenerationFailed{TaskID: t.ID, Err: err}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -110,15 +111,15 @@ func TestFFmpegPostersWaitEndsWithContext(t *testing.T) {
 // hand nothing at all, as a generator with no posters does.
 type handing struct{ posters []string }
 
-func (h handing) Generate(_ context.Context, job workflow.Job) (workflow.Result, error) {
+func (h handing) Generate(_ context.Context, job provider.Job) (provider.Result, error) {
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Result{}, err
+		return provider.Result{}, err
 	}
-	var res workflow.Result
+	var res provider.Result
 	for i := range job.Params.SampleCount {
 		p := filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.mp4", i))
 		if err := os.WriteFile(p, []byte("video"), 0o600); err != nil {
-			return workflow.Result{}, err
+			return provider.Result{}, err
 		}
 		res.Paths = append(res.Paths, p)
 	}
@@ -128,7 +129,7 @@ func (h handing) Generate(_ context.Context, job workflow.Job) (workflow.Result,
 		case "given":
 			path = filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.jpg", i))
 			if err := os.WriteFile(path, fmt.Appendf(nil, "given poster %d", i), 0o600); err != nil {
-				return workflow.Result{}, err
+				return provider.Result{}, err
 			}
 		case "gone":
 			path = filepath.Join(job.OutDir, "no-such-poster.jpg")

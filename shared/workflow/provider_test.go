@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/veo/veotest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
-// scripted is a workflow.Provider whose operations are done after
+// scripted is a provider.Provider whose operations are done after
 // doneAfter polls; busy, while positive, makes that many calls answer a
 // busy provider first. It counts submits and polls by task.
 type scripted struct {
@@ -40,7 +41,7 @@ type scripted struct {
 type busyErr struct{}
 
 func (busyErr) Error() string             { return "429 RESOURCE_EXHAUSTED" }
-func (busyErr) RetryAfter() time.Duration { return 0 }
+func (busyErr) Classify() provider.Answer { return provider.Answer{Class: provider.Busy} }
 
 func newScripted(doneAfter int) *scripted {
 	return &scripted{doneAfter: doneAfter, hint: 5 * time.Second, submits: map[string]int{}, polls: map[string]int{}}
@@ -54,37 +55,37 @@ func (p *scripted) takeBusy() bool {
 	return false
 }
 
-func (p *scripted) Submit(_ context.Context, job workflow.Job) (workflow.Operation, error) {
+func (p *scripted) Submit(_ context.Context, job provider.Job) (provider.Operation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.takeBusy() {
-		return workflow.Operation{}, busyErr{}
+		return provider.Operation{}, busyErr{}
 	}
 	p.submits[job.TaskID]++
 	if p.submitErr != nil {
-		return workflow.Operation{}, p.submitErr
+		return provider.Operation{}, p.submitErr
 	}
-	return workflow.Operation{Name: fmt.Sprintf("ops/%s/%d", job.TaskID, p.submits[job.TaskID]), PollAfter: p.hint}, nil
+	return provider.Operation{Name: fmt.Sprintf("ops/%s/%d", job.TaskID, p.submits[job.TaskID]), PollAfter: p.hint}, nil
 }
 
-func (p *scripted) Poll(_ context.Context, name string, job workflow.Job) (workflow.Operation, error) {
+func (p *scripted) Poll(_ context.Context, name string, job provider.Job) (provider.Operation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.takeBusy() {
-		return workflow.Operation{}, busyErr{}
+		return provider.Operation{}, busyErr{}
 	}
 	p.polls[job.TaskID]++
 	if p.never || p.polls[job.TaskID] < p.doneAfter {
-		return workflow.Operation{Name: name, PollAfter: p.hint}, nil
+		return provider.Operation{Name: name, PollAfter: p.hint}, nil
 	}
 	if err := os.MkdirAll(job.OutDir, 0o700); err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
 	path := filepath.Join(job.OutDir, "0.mp4")
 	if err := os.WriteFile(path, []byte("a video of "+name), 0o600); err != nil {
-		return workflow.Operation{}, err
+		return provider.Operation{}, err
 	}
-	return workflow.Operation{Name: name, Done: true, Result: workflow.Result{Paths: []string{path}}}, nil
+	return provider.Operation{Name: name, Done: true, Result: provider.Result{Paths: []string{path}}}, nil
 }
 
 func (p *scripted) count(m map[string]int, id string) int {
@@ -202,8 +203,10 @@ func TestOperationRunsToItsEnd(t *testing.T) {
 // lostAnswer is a submit that went out with no answer back.
 type lostAnswer struct{}
 
-func (lostAnswer) Error() string        { return "POST predictLongRunning: connection reset by peer" }
-func (lostAnswer) OutcomeUnknown() bool { return true }
+func (lostAnswer) Error() string { return "POST predictLongRunning: connection reset by peer" }
+func (lostAnswer) Classify() provider.Answer {
+	return provider.Answer{Class: provider.OutcomeUnknown}
+}
 
 // TestAmbiguousSubmitIsNeverRepeated: a submit whose answer was lost
 // ends the task PROVIDER_OUTCOME_UNKNOWN, refunded, after one job; a
@@ -339,15 +342,16 @@ func TestLostAnswerCostsOneJobAtTheFake(t *testing.T) {
 // runs: a wait only an operator can end.
 type refusedToken struct{}
 
-func (refusedToken) Error() string             { return "401 UNAUTHENTICATED" }
-func (refusedToken) RetryAfter() time.Duration { return 0 }
-func (refusedToken) NeedsOperator() bool       { return true }
+func (refusedToken) Error() string { return "401 UNAUTHENTICATED" }
+func (refusedToken) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Busy, Operator: true}
+}
 
 // pollRefused polls with refused credentials.
 type pollRefused struct{ *scripted }
 
-func (p pollRefused) Poll(context.Context, string, workflow.Job) (workflow.Operation, error) {
-	return workflow.Operation{}, refusedToken{}
+func (p pollRefused) Poll(context.Context, string, provider.Job) (provider.Operation, error) {
+	return provider.Operation{}, refusedToken{}
 }
 
 // TestRefusedCredentialsOnAPollWait: a poll whose credentials were

@@ -15,7 +15,7 @@ import (
 // the prompt directives of shared/faults around it as the local service
 // has them when fault injection is on. It proves that their errors are
 // classified through the interfaces this package declares (Transient,
-// FailureCode) and that workflow.Job converts to render.Job: if either
+// FailureCode) and that provider.Job converts to render.Job: if either
 // drifts, this test fails or stops compiling.
 func TestWithRenderer(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/lifecycle"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -100,7 +101,7 @@ type generation struct {
 	gctx   context.Context
 	cancel context.CancelFunc
 	dir    string
-	job    Job
+	job    provider.Job
 }
 
 func (g *generation) close() {
@@ -142,7 +143,7 @@ func (s *Steps) prepareGeneration(ctx context.Context, in TaskRef) (g *generatio
 	// as MkdirTemp's would be, its suffix random.
 	dir := filepath.Join(s.TempDir, workDirPrefix+t.ID+"-"+strconv.FormatUint(rand.Uint64(), 36))
 	g.dir = dir
-	g.job = Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
+	g.job = provider.Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
 	if since, submitting := task.SubmittingSince(t.Operation); submitting {
 		g.close()
@@ -169,12 +170,12 @@ func (s *Steps) prepareGeneration(ctx context.Context, in TaskRef) (g *generatio
 
 // operate polls the task's operation, or submits its job: the call that
 // may wait for minutes, in a small frame (see generation).
-func (s *Steps) operate(ctx context.Context, g *generation) (Operation, error) {
+func (s *Steps) operate(ctx context.Context, g *generation) (provider.Operation, error) {
 	switch {
 	case g.t.Operation != "":
 		return s.provider().Poll(g.gctx, g.t.Operation, g.job)
 	case s.Provider == nil:
-		return rendered{s.Generator}.Submit(g.gctx, g.job)
+		return provider.Rendered(s.Generator).Submit(g.gctx, g.job)
 	}
 	return s.submitJob(ctx, g)
 }
@@ -183,22 +184,22 @@ func (s *Steps) operate(ctx context.Context, g *generation) (Operation, error) {
 // arguments are large).
 //
 //go:noinline
-func (s *Steps) submitJob(ctx context.Context, g *generation) (Operation, error) {
+func (s *Steps) submitJob(ctx context.Context, g *generation) (provider.Operation, error) {
 	return s.submit(ctx, g.gctx, g.t, g.job, g.now)
 }
 
 // generationResult is Generate's answer once the provider answered op
 // or err.
-func (s *Steps) generationResult(ctx context.Context, g *generation, op Operation, err error) (Generated, error) {
+func (s *Steps) generationResult(ctx context.Context, g *generation, op provider.Operation, err error) (Generated, error) {
 	t, now, gctx := g.t, g.now, g.gctx
 	if err != nil {
 		if ownError(err) {
 			return Generated{}, err
 		}
-		if wait, busy := retryAfter(err); busy && ctx.Err() == nil && gctx.Err() == nil {
-			wait = max(wait, busyWait(t, now))
+		if a := provider.Classify(err); a.Class == provider.Busy && ctx.Err() == nil && gctx.Err() == nil {
+			wait := max(a.After, busyWait(t, now))
 			level := slog.LevelInfo
-			if needsOperator(err) {
+			if a.Operator {
 				level = slog.LevelError
 			}
 			s.logger().Log(ctx, level, "provider busy: waiting", "task", t.ID, "wait", wait.String(), "error", err)
@@ -269,7 +270,7 @@ const SubmitGrace = 3 * time.Minute
 // AlarmModelUnavailable is the ERROR log line of a task that found its
 // provider model unavailable: the operator remaps the model. A metric
 // filter of template.yaml counts it.
-const AlarmModelUnavailable = "provider model unavailable: remap the model"
+const AlarmModelUnavailable = provider.AlarmModelUnavailable
 
 // AlarmOutcomeUnknown is the ERROR log line of a task ended because its
 // submit's outcome is unknown: the operator may find a job billed for it
@@ -281,19 +282,19 @@ const AlarmOutcomeUnknown = "provider outcome unknown: task failed rather than s
 // first, so that no re-run submits a second job while the answer is
 // unknown: the marker is replaced with the handle once accepted, and
 // removed when the provider refused the job.
-func (s *Steps) submit(ctx, gctx context.Context, t task.Task, job Job, now time.Time) (Operation, error) {
+func (s *Steps) submit(ctx, gctx context.Context, t task.Task, job provider.Job, now time.Time) (provider.Operation, error) {
 	if s.Provider == nil {
 		return s.provider().Submit(gctx, job)
 	}
 	marker := task.SubmittingMarker(now)
 	saved, err := s.Store.SetOperation(ctx, t.ID, "", marker)
 	if err != nil {
-		return Operation{}, storeError("mark submitting", t.ID, err)
+		return provider.Operation{}, storeError("mark submitting", t.ID, err)
 	}
 	if saved.Operation != marker {
 		// Another execution moved first (or the task ended): the next
 		// call follows what it left.
-		return Operation{}, busyOther{}
+		return provider.Operation{}, busyOther{}
 	}
 	op, err := s.Provider.Submit(gctx, job)
 	switch {
@@ -301,10 +302,10 @@ func (s *Steps) submit(ctx, gctx context.Context, t task.Task, job Job, now time
 		return op, nil // done at submit: nothing left to follow
 	case err == nil:
 		return s.saveOperation(ctx, t, marker, op)
-	case outcomeUnknown(err):
-		return Operation{}, s.outcomeUnknown(t, err)
+	case provider.Classify(err).Class == provider.OutcomeUnknown:
+		return provider.Operation{}, s.outcomeUnknown(t, err)
 	case ctx.Err() != nil || gctx.Err() != nil:
-		return Operation{}, err // cut short: the request may have gone out, the marker stays
+		return provider.Operation{}, err // cut short: the request may have gone out, the marker stays
 	}
 	// Refused before acceptance: nothing runs at the provider, and the
 	// next call may submit again.
@@ -312,7 +313,7 @@ func (s *Steps) submit(ctx, gctx context.Context, t task.Task, job Job, now time
 		s.logger().Error("refused submit, but its marker could not be removed: the task will fail as unknown",
 			"task", t.ID, "error", rerr)
 	}
-	return Operation{}, err
+	return provider.Operation{}, err
 }
 
 // ownError reports whether err is one of the named errors submit
@@ -328,21 +329,9 @@ func ownError(err error) bool {
 // busyOther is the wait of a task another execution is submitting.
 type busyOther struct{}
 
-func (busyOther) Error() string             { return "another execution is submitting the task" }
-func (busyOther) RetryAfter() time.Duration { return MinPollWait }
-
-// outcomeUnknown reports whether err says the provider may have
-// accepted the job without an answer to show for it.
-func outcomeUnknown(err error) bool {
-	var u interface{ OutcomeUnknown() bool }
-	return errors.As(err, &u) && u.OutcomeUnknown()
-}
-
-// needsOperator reports whether err, a wait, is one an operator must
-// fix (credentials the provider refuses while it bills a job).
-func needsOperator(err error) bool {
-	var n interface{ NeedsOperator() bool }
-	return errors.As(err, &n) && n.NeedsOperator()
+func (busyOther) Error() string { return "another execution is submitting the task" }
+func (busyOther) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Busy, After: MinPollWait}
 }
 
 func (s *Steps) outcomeUnknown(t task.Task, err error) error {
@@ -355,7 +344,7 @@ func (s *Steps) outcomeUnknown(t task.Task, err error) error {
 // failure to save is retried here, a few times; should it last, the
 // marker stays, and a re-run ends the task as ProviderOutcomeUnknown
 // rather than submit again.
-func (s *Steps) saveOperation(ctx context.Context, t task.Task, marker string, op Operation) (Operation, error) {
+func (s *Steps) saveOperation(ctx context.Context, t task.Task, marker string, op provider.Operation) (provider.Operation, error) {
 	if op.Name == "" {
 		return op, s.outcomeUnknown(t, errors.New("the provider answered an operation without a name"))
 	}
@@ -431,16 +420,6 @@ func busyWait(t task.Task, now time.Time) time.Duration {
 	}
 	base = min(base, MaxPollWait/2)
 	return base + rand.N(base)
-}
-
-// retryAfter reports whether err says the provider is busy, and the wait
-// it suggests.
-func retryAfter(err error) (time.Duration, bool) {
-	var busy interface{ RetryAfter() time.Duration }
-	if errors.As(err, &busy) {
-		return busy.RetryAfter(), true
-	}
-	return 0, false
 }
 
 // fetchInputs downloads the task's input images into dir and returns

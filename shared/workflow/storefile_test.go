@@ -16,6 +16,7 @@ import (
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/blob/memblob"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -76,8 +77,8 @@ func (framer) Poster(_ context.Context, video, out string) error {
 // noVideo hands a video path with nothing there.
 type noVideo struct{}
 
-func (noVideo) Generate(_ context.Context, job workflow.Job) (workflow.Result, error) {
-	return workflow.Result{Paths: []string{filepath.Join(job.OutDir, "sample-0.mp4")}}, nil
+func (noVideo) Generate(_ context.Context, job provider.Job) (provider.Result, error) {
+	return provider.Result{Paths: []string{filepath.Join(job.OutDir, "sample-0.mp4")}}, nil
 }
 
 // TestVideosStoredEitherWay: a blob store that takes files (fsblob,

@@ -1,6 +1,8 @@
 package workflow
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestWorkDirTask(t *testing.T) {
 	const id = "gen_1700000000000_abcdefghi"

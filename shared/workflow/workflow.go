@@ -14,13 +14,12 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -34,115 +33,14 @@ type Store interface {
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)
 }
 
-// Job is one generation for a Generator.
-type Job struct {
-	TaskID, Type, Prompt string
-	// Model is the contract's model id (catalog.Model.ID).
-	Model  string
-	Params params.Parameters
-	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
-	// task.RoleLastFrame) to the local path of the uploaded image.
-	Images map[string]string
-	// OutDir is where the generator writes the videos.
-	OutDir string
-}
-
-// Result is what a generation produced: one MP4 per sample that survived
-// the generator's own checks, so possibly fewer than Params.SampleCount.
-// Its files are the workflow's once handed over: a blob store on the
-// same file system takes them by renaming them into place, so they must
-// be complete and written by nothing any more (the generators write
-// them in Job.OutDir, which is the workflow's too).
-type Result struct {
-	Paths []string
-	// Posters are the poster frames the generator made itself (the
-	// built-in renderer in the same ffmpeg run as the video, a provider
-	// that hands a thumbnail): a JPEG of the first frame, at the video's
-	// size, per video, at the same index as Paths. A missing or ""
-	// entry is none: Steps.Posters makes that video's.
-	Posters []string
-}
-
-// Generator renders videos while the caller waits: the built-in ffmpeg
-// renderer. Its errors are classified by the small interfaces they
-// implement, not by their types, so that this package depends on no
-// generator: Transient() bool (worth retrying) and FailureCode() string
-// (a task.Fail* code). The workflow runs it as a Provider whose
-// operations are done at submit.
-type Generator interface {
-	Generate(ctx context.Context, job Job) (Result, error)
-}
-
-// Provider is a model provider's API, shaped as a long-running
-// operation: Submit starts a job and answers its Operation, which Poll
-// then follows by name until it is done. A job is paid for when it is
-// submitted, so the workflow saves the name on the task right after
-// Submit and never submits a task that has one again.
-//
-// Errors are classified as a Generator's are, and one more way: an error
-// with RetryAfter() time.Duration says the provider is busy or
-// throttling (429, 503): the workflow waits about that long and calls
-// again, until the task's deadline, rather than failing the task.
-type Provider interface {
-	Submit(ctx context.Context, job Job) (Operation, error)
-	// Poll answers where the operation is. Once it is done, the videos
-	// are files in job.OutDir (job.Images is empty: inputs are only
-	// read at submit).
-	Poll(ctx context.Context, name string, job Job) (Operation, error)
-}
-
-// Operation is where a submitted job is.
-type Operation struct {
-	// Name is the handle Poll takes; it may be empty for an operation
-	// done at submit.
-	Name string
-	// Done: Result holds the videos, possibly fewer than the samples
-	// asked for (the rest were filtered out by the provider).
-	Done   bool
-	Result Result
-	// PollAfter is the provider's hint of when to poll again, while not
-	// done; 0 means no hint.
-	PollAfter time.Duration
-	// Progress is the percentage done the provider reports while not
-	// done, 1 to 100; 0 when it reports none.
-	Progress int
-	// Billing says, once Done, who ran the job and what it cost there.
-	Billing Billing
-}
-
-// Billing is who ran a done job and what it cost the operator
-// (task.Billing, which the task keeps).
-type Billing = task.Billing
-
-// rendered runs a Generator as a Provider whose operations are done at
-// submit.
-type rendered struct{ g Generator }
-
-func (r rendered) Submit(ctx context.Context, job Job) (Operation, error) {
-	res, err := r.g.Generate(ctx, job)
-	if err != nil {
-		return Operation{}, err
-	}
-	// The built-in generator renders on the service's own machine: its
-	// own route, at no provider's price.
-	return Operation{Done: true, Result: res, Billing: Billing{Route: RouteBuiltin}}, nil
-}
-
-// RouteBuiltin is the route of the built-in generator.
-const RouteBuiltin = "builtin"
-
-func (r rendered) Poll(context.Context, string, Job) (Operation, error) {
-	return Operation{}, errors.New("the built-in generator has no operation to poll")
-}
-
 // Steps are the workflow's step handlers.
 type Steps struct {
 	Store     Store
 	Blobs     blob.Store
-	Generator Generator
+	Generator provider.Generator
 	// Provider, when set, generates instead of Generator: a model
 	// provider whose jobs the workflow submits and then polls.
-	Provider Provider
+	Provider provider.Provider
 	// Posters, when set, makes the poster frame of each stored video
 	// the generator handed none for (Result.Posters). A poster, handed
 	// or made, is stored beside its video and named on it
@@ -179,7 +77,7 @@ type Generated struct {
 	Done     bool         `json:"done"`
 	// Billing, once Done, is who made the videos and what they cost;
 	// Complete keeps it on the task.
-	Billing Billing `json:"billing,omitzero"`
+	Billing provider.Billing `json:"billing,omitzero"`
 	// WaitSeconds is how long the workflow waits before calling
 	// Generate again while not Done: the provider's hint, bounded by
 	// MaxPollWait and the task's deadline.
@@ -204,11 +102,11 @@ type CaughtError struct {
 	Cause string `json:"Cause"`
 }
 
-func (s *Steps) provider() Provider {
+func (s *Steps) provider() provider.Provider {
 	if s.Provider != nil {
 		return s.Provider
 	}
-	return rendered{s.Generator}
+	return provider.Rendered(s.Generator)
 }
 
 func (s *Steps) now() time.Time {

@@ -22,6 +22,7 @@ import (
 	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
@@ -191,23 +192,35 @@ func (e *env) checkVideos(tk task.Task, want int) {
 	}
 }
 
-// Errors as the render package shapes them: classified by interface.
+// Errors as the render package shapes them: each classifies itself
+// (provider.Classifier).
 type transientErr struct{}
 
-func (*transientErr) Error() string   { return "ffmpeg was killed: signal 9" }
-func (*transientErr) Transient() bool { return true }
+func (*transientErr) Error() string { return "ffmpeg was killed: signal 9" }
+func (*transientErr) Classify() provider.Answer {
+	return provider.Answer{Class: provider.Transient}
+}
 
+// codedErr is a failure that ends the task with its code.
 type codedErr struct{ code string }
 
-func (e *codedErr) Error() string       { return "internal detail: /tmp/x exited 1 (" + e.code + ")" }
-func (e *codedErr) FailureCode() string { return e.code }
+func (e *codedErr) Error() string { return "internal detail: /tmp/x exited 1 (" + e.code + ")" }
+func (e *codedErr) Classify() provider.Answer {
+	switch e.code {
+	case task.FailContentPolicy:
+		return provider.Answer{Class: provider.Refused}
+	case task.FailModelUnavailable:
+		return provider.Answer{Class: provider.ModelRetired}
+	}
+	return provider.Answer{Class: provider.Failed}
+}
 
 func fails(err error) workflowtest.Outcome {
-	return func(context.Context, workflow.Job, int) (int, error) { return 0, err }
+	return func(context.Context, provider.Job, int) (int, error) { return 0, err }
 }
 
 func produces(n int) workflowtest.Outcome {
-	return func(context.Context, workflow.Job, int) (int, error) { return n, nil }
+	return func(context.Context, provider.Job, int) (int, error) { return n, nil }
 }
 
 var messages = map[string]string{
@@ -246,7 +259,7 @@ func TestWorkflow(t *testing.T) {
 		{name: "no video at all", samples: 2, outcome: produces(0),
 			wantStatus: task.Failed, wantCode: task.FailGeneration, wantRefund: 2 * price, wantCalls: 1},
 		{name: "transient error retried, then success", samples: 1,
-			outcome: func(_ context.Context, _ workflow.Job, attempt int) (int, error) {
+			outcome: func(_ context.Context, _ provider.Job, attempt int) (int, error) {
 				if attempt == 1 {
 					return 0, &transientErr{}
 				}
@@ -256,7 +269,7 @@ func TestWorkflow(t *testing.T) {
 		{name: "transient error until the retries run out", samples: 1, outcome: fails(&transientErr{}),
 			wantStatus: task.Failed, wantCode: task.FailGeneration, wantRefund: price, wantCalls: 4},
 		{name: "generation past the deadline", samples: 2,
-			outcome: func(ctx context.Context, _ workflow.Job, _ int) (int, error) {
+			outcome: func(ctx context.Context, _ provider.Job, _ int) (int, error) {
 				<-ctx.Done() // as the renderer does: a cancelled render is transient
 				return 0, &transientErr{}
 			},
@@ -264,7 +277,7 @@ func TestWorkflow(t *testing.T) {
 		{name: "deadline passed before processing", samples: 1, deadline: -time.Second,
 			wantStatus: task.Failed, wantCode: task.FailTimeout, wantRefund: price, wantCalls: 0},
 		{name: "generator panic", samples: 1,
-			outcome:    func(context.Context, workflow.Job, int) (int, error) { panic("index out of range") },
+			outcome:    func(context.Context, provider.Job, int) (int, error) { panic("index out of range") },
 			wantStatus: task.Failed, wantCode: task.FailInternal, wantRefund: price, wantCalls: 1},
 	}
 	for _, tt := range tests {
@@ -422,7 +435,7 @@ func TestStepsAreIdempotent(t *testing.T) {
 		balance := e.account().Credits
 		// The built-in generator's billing went from Generate's result to
 		// the task: its own route, at no cost.
-		if want := (task.Billing{Route: workflow.RouteBuiltin}); results[0].Billing != want || before.Billing != want {
+		if want := (task.Billing{Route: provider.RouteBuiltin}); results[0].Billing != want || before.Billing != want {
 			t.Errorf("billing: result %+v, task %+v; want %+v", results[0].Billing, before.Billing, want)
 		}
 
@@ -514,7 +527,7 @@ func TestRecover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The first process generates until it is stopped.
 		entered := make(chan string, 10)
-		e := newEnv(t, func(ctx context.Context, job workflow.Job, _ int) (int, error) {
+		e := newEnv(t, func(ctx context.Context, job provider.Job, _ int) (int, error) {
 			entered <- job.TaskID
 			<-ctx.Done()
 			return 0, &transientErr{}
@@ -588,7 +601,7 @@ func TestRecover(t *testing.T) {
 func TestStartIsIdempotent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		e := newEnv(t, func(context.Context, workflow.Job, int) (int, error) {
+		e := newEnv(t, func(context.Context, provider.Job, int) (int, error) {
 			<-release
 			return 1, nil
 		})

@@ -17,6 +17,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/awsstack/steps"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/render"
 	"github.com/genvideo/gen/shared/routing"
 	"github.com/genvideo/gen/shared/settings"
@@ -29,7 +30,7 @@ import (
 // at GEN_FFMPEG_PATH, Vertex AI a workload identity federation config
 // (GEN_VERTEX_WIF_CONFIG) or a token, and the Gemini API its key's
 // secret (GEN_GEMINI_API_KEY_SECRET_ARN), all checked now, and the
-// provider asked for its models' metadata (veo.Verify), so that a
+// provider asked for its models' metadata (provider.Verify), so that a
 // missing or refused one fails the cold start rather than every task.
 // With GEN_ROUTES, each route is built with its own credentials (a key
 // from the secret its apiKeySecretArn names); a route that does not
@@ -49,7 +50,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	ctx := context.Background()
 	// The ffmpeg renderer, when a model has the built-in generator for
 	// a route (the default one, or one of GEN_ROUTES).
-	var gen workflow.Generator
+	var gen provider.Generator
 	if rendersVideos(p) {
 		r, err := render.New(render.Config{FFmpegPath: s.Env.FFmpegPath, FontFile: s.Env.FontFile})
 		if err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/veo/veotest"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Generate refuses to start without its bucket or its ffmpeg, naming the
@@ -63,7 +63,7 @@ func TestStepsProviders(t *testing.T) {
 			if err != nil || st.Provider == nil {
 				t.Fatalf("Steps = %v, %v; want the %s provider", st, err, tt.api)
 			}
-			job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "p",
+			job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "p",
 				Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
 					PersonGeneration: "allow_adult"}}
 			if tt.api == settings.GeneratorGemini {

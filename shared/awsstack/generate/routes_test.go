@@ -17,10 +17,10 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo/veotest"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // With GEN_ROUTES, each route has its own credentials, a key read from
@@ -55,7 +55,7 @@ func TestStepsRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Steps with the first route refusing its credentials = %v, want a start", err)
 	}
-	job := workflow.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "p", Type: catalog.ImageToVideo,
+	job := provider.Job{TaskID: "gen_1_x", Model: "gen-3.1-fast-generate-001", Prompt: "p", Type: catalog.ImageToVideo,
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
 			GenerateAudio: true, EnhancePrompt: true, PersonGeneration: "allow_adult"}}
 	// An image to video: allow_adult on both APIs.

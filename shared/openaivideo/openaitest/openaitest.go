@@ -47,10 +47,10 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/veo/veotest"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Video is the MP4 of every job without a Renderer (veotest's: one
@@ -462,7 +462,7 @@ func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	defer os.RemoveAll(dir)
 	aspect, res, _ := openaimodels.AspectAndResolution(cmp.Or(f["size"], "720x1280"))
 	secs, _ := strconv.Atoi(cmp.Or(f["seconds"], "4"))
-	job := workflow.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
+	job := provider.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: aspect, Resolution: res,
 			GenerateAudio: s.makesAudio(), EnhancePrompt: true},
 		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}

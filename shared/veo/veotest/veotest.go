@@ -64,8 +64,8 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow"
 )
 
 // Video is the MP4 every generated sample is: one second of a test
@@ -101,7 +101,7 @@ type Config struct {
 
 // Renderer renders the videos of a job, as the built-in generator does.
 type Renderer interface {
-	Generate(ctx context.Context, job workflow.Job) (workflow.Result, error)
+	Generate(ctx context.Context, job provider.Job) (provider.Result, error)
 }
 
 // Outcome is what an operation ends with.
@@ -646,7 +646,7 @@ func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
 	defer os.RemoveAll(dir)
 	job, err := jobOf(op, instance, parameters, dir)
 	if err == nil {
-		var res workflow.Result
+		var res provider.Result
 		if res, err = s.cfg.Renderer.Generate(context.Background(), job); err == nil {
 			for _, p := range res.Paths {
 				b, rerr := os.ReadFile(p)
@@ -664,7 +664,7 @@ func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
 // jobOf is the built-in generator's job for a request: its images
 // written to dir, its parameters as they came (the Gemini API sends no
 // generateAudio: its models always make audio).
-func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (workflow.Job, error) {
+func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (provider.Job, error) {
 	var in struct {
 		Prompt           string `json:"prompt"`
 		Image, LastFrame *struct {
@@ -673,12 +673,12 @@ func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (wor
 	}
 	p := params.Parameters{GenerateAudio: true}
 	if err := json.Unmarshal(instance, &in); err != nil {
-		return workflow.Job{}, err
+		return provider.Job{}, err
 	}
 	if err := json.Unmarshal(parameters, &p); err != nil {
-		return workflow.Job{}, err
+		return provider.Job{}, err
 	}
-	job := workflow.Job{TaskID: lastPart(op.name), Type: catalog.TextToVideo, Prompt: in.Prompt, Params: p,
+	job := provider.Job{TaskID: lastPart(op.name), Type: catalog.TextToVideo, Prompt: in.Prompt, Params: p,
 		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
 	for role, img := range map[string]*struct {
 		BytesBase64Encoded string `json:"bytesBase64Encoded"`
@@ -688,11 +688,11 @@ func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (wor
 		}
 		b, err := base64.StdEncoding.DecodeString(img.BytesBase64Encoded)
 		if err != nil {
-			return workflow.Job{}, fmt.Errorf("%s: %w", role, err)
+			return provider.Job{}, fmt.Errorf("%s: %w", role, err)
 		}
 		job.Images[role] = filepath.Join(dir, role)
 		if err := os.WriteFile(job.Images[role], b, 0o600); err != nil {
-			return workflow.Job{}, err
+			return provider.Job{}, err
 		}
 	}
 	switch {

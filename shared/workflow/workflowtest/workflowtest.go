@@ -9,17 +9,17 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/genvideo/gen/shared/workflow"
+	"github.com/genvideo/gen/shared/provider"
 )
 
-var _ workflow.Generator = (*Generator)(nil)
+var _ provider.Generator = (*Generator)(nil)
 
 // Outcome decides one Generate call: how many videos to write, or the
 // error to return instead. attempt counts the calls for the job's task,
 // from 1. It may block on ctx (a slow generation).
-type Outcome func(ctx context.Context, job workflow.Job, attempt int) (videos int, err error)
+type Outcome func(ctx context.Context, job provider.Job, attempt int) (videos int, err error)
 
-// Generator is a workflow.Generator that writes small fake MP4 files.
+// Generator is a provider.Generator that writes small fake MP4 files.
 // By default every call writes one file per sample.
 type Generator struct {
 	// Outcome, when set, decides each call.
@@ -32,13 +32,13 @@ type Generator struct {
 
 // Generate writes the videos Outcome asks for into job.OutDir, named
 // sample-<n>.mp4 and holding VideoContent(job.TaskID, n).
-func (g *Generator) Generate(ctx context.Context, job workflow.Job) (workflow.Result, error) {
+func (g *Generator) Generate(ctx context.Context, job provider.Job) (provider.Result, error) {
 	// The images live in a directory the step removes: keep their bytes.
 	seen := map[string][]byte{}
 	for role, path := range job.Images {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return workflow.Result{}, fmt.Errorf("read input %s: %w", role, err)
+			return provider.Result{}, fmt.Errorf("read input %s: %w", role, err)
 		}
 		seen[role] = data
 	}
@@ -55,17 +55,17 @@ func (g *Generator) Generate(ctx context.Context, job workflow.Job) (workflow.Re
 	if g.Outcome != nil {
 		var err error
 		if n, err = g.Outcome(ctx, job, attempt); err != nil {
-			return workflow.Result{}, err
+			return provider.Result{}, err
 		}
 	}
 	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
-		return workflow.Result{}, err
+		return provider.Result{}, err
 	}
-	var res workflow.Result
+	var res provider.Result
 	for i := range n {
 		p := filepath.Join(job.OutDir, fmt.Sprintf("sample-%d.mp4", i))
 		if err := os.WriteFile(p, VideoContent(job.TaskID, i), 0o644); err != nil {
-			return workflow.Result{}, err
+			return provider.Result{}, err
 		}
 		res.Paths = append(res.Paths, p)
 	}
