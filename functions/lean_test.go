@@ -69,8 +69,8 @@ var notLinked = []struct {
 	path, what string
 	only       []string
 }{
-	{"github.com/genvideo/gen/shared/render", "the ffmpeg renderer", []string{"generate", "poll"}},
-	{"github.com/genvideo/gen/shared/veo", "the Veo providers", []string{"generate", "poll"}},
+	{"github.com/genvideo/gen/shared/provider/render", "the ffmpeg renderer", []string{"generate", "poll"}},
+	{"github.com/genvideo/gen/shared/provider/veo", "the Veo providers", []string{"generate", "poll"}},
 	{"golang.org/x/oauth2", "Google's OAuth2 library", []string{"generate", "poll"}},
 	{"github.com/genvideo/gen/shared/sfnstart", "Step Functions' executions", starters},
 	{"github.com/aws/aws-sdk-go-v2/service/sfn", "the Step Functions client", starters},

@@ -6,7 +6,7 @@
 // backend can honour, before anything is charged, and fills the
 // defaults the contract leaves to the backend (personGeneration,
 // resolution). The same Table is what GET /api/gen/models shows, and,
-// for Veo, what its fake refuses (shared/veo).
+// for Veo, what its fake refuses (shared/provider/veo).
 package capability
 
 import (

@@ -19,7 +19,7 @@ import (
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/httpguard"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/webhook"

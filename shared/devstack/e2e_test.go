@@ -25,7 +25,7 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
-	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"

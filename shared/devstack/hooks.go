@@ -30,7 +30,7 @@ type Hooks struct {
 	// against the OpenAPI document).
 	WrapHandler func(http.Handler) http.Handler
 	// RouteClock is the clock of the routes' health memory
-	// (shared/routing), for a test that lets a cool-down pass.
+	// (shared/provider/routing), for a test that lets a cool-down pass.
 	RouteClock func() time.Time
 }
 

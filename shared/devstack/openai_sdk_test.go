@@ -15,7 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/openapi/openapitest"
-	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )

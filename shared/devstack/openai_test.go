@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/openaivideo/openaitest"
-	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/provider/openai/openaitest"
+	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/storetest"

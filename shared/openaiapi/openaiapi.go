@@ -26,8 +26,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/task"
 )
 

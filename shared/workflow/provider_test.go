@@ -16,9 +16,9 @@ import (
 
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo"
+	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veo/veotest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

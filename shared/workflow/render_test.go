@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/genvideo/gen/shared/faults"
-	"github.com/genvideo/gen/shared/render"
+	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/task"
 )
 

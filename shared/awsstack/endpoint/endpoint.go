@@ -24,8 +24,8 @@ import (
 	"github.com/genvideo/gen/shared/blob/s3blob"
 	"github.com/genvideo/gen/shared/blob/s3links"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // ProxyFunc handles API Gateway REST proxy events; lambda.Start takes it.

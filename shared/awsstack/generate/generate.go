@@ -1,7 +1,7 @@
 // Package generate builds the Generate step of the state machine: the
 // generator GEN_GENERATOR selects (the ffmpeg renderer, or Veo on Vertex
 // AI or the Gemini API), or the models' routes (GEN_ROUTES,
-// shared/routing), storing videos in S3. Only the generate Lambda
+// shared/provider/routing), storing videos in S3. Only the generate Lambda
 // imports it, so that no other binary links the renderer or the
 // providers.
 package generate
@@ -18,10 +18,10 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/render"
-	"github.com/genvideo/gen/shared/routing"
+	"github.com/genvideo/gen/shared/provider/render"
+	"github.com/genvideo/gen/shared/provider/routing"
+	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veo"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veo/veotest"
 )
 
 // Generate refuses to start without its bucket or its ffmpeg, naming the

@@ -18,9 +18,9 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo/veotest"
 )
 
 // With GEN_ROUTES, each route has its own credentials, a key read from

@@ -1,4 +1,4 @@
-package openaivideo_test
+package openai_test
 
 import (
 	"bytes"
@@ -18,23 +18,23 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/openaivideo"
-	"github.com/genvideo/gen/shared/openaivideo/openaitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/openai"
+	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 )
 
 const key = "sk-test-key"
 
-func newProvider(t *testing.T, cfg openaitest.Config) (*openaitest.Server, *openaivideo.Provider) {
+func newProvider(t *testing.T, cfg openaitest.Config) (*openaitest.Server, *openai.Provider) {
 	t.Helper()
 	cfg.Key = key
 	fake := openaitest.New(cfg)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	p, err := openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL, Profile: cfg.Profile, PollAfter: time.Second})
+	p, err := openai.New(openai.Config{APIKey: key, Endpoint: srv.URL, Profile: cfg.Profile, PollAfter: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func job(t *testing.T, prompt string) provider.Job {
 
 // run submits job and polls it until done or an error, and answers the
 // progress each poll saw.
-func run(t *testing.T, p *openaivideo.Provider, j provider.Job) (provider.Operation, []int, error) {
+func run(t *testing.T, p *openai.Provider, j provider.Job) (provider.Operation, []int, error) {
 	t.Helper()
 	op, err := p.Submit(t.Context(), j)
 	var seen []int
@@ -170,7 +170,7 @@ func TestOutcomes(t *testing.T) {
 			if tt.model != "" {
 				models["gen-3.1-fast-generate-001"] = tt.model
 			}
-			p, err := openaivideo.New(openaivideo.Config{APIKey: cmpOr(tt.key, key), Endpoint: srv.URL, Models: models})
+			p, err := openai.New(openai.Config{APIKey: cmpOr(tt.key, key), Endpoint: srv.URL, Models: models})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +221,7 @@ func TestPollKeyRefused(t *testing.T) {
 	}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	other, err := openaivideo.New(openaivideo.Config{APIKey: "sk-revoked", Endpoint: srv.URL})
+	other, err := openai.New(openai.Config{APIKey: "sk-revoked", Endpoint: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +238,11 @@ func TestCheck(t *testing.T) {
 	fake := openaitest.New(openaitest.Config{Key: key, Retired: []string{"sora-2-pro"}})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	p, _ := openaivideo.New(openaivideo.Config{APIKey: "sk-wrong", Endpoint: srv.URL})
+	p, _ := openai.New(openai.Config{APIKey: "sk-wrong", Endpoint: srv.URL})
 	if err := p.Check(t.Context()); err == nil || !strings.Contains(err.Error(), settings.OpenAIAPIKey) {
 		t.Errorf("Check with a wrong key = %v, want an error naming %s", err, settings.OpenAIAPIKey)
 	}
-	p, _ = openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL})
+	p, _ = openai.New(openai.Config{APIKey: key, Endpoint: srv.URL})
 	err := p.Check(t.Context())
 	var u *provider.UnavailableModelsError
 	if !errors.As(err, &u) || len(u.Models) != 1 || u.Models[0] != "sora-2-pro" {
@@ -258,7 +258,7 @@ func TestIDsStayOnTheHost(t *testing.T) {
 		w.Write([]byte(`{"id":"../../admin","status":"queued"}`))
 	}))
 	t.Cleanup(srv.Close)
-	p, _ := openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL})
+	p, _ := openai.New(openai.Config{APIKey: key, Endpoint: srv.URL})
 	j := job(t, "x")
 	_, err := p.Submit(t.Context(), j)
 	var unknown interface{ OutcomeUnknown() bool }
@@ -293,7 +293,7 @@ func TestBilling(t *testing.T) {
 			fake := openaitest.New(openaitest.Config{Key: key, Profile: tt.profile})
 			srv := httptest.NewServer(fake)
 			t.Cleanup(srv.Close)
-			p, err := openaivideo.New(openaivideo.Config{APIKey: key, Endpoint: srv.URL, Profile: tt.profile,
+			p, err := openai.New(openai.Config{APIKey: key, Endpoint: srv.URL, Profile: tt.profile,
 				Models: tt.models, USDPerSecond: tt.usdPerSecond})
 			if err != nil {
 				t.Fatal(err)

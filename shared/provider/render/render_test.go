@@ -18,7 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/render/rendertest"
+	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/task"
 )
 

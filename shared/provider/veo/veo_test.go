@@ -21,11 +21,11 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veo/veotest"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 const (

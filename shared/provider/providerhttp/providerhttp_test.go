@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
 )
 
 // TestSubmitOutcome: a submit that never reached the provider may be

@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/genvideo/gen/shared/openaivideo/openaitest"
+	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 )
 

@@ -1,8 +1,8 @@
 // Package openaimodels is what the hosts of OpenAI's videos shape
 // accept, as data: OpenAI's own Sora models, and a self-hosted
 // vLLM-Omni serving one model. The service validates starts with it
-// (Capabilities), shared/openaivideo maps a start to the host's fields
-// with it (Size, Seconds), and the fake (openaivideo/openaitest) refuses
+// (Capabilities), shared/provider/openai maps a start to the host's fields
+// with it (Size, Seconds), and the fake (openai/openaitest) refuses
 // what it refuses. Like veomodels it links no client.
 package openaimodels
 

@@ -45,12 +45,12 @@ import (
 	"sync"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
+	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veo/veotest"
 )
 
 // Video is the MP4 of every job without a Renderer (veotest's: one

@@ -12,7 +12,7 @@
 //     URIs downloaded with the key.
 //
 // Like Google, it refuses what the model cannot honour (Refusal: the
-// table of shared/veomodels, with its sources): 404 NOT_FOUND for a
+// table of shared/provider/veo/veomodels, with its sources): 404 NOT_FOUND for a
 // model the API does not serve or has retired, 400 INVALID_ARGUMENT for
 // a parameter outside the model's documented limits.
 //

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/task"
 )
 

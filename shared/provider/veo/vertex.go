@@ -12,8 +12,8 @@ import (
 	"golang.org/x/oauth2/google"
 
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // DefaultVertexLocation is the region of Vertex AI when none is set.

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // Refusal is the HTTP status and google.rpc.Status message with which

@@ -1,4 +1,4 @@
-package openaivideo
+package openai
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/task"
 )
 

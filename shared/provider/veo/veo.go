@@ -29,13 +29,13 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
-	"github.com/genvideo/gen/shared/openaivideo"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/openai"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // DefaultPollAfter is the poll interval when an operation is not done
@@ -584,7 +584,7 @@ type Options struct {
 
 // Build is the provider of p, one backend with its credentials, nil for
 // the built-in generator; it checks no capability table (a router
-// checks each route's, shared/routing).
+// checks each route's, shared/provider/routing).
 func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
@@ -595,7 +595,7 @@ func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provid
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
 			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: o.FFmpegPath})
 	case settings.GeneratorOpenAI:
-		return openaivideo.FromSettings(p)
+		return openai.FromSettings(p)
 	case settings.GeneratorBuiltin, "":
 		return nil, nil
 	}

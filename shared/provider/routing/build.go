@@ -10,9 +10,9 @@ import (
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/veo"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // Options are what a stack adds to the settings: the built-in

@@ -1,5 +1,5 @@
 // Package providerhttp is what the adapters of video providers
-// (shared/veo, shared/openaivideo) share of talking HTTP: the errors
+// (shared/provider/veo, shared/provider/openai) share of talking HTTP: the errors
 // they classify answers into (each a provider.Classifier); a request
 // that knows whether it went out whole; a download into a file;
 // and a redirect policy that keeps a key on its own origin. What each

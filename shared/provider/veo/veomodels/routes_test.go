@@ -6,8 +6,8 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 func routed(t *testing.T, routes string) (settings.Provider, error) {

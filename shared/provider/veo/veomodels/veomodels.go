@@ -1,7 +1,7 @@
 // Package veomodels is what Google documents of its Veo models on each
 // API, as data: what a request may carry, which models exist and which
 // were retired, and what a second of video costs. The service validates
-// starts with it (Capabilities), shared/veo sends only what it allows,
+// starts with it (Capabilities), shared/provider/veo sends only what it allows,
 // and the fake (veotest) refuses what it refuses. It links no Google
 // client, so that the API's functions can read it.
 package veomodels
@@ -14,7 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/openaimodels"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
 )
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // DefaultGeminiEndpoint is the Gemini API.

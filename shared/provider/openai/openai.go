@@ -1,4 +1,4 @@
-// Package openaivideo generates videos on a host of OpenAI's videos
+// Package openai generates videos on a host of OpenAI's videos
 // shape: OpenAI itself, or a self-hosted vLLM-Omni (and the others that
 // serve the shape: SGLang Diffusion, NVIDIA Dynamo, LiteLLM). It is a
 // provider.Provider: a start is a POST /v1/videos (multipart), polled
@@ -13,7 +13,7 @@
 // *OutcomeUnknownError, never submitted again; a failed job is a
 // content-policy refusal when its code names moderation, else a failure.
 // Its limits are openaimodels'.
-package openaivideo
+package openai
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/capability"
-	"github.com/genvideo/gen/shared/openaimodels"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/providerhttp"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 )

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/provider/veo"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/veo"
-	"github.com/genvideo/gen/shared/veomodels"
 )
 
 // TestLiteRunsOnLite: by default each tier runs on its own Veo model on
