@@ -81,3 +81,23 @@ func audioWord(audio bool) string {
 	}
 	return "without audio"
 }
+
+// Served is what a provider route's backend accepts for each of the
+// models it serves (settings.Routes), priced by priced: a model the
+// backend's table does not know, or one sold below its cost at
+// creditUSD (CheckPricesOf), is an error. Each adapter's table reads
+// its own route with it, so that the check is written once.
+func Served(served []string, backend string, priced func(ours string) (Priced, bool), creditUSD float64) (map[string]Limits, error) {
+	out := map[string]Limits{}
+	for _, ours := range served {
+		m, ok := priced(ours)
+		if !ok {
+			return nil, fmt.Errorf("%s maps %s to %q, which is not a model of %s this service knows", settings.Routes, ours, m.ID, backend)
+		}
+		out[ours] = m.Limits
+	}
+	if err := CheckPricesOf(served, backend, priced, creditUSD); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

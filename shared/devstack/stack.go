@@ -24,8 +24,8 @@ import (
 	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/playground"
+	"github.com/genvideo/gen/shared/provider/factory"
 	"github.com/genvideo/gen/shared/provider/render"
-	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -131,7 +131,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	}
 	// The models' provider routes (GEN_ROUTES; without it the one
 	// backend GEN_GENERATOR selects), each checked now.
-	routes, err := routing.FromSettings(ctx, cfg.Provider, routing.Options{Builtin: cfg.Hooks.generator(gen),
+	routes, err := factory.FromSettings(ctx, cfg.Provider, factory.Options{Builtin: cfg.Hooks.generator(gen),
 		Veo: veo.Options{FFmpegPath: cmp.Or(cfg.FFmpegPath, "ffmpeg")}, Now: cfg.Hooks.RouteClock, Logger: s.logger})
 	if err == nil {
 		err = routes.Verify(ctx)

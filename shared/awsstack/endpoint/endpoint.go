@@ -24,7 +24,7 @@ import (
 	"github.com/genvideo/gen/shared/blob/s3blob"
 	"github.com/genvideo/gen/shared/blob/s3links"
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/provider/tables"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -86,7 +86,7 @@ func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Exec
 		// accepts (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), or
 		// one of the model's routes (GEN_ROUTES), as the generate step's
 		// provider is, and models shows its limits.
-		Capabilities: Must(veomodels.Capabilities(s.Env.Provider)),
+		Capabilities: Must(tables.Capabilities(s.Env.Provider)),
 	}
 	if blobs != nil { // not a typed nil inside the interfaces
 		cfg.Blobs, cfg.Uploads = blobs, blobs

@@ -18,8 +18,8 @@ import (
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/factory"
 	"github.com/genvideo/gen/shared/provider/render"
-	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/workflow"
@@ -65,7 +65,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	}
 	// The openai generator's key comes from GEN_OPENAI_API_KEY; an
 	// openai route's may come from its own secret (apiKeySecretArn).
-	routes, err := routing.FromSettings(ctx, p, routing.Options{Builtin: gen,
+	routes, err := factory.FromSettings(ctx, p, factory.Options{Builtin: gen,
 		Veo:    veo.Options{FFmpegPath: s.Env.FFmpegPath, VertexWIFConfig: []byte(s.Env.VertexWIFConfig)},
 		Secret: func(ctx context.Context, arn string) (string, error) { return secret(ctx, s, arn, "a route's API key") },
 		Logger: s.Logger})

@@ -31,7 +31,6 @@ import (
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/openai"
 	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
@@ -557,18 +556,15 @@ func model(models map[string]string, ours string) (string, error) {
 	return "", fmt.Errorf("no provider model configured for %s", ours)
 }
 
-// FromSettings is the provider the generator settings select, nil for
-// the built-in generator. It finds the credentials now, so that a stack
-// without them fails at start-up. ffmpeg is the stack's ffmpeg, which
-// removes the audio the Gemini API cannot leave out.
-// A mapping the capability tables do not know, or one that loses money,
+// FromSettings is the Veo provider the generator settings select
+// (GEN_GENERATOR vertex or gemini). It finds the credentials now, so
+// that a stack without them fails at start-up. ffmpeg is the stack's
+// ffmpeg, which removes the audio the Gemini API cannot leave out. A
+// mapping the capability tables do not know, or one that loses money,
 // fails too (veomodels.Capabilities).
 func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (provider.Provider, error) {
-	switch p.Generator {
-	case settings.GeneratorVertex, settings.GeneratorGemini, settings.GeneratorOpenAI:
-		if _, err := veomodels.Capabilities(p); err != nil {
-			return nil, err
-		}
+	if _, err := veomodels.Capabilities(p); err != nil {
+		return nil, err
 	}
 	return Build(ctx, p, Options{FFmpegPath: ffmpeg})
 }
@@ -582,9 +578,9 @@ type Options struct {
 	VertexWIFConfig []byte
 }
 
-// Build is the provider of p, one backend with its credentials, nil for
-// the built-in generator; it checks no capability table (a router
-// checks each route's, shared/provider/routing).
+// Build is the Veo provider of p, one backend with its credentials; it
+// checks no capability table (shared/provider/factory checks each
+// route's).
 func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
@@ -594,10 +590,6 @@ func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provid
 	case settings.GeneratorGemini:
 		return NewGemini(GeminiConfig{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint,
 			Models: veomodels.WithDefaults(p.Generator, p.ModelMap()), PollAfter: p.PollInterval, FFmpegPath: o.FFmpegPath})
-	case settings.GeneratorOpenAI:
-		return openai.FromSettings(p)
-	case settings.GeneratorBuiltin, "":
-		return nil, nil
 	}
-	return nil, fmt.Errorf("unknown generator %q", p.Generator)
+	return nil, fmt.Errorf("veo: generator %q is not Veo's", p.Generator)
 }

@@ -182,6 +182,22 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	return t, nil
 }
 
+// RouteLimits is what a route to the host of p (one provider route,
+// settings.Route) accepts for each of the models it serves, and the name
+// messages give it (capability.Served).
+func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+	profile := Profile(p)
+	models := WithDefaults(profile, p.ModelMap())
+	backend := backendName(profile)
+	out, err := capability.Served(served, backend, func(ours string) (capability.Priced, bool) {
+		return Priced(p, models[ours])
+	}, p.Credit())
+	if err != nil {
+		return "", nil, err
+	}
+	return backend, out, nil
+}
+
 // CheckPrices fails when p's mapping sells a start below its cost at
 // p.Credit() (capability.CheckPrices).
 func CheckPrices(p settings.Provider) error {

@@ -1,7 +1,8 @@
 // Package veomodels is what Google documents of its Veo models on each
 // API, as data: what a request may carry, which models exist and which
 // were retired, and what a second of video costs. The service validates
-// starts with it (Capabilities), shared/provider/veo sends only what it allows,
+// starts with it (Capabilities, through shared/provider/tables), the
+// adapter (shared/provider/veo) sends only what it allows,
 // and the fake (veotest) refuses what it refuses. It links no Google
 // client, so that the API's functions can read it.
 package veomodels
@@ -14,7 +15,6 @@ import (
 
 	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
 )
 
@@ -200,25 +200,13 @@ func backendName(api string) string {
 	return "Vertex AI"
 }
 
-// Capabilities is what the configured generator accepts for each of our
-// models: the built-in generator's whole range, the Veo model each is
-// mapped to on the API, or the openai generator's (openaimodels). A mapping to a model this file does not know,
-// or one that sells a video below its cost at p.Credit() (CheckPrices),
-// is an error, so that the stack stops at start-up rather than charge
-// for starts it cannot honour, or honour at a loss.
-//
-// With GEN_ROUTES (p.Routes), it is each model's routes' limits
-// (capability.Routed), each route checked as RouteLimits checks it.
+// Capabilities is what Veo on the API of p (settings.GeneratorVertex
+// or GeneratorGemini) accepts for each of our models: the Veo model each
+// is mapped to. A mapping to a model this file does not know, or one
+// that sells a video below its cost at p.Credit() (CheckPrices), is an
+// error, so that the stack stops at start-up rather than charge for
+// starts it cannot honour, or honour at a loss.
 func Capabilities(p settings.Provider) (capability.Table, error) {
-	if p.Routes != "" {
-		return routed(p)
-	}
-	switch p.Generator {
-	case settings.GeneratorBuiltin, "":
-		return capability.Builtin(), nil
-	case settings.GeneratorOpenAI:
-		return openaimodels.Capabilities(p)
-	}
 	models := WithDefaults(p.Generator, p.ModelMap())
 	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}
 	for _, ours := range catalog.IDs() {
@@ -235,79 +223,17 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	return t, nil
 }
 
-// routed is the table of p's routes.
-func routed(p settings.Provider) (capability.Table, error) {
-	byModel := p.ModelRoutes()
-	tables := map[string][]capability.Route{}
-	for _, r := range p.AllRoutes() {
-		var served []string
-		for _, id := range catalog.IDs() {
-			if slices.ContainsFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name }) {
-				served = append(served, id)
-			}
-		}
-		backend, limits, err := RouteLimits(r.Provider, served)
-		if err != nil {
-			return capability.Table{}, fmt.Errorf("%s: route %q: %w", settings.Routes, r.Name, err)
-		}
-		for _, id := range served {
-			l := limits[id]
-			if len(r.Modes) > 0 {
-				l.Modes = slices.DeleteFunc(slices.Clone(l.Modes), func(m string) bool { return !slices.Contains(r.Modes, m) })
-				if len(l.Modes) == 0 {
-					return capability.Table{}, fmt.Errorf("%s: route %q makes none of its modes for %s", settings.Routes, r.Name, id)
-				}
-			}
-			limits[id] = l
-			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
-			if tables[id] == nil {
-				tables[id] = make([]capability.Route, len(byModel[id]))
-			}
-			tables[id][i] = capability.Route{Name: r.Name, Backend: backend, Limits: limits[id]}
-		}
-	}
-	return capability.Routed(tables), nil
-}
-
-// RouteLimits is what the backend of p (one provider route,
-// settings.Route) accepts for each of the models it serves, and the
-// name messages give it. A mapping to a model the tables do not know, or
-// one that sells below its cost at p.Credit(), is an error, as in
-// Capabilities; the built-in generator costs nothing.
+// RouteLimits is what a route of Veo on the API of p (one provider
+// route, settings.Route) accepts for each of the models it serves, and
+// the name messages give it (capability.Served).
 func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
-	out := map[string]capability.Limits{}
-	var priced func(ours string) (capability.Priced, bool)
-	var backend string
-	switch p.Generator {
-	case settings.GeneratorBuiltin, "":
-		t := capability.Builtin()
-		for _, ours := range served {
-			out[ours] = t.Models[ours]
-		}
-		return t.Backend, out, nil
-	case settings.GeneratorOpenAI:
-		profile := openaimodels.Profile(p)
-		models := openaimodels.WithDefaults(profile, p.ModelMap())
-		backend = openaimodels.BackendName(profile)
-		priced = func(ours string) (capability.Priced, bool) { return openaimodels.Priced(p, models[ours]) }
-	case settings.GeneratorVertex, settings.GeneratorGemini:
-		models := WithDefaults(p.Generator, p.ModelMap())
-		backend = backendName(p.Generator)
-		priced = func(ours string) (capability.Priced, bool) {
-			m, ok, _ := Lookup(p.Generator, models[ours])
-			return m, ok
-		}
-	default:
-		return "", nil, fmt.Errorf("unknown generator %q", p.Generator)
-	}
-	for _, ours := range served {
-		m, ok := priced(ours)
-		if !ok {
-			return "", nil, fmt.Errorf("%s maps %s to %q, which is not a model of %s this service knows", settings.Routes, ours, m.ID, backend)
-		}
-		out[ours] = m.Limits
-	}
-	if err := capability.CheckPricesOf(served, backend, priced, p.Credit()); err != nil {
+	models := WithDefaults(p.Generator, p.ModelMap())
+	backend := backendName(p.Generator)
+	out, err := capability.Served(served, backend, func(ours string) (capability.Priced, bool) {
+		m, ok, _ := Lookup(p.Generator, models[ours])
+		return m, ok
+	}, p.Credit())
+	if err != nil {
 		return "", nil, err
 	}
 	return backend, out, nil

@@ -1,4 +1,4 @@
-package veomodels_test
+package tables_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/provider/tables"
 	"github.com/genvideo/gen/shared/settings"
 )
 
@@ -17,7 +17,7 @@ func routed(t *testing.T, routes string) (settings.Provider, error) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := veomodels.Capabilities(p)
+	_, err := tables.Capabilities(p)
 	return p, err
 }
 
@@ -36,7 +36,7 @@ func TestRoutedCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caps, _ := veomodels.Capabilities(p)
+	caps, _ := tables.Capabilities(p)
 	for _, tt := range []struct {
 		kind string
 		want string // the routes that honour a default start

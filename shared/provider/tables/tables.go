@@ -1,0 +1,125 @@
+// Package tables is what the configured providers accept and what they
+// charge, read from the settings: the capability table a start is
+// checked against (Capabilities), for a stack's one backend or for each
+// model's routes. It reads each kind's own table (its adapter's models
+// package) and links no provider's client, so that the API's functions,
+// which refuse a start before charging for it, stay small; the clients
+// are shared/provider/factory's.
+package tables
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/settings"
+)
+
+// kind is one provider kind's table: as a stack's one backend
+// (GEN_GENERATOR), and as a route serving some of our models
+// (GEN_ROUTES).
+type kind struct {
+	capabilities func(settings.Provider) (capability.Table, error)
+	route        func(p settings.Provider, served []string) (backend string, _ map[string]capability.Limits, _ error)
+}
+
+// kinds are the provider kinds, one line each (settings.Generator*);
+// shared/provider/factory has the matching line that builds the client.
+var kinds = map[string]kind{
+	settings.GeneratorBuiltin: {builtin, builtinRoute},
+	settings.GeneratorVertex:  {veomodels.Capabilities, veomodels.RouteLimits},
+	settings.GeneratorGemini:  {veomodels.Capabilities, veomodels.RouteLimits},
+	settings.GeneratorOpenAI:  {openaimodels.Capabilities, openaimodels.RouteLimits},
+}
+
+// lookup is the kind of p, the built-in generator when none is set.
+func lookup(p settings.Provider) (kind, error) {
+	g := p.Generator
+	if g == "" {
+		g = settings.GeneratorBuiltin
+	}
+	k, ok := kinds[g]
+	if !ok {
+		return kind{}, fmt.Errorf("unknown generator %q", p.Generator)
+	}
+	return k, nil
+}
+
+// Capabilities is what the configured providers accept for each of our
+// models: the one backend of the generator settings, or with GEN_ROUTES
+// (p.Routes) each model's routes' limits (capability.Routed), each
+// route checked as RouteLimits checks it. A mapping to a model a table
+// does not know, or one that sells a video below its cost at p.Credit(),
+// is an error, so that the stack stops at start-up rather than charge
+// for starts it cannot honour, or honour at a loss.
+func Capabilities(p settings.Provider) (capability.Table, error) {
+	if p.Routes != "" {
+		return routed(p)
+	}
+	k, err := lookup(p)
+	if err != nil {
+		return capability.Table{}, err
+	}
+	return k.capabilities(p)
+}
+
+// RouteLimits is what the backend of p (one provider route,
+// settings.Route) accepts for each of the models it serves, and the
+// name messages give it.
+func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+	k, err := lookup(p)
+	if err != nil {
+		return "", nil, err
+	}
+	return k.route(p, served)
+}
+
+// builtin is the built-in generator's table: the contract's whole range.
+func builtin(settings.Provider) (capability.Table, error) { return capability.Builtin(), nil }
+
+// builtinRoute is a built-in route's limits; it costs nothing.
+func builtinRoute(_ settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+	t := capability.Builtin()
+	out := map[string]capability.Limits{}
+	for _, ours := range served {
+		out[ours] = t.Models[ours]
+	}
+	return t.Backend, out, nil
+}
+
+// routed is the table of p's routes.
+func routed(p settings.Provider) (capability.Table, error) {
+	byModel := p.ModelRoutes()
+	tables := map[string][]capability.Route{}
+	for _, r := range p.AllRoutes() {
+		var served []string
+		for _, id := range catalog.IDs() {
+			if slices.ContainsFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name }) {
+				served = append(served, id)
+			}
+		}
+		backend, limits, err := RouteLimits(r.Provider, served)
+		if err != nil {
+			return capability.Table{}, fmt.Errorf("%s: route %q: %w", settings.Routes, r.Name, err)
+		}
+		for _, id := range served {
+			l := limits[id]
+			if len(r.Modes) > 0 {
+				l.Modes = slices.DeleteFunc(slices.Clone(l.Modes), func(m string) bool { return !slices.Contains(r.Modes, m) })
+				if len(l.Modes) == 0 {
+					return capability.Table{}, fmt.Errorf("%s: route %q makes none of its modes for %s", settings.Routes, r.Name, id)
+				}
+			}
+			limits[id] = l
+			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
+			if tables[id] == nil {
+				tables[id] = make([]capability.Route, len(byModel[id]))
+			}
+			tables[id][i] = capability.Route{Name: r.Name, Backend: backend, Limits: limits[id]}
+		}
+	}
+	return capability.Routed(tables), nil
+}
