@@ -29,8 +29,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg" // input_reference may be a JPEG
@@ -47,15 +45,15 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Video is the MP4 of every job without a Renderer (veotest's: one
+// Video is the MP4 of every job without a Renderer (fake.Video: one
 // second of a test pattern).
-var Video = veotest.Video
+var Video = fake.Video
 
 // Config configures a Server.
 type Config struct {
@@ -69,7 +67,7 @@ type Config struct {
 	Polls int
 	// Renderer, when set, renders each job from the request (the
 	// built-in generator); nil means Video.
-	Renderer veotest.Renderer
+	Renderer provider.Generator
 	// Retired are model ids the host no longer serves (404).
 	Retired []string
 }
@@ -96,12 +94,8 @@ type Outcome struct {
 // ModerationCode is the code of the host's content refusals.
 const ModerationCode = "moderation_blocked"
 
-// Request is one request the fake received.
-type Request struct {
-	Method string      `json:"method"`
-	Path   string      `json:"path"`
-	Header http.Header `json:"header"`
-}
+// Request is one request the fake received (its Origin is "api").
+type Request = fake.Request
 
 // Submit is one recorded submit.
 type Submit struct {
@@ -123,22 +117,15 @@ type job struct {
 	renderErr                error
 }
 
-type rule struct {
-	text    string
-	outcome Outcome
-	used    int
-}
-
 // Server is the fake, an http.Handler.
 type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	mu       sync.Mutex
-	rules    []*rule
-	jobs     map[string]*job
-	submits  []Submit
-	requests []Request
+	fake.Base[Outcome, Submit]
+
+	mu   sync.Mutex
+	jobs map[string]*job
 }
 
 // New returns a fake with cfg.
@@ -154,18 +141,18 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/videos/{id}", s.retrieve)
 	s.mux.HandleFunc("GET /v1/videos/{id}/content", s.content)
 	s.mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, 200, map[string]any{"object": "list", "data": []any{}})
+		fake.WriteJSON(w, 200, map[string]any{"object": "list", "data": []any{}})
 	})
 	s.mux.HandleFunc("GET /v1/models/{model}", s.model)
-	s.mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, s.Submits()) })
-	s.mux.HandleFunc("POST /fake/rules", s.addRule)
+	s.Accepts = func(sub Submit) (string, bool) { return sub.Fields["prompt"], sub.Video != "" }
+	s.Handle(s.mux, func(w http.ResponseWriter, msg string) {
+		apiError(w, 400, msg, "invalid_request_error", "", "")
+	})
 	return s
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
-	s.mu.Unlock()
+	s.Record("api", r)
 	if strings.HasPrefix(r.URL.Path, "/fake/") {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -181,40 +168,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// When makes the submits whose prompt contains text end with o. Rules
-// are tried in the order they were added.
-func (s *Server) When(text string, o Outcome) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, &rule{text: text, outcome: o})
-}
-
-// Submits are the submits received so far, in order.
-func (s *Server) Submits() []Submit {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Submit(nil), s.submits...)
-}
-
-// Accepted counts the submits whose prompt contains text that started a
-// job.
-func (s *Server) Accepted(text string) int {
-	n := 0
-	for _, sub := range s.Submits() {
-		if sub.Video != "" && strings.Contains(sub.Fields["prompt"], text) {
-			n++
-		}
-	}
-	return n
-}
-
-// Requests are the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Downloads is how many times the content of job id was downloaded.
 func (s *Server) Downloads(id string) int {
 	s.mu.Lock()
@@ -223,23 +176,6 @@ func (s *Server) Downloads(id string) int {
 		return j.downloads
 	}
 	return 0
-}
-
-// outcome is the rule's outcome for a submit of prompt, counting the
-// rule's use.
-func (s *Server) outcome(prompt string) Outcome {
-	for _, r := range s.rules {
-		if !strings.Contains(prompt, r.text) {
-			continue
-		}
-		r.used++
-		o := r.outcome
-		if o.Times > 0 && r.used > o.Times {
-			o.SubmitStatus = 0
-		}
-		return o
-	}
-	return Outcome{}
 }
 
 // openAIFields are the fields of OpenAI's create video (openaimodels
@@ -318,9 +254,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, sub, status, msg, param, code, 0)
 		return
 	}
-	s.mu.Lock()
-	o := s.outcome(f["prompt"])
-	s.mu.Unlock()
+	// Times refuses only the rule's first submits; the next are accepted.
+	o, used := s.Match(f["prompt"])
+	if o.Times > 0 && used > o.Times {
+		o.SubmitStatus = 0
+	}
 	if o.SubmitStatus != 0 {
 		code := o.Code
 		if o.SubmitStatus == 429 && code == "" {
@@ -329,7 +267,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, sub, o.SubmitStatus, "refused by the fake", "", code, cmp.Or(o.RetryAfter, 1))
 		return
 	}
-	j := &job{id: "video_" + newID(), model: cmp.Or(f["model"], "sora-2"), size: f["size"], seconds: f["seconds"], outcome: o}
+	j := &job{id: "video_" + fake.NewID(12), model: cmp.Or(f["model"], "sora-2"), size: f["size"], seconds: f["seconds"], outcome: o}
 	if s.cfg.Renderer != nil {
 		j.rendered = make(chan struct{})
 		go s.render(j, f, ref)
@@ -337,22 +275,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.jobs[j.id] = j
 	sub.Video, sub.Status = j.id, 200
-	s.submits = append(s.submits, sub)
 	s.mu.Unlock()
+	s.Submit(sub)
 	if o.Drop {
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
+		fake.Drop(w) // the job runs; its answer never arrives
 		return
 	}
-	writeJSON(w, 200, s.object(j, "queued", 0))
+	fake.WriteJSON(w, 200, s.object(j, "queued", 0))
 }
 
 func (s *Server) refuse(w http.ResponseWriter, sub Submit, status int, msg, param, code string, retryAfter int) {
 	sub.Status = status
-	s.mu.Lock()
-	s.submits = append(s.submits, sub)
-	s.mu.Unlock()
+	s.Submit(sub)
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
@@ -388,23 +322,23 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	polls := j.polls
 	s.mu.Unlock()
 	switch {
-	case polls < s.cfg.Polls || !isClosed(j.rendered):
+	case polls < s.cfg.Polls || !fake.IsClosed(j.rendered):
 		status := "in_progress"
 		if polls == 1 {
 			status = "queued"
 		}
-		writeJSON(w, 200, s.object(j, status, min(99, polls*100/s.cfg.Polls)))
+		fake.WriteJSON(w, 200, s.object(j, status, min(99, polls*100/s.cfg.Polls)))
 	case j.outcome.FailCode != "" || j.renderErr != nil:
-		writeJSON(w, 200, s.object(j, "failed", 100))
+		fake.WriteJSON(w, 200, s.object(j, "failed", 100))
 	default:
-		writeJSON(w, 200, s.object(j, "completed", 100))
+		fake.WriteJSON(w, 200, s.object(j, "completed", 100))
 	}
 }
 
 func (s *Server) content(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	j, ok := s.jobs[r.PathValue("id")]
-	done := ok && j.polls >= s.cfg.Polls && isClosed(j.rendered) && j.outcome.FailCode == "" && j.renderErr == nil
+	done := ok && j.polls >= s.cfg.Polls && fake.IsClosed(j.rendered) && j.outcome.FailCode == "" && j.renderErr == nil
 	if done {
 		j.downloads++
 	}
@@ -427,20 +361,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 		apiError(w, 404, fmt.Sprintf("The model '%s' does not exist", m), "invalid_request_error", "model", "model_not_found")
 		return
 	}
-	writeJSON(w, 200, map[string]any{"id": m, "object": "model", "owned_by": "openai"})
-}
-
-func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		When string `json:"when"`
-		Outcome
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		apiError(w, 400, "body: "+err.Error(), "invalid_request_error", "", "")
-		return
-	}
-	s.When(in.When, in.Outcome)
-	w.WriteHeader(http.StatusNoContent)
+	fake.WriteJSON(w, 200, map[string]any{"id": m, "object": "model", "owned_by": "openai"})
 }
 
 // makesAudio is whether the profile's videos have audio.
@@ -481,18 +402,6 @@ func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	j.renderErr = err
 }
 
-func isClosed(c chan struct{}) bool {
-	if c == nil {
-		return true
-	}
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 func apiError(w http.ResponseWriter, status int, msg, typ, param, code string) {
 	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
 	if param != "" {
@@ -501,17 +410,5 @@ func apiError(w http.ResponseWriter, status int, msg, typ, param, code string) {
 	if code != "" {
 		e["code"] = code
 	}
-	writeJSON(w, status, map[string]any{"error": e})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func newID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return fmt.Sprintf("%x", b)
+	fake.WriteJSON(w, status, map[string]any{"error": e})
 }

@@ -47,8 +47,6 @@ package veotest
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -65,14 +63,12 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Video is the MP4 every generated sample is: one second of a test
-// pattern.
-//
-//go:embed sample.mp4
-var Video []byte
+// Video is the MP4 every generated sample is (fake.Video).
+var Video = fake.Video
 
 // Config configures a Server.
 type Config struct {
@@ -100,9 +96,7 @@ type Config struct {
 }
 
 // Renderer renders the videos of a job, as the built-in generator does.
-type Renderer interface {
-	Generate(ctx context.Context, job provider.Job) (provider.Result, error)
-}
+type Renderer = provider.Generator
 
 // Outcome is what an operation ends with.
 type Outcome struct {
@@ -147,14 +141,7 @@ const DefaultReason = "Unable to show generated videos that violate our safety p
 const RefusedPrompt = "The prompt couldn't be submitted. It might violate our policies. Support codes: 61493863"
 
 // Request is one request the fake received.
-type Request struct {
-	// Origin is "api", or "storage" for the second origin downloads
-	// redirect to.
-	Origin string      `json:"origin"`
-	Method string      `json:"method"`
-	Path   string      `json:"path"`
-	Header http.Header `json:"header"`
-}
+type Request = fake.Request
 
 // Submit is one recorded submit request.
 type Submit struct {
@@ -191,23 +178,17 @@ func (op *operation) video(i int) []byte {
 	return Video
 }
 
-type rule struct {
-	text    string
-	outcome Outcome
-}
-
 // Server is the fake. It is an http.Handler.
 type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	mu       sync.Mutex
-	rules    []rule
-	ops      map[string]*operation
-	submits  []Submit
-	requests []Request
-	window   time.Time // start of the current quota window
-	inWin    int
+	fake.Base[Outcome, Submit]
+
+	mu     sync.Mutex
+	ops    map[string]*operation
+	window time.Time // start of the current quota window
+	inWin  int
 	// storageURL is where Gemini downloads redirect to; "" serves them
 	// on the API's origin.
 	storageURL string
@@ -226,40 +207,13 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1beta/files/{call}", s.file)
 	s.mux.HandleFunc("GET /v1beta/models/{model}", s.geminiModel)
 	s.mux.HandleFunc("GET /v1/publishers/google/models/{model}", s.vertexModel)
-	s.mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, s.Submits()) })
-	s.mux.HandleFunc("POST /fake/rules", s.addRule)
+	s.Accepts = func(sub Submit) (string, bool) { return promptOf(sub.Body), sub.Operation != "" }
+	s.Handle(s.mux, func(w http.ResponseWriter, msg string) { rpcError(w, 400, msg) })
 	return s
 }
 
-// When makes the operations whose prompt contains text end with o.
-// Rules are tried in the order they were added.
-func (s *Server) When(text string, o Outcome) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, rule{text, o})
-}
-
-// Submits are the submit requests received so far, in order.
-func (s *Server) Submits() []Submit {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Submit(nil), s.submits...)
-}
-
-// Accepted counts the submits whose prompt contains text that started
-// an operation.
-func (s *Server) Accepted(text string) int {
-	n := 0
-	for _, sub := range s.Submits() {
-		if sub.Operation != "" && strings.Contains(promptOf(sub.Body), text) {
-			n++
-		}
-	}
-	return n
-}
-
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.record("api", r)
+	s.Record("api", r)
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		// Google answers a path it does not serve in its own shape too.
 		rpcError(w, http.StatusNotFound, "The requested URL "+r.URL.Path+" was not found on this server.")
@@ -268,24 +222,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Requests are the requests received so far, on either origin, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-func (s *Server) record(origin string, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{Origin: origin, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
-}
-
 // Storage is the handler of the second origin: serve it on a listener of
 // its own and pass its URL to RedirectDownloads.
 func (s *Server) Storage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.record("storage", r)
+		s.Record("storage", r)
 		// /download/{operation id}/{sample}: the path is the grant, as
 		// a signed URL's is; no key is needed, and none is expected.
 		id, sample, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/download/"), "/")
@@ -312,19 +253,6 @@ func (s *Server) now() time.Time {
 		return s.cfg.Now()
 	}
 	return time.Now()
-}
-
-func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		When string `json:"when"`
-		Outcome
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		rpcError(w, 400, "body: "+err.Error())
-		return
-	}
-	s.When(in.When, in.Outcome)
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
@@ -416,13 +344,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	if status != 0 {
 		sub.Status = status
-		s.mu.Lock()
-		s.submits = append(s.submits, sub)
-		s.mu.Unlock()
+		s.Submit(sub)
 		rpcError(w, status, msg)
 		return
 	}
-	o := s.outcome(promptOf(raw))
+	o, _ := s.Match(promptOf(raw))
 
 	s.mu.Lock()
 	now := s.now()
@@ -444,7 +370,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	if status != 0 {
 		sub.Status = status
-		s.submits = append(s.submits, sub)
+		s.Submit(sub)
 		s.mu.Unlock()
 		if status == http.StatusTooManyRequests {
 			rpcError(w, status, msg, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay})
@@ -453,7 +379,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 		rpcError(w, status, msg)
 		return
 	}
-	op := &operation{name: prefix + "/operations/" + newID(), api: api, model: model,
+	op := &operation{name: prefix + "/operations/" + fake.NewID(8), api: api, model: model,
 		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), storageURI: p.StorageURI, outcome: o}
 	if s.cfg.Renderer != nil {
 		op.rendered = make(chan struct{})
@@ -461,22 +387,19 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	s.ops[op.name] = op
 	sub.Operation, sub.Status = op.name, 200
-	s.submits = append(s.submits, sub)
+	s.Submit(sub)
 	s.mu.Unlock()
 	switch {
 	case o.SubmitStatus == http.StatusGatewayTimeout:
 		rpcError(w, o.SubmitStatus, "Deadline expired before operation could complete.")
 	case o.Drop:
-		// The job runs; its answer never arrives.
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
+		fake.Drop(w) // the job runs; its answer never arrives
 	case o.Truncate:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
 		fmt.Fprintf(w, `{"name": "%s`, op.name[:len(op.name)/2])
 	default:
-		writeJSON(w, 200, map[string]any{"name": op.name})
+		fake.WriteJSON(w, 200, map[string]any{"name": op.name})
 	}
 }
 
@@ -509,7 +432,7 @@ func (s *Server) model(w http.ResponseWriter, model, prefix string) {
 		rpcError(w, 404, retiredMessage(model))
 		return
 	}
-	writeJSON(w, 200, map[string]any{"name": prefix + model})
+	fake.WriteJSON(w, 200, map[string]any{"name": prefix + model})
 }
 
 func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) {
@@ -530,15 +453,15 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		rpcError(w, o.PollStatus, "poll refused by the fake")
 		return
 	}
-	if o.Never || s.now().Before(op.done) || !isClosed(op.rendered) {
-		writeJSON(w, 200, map[string]any{"name": name})
+	if o.Never || s.now().Before(op.done) || !fake.IsClosed(op.rendered) {
+		fake.WriteJSON(w, 200, map[string]any{"name": name})
 		return
 	}
 	if op.renderErr != nil && o.ErrorCode == 0 {
 		o.ErrorCode = 13 // INTERNAL
 	}
 	if o.ErrorCode != 0 {
-		writeJSON(w, 200, map[string]any{"name": name, "done": true,
+		fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true,
 			"error": map[string]any{"code": o.ErrorCode, "message": cmp.Or(o.Reason, "the operation failed in the fake")}})
 		return
 	}
@@ -561,7 +484,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		resp := map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse",
 			"generateVideoResponse": map[string]any{"generatedSamples": samples,
 				"raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}}
-		writeJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+		fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
 		return
 	}
 	videos := make([]any, n)
@@ -575,7 +498,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 	}
 	resp := map[string]any{"@type": "type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse",
 		"videos": videos, "raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}
-	writeJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+	fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
 }
 
 // object serves any gs:// object a Vertex operation named, as the Cloud
@@ -706,30 +629,6 @@ func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (pro
 	return job, nil
 }
 
-// isClosed reports whether c is closed; a nil c (no rendering) is.
-func isClosed(c chan struct{}) bool {
-	if c == nil {
-		return true
-	}
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-func (s *Server) outcome(prompt string) Outcome {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range s.rules {
-		if strings.Contains(prompt, r.text) {
-			return r.outcome
-		}
-	}
-	return Outcome{}
-}
-
 func promptOf(body map[string]any) string {
 	inst, _ := body["instances"].([]any)
 	if len(inst) == 0 {
@@ -750,19 +649,7 @@ func rpcError(w http.ResponseWriter, status int, msg string, details ...any) {
 	if len(details) > 0 {
 		e["details"] = details
 	}
-	writeJSON(w, status, map[string]any{"error": e})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func newID() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return fmt.Sprintf("%x", b)
+	fake.WriteJSON(w, status, map[string]any{"error": e})
 }
 
 func lastPart(name string) string { return name[strings.LastIndex(name, "/")+1:] }

@@ -1,0 +1,181 @@
+// Package fake is the skeleton the strict fakes of the providers share
+// (veo/veotest, openai/openaitest): the outcomes a test sets by prompt
+// (When), the requests and submits a fake received, with the count of
+// paid jobs the tests and the conformance suite read (Accepted), a
+// dropped answer, and the few HTTP helpers every fake writes alike. A
+// fake adds only its provider's wire shapes: its routes, its refusals
+// and its capability table.
+package fake
+
+import (
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Video is the MP4 every fake's sample is, unless a fake renders: one
+// second of a test pattern.
+//
+//go:embed sample.mp4
+var Video []byte
+
+// Request is one request a fake received.
+type Request struct {
+	// Origin is "api", or "storage" for a second origin downloads
+	// redirect to.
+	Origin string      `json:"origin"`
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
+	Header http.Header `json:"header"`
+}
+
+// Base records what a fake received and holds the outcomes its tests
+// set: O is the fake's Outcome, S its record of a submit. Embed it; set
+// Accepts.
+type Base[O, S any] struct {
+	// Accepts says of a recorded submit its prompt, and whether it
+	// started a job (which the provider bills).
+	Accepts func(S) (prompt string, accepted bool)
+
+	mu       sync.Mutex
+	rules    []*rule[O]
+	requests []Request
+	submits  []S
+}
+
+type rule[O any] struct {
+	text    string
+	outcome O
+	used    int
+}
+
+// When makes the jobs whose prompt contains text end with o. Rules are
+// tried in the order they were added.
+func (b *Base[O, S]) When(text string, o O) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rules = append(b.rules, &rule[O]{text: text, outcome: o})
+}
+
+// Match is the outcome of the first rule whose text prompt contains,
+// and how many submits that rule has matched, this one included (0: no
+// rule, the zero outcome).
+func (b *Base[O, S]) Match(prompt string) (o O, used int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.rules {
+		if strings.Contains(prompt, r.text) {
+			r.used++
+			return r.outcome, r.used
+		}
+	}
+	return o, 0
+}
+
+// Submit records a submit, accepted or refused.
+func (b *Base[O, S]) Submit(s S) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.submits = append(b.submits, s)
+}
+
+// Submits are the submit requests received so far, in order.
+func (b *Base[O, S]) Submits() []S {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]S(nil), b.submits...)
+}
+
+// Accepted counts the submits whose prompt contains text that started a
+// job: what the provider would bill.
+func (b *Base[O, S]) Accepted(text string) int {
+	n := 0
+	for _, s := range b.Submits() {
+		if prompt, ok := b.Accepts(s); ok && strings.Contains(prompt, text) {
+			n++
+		}
+	}
+	return n
+}
+
+// Record records a request on origin, its headers included, so that a
+// test sees every header that left the service.
+func (b *Base[O, S]) Record(origin string, r *http.Request) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requests = append(b.requests, Request{Origin: origin, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+}
+
+// Requests are the requests received so far, in order.
+func (b *Base[O, S]) Requests() []Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Request(nil), b.requests...)
+}
+
+// Handle serves the fake's own routes on mux, for a fake run as a
+// process (infra/fakeveo): GET /fake/submits, and POST /fake/rules with
+// {"when": text, ...the outcome's fields}. refuse answers a body that
+// does not decode, in the provider's error shape.
+func (b *Base[O, S]) Handle(mux *http.ServeMux, refuse func(w http.ResponseWriter, msg string)) {
+	mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, b.Submits()) })
+	mux.HandleFunc("POST /fake/rules", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		var when struct {
+			When string `json:"when"`
+		}
+		var o O
+		if err == nil {
+			err = json.Unmarshal(body, &when)
+		}
+		if err == nil {
+			err = json.Unmarshal(body, &o)
+		}
+		if err != nil {
+			refuse(w, "body: "+err.Error())
+			return
+		}
+		b.When(when.When, o)
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// Drop closes the connection without an answer: the job runs, and its
+// answer never arrives.
+func Drop(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		conn.Close()
+	}
+}
+
+// WriteJSON answers v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// NewID is a random id of n bytes, in hex.
+func NewID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// IsClosed reports whether c is closed; a nil c (no rendering) is.
+func IsClosed(c chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
