@@ -56,7 +56,7 @@ func pngFile(t *testing.T) string {
 	return path
 }
 
-func job(t *testing.T, prompt string) provider.Job {
+func job(t interface{ TempDir() string }, prompt string) provider.Job {
 	seed := int64(42)
 	return provider.Job{TaskID: "gen_1_x", Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001", Prompt: prompt,
 		Params: params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p",
