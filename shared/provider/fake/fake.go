@@ -8,14 +8,18 @@
 package fake
 
 import (
+	"context"
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+
+	"github.com/genvideo/gen/shared/provider"
 )
 
 // Video is the MP4 every fake's sample is, unless a fake renders: one
@@ -178,4 +182,32 @@ func IsClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// Render renders a job with g, as a fake with a Renderer does, and
+// answers the videos' bytes: job builds the job in a folder of its own,
+// removed once the videos are read.
+func Render(g provider.Generator, job func(dir string) (provider.Job, error)) ([][]byte, error) {
+	dir, err := os.MkdirTemp("", "fake-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	j, err := job(dir)
+	if err != nil {
+		return nil, err
+	}
+	res, err := g.Generate(context.Background(), j)
+	if err != nil {
+		return nil, err
+	}
+	var videos [][]byte
+	for _, p := range res.Paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		videos = append(videos, b)
+	}
+	return videos, nil
 }

@@ -99,18 +99,14 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.PollAfter <= 0 {
 		cfg.PollAfter = settings.DefaultProviderPollInterval
 	}
-	endpoint := strings.TrimRight(cfg.Endpoint, "/")
-	if endpoint == "" {
-		endpoint = DefaultEndpoint
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("openai: endpoint %q is not a URL", endpoint)
+	endpoint, origin, err := providerhttp.Endpoint("openai", cfg.Endpoint, DefaultEndpoint)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.APIKey == "" && cfg.Profile == settings.ProfileOpenAI && endpoint == DefaultEndpoint {
 		return nil, fmt.Errorf("openai: no API key (%s)", settings.OpenAIAPIKey)
 	}
-	p := &Provider{cfg: cfg, base: endpoint + "/v1/", origin: u.Scheme + "://" + u.Host}
+	p := &Provider{cfg: cfg, base: endpoint + "/v1/", origin: origin}
 	c := &http.Client{Timeout: requestTimeout}
 	if cfg.HTTP != nil {
 		cc := *cfg.HTTP

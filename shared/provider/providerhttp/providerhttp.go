@@ -12,7 +12,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -133,4 +135,20 @@ func KeepOnOrigin(origin string, headers ...string) func(*http.Request, []*http.
 		}
 		return nil
 	}
+}
+
+// Endpoint is an adapter's base URL: raw without its trailing slashes,
+// def when raw is empty, and its origin (scheme://host), which a key
+// stays on (KeepOnOrigin). api names the adapter in the error of an
+// endpoint that is not a URL.
+func Endpoint(api, raw, def string) (endpoint, origin string, err error) {
+	endpoint = strings.TrimRight(raw, "/")
+	if endpoint == "" {
+		endpoint = def
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", "", fmt.Errorf("%s: endpoint %q is not a URL", api, endpoint)
+	}
+	return endpoint, u.Scheme + "://" + u.Host, nil
 }

@@ -62,15 +62,11 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 	if cfg.Models == nil {
 		cfg.Models = veomodels.DefaultModels(settings.GeneratorGemini)
 	}
-	endpoint := strings.TrimRight(cfg.Endpoint, "/")
-	if endpoint == "" {
-		endpoint = DefaultGeminiEndpoint
+	endpoint, origin, err := providerhttp.Endpoint("gemini", cfg.Endpoint, DefaultGeminiEndpoint)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("gemini: endpoint %q is not a URL", endpoint)
-	}
-	g := &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: u.Scheme + "://" + u.Host}
+	g := &Gemini{cfg: cfg, base: endpoint + "/v1beta/", origin: origin}
 	c := *httpClient(cfg.HTTP)
 	// A download URI redirects to where the video is stored: the key
 	// stays on the API's origin.

@@ -28,7 +28,6 @@ package openaitest
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"fmt"
 	"image"
 	_ "image/jpeg" // input_reference may be a JPEG
@@ -375,29 +374,22 @@ func (s *Server) makesAudio() bool {
 // Sora always, vLLM-Omni's Wan never).
 func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	defer close(j.rendered)
-	dir, err := os.MkdirTemp("", "fakeopenai-")
-	if err != nil {
-		j.renderErr = err
-		return
-	}
-	defer os.RemoveAll(dir)
 	aspect, res, _ := openaimodels.AspectAndResolution(cmp.Or(f["size"], "720x1280"))
 	secs, _ := strconv.Atoi(cmp.Or(f["seconds"], "4"))
-	job := provider.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
-		Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: aspect, Resolution: res,
-			GenerateAudio: s.makesAudio(), EnhancePrompt: true},
-		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
-	if ref != nil {
-		job.Type = catalog.ImageToVideo
-		job.Images[task.RoleImage] = filepath.Join(dir, "reference")
-		if err := os.WriteFile(job.Images[task.RoleImage], ref, 0o600); err != nil {
-			j.renderErr = err
-			return
+	videos, err := fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
+		job := provider.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
+			Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: aspect, Resolution: res,
+				GenerateAudio: s.makesAudio(), EnhancePrompt: true},
+			Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
+		if ref != nil {
+			job.Type = catalog.ImageToVideo
+			job.Images[task.RoleImage] = filepath.Join(dir, "reference")
+			return job, os.WriteFile(job.Images[task.RoleImage], ref, 0o600)
 		}
-	}
-	res2, err := s.cfg.Renderer.Generate(context.Background(), job)
-	if err == nil && len(res2.Paths) > 0 {
-		j.video, err = os.ReadFile(res2.Paths[0])
+		return job, nil
+	})
+	if err == nil && len(videos) > 0 {
+		j.video = videos[0]
 	}
 	j.renderErr = err
 }

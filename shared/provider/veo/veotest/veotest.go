@@ -46,7 +46,6 @@ package veotest
 
 import (
 	"cmp"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -561,27 +560,9 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 // render renders op's samples from its request with the Renderer.
 func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
 	defer close(op.rendered)
-	dir, err := os.MkdirTemp("", "fakeveo-")
-	if err != nil {
-		op.renderErr = err
-		return
-	}
-	defer os.RemoveAll(dir)
-	job, err := jobOf(op, instance, parameters, dir)
-	if err == nil {
-		var res provider.Result
-		if res, err = s.cfg.Renderer.Generate(context.Background(), job); err == nil {
-			for _, p := range res.Paths {
-				b, rerr := os.ReadFile(p)
-				if rerr != nil {
-					err = rerr
-					break
-				}
-				op.videos = append(op.videos, b)
-			}
-		}
-	}
-	op.renderErr = err
+	op.videos, op.renderErr = fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
+		return jobOf(op, instance, parameters, dir)
+	})
 }
 
 // jobOf is the built-in generator's job for a request: its images
