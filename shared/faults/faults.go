@@ -56,7 +56,7 @@ func Broken() error {
 	return fmt.Errorf("%w: %s", ErrInjected, Detail)
 }
 
-// Transient is a generator failure worth retrying (it has Transient() true).
+// Transient is a generator failure worth retrying (provider.Transient).
 func Transient() error {
 	return &generatorError{msg: "temporary generator failure: " + Detail, transient: true}
 }
