@@ -13,6 +13,7 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -111,12 +112,9 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 // (an image_url or a file_id) is not taken: the image is a file.
 func openaiJSONFields(body []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return nil, badRequest("", "The request body must be a JSON object, or multipart/form-data.")
-	}
-	// A key given twice would be settled silently by keeping the last.
-	if err := params.RepeatedKey(body); err != nil {
-		return nil, err
+	if err := strictjson.Unmarshal(body, &raw); err != nil {
+		const shape = "The request body must be a JSON object, or multipart/form-data."
+		return nil, params.JSONError(err, shape, shape)
 	}
 	fields := make(map[string]string, len(raw))
 	for name, v := range raw {
