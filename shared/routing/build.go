@@ -119,6 +119,12 @@ func build(ctx context.Context, rs settings.Route, o Options) (*Route, error) {
 	if route.Provider, err = veo.Build(ctx, p, o.Veo); err != nil {
 		return nil, err
 	}
+	if route.Provider == nil {
+		// A route a model can reach with nothing to send its jobs to
+		// would fail each of them at its first step: it stops the
+		// start-up instead.
+		return nil, fmt.Errorf("kind %q builds no provider", p.Generator)
+	}
 	return route, nil
 }
 
