@@ -99,8 +99,9 @@ func (e *Error) Error() string {
 		}
 		return fmt.Sprintf("unknown field %q", m)
 	case Repeated:
-		if len(e.Path) > 1 {
-			return fmt.Sprintf("field %q holds the key %q more than once; send it once", e.Field(), e.Path[len(e.Path)-1])
+		if n := len(e.Path); n > 1 {
+			parent := &Error{Path: e.Path[:n-1]}
+			return fmt.Sprintf("field %q holds the key %q more than once; send it once", parent.Member(), e.Path[n-1])
 		}
 		return fmt.Sprintf("field %q is given more than once; send it once", m)
 	case Null:
