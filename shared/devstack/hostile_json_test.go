@@ -332,14 +332,7 @@ func TestDefaultRouteListed(t *testing.T) {
 	gpu := openaitest.New(openaitest.Config{Profile: settings.ProfileVLLMOmni, Polls: 1})
 	gsrv := httptest.NewServer(gpu)
 	t.Cleanup(gsrv.Close)
-	r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s", settings.Routes: `{"routes": [
-		{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + gsrv.URL + `", "usdPerSecond": 0.02,
-		 "modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}],
-		"models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`}.Lookup)
-	p := r.Provider()
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
+	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`], "models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`)
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
 	k := e.key(10000, store.Limits{})
 	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
