@@ -210,3 +210,56 @@ func TestMisconfiguredBackendStopsStartUp(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONSettingsMeanOneThing (issue 31, defect 5 and its class): a JSON
+// setting written so that it could be read two ways stops gen-local
+// before it listens, with status 2, naming the setting and the member at
+// fault and never the secret it holds: a second object after the first
+// (which started the service on the first), a member in another case, one
+// given twice, a null, an unknown one. The same value written plainly is
+// taken. GEN_ROUTES is the JSON setting both stacks read
+// (settings.Reader); the AWS-only ones are checked in their packages.
+func TestJSONSettingsMeanOneThing(t *testing.T) {
+	const secret = "sk-SECRET-31"
+	route := `{"name":"wan","kind":"openai","profile":"vllm-omni","endpoint":"http://127.0.0.1:9","apiKey":"` + secret +
+		`","usdPerSecond":0.02,"models":{"gen-3.1-lite-generate-001":"Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}`
+	models := `"models":{"gen-3.1-lite-generate-001":["wan","builtin"]}`
+	valid := `{"routes":[` + route + `],` + models + `}`
+	r := settings.NewReader(settings.Vars{settings.Routes: valid}.Lookup)
+	if r.Provider(); r.Err() != nil {
+		t.Fatalf("the plain GEN_ROUTES is refused: %v", r.Err())
+	}
+	for _, tt := range []struct {
+		name, value, member string
+	}{
+		{"a second object after the first", valid + `{"routes":[]}`, ""},
+		{"a stray brace after it", valid + `}`, ""},
+		{"routes in another case", `{"Routes":[` + route + `],` + models + `}`, "Routes"},
+		{"a route's name in another case", `{"routes":[` + strings.Replace(route, `"name"`, `"Name"`, 1) + `],` + models + `}`, "routes[0].Name"},
+		{"models twice", `{"routes":[` + route + `],` + models + `,` + models + `}`, "models"},
+		{"a route's apiKey twice", `{"routes":[` + strings.Replace(route, `"kind"`, `"apiKey":"sk-other","kind"`, 1) + `],` + models + `}`, "routes[0]"},
+		{"routes null", `{"routes":null,` + models + `}`, "routes"},
+		{"a route's profile null", `{"routes":[` + strings.Replace(route, `"vllm-omni"`, `null`, 1) + `],` + models + `}`, "routes[0].profile"},
+		{"an unknown member", `{"routes":[` + route + `],` + models + `,"fallback":"builtin"}`, "fallback"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// A setting taken after all would start the service: the
+			// deadline stops it, and the test fails rather than hangs.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			var out, logs strings.Builder
+			code := run(ctx, settings.Vars{"GEN_ADDR": "127.0.0.1:0", "GEN_DATA_DIR": t.TempDir(),
+				settings.Routes: tt.value}.Lookup, &out, &logs)
+			if code != 2 || out.Len() != 0 {
+				t.Fatalf("exit status %d, stdout %q; want 2 and nothing: the service must not start", code, out.String())
+			}
+			msg := logs.String()
+			if !strings.Contains(msg, settings.Routes) || (tt.member != "" && !strings.Contains(msg, `"`+tt.member+`"`)) {
+				t.Errorf("stderr %q names neither %s nor %q", msg, settings.Routes, tt.member)
+			}
+			if strings.Contains(msg, secret) || strings.Contains(msg, "sk-other") {
+				t.Errorf("stderr shows the route's key: %q", msg)
+			}
+		})
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +28,7 @@ type Store interface {
 	CreateKey(ctx context.Context, k store.Key) error
 	Keys(ctx context.Context, accountID string) ([]store.Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
-	SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error
+	SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (store.SpendCaps, error)
 }
 
 // Admin performs operator actions on a store.
@@ -196,29 +195,16 @@ type CapsUpdate struct {
 }
 
 // SetCaps changes the operator's spending caps of key keyID and returns
-// the key's caps after.
+// the key's caps after. It writes the operator's caps it is given and
+// nothing else: the holder's, which the holder may be changing at the
+// same moment, stay as the store has them.
 func (a *Admin) SetCaps(ctx context.Context, keyID string, u CapsUpdate) (store.SpendCaps, error) {
-	for _, v := range []*int64{u.MaxCreditsPerDay, u.MaxCreditsPerMonth} {
-		if v != nil && *v < 0 {
-			return store.SpendCaps{}, fmt.Errorf("%w: a spending cap must not be negative (0 is none)", ErrInvalid)
-		}
+	up := store.CapsUpdate{MaxPerDay: u.MaxCreditsPerDay, MaxPerMonth: u.MaxCreditsPerMonth}
+	if up.Negative() {
+		return store.SpendCaps{}, fmt.Errorf("%w: a spending cap must not be negative (0 is none)", ErrInvalid)
 	}
-	keys, err := a.Store.Keys(ctx, "")
+	caps, err := a.Store.SetKeyCaps(ctx, keyID, up)
 	if err != nil {
-		return store.SpendCaps{}, fmt.Errorf("list keys: %w", err)
-	}
-	i := slices.IndexFunc(keys, func(k store.Key) bool { return k.ID == keyID })
-	if i < 0 {
-		return store.SpendCaps{}, fmt.Errorf("key %s: %w", keyID, domain.ErrNotFound)
-	}
-	caps := keys[i].Caps
-	if u.MaxCreditsPerDay != nil {
-		caps.MaxPerDay = *u.MaxCreditsPerDay
-	}
-	if u.MaxCreditsPerMonth != nil {
-		caps.MaxPerMonth = *u.MaxCreditsPerMonth
-	}
-	if err := a.Store.SetKeyCaps(ctx, keyID, caps); err != nil {
 		return store.SpendCaps{}, fmt.Errorf("set the caps of %s: %w", keyID, err)
 	}
 	return caps, nil

@@ -130,6 +130,12 @@ func TestParseEnvGenerator(t *testing.T) {
 		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p",
 			EnvVertexWIFConfig: `{"type": "external_account", "audience": "//iam.googleapis.com/x"}`}, ""},
 		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p", EnvVertexWIFConfig: keyFile}, EnvVertexWIFConfig},
+		// Issue 31: two types, or a key file after the configuration,
+		// read one way here and maybe another by Google's library.
+		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p",
+			EnvVertexWIFConfig: `{"type": "external_account", "type": "service_account"}`}, EnvVertexWIFConfig},
+		{map[string]string{EnvGenerator: "vertex", EnvVertexProject: "p",
+			EnvVertexWIFConfig: `{"type": "external_account"}` + keyFile}, EnvVertexWIFConfig},
 		{map[string]string{EnvGenerator: "vertex"}, EnvVertexProject},
 	}
 	for _, tt := range tests {

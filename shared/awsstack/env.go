@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // The environment variables the Lambdas read. The template (template.yaml)
@@ -185,11 +186,16 @@ func isName(s string) bool { return !strings.ContainsAny(s, " /:") }
 
 func isARN(s string) bool { return strings.HasPrefix(s, "arn:") }
 
+// isExternalAccount reports whether s is a credential configuration of
+// workload identity federation. Its members are Google's (x/oauth2
+// reads them), so any are taken; but it is read by the strict decoder
+// all the same, so that two "type"s or a second object after it cannot
+// make it one thing here and another to Google's library.
 func isExternalAccount(s string) bool {
-	var c struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal([]byte(s), &c) == nil && c.Type == "external_account"
+	var c map[string]json.RawMessage
+	var typ string
+	return strictjson.Unmarshal([]byte(s), &c) == nil &&
+		json.Unmarshal(c["type"], &typ) == nil && typ == "external_account"
 }
 
 // require fails naming every variable of names that is not set, and what

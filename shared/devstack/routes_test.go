@@ -31,16 +31,27 @@ func fakeAt(t *testing.T, cfg veotest.Config) (*veotest.Server, string) {
 // server reads it: the fast model on routes, in order.
 func routedSettings(t *testing.T, routes string, models ...string) settings.Provider {
 	t.Helper()
-	r := settings.NewReader(settings.Vars{
-		settings.Routes: fmt.Sprintf(`{"routes": [%s], "models": {"gen-3.1-fast-generate-001": ["%s"]}}`,
-			routes, strings.Join(models, `", "`)),
-		settings.ProviderPollInterval: "1s",
-	}.Lookup)
+	return readRoutes(t, fmt.Sprintf(`{"routes": [%s], "models": {"gen-3.1-fast-generate-001": ["%s"]}}`,
+		routes, strings.Join(models, `", "`)))
+}
+
+// readRoutes reads GEN_ROUTES as the server reads it, polling each
+// second.
+func readRoutes(t *testing.T, routes string) settings.Provider {
+	t.Helper()
+	r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s", settings.Routes: routes}.Lookup)
 	p := r.Provider()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// wanRoute is the README's self-hosted route: vLLM-Omni serving a
+// text-only Wan 2.2 for Lite at url.
+func wanRoute(url string) string {
+	return `{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + url + `", "usdPerSecond": 0.02,
+		"modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}`
 }
 
 func vertexRoute(name, project, url string) string {
@@ -230,15 +241,8 @@ func TestRoutesSelfHostedFirst(t *testing.T) {
 	gsrv := httptest.NewServer(gpu)
 	t.Cleanup(gsrv.Close)
 	vertex, vertexURL := fakeAt(t, veotest.Config{Delay: time.Second})
-	r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s", settings.Routes: `{"routes": [
-		{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + gsrv.URL + `", "usdPerSecond": 0.02,
-		 "modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}},
-		` + vertexRoute("vertex", "demo-project", vertexURL) + `],
-		"models": {"gen-3.1-lite-generate-001": ["wan", "vertex"]}}`}.Lookup)
-	p := r.Provider()
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
+	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`, `+vertexRoute("vertex", "demo-project", vertexURL)+`],
+		"models": {"gen-3.1-lite-generate-001": ["wan", "vertex"]}}`)
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
 	k := e.key(10000, store.Limits{})
 	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})

@@ -114,8 +114,10 @@ func (a *API) spending(r *http.Request, c *service.Caller, caps store.SpendCaps)
 }
 
 // capsRequest is the body of PATCH /api/gen/credits: the key holder's
-// own caps, in credits. An absent field leaves that cap as it is; 0 (or
-// null) removes the holder's own, leaving the operator's.
+// own caps, in credits. An absent field leaves that cap as it is; 0
+// removes the holder's own, leaving the operator's. null is refused, as
+// the schema (integer, minimum 0) says: it would mean one of those two,
+// and a client cannot know which.
 type capsRequest struct {
 	MaxCreditsPerDay   *int64 `json:"maxCreditsPerDay"`
 	MaxCreditsPerMonth *int64 `json:"maxCreditsPerMonth"`

@@ -13,6 +13,7 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -111,12 +112,9 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 // (an image_url or a file_id) is not taken: the image is a file.
 func openaiJSONFields(body []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return nil, badRequest("", "The request body must be a JSON object, or multipart/form-data.")
-	}
-	// A key given twice would be settled silently by keeping the last.
-	if err := params.RepeatedKey(body); err != nil {
-		return nil, err
+	if err := strictjson.Unmarshal(body, &raw); err != nil {
+		const shape = "The request body must be a JSON object, or multipart/form-data."
+		return nil, params.JSONError(err, shape, shape)
 	}
 	fields := make(map[string]string, len(raw))
 	for name, v := range raw {
@@ -221,13 +219,18 @@ func (a *API) openaiDelete(w http.ResponseWriter, r *http.Request, c *service.Ca
 	return nil
 }
 
-// openaiContent redirects (302) to the signed link of the video, which
-// the SDKs follow; the link works until the video's expires_at. gen
-// makes no poster frame or sprite sheet, so those variants are a 400.
+// openaiContent redirects (302) to the signed link of the video, or with
+// variant=thumbnail of its poster frame (a JPEG, made with every video),
+// which the SDKs follow; the link works until the video's expires_at.
+// gen makes no sprite sheet: variant=spritesheet is a 400.
 func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	if vs, ok := r.URL.Query()["variant"]; ok && (len(vs) > 1 || vs[0] != "video") {
-		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "variant", Value: vs[0],
-			Message: fmt.Sprintf("variant %q is not available: this service makes the video alone (no thumbnail or spritesheet); use variant=video or leave it out.", vs[0])}
+	variant := openaiapi.VariantVideo
+	if vs, ok := r.URL.Query()["variant"]; ok {
+		if len(vs) > 1 || (vs[0] != openaiapi.VariantVideo && vs[0] != openaiapi.VariantThumbnail) {
+			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "variant", Value: vs[0],
+				Message: fmt.Sprintf("variant %q is not available: this service makes the video and its poster frame (no spritesheet); use variant=video, variant=thumbnail, or leave it out.", vs[0])}
+		}
+		variant = vs[0]
 	}
 	t, err := a.svc.Task(r.Context(), *c, openaiTaskID(r))
 	if err != nil {
@@ -240,8 +243,17 @@ func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.C
 	if len(videos) == 0 {
 		return &service.NotReadyError{TaskID: t.ID, Status: t.Status}
 	}
+	link := videos[0].URL
+	if variant == openaiapi.VariantThumbnail {
+		// A video whose poster could not be made, or stored before
+		// posters were, has none.
+		if link = videos[0].PosterURL; link == "" {
+			return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+				Message: "This video has no thumbnail: its poster frame could not be made, or it was stored before gen made them. variant=video still serves it."}
+		}
+	}
 	h := w.Header()
-	h.Set("Location", videos[0].URL)
+	h.Set("Location", link)
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusFound)
 	return nil

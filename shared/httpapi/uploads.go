@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // uploadFileField is the form field of the file in a direct upload.
@@ -103,26 +102,17 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, er
 }
 
 // decodeObject reads the JSON body of a request other than a start into v
-// by a start's rules (params.ParseJSON): a JSON Content-Type, at most max
-// bytes, one object and nothing after it, no key given twice (which
-// encoding/json would settle silently by keeping the last), and no key v
-// does not name. shape is the message of a body that is not such an
-// object.
+// by the one strict decoder (strictjson), as a start's: a JSON
+// Content-Type, at most max bytes, one object and nothing after it, each
+// key exactly one of v's fields and given once, and no null. shape is
+// the message of a body that is not such an object.
 func decodeObject(w http.ResponseWriter, r *http.Request, max int64, v any, shape string) error {
 	body, err := readJSONBody(w, r, max)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("", "%s", shape)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("", "%s", shape)
-	}
-	if e := params.RepeatedKey(body); e != nil {
-		return e
+	if err := strictjson.Unmarshal(body, v); err != nil {
+		return params.JSONError(err, shape, shape)
 	}
 	return nil
 }

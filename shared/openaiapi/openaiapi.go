@@ -143,6 +143,14 @@ const (
 	FieldInputReference = "input_reference"
 )
 
+// The content endpoint's variants that gen serves: the video, and its
+// poster frame as the thumbnail. OpenAI's third, spritesheet, gen does
+// not make.
+const (
+	VariantVideo     = "video"
+	VariantThumbnail = "thumbnail"
+)
+
 // sizes are the sizes a create may name, each the contract's aspect
 // ratio and resolution (openaimodels.Size); whether the model and the
 // backend make it is the validator's and the capability table's call.

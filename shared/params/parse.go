@@ -3,30 +3,24 @@ package params
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // ParseJSON validates the JSON body of a start request of the given type.
-// The body is one JSON object and nothing after it; a key given twice in
-// any object of it is refused, as a form field given twice is.
+// The body is one JSON object and nothing after it, read by the one
+// strict decoder (strictjson): a key given twice in any object of it is
+// refused, as a form field given twice is. A null parameter counts as
+// absent, as the OpenAPI document says (x-null-means-absent).
 func ParseJSON(kind string, body []byte) (Request, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var fields map[string]json.RawMessage
-	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return Request{}, &Error{Code: CodeValidation, Message: "request body must be a JSON object"}
-	}
-	// More would report false before a stray ']' or '}'; only the end of
-	// the body may follow the object.
-	if _, err := dec.Token(); err != io.EOF {
-		return Request{}, &Error{Code: CodeValidation, Message: "request body must hold a single JSON object"}
-	}
-	if err := RepeatedKey(body); err != nil {
-		return Request{}, err
+	if err := strictjson.Unmarshal(body, &fields); err != nil {
+		return Request{}, JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
 	}
 	present := make(map[string]value, len(fields))
 	for name, raw := range fields {
@@ -38,64 +32,22 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 	return validate(kind, present)
 }
 
-// RepeatedKey refuses a body (already known to be one JSON object) in
-// which an object names a key twice. encoding/json keeps the last value
-// without a word, so a request naming two models would be charged for the
-// second. Keys are compared as decoded: "mod\u0065l" is "model". The
-// error names the top-level field the repeated key is in (the key itself
-// at the top level).
-func RepeatedKey(body []byte) *Error {
-	type frame struct {
-		keys    map[string]bool // nil in an array
-		wantKey bool            // the next token of an object is a key
+// JSONError is the VALIDATION_ERROR of a body strictjson refused:
+// shape is the message of a body that is not the JSON object it must be,
+// single that of an object followed by more; a fault inside the object
+// names its top-level field, never quoting a value.
+func JSONError(err error, shape, single string) *Error {
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return &Error{Code: CodeValidation, Message: shape}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var stack []*frame
-	field := "" // the top-level field being read
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].keys != nil {
-			stack[n-1].wantKey = true
-		}
+	switch {
+	case se.Kind == strictjson.Trailing:
+		return &Error{Code: CodeValidation, Message: single}
+	case se.Kind == strictjson.Syntax, se.Field() == "":
+		return &Error{Code: CodeValidation, Message: shape}
 	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the end, or a syntax error the decode already refused
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &frame{keys: map[string]bool{}, wantKey: true})
-			case '[':
-				stack = append(stack, &frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-			continue
-		case string:
-			top := stack[len(stack)-1]
-			if top.keys == nil || !top.wantKey {
-				break // a string value
-			}
-			top.wantKey = false
-			if len(stack) == 1 {
-				field = t
-			}
-			if top.keys[t] {
-				if len(stack) == 1 {
-					return &Error{Code: CodeValidation, Field: t,
-						Message: fmt.Sprintf("field %q is given more than once; send it once", t)}
-				}
-				return &Error{Code: CodeValidation, Field: field,
-					Message: fmt.Sprintf("field %q holds the key %q more than once", field, t)}
-			}
-			top.keys[t] = true
-			continue
-		}
-		valueDone()
-	}
+	return &Error{Code: CodeValidation, Field: se.Field(), Message: se.Error()}
 }
 
 // ParseForm validates the non-file fields of a multipart start request.

@@ -80,22 +80,16 @@ var ErrNegativeCap = errors.New("a spending cap cannot be negative")
 // SetHolderCaps lowers (or lifts again, never above the operator's) the
 // caller's key's spending caps, and returns them as they are in force
 // after. A cap above the operator's is allowed and has no effect: the
-// lower of the two is in force (store.SpendCaps).
+// lower of the two is in force (store.SpendCaps). The write names the
+// holder's caps alone: the operator's are never written back from the
+// caller's key as it was read when the request was authenticated.
 func (s *Service) SetHolderCaps(ctx context.Context, c Caller, h HolderCaps) (store.SpendCaps, error) {
-	caps := c.Key.Caps
-	if h.PerDay != nil {
-		if *h.PerDay < 0 {
-			return store.SpendCaps{}, ErrNegativeCap
-		}
-		caps.HolderPerDay = *h.PerDay
+	u := store.CapsUpdate{HolderPerDay: h.PerDay, HolderPerMonth: h.PerMonth}
+	if u.Negative() {
+		return store.SpendCaps{}, ErrNegativeCap
 	}
-	if h.PerMonth != nil {
-		if *h.PerMonth < 0 {
-			return store.SpendCaps{}, ErrNegativeCap
-		}
-		caps.HolderPerMonth = *h.PerMonth
-	}
-	if err := s.cfg.Store.SetKeyCaps(ctx, c.Key.ID, caps); err != nil {
+	caps, err := s.cfg.Store.SetKeyCaps(ctx, c.Key.ID, u)
+	if err != nil {
 		return store.SpendCaps{}, fmt.Errorf("set the caps of key %s: %w", c.Key.ID, err)
 	}
 	return caps, nil

@@ -41,7 +41,7 @@ type Store interface {
 	Held(ctx context.Context, accountID string) (int64, error)
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 	// SetKeyCaps changes a key's spending caps (caps.go).
-	SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error
+	SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (store.SpendCaps, error)
 }
 
 // Links signs download links: blob.Store's SignURL.

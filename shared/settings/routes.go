@@ -1,9 +1,6 @@
 package settings
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -11,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // Routes is GEN_ROUTES: the provider routes of our models, as JSON, so
@@ -96,10 +94,13 @@ func (p Provider) DefaultRoute() string {
 	return p.Generator
 }
 
-// defaultRoute is the route the generator variables describe.
+// defaultRoute is the route the generator variables describe, its kind
+// said even where GEN_GENERATOR is not: a route's kind is what builds its
+// provider (issue 31, defect 1: an unset kind built none).
 func (p Provider) defaultRoute() Route {
 	d := p
 	d.Routes = ""
+	d.Generator = p.DefaultRoute()
 	return Route{Name: p.DefaultRoute(), Provider: d}
 }
 
@@ -169,16 +170,9 @@ func parseRoutes(v string) (RouteTable, error) {
 	if strings.TrimSpace(v) == "" {
 		return t, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&t); err != nil {
-		// A syntax error's message quotes a character of the value:
-		// only its offset is said. The others name fields and JSON
-		// types, never values.
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			err = fmt.Errorf("not JSON at byte %d", syntax.Offset)
-		}
+	// The one strict decoder: exact field names, each once, no null,
+	// nothing after the object; its errors never quote a value.
+	if err := strictjson.Unmarshal([]byte(v), &t); err != nil {
 		return RouteTable{}, fmt.Errorf("want JSON {\"routes\": [...], \"models\": {...}}: %w", err)
 	}
 	return t, nil

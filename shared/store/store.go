@@ -56,6 +56,27 @@ type SpendCaps struct {
 	HolderPerMonth int64
 }
 
+// CapsUpdate names the spending caps a write changes, in credits: a nil
+// field leaves that cap as it is, 0 removes it. The operator's
+// (Max*) and the holder's (Holder*) are set by different people, each
+// naming only their own.
+type CapsUpdate struct {
+	MaxPerDay      *int64
+	MaxPerMonth    *int64
+	HolderPerDay   *int64
+	HolderPerMonth *int64
+}
+
+// Negative reports whether u sets a cap below 0.
+func (u CapsUpdate) Negative() bool {
+	for _, v := range []*int64{u.MaxPerDay, u.MaxPerMonth, u.HolderPerDay, u.HolderPerMonth} {
+		if v != nil && *v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Day is the daily cap in force; 0 for none.
 func (c SpendCaps) Day() int64 { return lowest(c.MaxPerDay, c.HolderPerDay) }
 
@@ -154,10 +175,14 @@ type Store interface {
 	// Keys lists the keys of an account, or every key when accountID is "".
 	Keys(ctx context.Context, accountID string) ([]Key, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
-	// SetKeyCaps replaces the spending caps of key id (domain.ErrNotFound
-	// when there is none); a negative cap is an error and changes
-	// nothing. Starts after it returns are checked against them.
-	SetKeyCaps(ctx context.Context, id string, c SpendCaps) error
+	// SetKeyCaps changes the spending caps of key id that u names, and
+	// only those, in one write, and returns the key's caps after it
+	// (domain.ErrNotFound when there is no such key). The others stay as
+	// the store holds them, never as a caller read them: an operator and
+	// the key's holder may change theirs at the same moment. A negative
+	// cap is an error and changes nothing. Starts after it returns are
+	// checked against the caps.
+	SetKeyCaps(ctx context.Context, id string, u CapsUpdate) (SpendCaps, error)
 
 	// Take consumes one unit of every counter, or none at all: if any is
 	// exhausted it returns a *domain.LimitError naming it. used[i] is counter i's

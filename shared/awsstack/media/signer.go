@@ -2,7 +2,6 @@ package media
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // signerRefresh is how long the signer's keys are used before the secret
@@ -47,7 +47,7 @@ func (p *secretSigner) Retrieve(ctx context.Context) (aws.Credentials, error) {
 // quotes the secret.
 func parseSignerSecret(s string) (aws.Credentials, error) {
 	var sec awsstack.SignerSecret
-	if err := json.Unmarshal([]byte(s), &sec); err != nil {
+	if err := strictjson.Unmarshal([]byte(s), &sec); err != nil {
 		return aws.Credentials{}, errors.New(`not a JSON object {"accessKeyId": ..., "secretAccessKey": ...}`)
 	}
 	if strings.TrimSpace(sec.AccessKeyID) == "" || strings.TrimSpace(sec.SecretAccessKey) == "" {

@@ -15,7 +15,12 @@ func TestParseSignerSecret(t *testing.T) {
 	if err != nil || creds.AccessKeyID != "AKIAEXAMPLE" || creds.SecretAccessKey != "s3cr3t" || creds.SessionToken != "" {
 		t.Errorf("parseSignerSecret = %+v, %v; want the keys, no session token", creds, err)
 	}
-	for _, s := range []string{``, `AKIA:secret`, `{"accessKeyId":"AKIA"}`, `{"AccessKeyId":" ","secretAccessKey":"x"}`} {
+	// Issue 31: the strict decoder's refusals too, each of which
+	// encoding/json took: another case, a key twice, a second object.
+	for _, s := range []string{``, `AKIA:secret`, `{"accessKeyId":"AKIA"}`, `{"AccessKeyId":" ","secretAccessKey":"x"}`,
+		`{"AccessKeyId":"AKIA","secretAccessKey":"x"}`,
+		`{"accessKeyId":"AKIA","secretAccessKey":"x","secretAccessKey":"y"}`,
+		`{"accessKeyId":"AKIA","secretAccessKey":"x"}{"accessKeyId":"AKIB","secretAccessKey":"y"}`} {
 		_, err := parseSignerSecret(s)
 		if err == nil {
 			t.Errorf("parseSignerSecret(%q): no error", s)

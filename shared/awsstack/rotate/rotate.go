@@ -25,6 +25,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/strictjson"
 )
 
 // Event is what Secrets Manager invokes a rotation function with.
@@ -158,7 +159,7 @@ func (r *Rotator) secret(ctx context.Context, id, stage string) (awsstack.Signer
 		return awsstack.SignerSecret{}, fmt.Errorf("read secret %s (%s): %w", id, stage, err)
 	}
 	var s awsstack.SignerSecret
-	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &s); err != nil || s.AccessKeyID == "" {
+	if err := strictjson.Unmarshal([]byte(aws.ToString(out.SecretString)), &s); err != nil || s.AccessKeyID == "" {
 		return awsstack.SignerSecret{}, fmt.Errorf("secret %s (%s) is not a signer secret", id, stage)
 	}
 	return s, nil

@@ -8,7 +8,6 @@
 package factory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,15 +78,21 @@ func builtin(_ context.Context, _ settings.Provider, o Options) (provider.Provid
 	return provider.Rendered(o.Builtin), nil
 }
 
-// newProvider is the provider of p's kind. No kind is the built-in
-// generator, as GEN_GENERATOR unset is: the generator variables' route,
-// which a model GEN_ROUTES does not list has.
+// newProvider is the provider of p's kind. A route a model can reach
+// with nothing to send its jobs to would fail each of them at its first
+// step: a kind that builds no provider stops the start-up instead
+// (issue 31, defect 1: the generator variables' route, its kind unset,
+// was built with none).
 func newProvider(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
-	b, ok := builders[cmp.Or(p.Generator, settings.GeneratorBuiltin)]
+	b, ok := builders[p.Generator]
 	if !ok {
-		return nil, fmt.Errorf("unknown generator %q", p.Generator)
+		return nil, fmt.Errorf("kind %q builds no provider", p.Generator)
 	}
-	return b(ctx, p, o)
+	prov, err := b(ctx, p, o)
+	if err == nil && prov == nil {
+		err = fmt.Errorf("kind %q builds no provider", p.Generator)
+	}
+	return prov, err
 }
 
 // FromSettings builds the routes of p. Without GEN_ROUTES it is the

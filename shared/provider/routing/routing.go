@@ -73,6 +73,9 @@ func New(cfg Config) *Router {
 	return r
 }
 
+// Routes are model's routes, in the order they are tried.
+func (r *Router) Routes(model string) []*Route { return r.routes[model] }
+
 // prefix begins the operation name of a route other than the unprefixed
 // one: "route:<name>:<the provider's name>". No provider's name begins
 // so (Vertex AI's begin "projects/", the Gemini API's "models/",

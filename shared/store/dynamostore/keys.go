@@ -184,38 +184,57 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// SetKeyCaps implements store.Store.
-func (s *Store) SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error {
+// SetKeyCaps implements store.Store: one UpdateItem that SETs the caps u
+// names and no other, returning the item as it is after. The key's id
+// item is read for its hash, which never changes.
+func (s *Store) SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (store.SpendCaps, error) {
 	op := "set spending caps of key " + id
-	if c.MaxPerDay < 0 || c.MaxPerMonth < 0 || c.HolderPerDay < 0 || c.HolderPerMonth < 0 {
-		return fmt.Errorf("%s: negative cap", op)
+	if u.Negative() {
+		return store.SpendCaps{}, fmt.Errorf("%s: negative cap", op)
 	}
 	if err := s.check(op); err != nil {
-		return err
+		return store.SpendCaps{}, err
 	}
 	claim, err := s.getItem(ctx, s.t.Keys, keyIDKey(id))
 	if err != nil {
-		return dbErr(op, err)
+		return store.SpendCaps{}, dbErr(op, err)
 	}
 	if claim == nil {
-		return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+		return store.SpendCaps{}, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
-	u := update{
-		table: s.t.Keys,
-		key:   keyHashKey(getS(claim, "hash")),
-		expr: "SET #maxCreditsPerDay = :maxDay, #maxCreditsPerMonth = :maxMonth, " +
-			"#holderCreditsPerDay = :holderDay, #holderCreditsPerMonth = :holderMonth",
-		cond: "attribute_exists(#pk)",
-		vals: vals{":maxDay": num(c.MaxPerDay), ":maxMonth": num(c.MaxPerMonth),
-			":holderDay": num(c.HolderPerDay), ":holderMonth": num(c.HolderPerMonth)},
-	}
-	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
-		if _, ok := conditionFailed(err); ok {
-			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+	var set []string
+	vs := vals{}
+	for _, f := range []struct {
+		attr string
+		v    *int64
+	}{
+		{"maxCreditsPerDay", u.MaxPerDay}, {"maxCreditsPerMonth", u.MaxPerMonth},
+		{"holderCreditsPerDay", u.HolderPerDay}, {"holderCreditsPerMonth", u.HolderPerMonth},
+	} {
+		if f.v != nil {
+			set = append(set, "#"+f.attr+" = :"+f.attr)
+			vs[":"+f.attr] = num(*f.v)
 		}
-		return dbErr(op, err)
 	}
-	return nil
+	hash := getS(claim, "hash")
+	if len(set) == 0 {
+		k, err := s.KeyByHash(ctx, hash)
+		if err != nil {
+			return store.SpendCaps{}, fmt.Errorf("%s: %w", op, err)
+		}
+		return k.Caps, nil
+	}
+	in := update{table: s.t.Keys, key: keyHashKey(hash), expr: "SET " + strings.Join(set, ", "),
+		cond: "attribute_exists(#pk)", vals: vs}.input()
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := s.db.UpdateItem(ctx, in)
+	if err != nil {
+		if _, ok := conditionFailed(err); ok {
+			return store.SpendCaps{}, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
+		}
+		return store.SpendCaps{}, dbErr(op, err)
+	}
+	return decodeKey(out.Attributes).Caps, nil
 }
 
 // queryAll reads every item of one partition of an index.

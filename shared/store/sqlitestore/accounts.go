@@ -274,22 +274,27 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	})
 }
 
-// SetKeyCaps implements store.Store. The key is forgotten by KeyByHash's
-// cache before this returns, as on RevokeKey.
-func (s *Store) SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) error {
+// SetKeyCaps implements store.Store: one UPDATE that sets the caps u
+// names and keeps the others (COALESCE), returning all four. The key is
+// forgotten by KeyByHash's cache before this returns, as on RevokeKey.
+func (s *Store) SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (store.SpendCaps, error) {
 	op := "set spending caps of key " + id
-	if c.MaxPerDay < 0 || c.MaxPerMonth < 0 || c.HolderPerDay < 0 || c.HolderPerMonth < 0 {
-		return fmt.Errorf("%s: negative cap", op)
+	if u.Negative() {
+		return store.SpendCaps{}, fmt.Errorf("%s: negative cap", op)
 	}
 	s.keys.forget(id)
 	defer s.keys.forget(id)
-	return s.write(ctx, op, func(tx *txn) error {
-		var one int
+	var c store.SpendCaps
+	err := s.write(ctx, op, func(tx *txn) error {
 		err := tx.QueryRowContext(ctx,
-			`UPDATE api_keys SET max_credits_per_day = ?, max_credits_per_month = ?,
-				holder_credits_per_day = ?, holder_credits_per_month = ?
-			WHERE id = ? RETURNING 1`,
-			c.MaxPerDay, c.MaxPerMonth, c.HolderPerDay, c.HolderPerMonth, id).Scan(&one)
+			`UPDATE api_keys SET max_credits_per_day = COALESCE(?, max_credits_per_day),
+				max_credits_per_month = COALESCE(?, max_credits_per_month),
+				holder_credits_per_day = COALESCE(?, holder_credits_per_day),
+				holder_credits_per_month = COALESCE(?, holder_credits_per_month)
+			WHERE id = ? RETURNING max_credits_per_day, max_credits_per_month,
+				holder_credits_per_day, holder_credits_per_month`,
+			u.MaxPerDay, u.MaxPerMonth, u.HolderPerDay, u.HolderPerMonth, id).
+			Scan(&c.MaxPerDay, &c.MaxPerMonth, &c.HolderPerDay, &c.HolderPerMonth)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 		}
@@ -298,4 +303,8 @@ func (s *Store) SetKeyCaps(ctx context.Context, id string, c store.SpendCaps) er
 		}
 		return nil
 	})
+	if err != nil {
+		return store.SpendCaps{}, err
+	}
+	return c, nil
 }

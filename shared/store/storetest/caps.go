@@ -27,7 +27,8 @@ func capGuard(perDay, perMonth int64, c time.Time) domain.StartGuard {
 	return domain.StartGuard{Spend: domain.SpendWindows(capKey, perDay, perMonth, c)}
 }
 
-// A key's caps are stored with it and replaced by SetKeyCaps.
+// A key's caps are stored with it and changed, each on its own, by
+// SetKeyCaps.
 func testKeyCaps(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 0)
@@ -41,23 +42,53 @@ func testKeyCaps(t *testing.T, s store.Store) {
 	if err != nil || got.Caps != k.Caps {
 		t.Fatalf("KeyByHash = %+v, %v; want caps %+v", got.Caps, err, k.Caps)
 	}
-	caps := store.SpendCaps{MaxPerDay: 100, MaxPerMonth: 1000, HolderPerDay: 40}
-	if err := s.SetKeyCaps(ctx, capKey, caps); err != nil {
-		t.Fatalf("SetKeyCaps: %v", err)
+	holderDay := int64(40)
+	caps, err := s.SetKeyCaps(ctx, capKey, store.CapsUpdate{HolderPerDay: &holderDay})
+	want := store.SpendCaps{MaxPerDay: 100, MaxPerMonth: 1000, HolderPerDay: 40}
+	if err != nil || caps != want {
+		t.Fatalf("SetKeyCaps(holder day 40) = %+v, %v; want %+v", caps, err, want)
 	}
 	keys, err := s.Keys(ctx, "acct-a")
-	if err != nil || len(keys) != 1 || keys[0].Caps != caps {
-		t.Fatalf("Keys after SetKeyCaps = %+v, %v; want caps %+v", keys, err, caps)
+	if err != nil || len(keys) != 1 || keys[0].Caps != want {
+		t.Fatalf("Keys after SetKeyCaps = %+v, %v; want caps %+v", keys, err, want)
 	}
-	if got, err := s.KeyByHash(ctx, k.Hash); err != nil || got.Caps != caps {
-		t.Errorf("KeyByHash after SetKeyCaps = %+v, %v; want caps %+v", got.Caps, err, caps)
+	if got, err := s.KeyByHash(ctx, k.Hash); err != nil || got.Caps != want {
+		t.Errorf("KeyByHash after SetKeyCaps = %+v, %v; want caps %+v", got.Caps, err, want)
 	}
-	if caps.Day() != 40 || caps.Month() != 1000 {
-		t.Errorf("caps in force = %d a day, %d a month; want 40, 1000", caps.Day(), caps.Month())
+	if want.Day() != 40 || want.Month() != 1000 {
+		t.Errorf("caps in force = %d a day, %d a month; want 40, 1000", want.Day(), want.Month())
 	}
-	wantErrIs(t, "SetKeyCaps(unknown)", s.SetKeyCaps(ctx, "key-none", caps), domain.ErrNotFound)
-	if err := s.SetKeyCaps(ctx, capKey, store.SpendCaps{MaxPerDay: -1}); err == nil {
+
+	// Issue 31, defect 2: each write changes only the caps it names. The
+	// holder's write of its monthly cap, made from a read that predates
+	// the operator's new daily cap, keeps that cap; an update naming no
+	// cap changes nothing and answers the caps as they are.
+	opDay, holderMonth, zero := int64(7), int64(500), int64(0)
+	if _, err := s.SetKeyCaps(ctx, capKey, store.CapsUpdate{MaxPerDay: &opDay}); err != nil {
+		t.Fatalf("SetKeyCaps(operator day): %v", err)
+	}
+	caps, err = s.SetKeyCaps(ctx, capKey, store.CapsUpdate{HolderPerMonth: &holderMonth})
+	want = store.SpendCaps{MaxPerDay: 7, MaxPerMonth: 1000, HolderPerDay: 40, HolderPerMonth: 500}
+	if err != nil || caps != want {
+		t.Fatalf("SetKeyCaps(holder month) after the operator's day = %+v, %v; want %+v", caps, err, want)
+	}
+	if caps, err = s.SetKeyCaps(ctx, capKey, store.CapsUpdate{}); err != nil || caps != want {
+		t.Errorf("SetKeyCaps(nothing) = %+v, %v; want %+v", caps, err, want)
+	}
+	caps, err = s.SetKeyCaps(ctx, capKey, store.CapsUpdate{HolderPerDay: &zero, HolderPerMonth: &zero})
+	want = store.SpendCaps{MaxPerDay: 7, MaxPerMonth: 1000}
+	if err != nil || caps != want {
+		t.Errorf("SetKeyCaps(holder 0, 0) = %+v, %v; want %+v", caps, err, want)
+	}
+
+	_, err = s.SetKeyCaps(ctx, "key-none", store.CapsUpdate{HolderPerDay: &holderDay})
+	wantErrIs(t, "SetKeyCaps(unknown)", err, domain.ErrNotFound)
+	neg := int64(-1)
+	if _, err := s.SetKeyCaps(ctx, capKey, store.CapsUpdate{MaxPerDay: &neg}); err == nil {
 		t.Error("SetKeyCaps with a negative cap succeeded")
+	}
+	if got, err := s.KeyByHash(ctx, k.Hash); err != nil || got.Caps != want {
+		t.Errorf("KeyByHash after a refused SetKeyCaps = %+v, %v; want caps %+v", got.Caps, err, want)
 	}
 }
 

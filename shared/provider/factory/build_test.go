@@ -1,0 +1,81 @@
+package factory
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/routing"
+	"github.com/genvideo/gen/shared/settings"
+)
+
+// builtinGen stands in for the renderer: building a route needs one, and
+// nothing here generates.
+type builtinGen struct{}
+
+func (builtinGen) Generate(context.Context, provider.Job) (provider.Result, error) {
+	return provider.Result{}, nil
+}
+
+// Issue 31, defect 1 and its class: every route a model can reach is
+// built with a provider at start-up, the generator variables' own
+// included, whether GEN_GENERATOR names it or leaves it to its default;
+// every model GEN_ROUTES does not list reaches that route too.
+func TestEveryRouteIsBuilt(t *testing.T) {
+	const openai = `{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "http://127.0.0.1:9",
+		"usdPerSecond": 0.02, "modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}`
+	for _, tt := range []struct {
+		name string
+		vars settings.Vars
+	}{
+		{"GEN_GENERATOR unset, the default listed", settings.Vars{
+			settings.Routes: `{"routes": [` + openai + `], "models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`}},
+		{"GEN_GENERATOR=builtin, the default listed", settings.Vars{settings.Generator: "builtin",
+			settings.Routes: `{"routes": [` + openai + `], "models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`}},
+		{"GEN_GENERATOR unset, the default only implied", settings.Vars{
+			settings.Routes: `{"routes": [` + openai + `], "models": {"gen-3.1-lite-generate-001": ["wan"]}}`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := settings.NewReader(tt.vars.Lookup)
+			p := r.Provider()
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := FromSettings(t.Context(), p, Options{Builtin: builtinGen{},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatalf("FromSettings: %v", err)
+			}
+			router, ok := st.Provider.(*routing.Router)
+			if !ok {
+				t.Fatalf("FromSettings built %T, want a *Router", st.Provider)
+			}
+			for _, id := range catalog.IDs() {
+				if len(router.Routes(id)) == 0 {
+					t.Errorf("%s reaches no route", id)
+				}
+				for _, rt := range router.Routes(id) {
+					if rt.Provider == nil {
+						t.Errorf("%s: route %q was built without a provider", id, rt.Name)
+					}
+				}
+			}
+			if err := st.Verify(t.Context()); err != nil {
+				t.Errorf("Verify: %v", err)
+			}
+		})
+	}
+}
+
+// A route whose kind builds no provider stops the start-up, naming the
+// route, rather than failing each of its jobs.
+func TestRouteWithoutProviderStopsStartUp(t *testing.T) {
+	_, err := build(t.Context(), settings.Route{Name: "nothing", Provider: settings.Provider{}}, Options{Builtin: builtinGen{}})
+	if err == nil || !strings.Contains(err.Error(), "builds no provider") {
+		t.Fatalf("build of a route of no kind = %v, want a start-up error", err)
+	}
+}
