@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/genvideo/gen/shared/capability"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/service"
 )
 
@@ -21,7 +21,7 @@ type model struct {
 	Capabilities []string `json:"capabilities"`
 	Pricing      pricing  `json:"pricing"`
 	// Limits is an extension of the contract: what the backend in use
-	// accepts for the model (shared/capability).
+	// accepts for the model (shared/provider/capability).
 	Limits *limits `json:"limits,omitempty"`
 }
 

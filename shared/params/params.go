@@ -45,7 +45,7 @@ type Parameters struct {
 	GenerateAudio   bool   `json:"generateAudio"`
 	EnhancePrompt   bool   `json:"enhancePrompt"`
 	NegativePrompt  string `json:"negativePrompt,omitempty"`
-	// Seed is nil on a backend that takes no seed (shared/capability):
+	// Seed is nil on a backend that takes no seed (shared/provider/capability):
 	// a task echoes only a seed its videos were made with.
 	Seed             *int64 `json:"seed,omitempty"`
 	PersonGeneration string `json:"personGeneration"`
@@ -76,7 +76,7 @@ type Request struct {
 	MaxCredits int
 	// Sent holds the fields the client sent. The others hold the
 	// contract's defaults, which the backend in use may replace by what
-	// it accepts (shared/capability).
+	// it accepts (shared/provider/capability).
 	Sent map[string]bool
 }
 

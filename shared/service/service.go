@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )

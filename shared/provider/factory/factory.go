@@ -14,9 +14,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/openai"
 	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/provider/tables"

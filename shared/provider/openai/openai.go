@@ -33,8 +33,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/settings"

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/capability"
 )
 
 // Route is one provider route: its name, its provider, and what it

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/task"
 )

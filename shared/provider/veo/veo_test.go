@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/provider/veo/veotest"

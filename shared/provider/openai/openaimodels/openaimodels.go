@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/settings"
 )
 

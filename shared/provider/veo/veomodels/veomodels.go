@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/settings"
 )
 

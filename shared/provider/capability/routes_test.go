@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/capability"
 )
 
 const fast = "gen-3.1-fast-generate-001"

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/capability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/capability"
 )
 
 // narrow is a backend like Veo 3.1 on the Gemini API: 1080p at 8 s
