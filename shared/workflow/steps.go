@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,7 +142,10 @@ func (s *Steps) prepareGeneration(ctx context.Context, in TaskRef) (g *generatio
 	// done, then touch no file system; a make and a removal of a
 	// directory were a tenth of a generation's CPU. The name is unique
 	// as MkdirTemp's would be, its suffix random.
-	dir := filepath.Join(s.TempDir, workDirPrefix+t.ID+"-"+strconv.FormatUint(rand.Uint64(), 36))
+	// "" is os.TempDir(), as it was for MkdirTemp: joined as it is, it
+	// named a directory in the working directory, which on Lambda is the
+	// read-only /var/task.
+	dir := filepath.Join(cmp.Or(s.TempDir, os.TempDir()), workDirPrefix+t.ID+"-"+strconv.FormatUint(rand.Uint64(), 36))
 	g.dir = dir
 	g.job = provider.Job{TaskID: t.ID, Type: t.Type, Prompt: t.Prompt, Model: t.Model, Params: t.Params, OutDir: filepath.Join(dir, "out")}
 
