@@ -276,3 +276,39 @@ func TestRoutesSelfHostedFirst(t *testing.T) {
 	}
 	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
 }
+
+// TestSelfHostedFailureWithIntegerCode (issue 33): a vLLM-Omni job that
+// fails carries error.code as an integer (its VideoError.code is
+// `int | str`). The task ends GENERATION_FAILED, refunded, at the poll
+// that sees the failure; before, the answer failed to decode, was taken
+// for a busy host, and the job was polled until the task's deadline
+// (TIMEOUT).
+func TestSelfHostedFailureWithIntegerCode(t *testing.T) {
+	gpu := openaitest.New(openaitest.Config{Profile: settings.ProfileVLLMOmni, Polls: 1})
+	gpu.When("a broken gpu", openaitest.Outcome{FailCode: "500"})
+	gsrv := httptest.NewServer(gpu)
+	t.Cleanup(gsrv.Close)
+	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`], "models": {"gen-3.1-lite-generate-001": ["wan"]}}`)
+	e := startEnv(t, "", func(c *Config) { c.Provider = p })
+	k := e.key(10000, store.Limits{})
+	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt": "a broken gpu lantern", "model": "gen-3.1-lite-generate-001"}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("start = %d: %s", r.status, r.raw)
+	}
+	done := waitTask(t, e, str(r.body["taskId"]), time.Minute)
+	if done.Status != "failed" || done.Failure == nil || done.Failure.Code != "GENERATION_FAILED" {
+		t.Fatalf("task ended %s (%+v), want failed with GENERATION_FAILED", done.Status, done.Failure)
+	}
+	// The fake fails the job at its first poll, one interval (1 s) after
+	// the submit; a few intervals leave room for a loaded machine.
+	if took := done.CompletedAt.Sub(done.CreatedAt); took > 5*time.Second {
+		t.Errorf("the task failed %s after its start, want within a poll interval of the failure", took)
+	}
+	if n := gpu.Accepted("a broken gpu"); n != 1 {
+		t.Errorf("%d jobs on the host, want 1", n)
+	}
+	if b := e.balance(k.AccountID); b != 10000 {
+		t.Errorf("balance %d after the failure, want 10000: refunded", b)
+	}
+	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
+}

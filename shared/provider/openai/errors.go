@@ -19,10 +19,32 @@ import (
 // code}} (https://platform.openai.com/docs/guides/error-codes, and the
 // openai-node SDK's APIError, read 2026-11-26).
 type apiError struct {
-	Message string `json:"message"`
-	Type    string `json:"type"`
-	Param   string `json:"param"`
-	Code    string `json:"code"`
+	Message string    `json:"message"`
+	Type    string    `json:"type"`
+	Param   string    `json:"param"`
+	Code    errorCode `json:"code"`
+}
+
+// errorCode is an error's code: a string on OpenAI, and on vLLM-Omni a
+// string or an integer (its VideoError.code is `int | str`,
+// vllm_omni/entrypoints/openai/protocol/videos.py, read 2026-11-28). An
+// integer is taken as its text: read as a string it failed the decode
+// of a failed job's answer, which was then taken for a busy host and
+// polled until the task's deadline (issue 33).
+type errorCode string
+
+func (c *errorCode) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = errorCode(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("error code %s is neither a string nor a number", b)
+	}
+	*c = errorCode(n.String())
+	return nil
 }
 
 // Error is a refusal or a failure the host reported: an HTTP error
@@ -101,7 +123,7 @@ func answerError(resp *http.Response) error {
 	if json.Unmarshal(raw, &body) != nil || body.Error.Message == "" {
 		body.Error.Message = strings.TrimSpace(string(raw))
 	}
-	e := &Error{HTTPStatus: resp.StatusCode, Type: body.Error.Type, Code: body.Error.Code, Message: body.Error.Message}
+	e := &Error{HTTPStatus: resp.StatusCode, Type: body.Error.Type, Code: string(body.Error.Code), Message: body.Error.Message}
 	if refusal(e.Code) {
 		e.policy = true
 		return e

@@ -139,8 +139,8 @@ type video struct {
 	Status   string   `json:"status"`
 	Progress *float64 `json:"progress"`
 	Error    *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
+		Code    errorCode `json:"code"`
+		Message string    `json:"message"`
 	} `json:"error"`
 }
 
@@ -264,7 +264,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provi
 	case StatusFailed:
 		e := &Error{}
 		if v.Error != nil {
-			e.Code, e.Message = v.Error.Code, v.Error.Message
+			e.Code, e.Message = string(v.Error.Code), v.Error.Message
 		}
 		e.policy = refusal(e.Code)
 		return provider.Operation{}, e

@@ -84,6 +84,8 @@ type Outcome struct {
 	Times int `json:"times,omitempty"`
 	// FailCode ends the job failed with this error code
 	// (moderation_blocked: a content refusal; anything else a failure).
+	// On the vllm-omni profile a numeric one is sent as a JSON number,
+	// as vLLM-Omni may.
 	FailCode string `json:"failCode,omitempty"`
 	// Drop accepts the job, then closes the connection without an
 	// answer: the job runs, and counts as accepted.
@@ -304,7 +306,14 @@ func (s *Server) object(j *job, status string, progress int) map[string]any {
 		"created_at": 1764000000, "seconds": j.seconds, "size": j.size, "error": nil}
 	if status == "failed" {
 		code := cmp.Or(j.outcome.FailCode, "internal_error")
-		o["error"] = map[string]any{"code": code, "message": "the job failed (" + code + ")"}
+		var wire any = code
+		if n, err := strconv.Atoi(code); err == nil && s.cfg.Profile == settings.ProfileVLLMOmni {
+			// vLLM-Omni's VideoError.code is `int | str`
+			// (vllm_omni/entrypoints/openai/protocol/videos.py, read
+			// 2026-11-28): a numeric code goes out as a number.
+			wire = n
+		}
+		o["error"] = map[string]any{"code": wire, "message": "the job failed (" + code + ")"}
 	}
 	return o
 }
