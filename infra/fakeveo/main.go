@@ -24,7 +24,7 @@
 // the prompt by moderation, -drop drops the submit's answer:
 //
 //	go run ./infra/fakeveo -api openai -addr 127.0.0.1:8090
-//	GEN_GENERATOR=openai GEN_OPENAI_ENDPOINT=http://127.0.0.1:8090 \
+//	GEN_GENERATOR=openai GEN_OPENAI_PROFILE=openai GEN_OPENAI_ENDPOINT=http://127.0.0.1:8090 \
 //	  GEN_OPENAI_API_KEY=fake make run
 package main
 

@@ -74,6 +74,7 @@ func providerSettings(api, url string) settings.Provider {
 		settings.GeminiEndpoint:    url,
 		settings.OpenAIAPIKey:      fakeKey,
 		settings.OpenAIEndpoint:    url,
+		settings.OpenAIProfile:     settings.ProfileOpenAI,
 		// The fake is quick; the stack polls it every second.
 		settings.ProviderPollInterval: "1s",
 	}.Lookup)

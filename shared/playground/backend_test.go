@@ -71,7 +71,7 @@ func TestPlaygroundShowsProviderProgress(t *testing.T) {
 	fake := httptest.NewServer(openaitest.New(openaitest.Config{Polls: 12}))
 	t.Cleanup(fake.Close)
 	stdout := runOnBackend(t, "testdata/progress.cjs", settings.Vars{settings.Generator: settings.GeneratorOpenAI,
-		settings.OpenAIEndpoint: fake.URL, settings.OpenAIAPIKey: "sk-fake", settings.ProviderPollInterval: "1s"})
+		settings.OpenAIEndpoint: fake.URL, settings.OpenAIAPIKey: "sk-fake", settings.OpenAIProfile: settings.ProfileOpenAI, settings.ProviderPollInterval: "1s"})
 	var got struct {
 		Seen []struct {
 			Bar  float64

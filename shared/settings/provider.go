@@ -42,9 +42,10 @@ const (
 	// OpenAIAPIKey is the bearer key of the openai generator; a
 	// self-hosted host may take none.
 	OpenAIAPIKey = "GEN_OPENAI_API_KEY"
-	// OpenAIProfile names whose limits the host has: "openai" (the
-	// default: OpenAI's Sora models) or "vllm-omni" (a self-hosted
-	// vLLM-Omni serving one model).
+	// OpenAIProfile names whose limits the host has: "openai" (OpenAI's
+	// Sora models, whose API OpenAI shut down on 2026-09-24) or
+	// "vllm-omni" (a self-hosted vLLM-Omni serving one model). There is
+	// no default: the old one pointed at a shut-down API (issue 33).
 	OpenAIProfile = "GEN_OPENAI_PROFILE"
 	// OpenAIUSDPerSecond is what a second of video costs the operator on
 	// a self-hosted host (the vllm-omni profile): GPU time, power. It
@@ -101,6 +102,17 @@ const (
 	ProfileVLLMOmni = "vllm-omni"
 )
 
+// SoraShutDown is when OpenAI shut its Sora video API down, as openai-node
+// and openai-go mark it (issue 33's reading of both SDKs, 2026-11; the
+// copy of openai-node this project can read predates the mark, so it is
+// not known here first-hand). The openai profile says so at start-up.
+const SoraShutDown = "2026-09-24"
+
+// ProfileChoices is what an openai host without a profile is told: there
+// is no default, since the old one, OpenAI itself, was shut down.
+const ProfileChoices = "the openai generator needs its profile: vllm-omni (a self-hosted vLLM-Omni host) " +
+	"or openai (OpenAI's Sora API, shut down on " + SoraShutDown + "; a host of the same shape and limits)"
+
 // Provider is what the generator variables say. Its zero value is the
 // built-in generator.
 type Provider struct {
@@ -114,7 +126,8 @@ type Provider struct {
 	GeminiAPIKey, GeminiEndpoint string
 
 	// OpenAIEndpoint, OpenAIAPIKey and OpenAIProfile are the openai
-	// generator's; an empty profile is ProfileOpenAI.
+	// generator's. GEN_OPENAI_PROFILE must be set; a Provider built in
+	// code with an empty profile has ProfileOpenAI's limits.
 	OpenAIEndpoint, OpenAIAPIKey, OpenAIProfile string
 	// OpenAIUSDPerSecond is GEN_OPENAI_USD_PER_SECOND.
 	OpenAIUSDPerSecond float64
@@ -202,6 +215,9 @@ func (r *Reader) Provider() Provider {
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini:
 	case GeneratorOpenAI:
+		if p.OpenAIProfile == "" {
+			r.Reject(OpenAIProfile, "", ProfileChoices)
+		}
 		if p.OpenAIProfile == ProfileVLLMOmni && p.OpenAIEndpoint == "" {
 			r.Reject(OpenAIEndpoint, "", "a vllm-omni host needs its URL")
 		}

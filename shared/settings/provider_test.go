@@ -34,6 +34,12 @@ func TestProvider(t *testing.T) {
 			settings.Provider{}, []string{settings.OpenAIEndpoint}, ""},
 		{"unknown openai profile", settings.Vars{settings.Generator: "openai", settings.OpenAIProfile: "sglang", settings.OpenAIAPIKey: "sk-secret"},
 			settings.Provider{}, []string{settings.OpenAIProfile}, "sk-secret"},
+		// Issue 33: the old default profile, OpenAI itself, is a
+		// shut-down API; the error names the choices.
+		{"openai without a profile", settings.Vars{settings.Generator: "openai", settings.OpenAIAPIKey: "sk-secret"},
+			settings.Provider{}, []string{settings.OpenAIProfile, "vllm-omni", "shut down on " + settings.SoraShutDown}, "sk-secret"},
+		{"openai with its profile said", settings.Vars{settings.Generator: "openai", settings.OpenAIProfile: "openai"},
+			settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileOpenAI}, nil, ""},
 		{"vertex without project", settings.Vars{settings.Generator: "vertex"}, settings.Provider{}, []string{settings.VertexProject}, ""},
 		// Issue 24: a poll interval of 0 or of milliseconds would poll as
 		// fast as the workflow loops, each poll a request and, on AWS, a

@@ -268,7 +268,10 @@ func (s RouteSpec) problems(where string) []string {
 			bad("apiKey", "a gemini route needs apiKey or apiKeySecretArn")
 		}
 	case GeneratorOpenAI:
-		if s.Profile != "" && !isProfile(s.Profile) {
+		switch {
+		case s.Profile == "":
+			bad("profile", strings.Replace(ProfileChoices, "the openai generator", "an openai route", 1))
+		case !isProfile(s.Profile):
 			bad("profile", "want openai or vllm-omni")
 		}
 		if s.Profile == ProfileVLLMOmni && s.Endpoint == "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/settings"
@@ -77,5 +78,26 @@ func TestRouteWithoutProviderStopsStartUp(t *testing.T) {
 	_, err := build(t.Context(), settings.Route{Name: "nothing", Provider: settings.Provider{}}, Options{Builtin: builtinGen{}})
 	if err == nil || !strings.Contains(err.Error(), "builds no provider") {
 		t.Fatalf("build of a route of no kind = %v, want a start-up error", err)
+	}
+}
+
+// Issue 33: the openai profile is OpenAI's Sora limits, kept for hosts of
+// the same shape; OpenAI's own API was shut down, and a stack built on
+// the profile says so as it starts. vllm-omni says nothing of it.
+func TestSoraProfileSaysTheAPIShutDown(t *testing.T) {
+	for _, tt := range []struct {
+		profile string
+		warns   bool
+	}{{settings.ProfileOpenAI, true}, {settings.ProfileVLLMOmni, false}} {
+		var logs logtest.Buffer
+		p := settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: tt.profile,
+			OpenAIEndpoint: "http://127.0.0.1:9", OpenAIUSDPerSecond: 0.01}
+		if _, err := FromSettings(t.Context(), p, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
+			t.Fatalf("%s: FromSettings: %v", tt.profile, err)
+		}
+		said := strings.Contains(logs.String(), "shut its Sora video API down on "+settings.SoraShutDown)
+		if said != tt.warns {
+			t.Errorf("profile %s: the start-up log %q says the shut-down: %v, want %v", tt.profile, logs.String(), said, tt.warns)
+		}
 	}
 }

@@ -8,6 +8,7 @@
 package factory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,7 +66,14 @@ func buildVeo(ctx context.Context, p settings.Provider, o Options) (provider.Pro
 	return veo.Build(ctx, p, o.Veo)
 }
 
-func buildOpenAI(_ context.Context, p settings.Provider, _ Options) (provider.Provider, error) {
+func buildOpenAI(_ context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+	if p.OpenAIProfile == settings.ProfileOpenAI {
+		// Kept for hosts of the same shape and limits; OpenAI's own is
+		// gone, and an operator who still points at it must hear so.
+		cmp.Or(o.Logger, slog.Default()).Warn("OpenAI shut its Sora video API down on "+settings.SoraShutDown+
+			": the openai profile serves only a host of the same shape and limits",
+			"endpoint", cmp.Or(p.OpenAIEndpoint, openai.DefaultEndpoint))
+	}
 	return openai.FromSettings(p)
 }
 
