@@ -34,7 +34,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -224,33 +223,19 @@ func (p *Provider) billing(job provider.Job) provider.Billing {
 // start-up here, rather than fail every task; models the API does not
 // serve are a *provider.UnavailableModelsError.
 func (p *Provider) Check(ctx context.Context) error {
-	var models []string
-	for _, m := range p.cfg.Models {
-		if m != "" && !slices.Contains(models, m) {
-			models = append(models, m)
-		}
-	}
-	slices.Sort(models)
-	var missing []string
-	for _, m := range models {
+	return providerhttp.CheckModels("omni", p.cfg.Models, func(m string) error {
 		var meta struct{}
-		err := p.send(ctx, http.MethodGet, p.base+"models/"+url.PathEscape(m), nil, &meta)
+		return p.send(ctx, http.MethodGet, p.base+"models/"+url.PathEscape(m), nil, &meta)
+	}, func(err error) bool {
 		var e *Error
-		if errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound {
-			missing = append(missing, m)
-			continue
-		}
+		return errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound
+	}, func(m string, err error) error {
+		var e *Error
 		if errors.As(err, &e) && e.HTTPStatus/100 == 4 {
 			return fmt.Errorf("omni: the API key was refused (%s, on AWS its secret): %w", settings.GeminiAPIKey, err)
 		}
-		if err != nil {
-			return fmt.Errorf("omni: model %s: the API does not answer: %w", m, err)
-		}
-	}
-	if len(missing) > 0 {
-		return &provider.UnavailableModelsError{API: "omni", Models: missing}
-	}
-	return nil
+		return fmt.Errorf("omni: model %s: the API does not answer: %w", m, err)
+	})
 }
 
 // send does one request, body encoded as JSON, and decodes a 2xx answer
