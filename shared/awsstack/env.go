@@ -171,8 +171,8 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		r.Reject(EnvVertexWIFConfig, "(not shown)",
 			`want the JSON of a workload identity federation credential configuration ("type": "external_account"), never a key file`)
 	}
-	if e.Provider.Generator == settings.GeneratorGemini && e.Provider.GeminiAPIKey == "" && e.GeminiKeySecretARN == "" {
-		r.Reject(EnvGeminiKeySecretARN, "", "the gemini generator needs the secret holding the Gemini API key")
+	if g := e.Provider.Generator; (g == settings.GeneratorGemini || g == settings.GeneratorOmni) && e.Provider.GeminiAPIKey == "" && e.GeminiKeySecretARN == "" {
+		r.Reject(EnvGeminiKeySecretARN, "", "the "+g+" generator needs the secret holding the Gemini API key")
 	}
 	if err := r.Err(); err != nil {
 		return Env{}, err

@@ -151,8 +151,8 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		LogLevel:          shared.LogLevel,
 		Provider:          r.Provider(),
 	}
-	if cfg.Provider.Generator == settings.GeneratorGemini && cfg.Provider.GeminiAPIKey == "" {
-		r.Reject(settings.GeminiAPIKey, "", "the gemini generator needs the Gemini API key")
+	if g := cfg.Provider.Generator; (g == settings.GeneratorGemini || g == settings.GeneratorOmni) && cfg.Provider.GeminiAPIKey == "" {
+		r.Reject(settings.GeminiAPIKey, "", "the "+g+" generator needs the Gemini API key")
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Reject(EnvAddr, cfg.Addr, "want host:port, such as "+DefaultAddr)

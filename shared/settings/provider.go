@@ -13,8 +13,9 @@ import (
 const (
 	// Generator selects the backend: builtin (ffmpeg test cards, the
 	// default), vertex (Veo on Vertex AI), gemini (Veo on the Gemini
-	// API) or openai (a host of OpenAI's videos shape: OpenAI itself, or
-	// a self-hosted vLLM-Omni).
+	// API), openai (a host of OpenAI's videos shape: OpenAI itself, or
+	// a self-hosted vLLM-Omni) or omni (Gemini Omni Flash on the Gemini
+	// API's Interactions API, with the Gemini API's key and endpoint).
 	Generator = "GEN_GENERATOR"
 	// VertexProject and VertexLocation are the Google Cloud project and
 	// region of Vertex AI (default us-central1).
@@ -31,7 +32,7 @@ const (
 	// print-access-token) used instead of Application Default Credentials.
 	VertexAccessToken = "GEN_VERTEX_ACCESS_TOKEN"
 	// GeminiAPIKey is the Gemini API's key (on AWS it comes from Secrets
-	// Manager instead).
+	// Manager instead), of the gemini and omni generators alike.
 	GeminiAPIKey = "GEN_GEMINI_API_KEY"
 	// GeminiEndpoint replaces https://generativelanguage.googleapis.com:
 	// requests go to {endpoint}/v1beta/models/...
@@ -94,6 +95,7 @@ const (
 	GeneratorVertex  = "vertex"
 	GeneratorGemini  = "gemini"
 	GeneratorOpenAI  = "openai"
+	GeneratorOmni    = "omni"
 )
 
 // The profiles GEN_OPENAI_PROFILE selects.
@@ -213,7 +215,7 @@ func (r *Reader) Provider() Provider {
 	}
 	p.Routes = r.routes(p.DefaultRoute())
 	switch p.Generator {
-	case "", GeneratorBuiltin, GeneratorGemini:
+	case "", GeneratorBuiltin, GeneratorGemini, GeneratorOmni:
 	case GeneratorOpenAI:
 		if p.OpenAIProfile == "" {
 			r.Reject(OpenAIProfile, "", ProfileChoices)
@@ -226,7 +228,7 @@ func (r *Reader) Provider() Provider {
 			r.Reject(VertexProject, "", "the vertex generator needs the Google Cloud project")
 		}
 	default:
-		r.Reject(Generator, p.Generator, "want builtin, vertex, gemini or openai")
+		r.Reject(Generator, p.Generator, "want builtin, vertex, gemini, openai or omni")
 	}
 	return p
 }

@@ -26,6 +26,8 @@ func TestProvider(t *testing.T) {
 				Models: "gen-3.1-lite-generate-001=veo-3.1-lite-preview"}, nil, ""},
 		{"gemini", settings.Vars{settings.Generator: "gemini", settings.GeminiAPIKey: "AIza-secret", settings.GeminiEndpoint: "https://example.test", settings.ProviderPollInterval: "2s"},
 			settings.Provider{Generator: settings.GeneratorGemini, GeminiAPIKey: "AIza-secret", GeminiEndpoint: "https://example.test", PollInterval: 2 * time.Second}, nil, ""},
+		{"omni, on the Gemini API's key", settings.Vars{settings.Generator: "omni", settings.GeminiAPIKey: "AIza-secret"},
+			settings.Provider{Generator: settings.GeneratorOmni, GeminiAPIKey: "AIza-secret"}, nil, ""},
 		{"openai on vllm-omni", settings.Vars{settings.Generator: "openai", settings.OpenAIEndpoint: "http://gpu.internal:8091",
 			settings.OpenAIAPIKey: "sk-secret", settings.OpenAIProfile: "vllm-omni"},
 			settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIEndpoint: "http://gpu.internal:8091",

@@ -37,7 +37,7 @@ type RouteSpec struct {
 	// Name names the route in lists, operation names, logs and billing:
 	// lower-case letters, digits and hyphens, at most 32.
 	Name string `json:"name"`
-	// Kind is a generator: builtin, vertex, gemini or openai.
+	// Kind is a generator: builtin, vertex, gemini, openai or omni.
 	Kind string `json:"kind"`
 	// Project, Location, StorageURI and AccessToken are a vertex
 	// route's (GEN_VERTEX_*).
@@ -48,7 +48,7 @@ type RouteSpec struct {
 	// Endpoint replaces the API's base URL (GEN_VERTEX_ENDPOINT,
 	// GEN_GEMINI_ENDPOINT, GEN_OPENAI_ENDPOINT).
 	Endpoint string `json:"endpoint,omitempty"`
-	// APIKey is a gemini or openai route's key, for a local stack;
+	// APIKey is a gemini, omni or openai route's key, for a local stack;
 	// APIKeySecretARN names a Secrets Manager secret holding it, on AWS.
 	APIKey          string `json:"apiKey,omitempty"`
 	APIKeySecretARN string `json:"apiKeySecretArn,omitempty"`
@@ -148,7 +148,8 @@ func (s RouteSpec) route(p Provider) Route {
 	case GeneratorVertex:
 		q.VertexProject, q.VertexLocation, q.VertexStorageURI = s.Project, s.Location, s.StorageURI
 		q.VertexEndpoint, q.VertexAccessToken = s.Endpoint, s.AccessToken
-	case GeneratorGemini:
+	case GeneratorGemini, GeneratorOmni:
+		// Omni is on the Gemini API: the same key and endpoint.
 		q.GeminiAPIKey, q.GeminiEndpoint = s.APIKey, s.Endpoint
 	case GeneratorOpenAI:
 		q.OpenAIAPIKey, q.OpenAIEndpoint, q.OpenAIProfile, q.OpenAIUSDPerSecond = s.APIKey, s.Endpoint, s.Profile, s.USDPerSecond
@@ -250,7 +251,7 @@ func (s RouteSpec) problems(where string) []string {
 	}
 	switch s.Kind {
 	case GeneratorBuiltin:
-		only("vertex, gemini or openai", map[string]bool{"project": s.Project != "", "endpoint": s.Endpoint != "",
+		only("vertex, gemini, omni or openai", map[string]bool{"project": s.Project != "", "endpoint": s.Endpoint != "",
 			"apiKey": s.APIKey != "" || s.APIKeySecretARN != "", "models": len(s.Models) > 0})
 	case GeneratorVertex:
 		if s.Project == "" {
@@ -262,10 +263,11 @@ func (s RouteSpec) problems(where string) []string {
 		if s.StorageURI != "" && !isGCSPrefix(s.StorageURI) {
 			bad("storageUri", "want gs://bucket or gs://bucket/prefix")
 		}
-		only("gemini or openai", map[string]bool{"apiKey": s.APIKey != "" || s.APIKeySecretARN != ""})
-	case GeneratorGemini:
+		only("gemini, omni or openai", map[string]bool{"apiKey": s.APIKey != "" || s.APIKeySecretARN != ""})
+	case GeneratorGemini, GeneratorOmni:
 		if s.APIKey == "" && s.APIKeySecretARN == "" {
-			bad("apiKey", "a gemini route needs apiKey or apiKeySecretArn")
+			article := map[string]string{GeneratorGemini: "a", GeneratorOmni: "an"}[s.Kind]
+			bad("apiKey", article+" "+s.Kind+" route needs apiKey or apiKeySecretArn")
 		}
 	case GeneratorOpenAI:
 		switch {
@@ -278,7 +280,7 @@ func (s RouteSpec) problems(where string) []string {
 			bad("endpoint", "a vllm-omni host needs its URL")
 		}
 	default:
-		bad("kind", "want builtin, vertex, gemini or openai")
+		bad("kind", "want builtin, vertex, gemini, openai or omni")
 	}
 	if s.Kind != GeneratorVertex {
 		only("vertex", map[string]bool{"location": s.Location != "", "storageUri": s.StorageURI != "", "accessToken": s.AccessToken != ""})

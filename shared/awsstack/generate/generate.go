@@ -58,7 +58,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 		}
 		gen = r
 	}
-	if p.Generator == settings.GeneratorGemini && p.GeminiAPIKey == "" {
+	if (p.Generator == settings.GeneratorGemini || p.Generator == settings.GeneratorOmni) && p.GeminiAPIKey == "" {
 		if p.GeminiAPIKey, err = geminiKey(s); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/capability"
+	"github.com/genvideo/gen/shared/provider/omni"
 	"github.com/genvideo/gen/shared/provider/openai"
 	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/provider/tables"
@@ -60,6 +61,7 @@ var builders = map[string]builder{
 	settings.GeneratorVertex:  buildVeo,
 	settings.GeneratorGemini:  buildVeo,
 	settings.GeneratorOpenAI:  buildOpenAI,
+	settings.GeneratorOmni:    buildOmni,
 }
 
 func buildVeo(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
@@ -75,6 +77,10 @@ func buildOpenAI(_ context.Context, p settings.Provider, o Options) (provider.Pr
 			"endpoint", cmp.Or(p.OpenAIEndpoint, openai.DefaultEndpoint))
 	}
 	return openai.FromSettings(p)
+}
+
+func buildOmni(_ context.Context, p settings.Provider, _ Options) (provider.Provider, error) {
+	return omni.FromSettings(p)
 }
 
 // builtin is the built-in generator as a route: its operations are

@@ -1,8 +1,9 @@
 // Package providerhttp is what the adapters of video providers
-// (shared/provider/veo, shared/provider/openai) share of talking HTTP: the errors
+// (shared/provider/veo, shared/provider/openai, shared/provider/omni) share of talking HTTP: the errors
 // they classify answers into (each a provider.Classifier); a request
-// that knows whether it went out whole; a download into a file;
-// and a redirect policy that keeps a key on its own origin. What each
+// that knows whether it went out whole; a download into a file; a
+// redirect policy that keeps a key on its own origin; and the start-up
+// check of the models a route maps ours to (CheckModels). What each
 // provider's answers mean stays in its adapter.
 package providerhttp
 
@@ -14,6 +15,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -151,4 +153,41 @@ func Endpoint(api, raw, def string) (endpoint, origin string, err error) {
 		return "", "", fmt.Errorf("%s: endpoint %q is not a URL", api, endpoint)
 	}
 	return endpoint, u.Scheme + "://" + u.Host, nil
+}
+
+// Models are the distinct provider models of a model map (ours to the
+// provider's), sorted; an empty id (a host's own model) is left out.
+func Models(models map[string]string) []string {
+	var out []string
+	for _, m := range models {
+		if m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckModels is a start-up check of the provider models of a model
+// map: get asks the API for one; an answer notFound reads as "not
+// served" is noted and the check goes on; any other error ends it, as
+// fail words it (the setting to fix). Models not served are a
+// *provider.UnavailableModelsError of api once all were asked.
+func CheckModels(api string, models map[string]string, get func(model string) error,
+	notFound func(error) bool, fail func(model string, err error) error) error {
+	var missing []string
+	for _, m := range Models(models) {
+		err := get(m)
+		if err != nil && notFound(err) {
+			missing = append(missing, m)
+			continue
+		}
+		if err != nil {
+			return fail(m, err)
+		}
+	}
+	if len(missing) > 0 {
+		return &provider.UnavailableModelsError{API: api, Models: missing}
+	}
+	return nil
 }

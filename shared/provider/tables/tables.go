@@ -13,6 +13,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
+	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
@@ -33,6 +34,7 @@ var kinds = map[string]kind{
 	settings.GeneratorVertex:  {veomodels.Capabilities, veomodels.RouteLimits},
 	settings.GeneratorGemini:  {veomodels.Capabilities, veomodels.RouteLimits},
 	settings.GeneratorOpenAI:  {openaimodels.Capabilities, openaimodels.RouteLimits},
+	settings.GeneratorOmni:    {omnimodels.Capabilities, omnimodels.RouteLimits},
 }
 
 // lookup is the kind of p, the built-in generator when none is set.

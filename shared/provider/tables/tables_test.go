@@ -64,3 +64,48 @@ func TestRoutedCapabilities(t *testing.T) {
 		t.Errorf("a self-hosted route priced above the credits = %v, want the route named, below cost", err)
 	}
 }
+
+// An Omni route for one of our models (issue 33): what Omni cannot
+// honour is refused at start, naming the field, before any charge; a
+// mapping that sells below cost at GEN_CREDIT_USD stops the start-up.
+func TestOmniRoute(t *testing.T) {
+	const fast = "gen-3.1-fast-generate-001"
+	omni := func(model string) string {
+		return `{"routes": [{"name": "omni", "kind": "omni", "apiKey": "AIza-k", "models": {"` + fast + `": "` + model + `"}}],
+			"models": {"` + fast + `": ["omni"]}}`
+	}
+	p, err := routed(t, omni("gemini-omni-1.2-flash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, _ := tables.Capabilities(p)
+	for _, tt := range []struct {
+		kind, body, field string // field "" when taken
+	}{
+		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","resolution":"1080p","aspectRatio":"9:16","seed":7}`, ""},
+		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","sampleCount":2}`, "sampleCount"},
+		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","generateAudio":false}`, "generateAudio"},
+		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","negativePrompt":"blur"}`, "negativePrompt"},
+	} {
+		r, err := params.ParseJSON(tt.kind, []byte(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = caps.Apply(&r)
+		var field string
+		if e, ok := err.(*params.Error); ok {
+			field = e.Field
+		}
+		if field != tt.field || (tt.field == "") != (err == nil) {
+			t.Errorf("%s: Apply = %v, want field %q refused", tt.body, err, tt.field)
+		}
+	}
+	if _, err := routed(t, omni("gemini-omni-0.9")); err == nil || !strings.Contains(err.Error(), `route "omni"`) {
+		t.Errorf("an unknown Omni model = %v, want the route named", err)
+	}
+	r := settings.NewReader(settings.Vars{settings.Routes: omni("gemini-omni-1.2-flash"), settings.CreditUSD: "0.001"}.Lookup)
+	cheap := r.Provider()
+	if _, err := tables.Capabilities(cheap); err == nil || !strings.Contains(err.Error(), "below cost") {
+		t.Errorf("credits at $0.001 = %v, want below cost", err)
+	}
+}

@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -497,40 +496,15 @@ func Category(reasons []string) string {
 	return "other"
 }
 
-// providerModels are the distinct provider models of a model map,
-// sorted.
-func providerModels(models map[string]string) []string {
-	var out []string
-	for _, m := range models {
-		if m != "" && !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // check reads each provider model's metadata with get; credentials
 // refused or an API that does not answer end it with an error naming
 // what to fix; models not found are a *provider.UnavailableModelsError once all
 // were read.
 func check(api string, models map[string]string, get func(model string) error) error {
-	var missing []string
-	for _, m := range providerModels(models) {
-		err := get(m)
+	return providerhttp.CheckModels(api, models, get, func(err error) bool {
 		var e *Error
-		if errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound {
-			missing = append(missing, m)
-			continue
-		}
-		if err != nil {
-			return checkError(api, m, err)
-		}
-	}
-	if len(missing) > 0 {
-		return &provider.UnavailableModelsError{API: api, Models: missing}
-	}
-	return nil
+		return errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound
+	}, func(m string, err error) error { return checkError(api, m, err) })
 }
 
 // checkError says what a start-up check found, naming what to fix.
