@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -130,13 +129,8 @@ func answerError(resp *http.Response) error {
 		e.policy = true
 		return e
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		after := body.Error.retryDelay()
-		if after == 0 {
-			secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-			after = time.Duration(secs) * time.Second
-		}
-		return &providerhttp.BusyError{Err: e, After: after, Sent: resp.StatusCode == http.StatusGatewayTimeout}
+	if busy := providerhttp.Busy(resp, e, body.Error.retryDelay()); busy != nil {
+		return busy
 	}
 	return e
 }

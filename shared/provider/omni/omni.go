@@ -23,13 +23,10 @@
 package omni
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -238,39 +235,10 @@ func (p *Provider) Check(ctx context.Context) error {
 	})
 }
 
-// send does one request, body encoded as JSON, and decodes a 2xx answer
-// into out. Network failures and 429/5xx answers are
-// *providerhttp.BusyError, sent when the request had gone out whole.
+// send does one request of the API (providerhttp.SendJSON); an inline
+// video rides in the answer, base64: room for the largest.
 func (p *Provider) send(ctx context.Context, method, url string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
-	if err != nil {
-		return fmt.Errorf("request: %w", err)
-	}
-	req.Header = p.header()
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := providerhttp.Do(p.http, req, method+" "+url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return answerError(resp)
-	}
-	// An inline video rides in the answer, base64: room for the largest.
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*maxVideoBytes)).Decode(out); err != nil {
-		return &providerhttp.BusyError{Err: fmt.Errorf("decode answer of %s %s: %w", method, url, err), Sent: true}
-	}
-	return nil
+	return providerhttp.SendJSON(ctx, p.http, method, url, method+" "+url, p.header(), body, out, 2*maxVideoBytes, answerError)
 }
 
 // download writes the video at uri to path, with the key while on the

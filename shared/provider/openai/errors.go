@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/providerhttp"
@@ -128,10 +126,8 @@ func answerError(resp *http.Response) error {
 		e.policy = true
 		return e
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		secs, _ := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64)
-		return &providerhttp.BusyError{Err: e, After: time.Duration(secs * float64(time.Second)),
-			Sent: resp.StatusCode == http.StatusGatewayTimeout}
+	if busy := providerhttp.Busy(resp, e, 0); busy != nil {
+		return busy
 	}
 	return e
 }

@@ -8,6 +8,9 @@
 package providerhttp
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -100,6 +104,64 @@ func Do(c *http.Client, req *http.Request, name string) (*http.Response, error) 
 		return nil, &BusyError{Err: fmt.Errorf("%s: %w", name, err), Sent: wrote.Load()}
 	}
 	return resp, nil
+}
+
+// SendJSON does one request of a JSON API: body, unless nil, encoded as
+// JSON; a 2xx answer decoded into out, read to at most max bytes (an
+// inline video rides in some answers); any other answer handed to
+// answerErr, which reads the provider's own error shape. what names the
+// request in errors, with no key in it. Network failures, and an answer
+// that cannot be decoded, are *BusyError, sent when the request had gone
+// out whole.
+func SendJSON(ctx context.Context, c *http.Client, method, url, what string, header http.Header, body, out any,
+	max int64, answerErr func(*http.Response) error) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		return fmt.Errorf("request: %w", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := Do(c, req, what)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return answerErr(resp)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, max)).Decode(out); err != nil {
+		return &BusyError{Err: fmt.Errorf("decode answer of %s: %w", what, err), Sent: true}
+	}
+	return nil
+}
+
+// Busy is the *BusyError of an error answer the provider will take again
+// later, 429 or 5xx, wrapping err: waited out after hint, the provider's
+// own retry delay when it gives one, else the Retry-After header
+// (seconds). A 504, a gateway that gave up waiting for the API, had
+// passed the request on: what became of it is unknown (Sent). Any other
+// status is nil: err stands as it is.
+func Busy(resp *http.Response, err error, hint time.Duration) error {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return nil
+	}
+	if hint == 0 {
+		secs, _ := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64)
+		hint = time.Duration(secs * float64(time.Second))
+	}
+	return &BusyError{Err: err, After: hint, Sent: resp.StatusCode == http.StatusGatewayTimeout}
 }
 
 // Save writes at most max bytes of body to path. A body cut short is a

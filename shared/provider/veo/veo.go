@@ -12,7 +12,6 @@
 package veo
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -23,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -281,15 +279,8 @@ func answerError(resp *http.Response) error {
 		e.category = cat
 		return e
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		after := e.Status.retryDelay()
-		if after == 0 {
-			secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-			after = time.Duration(secs) * time.Second
-		}
-		// A gateway that timed out waiting for the API had passed the
-		// request on: what became of it is unknown.
-		return &providerhttp.BusyError{Err: e, After: after, Sent: resp.StatusCode == http.StatusGatewayTimeout}
+	if busy := providerhttp.Busy(resp, e, e.Status.retryDelay()); busy != nil {
+		return busy
 	}
 	return e
 }
@@ -322,40 +313,10 @@ func pollError(err error) error {
 	return err
 }
 
-// send does one request and decodes a 2xx answer into out. Network
-// failures and 429/5xx answers are *providerhttp.BusyError, sent when the request
-// had gone out whole.
+// send does one request of the API (providerhttp.SendJSON); an inline
+// video rides in an operation's answer, base64: room for the largest.
 func send(ctx context.Context, c *http.Client, method, url string, header http.Header, body any, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
-	if err != nil {
-		return fmt.Errorf("request: %w", err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := providerhttp.Do(c, req, method+" "+redact(url))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return answerError(resp)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*maxVideoBytes)).Decode(out); err != nil {
-		return &providerhttp.BusyError{Err: fmt.Errorf("decode answer of %s: %w", redact(url), err), Sent: true}
-	}
-	return nil
+	return providerhttp.SendJSON(ctx, c, method, url, method+" "+redact(url), header, body, out, 2*maxVideoBytes, answerError)
 }
 
 // redact drops a URL's query, where a key could be.
