@@ -347,6 +347,9 @@ type Limits struct {
 	Backend   string   `json:"backend"`
 	Modes     []string `json:"modes"`
 	Durations []int    `json:"durations"`
+	// DurationsByMode narrows Durations for a mode that takes fewer,
+	// keyed by mode; absent where none does.
+	DurationsByMode map[string][]int `json:"durationsByMode,omitempty"`
 	// Resolutions are keyed by durationSeconds ("4", "6", "8").
 	Resolutions    map[string][]string `json:"resolutions"`
 	AspectRatios   []string            `json:"aspectRatios"`

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -339,6 +340,17 @@ func TestVeoRefusedAtStart(t *testing.T) {
 					t.Errorf("%s = %d %s, want 400 VALIDATION_ERROR naming %s and %s", tt.body, r.status, r.raw, tt.field, tt.allowed)
 				}
 			}
+			if api == settings.GeneratorGemini {
+				// Issue 33: a first and a last frame are 8 seconds only
+				// there ("Must be 8 when using extension or
+				// interpolation"), which the fake refuses too.
+				frame := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
+				r := e.postForm("/api/gen/first-last-frame", k.APIKey, map[string]string{"prompt": "x", "durationSeconds": "4"},
+					map[string][]byte{"firstFrame": frame, "lastFrame": frame})
+				if r.status != http.StatusBadRequest || r.body["field"] != "durationSeconds" || !strings.HasSuffix(str(r.body["message"]), "allowed: 8") {
+					t.Errorf("first-last-frame at 4 s = %d %s, want 400 naming durationSeconds and 8", r.status, r.raw)
+				}
+			}
 			if b := e.balance(k.AccountID); b != 1000 {
 				t.Errorf("balance %d, want 1000: nothing charged", b)
 			}
@@ -361,6 +373,7 @@ func TestVeoModelsShowLimits(t *testing.T) {
 		MaxSampleCount   int
 		PersonGeneration map[string][]string
 		Seed             bool
+		DurationsByMode  map[string][]int
 	}
 	type model struct {
 		ModelID string
@@ -369,14 +382,15 @@ func TestVeoModelsShowLimits(t *testing.T) {
 	}
 	want := map[string]limits{
 		"builtin": {"the built-in generator", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
-			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true},
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true, nil},
 		settings.GeneratorVertex: {"Vertex AI", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
-			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true},
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true, nil},
 		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
-			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false},
+			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false,
+			map[string][]int{"first-last-frame": {8}}},
 		// OpenAI's shape: 4 and 8 of our durations, 720p, one video, no seed.
 		settings.GeneratorOpenAI: {"OpenAI", map[string][]string{"4": {"720p"}, "8": {"720p"}}, 1,
-			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false},
+			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false, nil},
 	}
 	for backend, w := range want {
 		t.Run(backend, func(t *testing.T) {
@@ -410,6 +424,9 @@ func TestVeoModelsShowLimits(t *testing.T) {
 					if !slices.Equal(l.Resolutions[d], res) {
 						t.Errorf("resolutions at %s s = %v, want %v", d, l.Resolutions[d], res)
 					}
+				}
+				if !reflect.DeepEqual(l.DurationsByMode, w.DurationsByMode) {
+					t.Errorf("durationsByMode = %v, want %v", l.DurationsByMode, w.DurationsByMode)
 				}
 				for mode, values := range w.PersonGeneration {
 					if !slices.Equal(l.PersonGeneration[mode], values) {

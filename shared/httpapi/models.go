@@ -29,9 +29,12 @@ type model struct {
 // list's first value is the default where the client leaves the field
 // out (personGeneration per mode, resolution per duration).
 type limits struct {
-	Backend          string              `json:"backend"`
-	Modes            []string            `json:"modes"`
-	Durations        []int               `json:"durations"`
+	Backend   string   `json:"backend"`
+	Modes     []string `json:"modes"`
+	Durations []int    `json:"durations"`
+	// DurationsByMode narrows durations for a mode that takes fewer
+	// (an extension; absent where none does).
+	DurationsByMode  map[string][]int    `json:"durationsByMode,omitempty"`
 	Resolutions      map[string][]string `json:"resolutions"`
 	AspectRatios     []string            `json:"aspectRatios"`
 	MaxSampleCount   int                 `json:"maxSampleCount"`
@@ -50,7 +53,7 @@ func limitsOf(t capability.Table, id string) *limits {
 	if !ok {
 		return nil
 	}
-	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, Resolutions: map[string][]string{},
+	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
 		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
 	for d, res := range l.ResolutionsOf(id) {

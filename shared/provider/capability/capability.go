@@ -25,6 +25,10 @@ type Limits struct {
 	Modes []string
 	// Durations are the values of durationSeconds it takes.
 	Durations []int
+	// ModeDurations narrows Durations for a mode that takes fewer of
+	// them (the Gemini API's first and last frame: 8 seconds only); a
+	// mode it does not name takes every one of Durations.
+	ModeDurations map[string][]int
 	// Resolutions are the resolutions it renders at each duration.
 	Resolutions map[int][]string
 	// AspectRatios are the values of aspectRatio it takes.
@@ -130,8 +134,12 @@ func (t Table) Apply(r *params.Request) error {
 	if p.SampleCount > l.MaxSampleCount {
 		return t.refuse("sampleCount", p.SampleCount, r.Model, "", ints(1, l.MaxSampleCount))
 	}
-	if !slices.Contains(l.Durations, p.DurationSeconds) {
-		return t.refuse("durationSeconds", p.DurationSeconds, r.Model, "", quoteInts(l.Durations))
+	if ds := l.DurationsOf(r.Type); !slices.Contains(ds, p.DurationSeconds) {
+		where := ""
+		if _, narrowed := l.ModeDurations[r.Type]; narrowed {
+			where = " for " + r.Type
+		}
+		return t.refuse("durationSeconds", p.DurationSeconds, r.Model, where, quoteInts(ds))
 	}
 	if !slices.Contains(l.AspectRatios, p.AspectRatio) {
 		return t.refuse("aspectRatio", p.AspectRatio, r.Model, "", quote(l.AspectRatios))
@@ -191,6 +199,14 @@ func (l Limits) resolutions(m catalog.Model, d int) []string {
 		}
 	}
 	return out
+}
+
+// DurationsOf is the durations a start of mode takes.
+func (l Limits) DurationsOf(mode string) []int {
+	if ds, ok := l.ModeDurations[mode]; ok {
+		return ds
+	}
+	return l.Durations
 }
 
 // SampleCounts is the most samples a start may ask for: the backend's

@@ -107,6 +107,22 @@ func union(a, b Limits) Limits {
 	for _, d := range u.Durations {
 		u.Resolutions[d] = merge(a.Resolutions[d], b.Resolutions[d])
 	}
+	// A mode is narrowed in the union only where every route that
+	// makes it narrows it.
+	u.ModeDurations = nil
+	for _, m := range u.Modes {
+		da, na := a.ModeDurations[m]
+		db, nb := b.ModeDurations[m]
+		inA, inB := slices.Contains(a.Modes, m), slices.Contains(b.Modes, m)
+		if (inA && !na) || (inB && !nb) {
+			continue
+		}
+		if u.ModeDurations == nil {
+			u.ModeDurations = map[string][]int{}
+		}
+		u.ModeDurations[m] = merge(da, db)
+		slices.Sort(u.ModeDurations[m])
+	}
 	u.AspectRatios = merge(a.AspectRatios, b.AspectRatios)
 	u.MaxSampleCount = max(a.MaxSampleCount, b.MaxSampleCount)
 	u.PersonGeneration = map[string][]string{}

@@ -2,6 +2,8 @@ package capability_test
 
 import (
 	"errors"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,5 +81,61 @@ func TestRoutedApply(t *testing.T) {
 	u := table.Models[fast]
 	if u.MaxSampleCount != 4 || !u.Seed || len(u.PersonGeneration[catalog.TextToVideo]) != 3 || len(u.Resolutions[4]) != 2 {
 		t.Errorf("union = %+v, want what either route takes", u)
+	}
+}
+
+// Issue 33: a mode may take fewer durations than the model (the Gemini
+// API's first and last frame: 8 seconds only). A start of that mode at
+// another duration is refused naming the mode and what it takes; other
+// modes keep every duration. In a model of two routes the mode is
+// narrowed only where every route that makes it narrows it.
+func TestModeDurations(t *testing.T) {
+	everyFLF := wide
+	everyFLF.Modes = append([]string{catalog.FirstLastFrame}, wide.Modes...)
+	everyFLF.PersonGeneration = maps.Clone(wide.PersonGeneration)
+	everyFLF.PersonGeneration[catalog.FirstLastFrame] = []string{"allow_adult"}
+	narrowFLF := everyFLF
+	narrowFLF.ModeDurations = map[string][]int{catalog.FirstLastFrame: {8}}
+
+	start := func(table capability.Table, kind string, seconds int) error {
+		req := params.Request{Model: fast, Type: kind, Params: params.Parameters{SampleCount: 1, DurationSeconds: seconds,
+			AspectRatio: "16:9", Resolution: "720p", EnhancePrompt: true, PersonGeneration: "allow_adult"}}
+		return table.Apply(&req)
+	}
+	one := capability.Table{Backend: "the Gemini API", Models: map[string]capability.Limits{fast: narrowFLF}}
+	var pe *params.Error
+	if err := start(one, catalog.FirstLastFrame, 4); !errors.As(err, &pe) || pe.Field != "durationSeconds" ||
+		!strings.Contains(pe.Message, catalog.FirstLastFrame) || !strings.HasSuffix(pe.Message, "allowed: 8") {
+		t.Errorf("first-last-frame at 4 s = %v, want a refusal naming durationSeconds, the mode and 8", err)
+	}
+	for _, tt := range []struct {
+		kind    string
+		seconds int
+	}{{catalog.FirstLastFrame, 8}, {catalog.ImageToVideo, 4}} {
+		if err := start(one, tt.kind, tt.seconds); err != nil {
+			t.Errorf("%s at %d s = %v, want it taken", tt.kind, tt.seconds, err)
+		}
+	}
+
+	for _, tt := range []struct {
+		name   string
+		second capability.Limits
+		want   map[string][]int
+	}{
+		{"the other route makes it at every duration", everyFLF, nil},
+		{"the other route does not make it", wide, map[string][]int{catalog.FirstLastFrame: {8}}},
+		{"both narrow it", narrowFLF, map[string][]int{catalog.FirstLastFrame: {8}}},
+	} {
+		table := capability.Routed(map[string][]capability.Route{fast: {
+			{Name: "gemini", Backend: "the Gemini API", Limits: narrowFLF},
+			{Name: "other", Backend: "Vertex AI", Limits: tt.second},
+		}})
+		if got := table.Models[fast].ModeDurations; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: the union narrows %v, want %v", tt.name, got, tt.want)
+		}
+		err := start(table, catalog.FirstLastFrame, 4)
+		if (err == nil) != (tt.want == nil) {
+			t.Errorf("%s: first-last-frame at 4 s = %v, want taken %v", tt.name, err, tt.want == nil)
+		}
 	}
 }

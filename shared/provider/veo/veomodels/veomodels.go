@@ -35,6 +35,10 @@ import (
 //	[vertex-30]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-0-generate
 //	               (veo-3.0-generate-001, veo-3.0-fast-generate-001, veo-2.0-generate-001:
 //	               retirement date June 30, 2026)
+//	[gemini-interp] the same page's durationSeconds: "Must be 8 when using extension or
+//	               interpolation" (interpolation is a first and a last frame), as issue 33 quotes it
+//	               from the page (read by the reviewer, 2026-11); this session could not read the
+//	               page's parameter table first-hand.
 //	[gemini-video] https://ai.google.dev/gemini-api/docs/video (Veo 3.1 parameters: personGeneration
 //	               "allow_all" only for text-to-video, "allow_adult" only for image-to-video and
 //	               interpolation; resolution 720p, or 1080p and 4k at 8 seconds only; durationSeconds
@@ -108,7 +112,8 @@ func vertexLimits(modes []string) capability.Limits {
 
 // geminiLimits are Veo 3.1 on the Gemini API: 1080p at 8 seconds only,
 // one video a request, personGeneration allow_all for text-to-video and
-// allow_adult for image inputs [gemini-video]; no seed [genai-go];
+// allow_adult for image inputs [gemini-video]; a video from a first and a
+// last frame 8 seconds only [gemini-interp]; no seed [genai-go];
 // enhancePrompt false is not documented for Veo 3.1 [enhance].
 func geminiLimits(modes []string) capability.Limits {
 	l := capability.Limits{Modes: modes, Durations: veo31Durations,
@@ -120,6 +125,9 @@ func geminiLimits(modes []string) capability.Limits {
 	}
 	if slices.Contains(modes, catalog.TextToVideo) {
 		l.PersonGeneration[catalog.TextToVideo] = []string{"allow_all"}
+	}
+	if slices.Contains(modes, catalog.FirstLastFrame) {
+		l.ModeDurations = map[string][]int{catalog.FirstLastFrame: {8}}
 	}
 	return l
 }

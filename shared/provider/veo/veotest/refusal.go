@@ -78,6 +78,10 @@ func Refusal(api, project, location, model string, instance, parameters json.Raw
 		return 400, fmt.Sprintf("sampleCount must be between 1 and %d for %s, got %d.", l.MaxSampleCount, model, samples)
 	case !slices.Contains(l.Durations, duration):
 		return 400, fmt.Sprintf("durationSeconds %d is not supported; supported durations are %v.", duration, l.Durations)
+	case !slices.Contains(l.DurationsOf(mode), duration):
+		// veomodels [gemini-interp]: "Must be 8 when using extension or
+		// interpolation".
+		return 400, fmt.Sprintf("durationSeconds %d is not supported for %s; it must be %v.", duration, mode, l.DurationsOf(mode))
 	case !slices.Contains(l.AspectRatios, aspect):
 		return 400, fmt.Sprintf("aspectRatio %s is not supported.", aspect)
 	case !slices.Contains(l.Resolutions[duration], res):
