@@ -52,7 +52,10 @@ import (
 //	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
 //	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
 //	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
-//	               October 22, 2026 (404 "... is no longer available")
+//	               October 22, 2026 (404 "... is no longer available"); and, as issue 33
+//	               reports from the same page (not read first-hand here, 2026-11-28),
+//	               veo-2.0-generate-001, veo-3.0-generate-001 and veo-3.0-fast-generate-001
+//	               shut down on June 30, 2026
 //	[gemini-ids]   the -001 ids on the Gemini API: LiteLLM's model cost map
 //	               (gemini/veo-3.1-generate-001, gemini/veo-3.1-fast-generate-001,
 //	               gemini/veo-3.1-lite-generate-001), read 2026-11-26
@@ -157,7 +160,8 @@ var geminiModels = map[string]ProviderModel{
 // [vertex-30], on the Gemini API [gemini-depr].
 var retired = map[string][]string{
 	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
-	settings.GeneratorGemini: {"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview"},
+	settings.GeneratorGemini: {"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview",
+		"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
 }
 
 // VertexModels and GeminiModels map the contract's model ids to each

@@ -83,6 +83,18 @@ func TestUnknownProviderModel(t *testing.T) {
 	}
 }
 
+// Issue 33: the Veo 2.0 and 3.0 ids the Gemini API shut down on
+// 2026-06-30 are retired there, as on Vertex AI.
+func TestRetiredOnTheGeminiAPI(t *testing.T) {
+	for _, id := range []string{"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"} {
+		for _, api := range []string{settings.GeneratorGemini, settings.GeneratorVertex} {
+			if _, _, retired := veomodels.Lookup(api, id); !retired {
+				t.Errorf("%s on %s is not retired", id, api)
+			}
+		}
+	}
+}
+
 // providerSettings are the generator settings as the server reads them.
 func providerSettings(t *testing.T, api, models, credit string) settings.Provider {
 	t.Helper()
