@@ -138,8 +138,10 @@ func TestVeoWalkThrough(t *testing.T) {
 			}
 			animated := str(r.body["taskId"])
 			last := testImage(t, 1280, 720, color.RGBA{10, 200, 10, 255}, color.RGBA{250, 250, 250, 255})
+			// 8 seconds: the Gemini API makes a first and a last frame
+			// at no other duration (veomodels [gemini-interp]).
 			r = e.postForm("/api/gen/first-last-frame", k.APIKey,
-				map[string]string{"prompt": "from red to green", "durationSeconds": "4"},
+				map[string]string{"prompt": "from red to green", "durationSeconds": "8"},
 				map[string][]byte{"firstFrame": picture, "lastFrame": last})
 			if r.status != http.StatusAccepted {
 				t.Fatalf("first-last-frame = %d: %s", r.status, r.raw)
