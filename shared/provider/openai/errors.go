@@ -152,8 +152,8 @@ func submitError(err error) error {
 // and logged for the operator, rather than fail a paid job.
 func pollError(err error) error {
 	var e *Error
-	if errors.As(err, &e) && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
-		return &providerhttp.BusyError{Err: fmt.Errorf("key refused while a job runs (renew it): %w", err), Operator: true}
+	if errors.As(err, &e) {
+		return providerhttp.RefusedWhileRunning(e.HTTPStatus, err)
 	}
 	return err
 }

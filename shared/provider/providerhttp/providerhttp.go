@@ -164,6 +164,18 @@ func Busy(resp *http.Response, err error, hint time.Duration) error {
 	return &BusyError{Err: err, After: hint, Sent: resp.StatusCode == http.StatusGatewayTimeout}
 }
 
+// RefusedWhileRunning is what a poll answered 401 or 403 becomes: the
+// job the provider accepted runs, and bills, whatever the credentials
+// now are, so it is waited out within the deadline and logged for the
+// operator to renew them (a static token expires), rather than fail a
+// paid job. Any other status leaves err as it is.
+func RefusedWhileRunning(status int, err error) error {
+	if status != http.StatusUnauthorized && status != http.StatusForbidden {
+		return err
+	}
+	return &BusyError{Err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), Operator: true}
+}
+
 // Save writes at most max bytes of body to path. A body cut short is a
 // *BusyError: the next poll downloads it again.
 func Save(body io.Reader, path string, max int64, name string) error {

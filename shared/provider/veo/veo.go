@@ -307,8 +307,8 @@ func submitError(err error) error {
 // static GEN_VERTEX_ACCESS_TOKEN expires after an hour.
 func pollError(err error) error {
 	var e *Error
-	if errors.As(err, &e) && (e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden) {
-		return &providerhttp.BusyError{Err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), Operator: true}
+	if errors.As(err, &e) {
+		return providerhttp.RefusedWhileRunning(e.HTTPStatus, err)
 	}
 	return err
 }
