@@ -90,6 +90,9 @@ const (
 	// gemini and openai routes from the secrets they name
 	// (apiKeySecretArn).
 	EnvRoutes = settings.Routes
+	// EnvModels is the operator's models (template parameter Models):
+	// every function installs them as its catalog at cold start.
+	EnvModels = settings.DeclaredModels
 	// EnvGeminiKeySecretARN names the Secrets Manager secret whose
 	// string is the Gemini API's key, for GEN_GENERATOR=gemini: the
 	// generate step reads it at cold start (GEN_GEMINI_API_KEY, which

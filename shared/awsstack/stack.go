@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 )
 
@@ -53,10 +54,21 @@ func FromEnv(ctx context.Context) (*Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
+	InstallCatalog(env)
 	cfg := lambdaConfig(osLookup)
 	logger := NewLogger(os.Stdout, env.LogLevel)
 	slog.SetDefault(logger)
 	return New(env, cfg, logger)
+}
+
+// InstallCatalog makes the operator's models (GEN_MODELS) the
+// function's catalog, before anything reads it (package catalog says
+// why it is the process's). Without GEN_MODELS the catalog stays the
+// contract's.
+func InstallCatalog(env Env) {
+	if env.Provider.Declared != "" {
+		catalog.Install(env.Provider.Catalog())
+	}
 }
 
 // New builds a stack on a parsed environment and an AWS configuration.

@@ -1,6 +1,19 @@
 // Package catalog is the one definition of the models the service offers:
 // their ids, capabilities, resolutions and credit prices.
+//
+// The catalog is the process's: the contract's three models unless the
+// operator declares others (GEN_MODELS, read by shared/settings), which
+// the stack installs once at start-up, before it serves (Install). Like
+// the environment it is read from, it does not change while the process
+// serves, so every reader (the validator, GET /api/gen/models, quotes,
+// the playground, the provider tables) reads the same models without
+// being handed them.
 package catalog
+
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // Capabilities a model may have. The first three are also the task types a
 // start endpoint creates.
@@ -11,7 +24,11 @@ const (
 	AudioGeneration = "audio-generation"
 )
 
-// DefaultModel is used when a start request names no model.
+// Modes are the task types, in the contract's order.
+var Modes = []string{TextToVideo, ImageToVideo, FirstLastFrame}
+
+// DefaultModel is the contract's default: the model a start naming none
+// gets, unless the operator's catalog names another (Default).
 const DefaultModel = "gen-3.1-fast-generate-001"
 
 // Model is one entry of the catalog.
@@ -26,9 +43,37 @@ type Model struct {
 	CreditsPerVideoNoAudio int
 	// Resolutions lists what the model renders; the first is its default.
 	Resolutions []string
+	// Provider is what the operator declared of the provider model
+	// behind a declared model, for a provider whose table gen does not
+	// have (nil for the contract's models and for declared models routed
+	// to a provider gen knows).
+	Provider *ProviderModel
 }
 
-var models = []Model{
+// ProviderModel is an operator's statement of what the provider model
+// behind one of our models accepts and costs, where gen has no table
+// of its own: the start-up price check and the start's validation read
+// it as they read gen's tables.
+type ProviderModel struct {
+	// Durations are the values of durationSeconds it takes.
+	Durations []int
+	// AspectRatios are the values of aspectRatio it takes.
+	AspectRatios []string
+	// Audio is its audio rule: "optional", "always" or "never".
+	Audio string
+	// Seed: it takes a seed.
+	Seed bool
+	// USDPerSecond is what a second of its video costs the operator.
+	USDPerSecond float64
+}
+
+// Catalog is a set of models and the default one.
+type Catalog struct {
+	models       []Model
+	defaultModel string
+}
+
+var builtin = []Model{
 	{
 		ID:                     "gen-3.1-generate-001",
 		Name:                   "Gen 3.1 Quality",
@@ -58,36 +103,94 @@ var models = []Model{
 	},
 }
 
-// All returns every model, in the order the models endpoint lists them.
-// The slice is a copy: callers may not change the catalog.
-func All() []Model {
-	out := make([]Model, len(models))
-	for i, m := range models {
-		m.Capabilities = append([]string(nil), m.Capabilities...)
-		m.Resolutions = append([]string(nil), m.Resolutions...)
+// Builtin is the contract's catalog: its three models, DefaultModel
+// the default.
+func Builtin() *Catalog { return &Catalog{models: builtin, defaultModel: DefaultModel} }
+
+// With is c with the models added: one whose id c has replaces it in
+// its place, the others follow in their order. defaultModel, when not
+// "", becomes the default. The caller (shared/settings) has checked
+// each model.
+func (c *Catalog) With(models []Model, defaultModel string) *Catalog {
+	out := &Catalog{models: slices.Clone(c.models), defaultModel: c.defaultModel}
+	for _, m := range models {
+		if i := slices.IndexFunc(out.models, func(have Model) bool { return have.ID == m.ID }); i >= 0 {
+			out.models[i] = m
+		} else {
+			out.models = append(out.models, m)
+		}
+	}
+	if defaultModel != "" {
+		out.defaultModel = defaultModel
+	}
+	return out
+}
+
+// All returns every model of c, in the order the models endpoint lists
+// them. The slice is a copy: callers may not change the catalog.
+func (c *Catalog) All() []Model {
+	out := make([]Model, len(c.models))
+	for i, m := range c.models {
+		m.Capabilities = slices.Clone(m.Capabilities)
+		m.Resolutions = slices.Clone(m.Resolutions)
+		if m.Provider != nil {
+			p := *m.Provider
+			p.Durations, p.AspectRatios = slices.Clone(p.Durations), slices.Clone(p.AspectRatios)
+			m.Provider = &p
+		}
 		out[i] = m
 	}
 	return out
 }
 
-// Lookup returns the model with the given id.
-func Lookup(id string) (Model, bool) {
-	for _, m := range All() {
-		if m.ID == id {
-			return m, true
-		}
+// Lookup returns c's model with the given id.
+func (c *Catalog) Lookup(id string) (Model, bool) {
+	i := slices.IndexFunc(c.models, func(m Model) bool { return m.ID == id })
+	if i < 0 {
+		return Model{}, false
 	}
-	return Model{}, false
+	return c.All()[i], true
 }
 
-// IDs returns the ids of every model, for error messages that list them.
-func IDs() []string {
-	ids := make([]string, len(models))
-	for i, m := range models {
+// IDs returns the ids of c's models, for error messages that list them.
+func (c *Catalog) IDs() []string {
+	ids := make([]string, len(c.models))
+	for i, m := range c.models {
 		ids[i] = m.ID
 	}
 	return ids
 }
+
+// Default is the model a start naming none gets.
+func (c *Catalog) Default() string { return c.defaultModel }
+
+// installed is the process's catalog (Install).
+var installed atomic.Pointer[Catalog]
+
+func init() { installed.Store(Builtin()) }
+
+// Install makes c the process's catalog, and answers what puts the
+// previous one back (for a test). A stack calls it once, at start-up,
+// before it serves.
+func Install(c *Catalog) (restore func()) {
+	old := installed.Swap(c)
+	return func() { installed.Store(old) }
+}
+
+// Current is the process's catalog.
+func Current() *Catalog { return installed.Load() }
+
+// All returns every model of the process's catalog (Current().All()).
+func All() []Model { return Current().All() }
+
+// Lookup returns the process's model with the given id.
+func Lookup(id string) (Model, bool) { return Current().Lookup(id) }
+
+// IDs returns the ids of the process's models.
+func IDs() []string { return Current().IDs() }
+
+// Default is the process's default model.
+func Default() string { return Current().Default() }
 
 // Price is the cost in credits of one video from m.
 func (m Model) Price(audio bool) int {
@@ -98,24 +201,10 @@ func (m Model) Price(audio bool) int {
 }
 
 // Supports reports whether m has the capability c.
-func (m Model) Supports(c string) bool {
-	for _, have := range m.Capabilities {
-		if have == c {
-			return true
-		}
-	}
-	return false
-}
+func (m Model) Supports(c string) bool { return slices.Contains(m.Capabilities, c) }
 
 // DefaultResolution is the resolution m renders when a request names none.
 func (m Model) DefaultResolution() string { return m.Resolutions[0] }
 
 // SupportsResolution reports whether m renders at r.
-func (m Model) SupportsResolution(r string) bool {
-	for _, have := range m.Resolutions {
-		if have == r {
-			return true
-		}
-	}
-	return false
-}
+func (m Model) SupportsResolution(r string) bool { return slices.Contains(m.Resolutions, r) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/blob/fsblob"
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/domain"
@@ -61,6 +62,9 @@ type Stack struct {
 	// dataDir, tmpDir (render work) and leftoverAge: see cleanLeftovers.
 	dataDir, tmpDir string
 	leftoverAge     time.Duration
+	// uninstall puts back the catalog New replaced with the operator's
+	// (GEN_MODELS), nil when it replaced none.
+	uninstall func()
 }
 
 // New builds the stack on cfg.DataDir and recovers every task a previous
@@ -91,7 +95,13 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{Store: st, renderer: renderer, logger: logger, dataDir: cfg.DataDir, leftoverAge: leftoverAge(cfg.Timeouts)}
+	if cfg.Provider.Declared != "" {
+		// The operator's models are the process's catalog (package
+		// catalog says why), in place before anything reads it.
+		s.uninstall = catalog.Install(cfg.Provider.Catalog())
+	}
 	if err := s.build(ctx, cfg); err != nil {
+		s.uninstallCatalog()
 		st.Close()
 		return nil, err
 	}
@@ -302,5 +312,15 @@ func (s *Stack) Close() error {
 	if s.Counts != nil {
 		err = s.Counts.Close()
 	}
+	s.uninstallCatalog()
 	return errors.Join(err, s.Store.Close())
+}
+
+// uninstallCatalog puts back the catalog New found, so that a test's
+// next stack starts from it.
+func (s *Stack) uninstallCatalog() {
+	if s.uninstall != nil {
+		s.uninstall()
+		s.uninstall = nil
+	}
 }

@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/service"
 )
@@ -48,11 +51,23 @@ type limits struct {
 	GenerateAudio []bool `json:"generateAudio"`
 }
 
-func limitsOf(t capability.Table, id string) *limits {
-	l, ok := t.Models[id]
+func limitsOf(t capability.Table, m catalog.Model) *limits {
+	l, ok := t.Models[m.ID]
 	if !ok {
 		return nil
 	}
+	// A route may make modes the model does not offer (a host that
+	// takes images, a text-only model on it): the model's own
+	// capabilities bound what is shown, as they bound what starts.
+	l.Modes = slices.DeleteFunc(slices.Clone(l.Modes), func(mode string) bool { return !m.Supports(mode) })
+	l.PersonGeneration = maps.Clone(l.PersonGeneration)
+	maps.DeleteFunc(l.PersonGeneration, func(mode string, _ []string) bool { return !m.Supports(mode) })
+	l.ModeDurations = maps.Clone(l.ModeDurations)
+	maps.DeleteFunc(l.ModeDurations, func(mode string, _ []int) bool { return !m.Supports(mode) })
+	if len(l.ModeDurations) == 0 {
+		l.ModeDurations = nil
+	}
+	id := m.ID
 	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
 		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
@@ -81,7 +96,7 @@ func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
 			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
-			Limits:       limitsOf(caps, m.ID),
+			Limits:       limitsOf(caps, m),
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)

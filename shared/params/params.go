@@ -159,7 +159,7 @@ func validate(kind string, present map[string]value) (Request, error) {
 	}
 	r.Prompt = prompt
 
-	r.Model = catalog.DefaultModel
+	r.Model = catalog.Default()
 	if v, ok := present["model"]; ok {
 		id, verr := v.asString("model")
 		if verr != nil {

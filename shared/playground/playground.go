@@ -162,7 +162,7 @@ type ModelLimits struct {
 // Limits returns the page's limits.
 func Limits() LimitsDoc {
 	d := LimitsDoc{
-		DefaultModel:           catalog.DefaultModel,
+		DefaultModel:           catalog.Default(),
 		Durations:              params.Durations(),
 		DefaultDuration:        params.DefaultDuration,
 		AspectRatios:           params.AspectRatios(),

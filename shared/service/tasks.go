@@ -90,7 +90,7 @@ func (s *Service) History(ctx context.Context, c Caller, q store.TaskQuery) ([]t
 
 // Models lists the models a generation can use, and the default one.
 func (s *Service) Models() (models []catalog.Model, defaultModel string) {
-	return catalog.All(), catalog.DefaultModel
+	return catalog.All(), catalog.Default()
 }
 
 // Capabilities are what the configured generator accepts for each model.

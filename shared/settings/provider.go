@@ -145,6 +145,8 @@ type Provider struct {
 	Models string
 	// Routes is GEN_ROUTES, checked: ModelRoutes reads it.
 	Routes string
+	// Declared is GEN_MODELS, checked: Catalog reads it.
+	Declared string
 }
 
 // Credit is what a credit sells for, in US dollars.
@@ -157,13 +159,13 @@ func (p Provider) Credit() float64 {
 
 // ModelMap is the mappings Models overrides, nil when it is empty.
 func (p Provider) ModelMap() map[string]string {
-	m, _ := parseModels(p.Models)
+	m, _ := parseModels(p.Models, catalog.Current())
 	return m
 }
 
 // parseModels reads id=providerModel pairs separated by commas, each id
-// one of the catalog's.
-func parseModels(v string) (map[string]string, bool) {
+// one of cat's.
+func parseModels(v string, cat *catalog.Catalog) (map[string]string, bool) {
 	if strings.TrimSpace(v) == "" {
 		return nil, true
 	}
@@ -171,7 +173,7 @@ func parseModels(v string) (map[string]string, bool) {
 	for pair := range strings.SplitSeq(v, ",") {
 		ours, theirs, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		ours, theirs = strings.TrimSpace(ours), strings.TrimSpace(theirs)
-		if _, known := catalog.Lookup(ours); !ok || !known || theirs == "" {
+		if _, known := cat.Lookup(ours); !ok || !known || theirs == "" {
 			return nil, false
 		}
 		m[ours] = theirs
@@ -196,7 +198,9 @@ func (r *Reader) pollInterval() time.Duration {
 // it from elsewhere (Secrets Manager on AWS). Tokens and keys are never
 // repeated in an error.
 func (r *Reader) Provider() Provider {
+	declared, cat := r.declared()
 	p := Provider{
+		Declared:           declared,
 		Generator:          r.String(Generator, ""),
 		VertexProject:      r.String(VertexProject, ""),
 		VertexLocation:     r.Check(VertexLocation, isRegion, "want a Google Cloud region such as us-central1"),
@@ -209,11 +213,11 @@ func (r *Reader) Provider() Provider {
 		OpenAIAPIKey:       r.value(OpenAIAPIKey),
 		OpenAIProfile:      r.Check(OpenAIProfile, isProfile, "want openai or vllm-omni"),
 		OpenAIUSDPerSecond: r.Float(OpenAIUSDPerSecond, 0, 0, 100),
-		Models:             r.models(),
+		Models:             r.models(cat),
 		PollInterval:       r.pollInterval(),
 		CreditUSD:          r.Float(CreditUSD, 0, 0.0001, 100),
 	}
-	p.Routes = r.routes(p.DefaultRoute())
+	p.Routes = r.routes(p.DefaultRoute(), cat)
 	switch p.Generator {
 	case "", GeneratorBuiltin, GeneratorGemini, GeneratorOmni:
 	case GeneratorOpenAI:
@@ -233,11 +237,11 @@ func (r *Reader) Provider() Provider {
 	return p
 }
 
-func (r *Reader) models() string {
+func (r *Reader) models(cat *catalog.Catalog) string {
 	v := r.value(ProviderModels)
-	if _, ok := parseModels(v); !ok {
+	if _, ok := parseModels(v, cat); !ok {
 		r.Reject(ProviderModels, v, "want id=providerModel pairs separated by commas, each id one of "+
-			strings.Join(catalog.IDs(), ", "))
+			strings.Join(cat.IDs(), ", "))
 		return ""
 	}
 	return v

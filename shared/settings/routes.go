@@ -180,7 +180,7 @@ func parseRoutes(v string) (RouteTable, error) {
 }
 
 // checkRoutes is what is wrong with t, given the default route's name.
-func checkRoutes(t RouteTable, defaultName string) []string {
+func checkRoutes(t RouteTable, defaultName string, cat *catalog.Catalog) []string {
 	var errs []string
 	names := map[string]bool{defaultName: true}
 	for i, s := range t.Routes {
@@ -197,11 +197,11 @@ func checkRoutes(t RouteTable, defaultName string) []string {
 			errs = append(errs, where+": the name is used twice")
 		}
 		names[s.Name] = true
-		errs = append(errs, s.problems(where)...)
+		errs = append(errs, s.problems(where, cat)...)
 	}
 	for _, id := range slices.Sorted(maps.Keys(t.Models)) {
-		if _, ok := catalog.Lookup(id); !ok {
-			errs = append(errs, fmt.Sprintf("models: %q is not one of ours (%s)", id, strings.Join(catalog.IDs(), ", ")))
+		if _, ok := cat.Lookup(id); !ok {
+			errs = append(errs, fmt.Sprintf("models: %q is not one of ours (%s)", id, strings.Join(cat.IDs(), ", ")))
 			continue
 		}
 		list := t.Models[id]
@@ -221,7 +221,7 @@ func checkRoutes(t RouteTable, defaultName string) []string {
 }
 
 // problems are what is wrong with one route; where names it.
-func (s RouteSpec) problems(where string) []string {
+func (s RouteSpec) problems(where string, cat *catalog.Catalog) []string {
 	var errs []string
 	bad := func(field, want string) { errs = append(errs, fmt.Sprintf("%s: %s: %s", where, field, want)) }
 	only := func(kinds string, fields map[string]bool) {
@@ -235,8 +235,8 @@ func (s RouteSpec) problems(where string) []string {
 		bad("endpoint", "want an http:// or https:// URL with no path")
 	}
 	for ours, theirs := range s.Models {
-		if _, ok := catalog.Lookup(ours); !ok || strings.TrimSpace(theirs) == "" || strings.ContainsAny(theirs, ",=") {
-			bad("models", fmt.Sprintf("want our model id (%s) to the provider's model id", strings.Join(catalog.IDs(), ", ")))
+		if _, ok := cat.Lookup(ours); !ok || strings.TrimSpace(theirs) == "" || strings.ContainsAny(theirs, ",=") {
+			bad("models", fmt.Sprintf("want our model id (%s) to the provider's model id", strings.Join(cat.IDs(), ", ")))
 			break
 		}
 	}
@@ -299,14 +299,14 @@ func (s RouteSpec) problems(where string) []string {
 
 // routes reads GEN_ROUTES, checked against the default route's name.
 // Its value is never repeated in an error: it may hold keys.
-func (r *Reader) routes(defaultName string) string {
+func (r *Reader) routes(defaultName string, cat *catalog.Catalog) string {
 	v := r.value(Routes)
 	t, err := parseRoutes(v)
 	if err != nil {
 		r.Reject(Routes, "(not shown)", err.Error())
 		return ""
 	}
-	if errs := checkRoutes(t, defaultName); len(errs) > 0 {
+	if errs := checkRoutes(t, defaultName, cat); len(errs) > 0 {
 		r.Reject(Routes, "(not shown)", strings.Join(errs, "; "))
 		return ""
 	}

@@ -39,6 +39,7 @@ func handler(lookup func(string) (string, bool), w io.Writer) (http.Handler, *sl
 	if err != nil {
 		return nil, nil, err
 	}
+	awsstack.InstallCatalog(env)
 	r := settings.NewReader(lookup)
 	origins := splitOrigins(r.Check(EnvMediaOrigins, func(v string) bool {
 		for _, o := range splitOrigins(v) {

@@ -45,6 +45,7 @@ func CheckPrices(backend string, route func(model string) (Priced, bool), credit
 // CheckPricesOf is CheckPrices for some of our models only: those a
 // provider route serves (settings.Routes).
 func CheckPricesOf(models []string, backend string, route func(model string) (Priced, bool), creditUSD float64) error {
+	route = Declared(route)
 	var losses []string
 	for _, ours := range catalog.All() {
 		if !slices.Contains(models, ours.ID) {
@@ -88,6 +89,7 @@ func audioWord(audio bool) string {
 // creditUSD (CheckPricesOf), is an error. Each adapter's table reads
 // its own route with it, so that the check is written once.
 func Served(served []string, backend string, priced func(ours string) (Priced, bool), creditUSD float64) (map[string]Limits, error) {
+	priced = Declared(priced)
 	out := map[string]Limits{}
 	for _, ours := range served {
 		m, ok := priced(ours)
@@ -100,4 +102,51 @@ func Served(served []string, backend string, priced func(ours string) (Priced, b
 		return nil, err
 	}
 	return out, nil
+}
+
+// Declared is priced, falling back, for one of our models priced knows
+// no provider model for, to what the operator declared of the provider
+// model behind it (GEN_MODELS, catalog.Model.Provider): a model on a
+// provider gen has no table for is validated and price-checked as one
+// gen knows.
+func Declared(priced func(ours string) (Priced, bool)) func(ours string) (Priced, bool) {
+	return func(ours string) (Priced, bool) {
+		m, ok := priced(ours)
+		if ok {
+			return m, true
+		}
+		model, found := catalog.Lookup(ours)
+		if !found || model.Provider == nil {
+			return m, false
+		}
+		return declaredPriced(m.ID, model), true
+	}
+}
+
+// declaredPriced is the provider model id as model's declaration says
+// it: its modes and resolutions are the model's, one video a request
+// and personGeneration allow_adult only (nothing declared says more),
+// and the declared cost at every resolution.
+func declaredPriced(id string, model catalog.Model) Priced {
+	d := model.Provider
+	l := Limits{Durations: slices.Clone(d.Durations), Resolutions: map[int][]string{},
+		AspectRatios: slices.Clone(d.AspectRatios), MaxSampleCount: 1, PersonGeneration: map[string][]string{},
+		Seed: d.Seed, Audio: map[string]Audio{"optional": AudioOptional, "always": AudioAlways, "never": AudioNever}[d.Audio]}
+	for _, m := range catalog.Modes {
+		if model.Supports(m) {
+			l.Modes = append(l.Modes, m)
+			l.PersonGeneration[m] = []string{"allow_adult"}
+		}
+	}
+	usd := map[string]float64{}
+	for _, r := range model.Resolutions {
+		usd[r] = d.USDPerSecond
+	}
+	for _, s := range d.Durations {
+		l.Resolutions[s] = slices.Clone(model.Resolutions)
+	}
+	if id == "" {
+		id = "the declared provider model"
+	}
+	return Priced{ID: id, Limits: l, Audio: usd, Silent: usd}
 }

@@ -159,8 +159,9 @@ const Backend = "Gemini Omni on the Gemini API"
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.ModelMap())
 	t := capability.Table{Backend: Backend, Models: map[string]capability.Limits{}}
+	priced := capability.Declared(func(ours string) (capability.Priced, bool) { return Priced(models[ours]) })
 	for _, ours := range catalog.IDs() {
-		m, ok := Priced(models[ours])
+		m, ok := priced(ours)
 		if !ok {
 			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a Gemini Omni model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], strings.Join(Known, ", "))

@@ -168,8 +168,9 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	profile := Profile(p)
 	models := WithDefaults(profile, p.ModelMap())
 	t := capability.Table{Backend: backendName(profile), Models: map[string]capability.Limits{}}
+	priced := capability.Declared(func(ours string) (capability.Priced, bool) { return Priced(p, models[ours]) })
 	for _, ours := range catalog.IDs() {
-		m, ok := Priced(p, models[ours])
+		m, ok := priced(ours)
 		if !ok {
 			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not an OpenAI video model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], strings.Join(soraModels, ", "))

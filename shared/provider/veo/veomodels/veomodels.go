@@ -221,8 +221,12 @@ func backendName(api string) string {
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.Generator, p.ModelMap())
 	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}
-	for _, ours := range catalog.IDs() {
+	priced := capability.Declared(func(ours string) (capability.Priced, bool) {
 		m, ok, _ := Lookup(p.Generator, models[ours])
+		return m, ok
+	})
+	for _, ours := range catalog.IDs() {
+		m, ok := priced(ours)
 		if !ok {
 			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a %s model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], backendName(p.Generator), strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
