@@ -31,7 +31,13 @@ import (
 //	[vertex-31]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-1-generate
 //	               (Veo 3.1 model page: ids veo-3.1-generate-001, veo-3.1-fast-generate-001,
 //	               veo-3.1-lite-generate-001 (preview); 4, 6 or 8 s; 720p, 1080p; 16:9, 9:16;
-//	               at most 4 videos per request)
+//	               at most 4 videos per request). Lite's card: "Video generation: Text to video,
+//	               image to video, from first and last frame: Supported" (an earlier layout of the
+//	               page: "Generate videos from the first and last frames", Preview), read 2026-11-28
+//	               in three stored copies of the page kept in public repositories (search-index
+//	               files 55242538494, 55043503195, 70314568304), not the live page. The same card
+//	               gives Lite's Image modality as "Not supported", which its capabilities contradict;
+//	               image-to-video stays offered, as before.
 //	[vertex-30]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-0-generate
 //	               (veo-3.0-generate-001, veo-3.0-fast-generate-001, veo-2.0-generate-001:
 //	               retirement date June 30, 2026)
@@ -49,6 +55,11 @@ import (
 //	               (which also quotes the API's 400 "allow_adult for personGeneration is currently
 //	               not supported"). One third-party SDK (github.com/gunpal5/Google_GenerativeAI wiki)
 //	               says Veo is retired on the Gemini API altogether; Google's own pages still list it.
+//	[gemini-lite]  https://ai.google.dev/gemini-api/docs/veo in its Japanese edition (last updated
+//	               2026-06-30; a stored copy in a public repository, search-index file 56458182338,
+//	               read 2026-11-28): the parameter table's Veo 3.1 Lite column takes lastFrame (an
+//	               Image) and gives personGeneration for interpolation as allow_adult only;
+//	               extension and reference images are not Lite's
 //	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
 //	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
 //	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
@@ -89,9 +100,11 @@ type ProviderModel = capability.Priced
 var (
 	veo31Durations = []int{4, 6, 8}           // [vertex-31], [gemini-video]
 	veo31Aspects   = []string{"16:9", "9:16"} // [vertex-31], [gemini-video]
-	allModes       = []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame}
-	// Lite makes no video from a first and a last frame [vertex-31].
-	liteModes = []string{catalog.TextToVideo, catalog.ImageToVideo}
+	// Every Veo 3.1 model, Lite too, makes a video from text, from an image
+	// and from a first and a last frame [vertex-31], [gemini-lite]. The
+	// contract offers no first-last-frame on our Lite model (catalog); a
+	// Quality or Fast model remapped to Veo 3.1 Lite keeps it.
+	allModes = []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame}
 )
 
 // vertexLimits are Veo 3.1 on Vertex AI: every duration at 720p and
@@ -142,7 +155,7 @@ func flat(usd float64) map[string]float64 { return map[string]float64{"720p": us
 var vertexModels = map[string]ProviderModel{
 	"veo-3.1-generate-001":      {Limits: vertexLimits(allModes), Audio: flat(0.40), Silent: flat(0.20)},
 	"veo-3.1-fast-generate-001": {Limits: vertexLimits(allModes), Audio: flat(0.15), Silent: flat(0.10)},
-	"veo-3.1-lite-generate-001": {Limits: vertexLimits(liteModes),
+	"veo-3.1-lite-generate-001": {Limits: vertexLimits(allModes),
 		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
 }
 
@@ -152,7 +165,7 @@ var geminiModels = map[string]ProviderModel{
 	"veo-3.1-generate-001": {Limits: geminiLimits(allModes), Audio: flat(0.40), Silent: flat(0.40)},
 	"veo-3.1-fast-generate-001": {Limits: geminiLimits(allModes),
 		Audio: map[string]float64{"720p": 0.10, "1080p": 0.12}, Silent: map[string]float64{"720p": 0.10, "1080p": 0.12}},
-	"veo-3.1-lite-generate-001": {Limits: geminiLimits(liteModes),
+	"veo-3.1-lite-generate-001": {Limits: geminiLimits(allModes),
 		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
 }
 

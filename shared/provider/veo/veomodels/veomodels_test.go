@@ -3,9 +3,11 @@ package veomodels_test
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
@@ -125,6 +127,26 @@ func TestLowestCreditPrice(t *testing.T) {
 		}
 		if err := veomodels.CheckPrices(tt.api, m, tt.breaksEven); err != nil {
 			t.Errorf("%s at $%g a credit: %v", tt.api, tt.breaksEven, err)
+		}
+	}
+}
+
+// TestLiteMakesFirstAndLastFrame: Google's pages give Veo 3.1 Lite a
+// first and a last frame on both APIs, so a Fast model remapped to it
+// keeps first-last-frame (8 seconds only on the Gemini API).
+func TestLiteMakesFirstAndLastFrame(t *testing.T) {
+	for _, api := range []string{settings.GeneratorVertex, settings.GeneratorGemini} {
+		p := providerSettings(t, api, "gen-3.1-fast-generate-001=veo-3.1-lite-generate-001", "")
+		table, err := veomodels.Capabilities(p)
+		if err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		l := table.Models["gen-3.1-fast-generate-001"]
+		if !slices.Contains(l.Modes, catalog.FirstLastFrame) {
+			t.Errorf("%s: Fast on Lite makes %v, want first-last-frame among them", api, l.Modes)
+		}
+		if got, want := l.ModeDurations[catalog.FirstLastFrame], map[string][]int{settings.GeneratorGemini: {8}}[api]; !slices.Equal(got, want) {
+			t.Errorf("%s: first-last-frame durations %v, want %v", api, got, want)
 		}
 	}
 }
