@@ -60,6 +60,12 @@ import (
 //	               read 2026-11-28): the parameter table's Veo 3.1 Lite column takes lastFrame (an
 //	               Image) and gives personGeneration for interpolation as allow_adult only;
 //	               extension and reference images are not Lite's
+//	[gemini-region] the same page's Limitations, Google's wording in stored copies of it kept in public
+//	               repositories (search-index files 49039296640, English; 56458182338, Japanese,
+//	               last updated 2026-06-30; read 2026-11-28): "Regional limitations: In EU, UK, CH,
+//	               MENA locations, the following are the allowed values for personGeneration: Veo 3:
+//	               allow_adult only" (the later edition: "Veo 3 and 3.1"). Google does not say there
+//	               what a request with another value gets, nor whose location counts
 //	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
 //	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
 //	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
@@ -131,6 +137,15 @@ func vertexLimits(modes []string) capability.Limits {
 // allow_adult for image inputs [gemini-video]; a video from a first and a
 // last frame 8 seconds only [gemini-interp]; no seed [genai-go];
 // enhancePrompt false is not documented for Veo 3.1 [enhance].
+//
+// In the EU, the UK, Switzerland and MENA the Gemini API takes
+// allow_adult only [gemini-region], so text-to-video's only value,
+// allow_all, is not allowed there. The table keeps allow_all and has no
+// setting for the region: gen cannot know where Google places a request,
+// and allow_adult would be refused everywhere else. There a text-to-video
+// start is refused by Google at submit (a 400: GENERATION_FAILED, refunded,
+// no job); image starts already send allow_adult. Operators there serve
+// text-to-video from Vertex AI (infra/docs/providers.md).
 func geminiLimits(modes []string) capability.Limits {
 	l := capability.Limits{Modes: modes, Durations: veo31Durations,
 		Resolutions:  map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p", "1080p"}},
