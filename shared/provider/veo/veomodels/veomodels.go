@@ -40,7 +40,13 @@ import (
 //	               image-to-video stays offered, as before.
 //	[vertex-30]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-0-generate
 //	               (veo-3.0-generate-001, veo-3.0-fast-generate-001, veo-2.0-generate-001:
-//	               retirement date June 30, 2026)
+//	               retirement date June 30, 2026). Re-read 2026-11-28 in two stored copies of the
+//	               page kept in public repositories (search-index files 55176043773, 69460498757):
+//	               "Discontinuation date" (later "Retirement date"): June 30, 2026 for both 3.0
+//	               ids, veo-2.0-generate-001 in its table of discontinued endpoints ("before June
+//	               30, 2026"); and the preview ids veo-2.0-generate-exp, veo-2.0-generate-preview,
+//	               veo-3.0-generate-preview, veo-3.0-fast-generate-preview, veo-3.1-generate-preview
+//	               and veo-3.1-fast-generate-preview "deprecated and removed on April 2, 2026"
 //	[gemini-interp] the same page's durationSeconds: "Must be 8 when using extension or
 //	               interpolation" (interpolation is a first and a last frame), as issue 33 quotes it
 //	               from the page (read by the reviewer, 2026-11); this session could not read the
@@ -187,7 +193,9 @@ var geminiModels = map[string]ProviderModel{
 // retired are the ids Google shut down, which answer 404: on Vertex AI
 // [vertex-30], on the Gemini API [gemini-depr].
 var retired = map[string][]string{
-	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
+	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001",
+		"veo-2.0-generate-exp", "veo-2.0-generate-preview", "veo-3.0-generate-preview", "veo-3.0-fast-generate-preview",
+		"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview"},
 	settings.GeneratorGemini: {"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview",
 		"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
 }
@@ -250,10 +258,14 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.Generator, p.ModelMap())
 	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}
 	for _, ours := range catalog.IDs() {
-		m, ok, _ := Lookup(p.Generator, models[ours])
+		m, ok, wasRetired := Lookup(p.Generator, models[ours])
 		if !ok {
-			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a %s model this service knows (known: %s)",
-				settings.ProviderModels, ours, models[ours], backendName(p.Generator), strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
+			what := "not a " + backendName(p.Generator) + " model this service knows"
+			if wasRetired {
+				what = "a model Google retired on " + backendName(p.Generator)
+			}
+			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is %s (known: %s)",
+				settings.ProviderModels, ours, models[ours], what, strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
 		}
 		t.Models[ours] = m.Limits
 	}
