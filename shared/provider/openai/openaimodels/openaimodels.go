@@ -30,6 +30,24 @@ import (
 //	              (default "720x1280"); input_reference an image upload; one video a job;
 //	              status queued | in_progress | completed | failed with progress (0-100);
 //	              error {code, message} on a failed job. No seed, no negative prompt.
+//	              The same file marks every call "@deprecated The Sora API is scheduled to
+//	              permanently shut down on September 24, 2026" (commit 4424b40, 2026-08-13):
+//	              the openai profile's OpenAI rows are a historical record since that day.
+//	[openai-price] OpenAI's price of a second of Sora video, https://platform.openai.com/docs/pricing
+//	              (Video): sora-2 $0.10; sora-2-pro $0.30 at 720x1280 and 1280x720 ($0.50 at
+//	              1024x1792, 1792x1024, which this table does not offer). NOT read first-hand: no
+//	              stored copy of OpenAI's page exists here (2026-11-28); the figures are as two
+//	              resellers quote OpenAI's list, and agree: https://help.apiyi.com/sora-2-api-official-release-en.html
+//	              (launch, 2025-10-07) and https://www.cometapi.com/sora-api-access-in-2026-pricing-rate-limits-and-what-s-actually-available-through-aggregators/
+//	              (2026, which also names the snapshot sora-2-2025-12-08), both read 2026-11-28.
+//	              That a dated snapshot costs what its model costs is this table's assumption.
+//	[openai-audio] Sora 2's videos always carry audio. Inferred, not stated in a sentence read
+//	              first-hand: the create call takes prompt, input_reference, model, seconds and size
+//	              only, nothing that asks for silence (openai-node src/resources/videos.ts
+//	              VideoCreateParams, commit 7b7d6ca, read 2026-11-28), and OpenAI's "Sora 2: Prompting
+//	              Guide" (github.com/openai/openai-cookbook examples/sora/sora2_prompting_guide.ipynb,
+//	              commit 1398f49, read 2026-11-28) names model, size and seconds as the only API
+//	              parameters and writes dialogue and background sound into the prompt.
 //	[openai-sizes] the same sizes per model, 1024x1792 and 1792x1024 for sora-2-pro only
 //	              (n8n's OpenAI node, https://docs.n8n.io/integrations/builtin/app-nodes/n8n-nodes-langchain.openai/video-operations.md,
 //	              and ComfyUI's OpenAIVideoSora2 node, https://docs.comfy.org/built-in-nodes/OpenAIVideoSora2,

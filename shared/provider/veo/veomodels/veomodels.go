@@ -31,10 +31,22 @@ import (
 //	[vertex-31]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-1-generate
 //	               (Veo 3.1 model page: ids veo-3.1-generate-001, veo-3.1-fast-generate-001,
 //	               veo-3.1-lite-generate-001 (preview); 4, 6 or 8 s; 720p, 1080p; 16:9, 9:16;
-//	               at most 4 videos per request)
+//	               at most 4 videos per request). Lite's card: "Video generation: Text to video,
+//	               image to video, from first and last frame: Supported" (an earlier layout of the
+//	               page: "Generate videos from the first and last frames", Preview), read 2026-11-28
+//	               in three stored copies of the page kept in public repositories (search-index
+//	               files 55242538494, 55043503195, 70314568304), not the live page. The same card
+//	               gives Lite's Image modality as "Not supported", which its capabilities contradict;
+//	               image-to-video stays offered, as before.
 //	[vertex-30]    https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/veo/3-0-generate
 //	               (veo-3.0-generate-001, veo-3.0-fast-generate-001, veo-2.0-generate-001:
-//	               retirement date June 30, 2026)
+//	               retirement date June 30, 2026). Re-read 2026-11-28 in two stored copies of the
+//	               page kept in public repositories (search-index files 55176043773, 69460498757):
+//	               "Discontinuation date" (later "Retirement date"): June 30, 2026 for both 3.0
+//	               ids, veo-2.0-generate-001 in its table of discontinued endpoints ("before June
+//	               30, 2026"); and the preview ids veo-2.0-generate-exp, veo-2.0-generate-preview,
+//	               veo-3.0-generate-preview, veo-3.0-fast-generate-preview, veo-3.1-generate-preview
+//	               and veo-3.1-fast-generate-preview "deprecated and removed on April 2, 2026"
 //	[gemini-interp] the same page's durationSeconds: "Must be 8 when using extension or
 //	               interpolation" (interpolation is a first and a last frame), as issue 33 quotes it
 //	               from the page (read by the reviewer, 2026-11); this session could not read the
@@ -49,6 +61,17 @@ import (
 //	               (which also quotes the API's 400 "allow_adult for personGeneration is currently
 //	               not supported"). One third-party SDK (github.com/gunpal5/Google_GenerativeAI wiki)
 //	               says Veo is retired on the Gemini API altogether; Google's own pages still list it.
+//	[gemini-lite]  https://ai.google.dev/gemini-api/docs/veo in its Japanese edition (last updated
+//	               2026-06-30; a stored copy in a public repository, search-index file 56458182338,
+//	               read 2026-11-28): the parameter table's Veo 3.1 Lite column takes lastFrame (an
+//	               Image) and gives personGeneration for interpolation as allow_adult only;
+//	               extension and reference images are not Lite's
+//	[gemini-region] the same page's Limitations, Google's wording in stored copies of it kept in public
+//	               repositories (search-index files 49039296640, English; 56458182338, Japanese,
+//	               last updated 2026-06-30; read 2026-11-28): "Regional limitations: In EU, UK, CH,
+//	               MENA locations, the following are the allowed values for personGeneration: Veo 3:
+//	               allow_adult only" (the later edition: "Veo 3 and 3.1"). Google does not say there
+//	               what a request with another value gets, nor whose location counts
 //	[gemini-depr]  https://ai.google.dev/gemini-api/docs/deprecations, as reported by
 //	               https://docs.apiyi.com/en/live/2026-10/veo-3-1-preview-retired.md: veo-3.1-generate-preview,
 //	               veo-3.1-fast-generate-preview and veo-3.1-lite-generate-preview shut down on
@@ -89,9 +112,11 @@ type ProviderModel = capability.Priced
 var (
 	veo31Durations = []int{4, 6, 8}           // [vertex-31], [gemini-video]
 	veo31Aspects   = []string{"16:9", "9:16"} // [vertex-31], [gemini-video]
-	allModes       = []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame}
-	// Lite makes no video from a first and a last frame [vertex-31].
-	liteModes = []string{catalog.TextToVideo, catalog.ImageToVideo}
+	// Every Veo 3.1 model, Lite too, makes a video from text, from an image
+	// and from a first and a last frame [vertex-31], [gemini-lite]. The
+	// contract offers no first-last-frame on our Lite model (catalog); a
+	// Quality or Fast model remapped to Veo 3.1 Lite keeps it.
+	allModes = []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame}
 )
 
 // vertexLimits are Veo 3.1 on Vertex AI: every duration at 720p and
@@ -118,6 +143,15 @@ func vertexLimits(modes []string) capability.Limits {
 // allow_adult for image inputs [gemini-video]; a video from a first and a
 // last frame 8 seconds only [gemini-interp]; no seed [genai-go];
 // enhancePrompt false is not documented for Veo 3.1 [enhance].
+//
+// In the EU, the UK, Switzerland and MENA the Gemini API takes
+// allow_adult only [gemini-region], so text-to-video's only value,
+// allow_all, is not allowed there. The table keeps allow_all and has no
+// setting for the region: gen cannot know where Google places a request,
+// and allow_adult would be refused everywhere else. There a text-to-video
+// start is refused by Google at submit (a 400: GENERATION_FAILED, refunded,
+// no job); image starts already send allow_adult. Operators there serve
+// text-to-video from Vertex AI (infra/docs/providers.md).
 func geminiLimits(modes []string) capability.Limits {
 	l := capability.Limits{Modes: modes, Durations: veo31Durations,
 		Resolutions:  map[int][]string{4: {"720p"}, 6: {"720p"}, 8: {"720p", "1080p"}},
@@ -142,7 +176,7 @@ func flat(usd float64) map[string]float64 { return map[string]float64{"720p": us
 var vertexModels = map[string]ProviderModel{
 	"veo-3.1-generate-001":      {Limits: vertexLimits(allModes), Audio: flat(0.40), Silent: flat(0.20)},
 	"veo-3.1-fast-generate-001": {Limits: vertexLimits(allModes), Audio: flat(0.15), Silent: flat(0.10)},
-	"veo-3.1-lite-generate-001": {Limits: vertexLimits(liteModes),
+	"veo-3.1-lite-generate-001": {Limits: vertexLimits(allModes),
 		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
 }
 
@@ -152,14 +186,16 @@ var geminiModels = map[string]ProviderModel{
 	"veo-3.1-generate-001": {Limits: geminiLimits(allModes), Audio: flat(0.40), Silent: flat(0.40)},
 	"veo-3.1-fast-generate-001": {Limits: geminiLimits(allModes),
 		Audio: map[string]float64{"720p": 0.10, "1080p": 0.12}, Silent: map[string]float64{"720p": 0.10, "1080p": 0.12}},
-	"veo-3.1-lite-generate-001": {Limits: geminiLimits(liteModes),
+	"veo-3.1-lite-generate-001": {Limits: geminiLimits(allModes),
 		Audio: map[string]float64{"720p": 0.05, "1080p": 0.08}, Silent: map[string]float64{"720p": 0.05, "1080p": 0.08}},
 }
 
 // retired are the ids Google shut down, which answer 404: on Vertex AI
 // [vertex-30], on the Gemini API [gemini-depr].
 var retired = map[string][]string{
-	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
+	settings.GeneratorVertex: {"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001",
+		"veo-2.0-generate-exp", "veo-2.0-generate-preview", "veo-3.0-generate-preview", "veo-3.0-fast-generate-preview",
+		"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview"},
 	settings.GeneratorGemini: {"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview",
 		"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"},
 }
@@ -227,9 +263,14 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	})
 	for _, ours := range catalog.IDs() {
 		m, ok := priced(ours)
+		_, _, wasRetired := Lookup(p.Generator, models[ours])
 		if !ok {
-			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a %s model this service knows (known: %s)",
-				settings.ProviderModels, ours, models[ours], backendName(p.Generator), strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
+			what := "not a " + backendName(p.Generator) + " model this service knows"
+			if wasRetired {
+				what = "a model Google retired on " + backendName(p.Generator)
+			}
+			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is %s (known: %s)",
+				settings.ProviderModels, ours, models[ours], what, strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
 		}
 		t.Models[ours] = m.Limits
 	}

@@ -3,9 +3,11 @@ package veomodels_test
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
@@ -83,14 +85,32 @@ func TestUnknownProviderModel(t *testing.T) {
 	}
 }
 
-// Issue 33: the Veo 2.0 and 3.0 ids the Gemini API shut down on
-// 2026-06-30 are retired there, as on Vertex AI.
-func TestRetiredOnTheGeminiAPI(t *testing.T) {
-	for _, id := range []string{"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"} {
-		for _, api := range []string{settings.GeneratorGemini, settings.GeneratorVertex} {
-			if _, _, retired := veomodels.Lookup(api, id); !retired {
-				t.Errorf("%s on %s is not retired", id, api)
-			}
+// TestRetiredIDsStopStartUp: the ids Google shut down are retired on each
+// API (the Veo 2.0 and 3.0 ids on 2026-06-30 on both, issue 33), and a
+// mapping to one, of the generator or of a route, stops the stack at
+// start-up with an error that says it was retired.
+func TestRetiredIDsStopStartUp(t *testing.T) {
+	veo2and3 := []string{"veo-2.0-generate-001", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"}
+	for api, ids := range map[string][]string{
+		settings.GeneratorVertex: slices.Concat(veo2and3, []string{"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview"}),
+		settings.GeneratorGemini: slices.Concat(veo2and3, []string{"veo-3.1-generate-preview", "veo-3.1-lite-generate-preview"}),
+	} {
+		for _, id := range ids {
+			t.Run(api+"/"+id, func(t *testing.T) {
+				if _, ok, retired := veomodels.Lookup(api, id); ok || !retired {
+					t.Errorf("Lookup: known %v, retired %v; want unknown and retired", ok, retired)
+				}
+				p := providerSettings(t, api, "gen-3.1-fast-generate-001="+id, "")
+				if _, err := veomodels.Capabilities(p); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "retired") {
+					t.Errorf("Capabilities = %v, want an error naming %s as retired", err, id)
+				}
+				if _, err := veo.FromSettings(t.Context(), p, ""); err == nil {
+					t.Error("FromSettings accepted a mapping to a retired model")
+				}
+				if _, _, err := veomodels.RouteLimits(p, []string{"gen-3.1-fast-generate-001"}); err == nil || !strings.Contains(err.Error(), id) {
+					t.Errorf("RouteLimits = %v, want an error naming %s", err, id)
+				}
+			})
 		}
 	}
 }
@@ -125,6 +145,26 @@ func TestLowestCreditPrice(t *testing.T) {
 		}
 		if err := veomodels.CheckPrices(tt.api, m, tt.breaksEven); err != nil {
 			t.Errorf("%s at $%g a credit: %v", tt.api, tt.breaksEven, err)
+		}
+	}
+}
+
+// TestLiteMakesFirstAndLastFrame: Google's pages give Veo 3.1 Lite a
+// first and a last frame on both APIs, so a Fast model remapped to it
+// keeps first-last-frame (8 seconds only on the Gemini API).
+func TestLiteMakesFirstAndLastFrame(t *testing.T) {
+	for _, api := range []string{settings.GeneratorVertex, settings.GeneratorGemini} {
+		p := providerSettings(t, api, "gen-3.1-fast-generate-001=veo-3.1-lite-generate-001", "")
+		table, err := veomodels.Capabilities(p)
+		if err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		l := table.Models["gen-3.1-fast-generate-001"]
+		if !slices.Contains(l.Modes, catalog.FirstLastFrame) {
+			t.Errorf("%s: Fast on Lite makes %v, want first-last-frame among them", api, l.Modes)
+		}
+		if got, want := l.ModeDurations[catalog.FirstLastFrame], map[string][]int{settings.GeneratorGemini: {8}}[api]; !slices.Equal(got, want) {
+			t.Errorf("%s: first-last-frame durations %v, want %v", api, got, want)
 		}
 	}
 }
