@@ -213,7 +213,7 @@ func FromSettings(ctx context.Context, p settings.Provider, wif []byte) (*Provid
 	return New(Config{APIKey: p.GeminiAPIKey, Endpoint: p.GeminiEndpoint, Models: models, PollAfter: p.PollInterval})
 }
 
-// Submit starts the interaction with POST /v1beta/interactions.
+// Submit starts the interaction with POST {base}/interactions.
 func (p *Provider) Submit(ctx context.Context, job provider.Job) (provider.Operation, error) {
 	model, ok := p.models[job.Model]
 	if !ok || model == "" {
