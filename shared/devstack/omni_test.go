@@ -11,52 +11,69 @@ import (
 )
 
 // TestOmniRoute: one of our models routed to Gemini Omni with
-// GEN_ROUTES (issue 33) completes against the strict fake with the
-// parameters Google documents reaching it, charged our price; a start
-// Omni cannot honour is a 400 before any charge, and reaches nothing.
+// GEN_ROUTES (issue 33), on the Gemini API or on Vertex AI, completes
+// against the strict fake with the parameters Google documents reaching
+// that API, charged our price; a start Omni cannot honour is a 400
+// before any charge, and reaches nothing.
 func TestOmniRoute(t *testing.T) {
 	const fast = "gen-3.1-fast-generate-001"
-	fake := omnitest.New(omnitest.Config{Key: fakeKey, Polls: 1})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	e := startEnv(t, "", func(c *Config) {
-		r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s",
-			settings.Routes: `{"routes": [{"name": "omni", "kind": "omni", "apiKey": "` + fakeKey + `", "endpoint": "` + srv.URL + `",
-				"models": {"` + fast + `": "gemini-omni-1.2-flash"}}], "models": {"` + fast + `": ["omni"]}}`}.Lookup)
-		c.Provider = r.Provider()
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-	})
-	k := e.key(1000, store.Limits{})
+	for _, tt := range []struct {
+		name string
+		// route is the route's kind and credentials.
+		route string
+		// api is the fake's name of the API the start must reach;
+		// delivery what it must ask.
+		api, delivery string
+	}{
+		{"Gemini API", `"kind": "omni", "apiKey": "` + fakeKey + `"`, omnitest.Gemini, ""},
+		{"Vertex AI", `"kind": "omni-vertex", "project": "proj-1", "location": "us-central1", "accessToken": "` + fakeToken + `"`,
+			omnitest.Vertex, "inline"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := omnitest.New(omnitest.Config{Key: fakeKey, Token: fakeToken, Project: "proj-1", Polls: 1})
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			e := startEnv(t, "", func(c *Config) {
+				r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s",
+					settings.Routes: `{"routes": [{"name": "omni", ` + tt.route + `, "endpoint": "` + srv.URL + `",
+						"models": {"` + fast + `": "gemini-omni-1.2-flash"}}], "models": {"` + fast + `": ["omni"]}}`}.Lookup)
+				c.Provider = r.Provider()
+				if err := r.Err(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			k := e.key(1000, store.Limits{})
 
-	refused := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"two at once","model":"`+fast+`","sampleCount":2}`)
-	if refused.status != http.StatusBadRequest {
-		t.Errorf("two samples on Omni = %d %s, want 400", refused.status, refused.raw)
-	}
-	if got := e.balance(k.AccountID); got != 1000 {
-		t.Errorf("balance after a refused start = %d, want 1000", got)
-	}
+			refused := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"two at once","model":"`+fast+`","sampleCount":2}`)
+			if refused.status != http.StatusBadRequest {
+				t.Errorf("two samples on Omni = %d %s, want 400", refused.status, refused.raw)
+			}
+			if got := e.accountState(k); got.balance != 1000 || got.tasks != 0 {
+				t.Errorf("after a refused start: balance %d, %d tasks; want 1000 and none", got.balance, got.tasks)
+			}
 
-	r := e.postJSON("/api/gen/text-to-video", k.APIKey,
-		`{"prompt":"a lighthouse at dusk","model":"`+fast+`","durationSeconds":6,"aspectRatio":"9:16","resolution":"1080p","seed":42}`)
-	if r.status != http.StatusAccepted {
-		t.Fatalf("start = %d: %s", r.status, r.raw)
-	}
-	done := e.wait(k.APIKey, str(r.body["taskId"]))
-	if str(done.body["status"]) != "completed" || str(done.body["route"]) != "omni" || str(done.body["providerModel"]) != "gemini-omni-1.2-flash" {
-		t.Errorf("status %s, want completed on route omni, model gemini-omni-1.2-flash", done.raw)
-	}
-	if got := e.balance(k.AccountID); got != 1000-190 {
-		t.Errorf("balance = %d, want %d (Fast with audio)", got, 1000-190)
-	}
-	subs := fake.Submits()
-	if len(subs) != 1 {
-		t.Fatalf("the fake received %d submits, want 1 (the refused start reaches nothing)", len(subs))
-	}
-	s := subs[0]
-	want := omnitest.Format{Type: "video", AspectRatio: "9:16", Resolution: "1080p", Duration: "6s"}
-	if s.Format != want || !s.Background || s.Task != "text_to_video" || s.Seed == nil || *s.Seed != 42 || s.Prompt != "a lighthouse at dusk" {
-		t.Errorf("the fake received %+v (format %+v), want %+v, background, text_to_video, seed 42", s, s.Format, want)
+			r := e.postJSON("/api/gen/text-to-video", k.APIKey,
+				`{"prompt":"a lighthouse at dusk","model":"`+fast+`","durationSeconds":6,"aspectRatio":"9:16","resolution":"1080p","seed":42}`)
+			if r.status != http.StatusAccepted {
+				t.Fatalf("start = %d: %s", r.status, r.raw)
+			}
+			done := e.wait(k.APIKey, str(r.body["taskId"]))
+			if str(done.body["status"]) != "completed" || str(done.body["route"]) != "omni" || str(done.body["providerModel"]) != "gemini-omni-1.2-flash" {
+				t.Errorf("status %s, want completed on route omni, model gemini-omni-1.2-flash", done.raw)
+			}
+			if got := e.balance(k.AccountID); got != 1000-190 {
+				t.Errorf("balance = %d, want %d (Fast with audio)", got, 1000-190)
+			}
+			subs := fake.Submits()
+			if len(subs) != 1 {
+				t.Fatalf("the fake received %d submits, want 1 (the refused start reaches nothing)", len(subs))
+			}
+			s := subs[0]
+			want := omnitest.Format{Type: "video", AspectRatio: "9:16", Resolution: "1080p", Duration: "6s", Delivery: tt.delivery}
+			if s.API != tt.api || s.Format != want || !s.Background || s.Task != "text_to_video" || s.Seed == nil || *s.Seed != 42 ||
+				s.Prompt != "a lighthouse at dusk" {
+				t.Errorf("the fake received %+v (format %+v), want on %s %+v, background, text_to_video, seed 42", s, s.Format, tt.api, want)
+			}
+		})
 	}
 }

@@ -14,8 +14,10 @@ const (
 	// Generator selects the backend: builtin (ffmpeg test cards, the
 	// default), vertex (Veo on Vertex AI), gemini (Veo on the Gemini
 	// API), openai (a host of OpenAI's videos shape: OpenAI itself, or
-	// a self-hosted vLLM-Omni) or omni (Gemini Omni Flash on the Gemini
-	// API's Interactions API, with the Gemini API's key and endpoint).
+	// a self-hosted vLLM-Omni), omni (Gemini Omni Flash on the Gemini
+	// API's Interactions API, with the Gemini API's key and endpoint) or
+	// omni-vertex (Gemini Omni Flash on Vertex AI's Interactions API,
+	// with Vertex AI's project, location and credentials).
 	Generator = "GEN_GENERATOR"
 	// VertexProject and VertexLocation are the Google Cloud project and
 	// region of Vertex AI (default us-central1).
@@ -96,7 +98,14 @@ const (
 	GeneratorGemini  = "gemini"
 	GeneratorOpenAI  = "openai"
 	GeneratorOmni    = "omni"
+	// GeneratorOmniVertex is Omni on Vertex AI: a kind of its own, as
+	// Veo's two APIs are, so that the kind alone says which API and
+	// credentials a route has (infra/docs/providers.md).
+	GeneratorOmniVertex = "omni-vertex"
 )
+
+// generatorChoices are the generators, for messages.
+const generatorChoices = "builtin, vertex, gemini, openai, omni or omni-vertex"
 
 // The profiles GEN_OPENAI_PROFILE selects.
 const (
@@ -227,12 +236,12 @@ func (r *Reader) Provider() Provider {
 		if p.OpenAIProfile == ProfileVLLMOmni && p.OpenAIEndpoint == "" {
 			r.Reject(OpenAIEndpoint, "", "a vllm-omni host needs its URL")
 		}
-	case GeneratorVertex:
+	case GeneratorVertex, GeneratorOmniVertex:
 		if p.VertexProject == "" {
-			r.Reject(VertexProject, "", "the vertex generator needs the Google Cloud project")
+			r.Reject(VertexProject, "", "the "+p.Generator+" generator needs the Google Cloud project")
 		}
 	default:
-		r.Reject(Generator, p.Generator, "want builtin, vertex, gemini, openai or omni")
+		r.Reject(Generator, p.Generator, "want "+generatorChoices)
 	}
 	return p
 }

@@ -37,10 +37,11 @@ type RouteSpec struct {
 	// Name names the route in lists, operation names, logs and billing:
 	// lower-case letters, digits and hyphens, at most 32.
 	Name string `json:"name"`
-	// Kind is a generator: builtin, vertex, gemini, openai or omni.
+	// Kind is a generator: builtin, vertex, gemini, openai, omni or
+	// omni-vertex.
 	Kind string `json:"kind"`
-	// Project, Location, StorageURI and AccessToken are a vertex
-	// route's (GEN_VERTEX_*).
+	// Project, Location and AccessToken are a vertex or omni-vertex
+	// route's, StorageURI a vertex route's (GEN_VERTEX_*).
 	Project     string `json:"project,omitempty"`
 	Location    string `json:"location,omitempty"`
 	StorageURI  string `json:"storageUri,omitempty"`
@@ -145,7 +146,7 @@ func (p Provider) AllRoutes() []Route {
 func (s RouteSpec) route(p Provider) Route {
 	q := Provider{Generator: s.Kind, PollInterval: p.PollInterval, CreditUSD: p.CreditUSD}
 	switch s.Kind {
-	case GeneratorVertex:
+	case GeneratorVertex, GeneratorOmniVertex:
 		q.VertexProject, q.VertexLocation, q.VertexStorageURI = s.Project, s.Location, s.StorageURI
 		q.VertexEndpoint, q.VertexAccessToken = s.Endpoint, s.AccessToken
 	case GeneratorGemini, GeneratorOmni:
@@ -251,11 +252,12 @@ func (s RouteSpec) problems(where string, cat *catalog.Catalog) []string {
 	}
 	switch s.Kind {
 	case GeneratorBuiltin:
-		only("vertex, gemini, omni or openai", map[string]bool{"project": s.Project != "", "endpoint": s.Endpoint != "",
+		only("vertex, gemini, omni, omni-vertex or openai", map[string]bool{"endpoint": s.Endpoint != "",
 			"apiKey": s.APIKey != "" || s.APIKeySecretARN != "", "models": len(s.Models) > 0})
-	case GeneratorVertex:
+	case GeneratorVertex, GeneratorOmniVertex:
 		if s.Project == "" {
-			bad("project", "a vertex route needs the Google Cloud project")
+			article := map[string]string{GeneratorVertex: "a", GeneratorOmniVertex: "an"}[s.Kind]
+			bad("project", article+" "+s.Kind+" route needs the Google Cloud project")
 		}
 		if s.Location != "" && !isRegion(s.Location) {
 			bad("location", "want a Google Cloud region such as us-central1")
@@ -263,6 +265,8 @@ func (s RouteSpec) problems(where string, cat *catalog.Catalog) []string {
 		if s.StorageURI != "" && !isGCSPrefix(s.StorageURI) {
 			bad("storageUri", "want gs://bucket or gs://bucket/prefix")
 		}
+		// A key with a project would leave which API, and whose bill,
+		// to a guess: the kind says it.
 		only("gemini, omni or openai", map[string]bool{"apiKey": s.APIKey != "" || s.APIKeySecretARN != ""})
 	case GeneratorGemini, GeneratorOmni:
 		if s.APIKey == "" && s.APIKeySecretARN == "" {
@@ -280,10 +284,16 @@ func (s RouteSpec) problems(where string, cat *catalog.Catalog) []string {
 			bad("endpoint", "a vllm-omni host needs its URL")
 		}
 	default:
-		bad("kind", "want builtin, vertex, gemini, openai or omni")
+		bad("kind", "want "+generatorChoices)
+	}
+	if s.Kind != GeneratorVertex && s.Kind != GeneratorOmniVertex {
+		// Omni on Vertex AI is its own kind: a project on an omni route
+		// is refused, not taken as a second API.
+		only("vertex or omni-vertex", map[string]bool{"project": s.Project != "", "location": s.Location != "", "accessToken": s.AccessToken != ""})
 	}
 	if s.Kind != GeneratorVertex {
-		only("vertex", map[string]bool{"location": s.Location != "", "storageUri": s.StorageURI != "", "accessToken": s.AccessToken != ""})
+		// Omni on Vertex AI takes its video inline (shared/provider/omni).
+		only("vertex", map[string]bool{"storageUri": s.StorageURI != ""})
 	}
 	if s.Kind != GeneratorOpenAI {
 		only("openai", map[string]bool{"profile": s.Profile != ""})

@@ -36,6 +36,18 @@ func TestRoutes(t *testing.T) {
 			map[string][]string{fast: {"omni"}, lite: {"builtin"}}, nil},
 		{"an omni route without its key", settings.Vars{settings.Routes: `{"routes": [{"name": "omni", "kind": "omni", "profile": "vllm-omni"}]}`},
 			nil, []string{`route "omni": apiKey: an omni route needs`, `route "omni": profile: only a openai route`}},
+		{"Gemini Omni on Vertex AI", settings.Vars{settings.Routes: `{"routes": [{"name": "omni-v", "kind": "omni-vertex", "project": "p",
+				"location": "global", "accessToken": "ya29.k"}], "models": {"gen-3.1-fast-generate-001": ["omni-v"]}}`},
+			map[string][]string{fast: {"omni-v"}, lite: {"builtin"}}, nil},
+		// Which API a key and a project mean together is not guessed:
+		// the kind says it, and the field it does not take is named.
+		{"a key and a project on one Omni route", settings.Vars{settings.Routes: `{"routes": [
+			{"name": "o", "kind": "omni", "apiKey": "AIza-secret", "project": "p", "location": "global"},
+			{"name": "ov", "kind": "omni-vertex", "apiKeySecretArn": "arn:aws:secretsmanager:secret", "project": "p"},
+			{"name": "nop", "kind": "omni-vertex", "storageUri": "gs://b"}]}`},
+			nil, []string{`route "o": project: only a vertex or omni-vertex route takes it`, `route "o": location: only a vertex or omni-vertex route`,
+				`route "ov": apiKey: only a gemini, omni or openai route takes it`,
+				`route "nop": project: an omni-vertex route needs the Google Cloud project`, `route "nop": storageUri: only a vertex route`}},
 		{"not JSON", settings.Vars{settings.Routes: `routes=a`}, nil, []string{settings.Routes, "want JSON"}},
 		{"a key in broken JSON", settings.Vars{settings.Routes: `{"routes": [{"apiKey": secret}]}`}, nil, []string{settings.Routes, "not JSON at byte"}},
 		{"unknown field", settings.Vars{settings.Routes: `{"routes": [{"name": "a", "kind": "builtin", "key": "sk-secret"}]}`},

@@ -39,6 +39,8 @@ func TestEveryRouteIsBuilt(t *testing.T) {
 			settings.Routes: `{"routes": [` + openai + `], "models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`}},
 		{"GEN_GENERATOR unset, the default only implied", settings.Vars{
 			settings.Routes: `{"routes": [` + openai + `], "models": {"gen-3.1-lite-generate-001": ["wan"]}}`}},
+		{"Omni on Vertex AI", settings.Vars{settings.Routes: `{"routes": [{"name": "ov", "kind": "omni-vertex", "project": "p",
+			"accessToken": "ya29.t", "endpoint": "http://127.0.0.1:9"}], "models": {"gen-3.1-fast-generate-001": ["ov"]}}`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := settings.NewReader(tt.vars.Lookup)

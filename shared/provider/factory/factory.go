@@ -62,6 +62,8 @@ var builders = map[string]builder{
 	settings.GeneratorGemini:  buildVeo,
 	settings.GeneratorOpenAI:  buildOpenAI,
 	settings.GeneratorOmni:    buildOmni,
+	// Omni on Vertex AI: the same adapter, Vertex's credentials.
+	settings.GeneratorOmniVertex: buildOmni,
 }
 
 func buildVeo(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
@@ -79,8 +81,10 @@ func buildOpenAI(_ context.Context, p settings.Provider, o Options) (provider.Pr
 	return openai.FromSettings(p)
 }
 
-func buildOmni(_ context.Context, p settings.Provider, _ Options) (provider.Provider, error) {
-	return omni.FromSettings(p)
+func buildOmni(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+	// AWS's workload identity federation config is Vertex AI's, whichever
+	// model runs there.
+	return omni.FromSettings(ctx, p, o.Veo.VertexWIFConfig)
 }
 
 // builtin is the built-in generator as a route: its operations are

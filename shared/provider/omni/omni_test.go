@@ -2,6 +2,7 @@ package omni_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	"image/color"
@@ -19,22 +20,54 @@ import (
 	"github.com/genvideo/gen/shared/provider/omni"
 	"github.com/genvideo/gen/shared/provider/omni/omnitest"
 	"github.com/genvideo/gen/shared/provider/providertest"
+	"github.com/genvideo/gen/shared/provider/vertexauth"
 	"github.com/genvideo/gen/shared/task"
 )
 
-const key = "AIza-test-key"
+const (
+	key     = "AIza-test-key"
+	token   = "ya29.test-token"
+	project = "proj-1"
+)
 
-func newProvider(t testing.TB, cfg omnitest.Config) (*omnitest.Server, *omni.Provider) {
-	t.Helper()
-	cfg.Key = key
+// apis are the two APIs Omni is served on: each builds the adapter of
+// its own against a fake, with the credentials given, and says what
+// every request to it must carry and what it must not.
+var apis = []struct {
+	name string
+	// kind is the route kind billing names.
+	kind string
+	new  func(t providertest.T, endpoint, credential string) *omni.Provider
+	// right is the credential the fake takes; the header and its value
+	// every request carries; absent is the other API's header.
+	right, header, value, absent string
+	// delivery is the response_format.delivery the adapter asks.
+	delivery string
+}{
+	{"Gemini API", "omni", func(t providertest.T, endpoint, k string) *omni.Provider {
+		p, err := omni.New(omni.Config{APIKey: k, Endpoint: endpoint, PollAfter: time.Second})
+		if err != nil {
+			t.Fatalf("omni.New: %v", err)
+		}
+		return p
+	}, key, "x-goog-api-key", key, "Authorization", ""},
+	{"Vertex AI", "omni-vertex", func(t providertest.T, endpoint, tok string) *omni.Provider {
+		p, err := omni.NewVertex(context.Background(), omni.VertexConfig{Project: project, Location: "us-central1", Endpoint: endpoint,
+			Credentials: vertexauth.Credentials{AccessToken: tok}, PollAfter: time.Second})
+		if err != nil {
+			t.Fatalf("omni.NewVertex: %v", err)
+		}
+		return p
+	}, token, "Authorization", "Bearer " + token, "x-goog-api-key", "inline"},
+}
+
+// newFake is a fake that takes both APIs' right credentials.
+func newFake(t providertest.T, cfg omnitest.Config) (*omnitest.Server, string) {
+	cfg.Key, cfg.Token, cfg.Project = key, token, project
 	fake := omnitest.New(cfg)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	p, err := omni.New(omni.Config{APIKey: key, Endpoint: srv.URL, PollAfter: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fake, p
+	return fake, srv.URL
 }
 
 func job(t interface{ TempDir() string }, prompt string) provider.Job {
@@ -73,9 +106,10 @@ func run(t *testing.T, p *omni.Provider, j provider.Job) (provider.Operation, er
 	return op, err
 }
 
-// TestSubmitFields: what a start asks reaches the API in its fields
-// (omnimodels [sdk]), the key in its header only, and the video comes
-// back inline or by URI, priced as the table says.
+// TestSubmitFields: what a start asks reaches each API in its fields
+// (omnimodels [sdk]), its credentials in their header only (never the
+// other API's), and the video comes back inline or by URI, priced as the
+// table says and billed to the API's route kind.
 func TestSubmitFields(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -84,118 +118,122 @@ func TestSubmitFields(t *testing.T) {
 		images bool
 		task   string
 	}{
-		{"text, inline", omnitest.Config{}, catalog.TextToVideo, false, "text_to_video"},
-		{"an image, by URI", omnitest.Config{URIVideos: true}, catalog.ImageToVideo, true, "image_to_video"},
+		{"text", omnitest.Config{}, catalog.TextToVideo, false, "text_to_video"},
+		// URIVideos: a URI where the API chooses; Vertex is asked inline.
+		{"an image, by URI where the API chooses", omnitest.Config{URIVideos: true}, catalog.ImageToVideo, true, "image_to_video"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fake, p := newProvider(t, tt.cfg)
-			j := job(t, "a lighthouse at dusk")
-			j.Type = tt.typ
-			if tt.images {
-				j.Images = map[string]string{task.RoleImage: pngFile(t)}
-			}
-			op, err := run(t, p, j)
-			if err != nil {
-				t.Fatalf("run = %v", err)
-			}
-			if len(op.Result.Paths) != 1 {
-				t.Fatalf("videos %v, want one", op.Result.Paths)
-			}
-			if b, err := os.ReadFile(op.Result.Paths[0]); err != nil || !bytes.Equal(b, omnitest.Video) {
-				t.Errorf("video = %d bytes, %v; want the fake's", len(b), err)
-			}
-			subs := fake.Submits()
-			if len(subs) != 1 {
-				t.Fatalf("submits %d, want 1", len(subs))
-			}
-			s := subs[0]
-			want := omnitest.Format{Type: "video", AspectRatio: "9:16", Resolution: "1080p", Duration: "8s"}
-			if s.Format != want || s.Model != "gemini-omni-1.2-flash" || !s.Background || s.Task != tt.task ||
-				s.Seed == nil || *s.Seed != 42 || s.Prompt != "a lighthouse at dusk" {
-				t.Errorf("submit %+v (format %+v), want model gemini-omni-1.2-flash, background, task %s, seed 42, format %+v", s, s.Format, tt.task, want)
-			}
-			if tt.images && (len(s.Images) != 1 || s.Images[0] != "image/png") {
-				t.Errorf("images %v, want one PNG", s.Images)
-			}
-			for _, r := range fake.Requests() {
-				if r.Header.Get("x-goog-api-key") != key {
-					t.Errorf("%s %s went without the key", r.Method, r.Path)
+	for _, a := range apis {
+		for _, tt := range tests {
+			t.Run(a.name+"/"+tt.name, func(t *testing.T) {
+				fake, endpoint := newFake(t, tt.cfg)
+				p := a.new(t, endpoint, a.right)
+				j := job(t, "a lighthouse at dusk")
+				j.Type = tt.typ
+				if tt.images {
+					j.Images = map[string]string{task.RoleImage: pngFile(t)}
 				}
+				op, err := run(t, p, j)
+				if err != nil {
+					t.Fatalf("run = %v", err)
+				}
+				if len(op.Result.Paths) != 1 {
+					t.Fatalf("videos %v, want one", op.Result.Paths)
+				}
+				if b, err := os.ReadFile(op.Result.Paths[0]); err != nil || !bytes.Equal(b, omnitest.Video) {
+					t.Errorf("video = %d bytes, %v; want the fake's", len(b), err)
+				}
+				subs := fake.Submits()
+				if len(subs) != 1 {
+					t.Fatalf("submits %d, want 1", len(subs))
+				}
+				s := subs[0]
+				want := omnitest.Format{Type: "video", AspectRatio: "9:16", Resolution: "1080p", Duration: "8s", Delivery: a.delivery}
+				if s.Format != want || s.Model != "gemini-omni-1.2-flash" || !s.Background || s.Task != tt.task ||
+					s.Seed == nil || *s.Seed != 42 || s.Prompt != "a lighthouse at dusk" {
+					t.Errorf("submit %+v (format %+v), want model gemini-omni-1.2-flash, background, task %s, seed 42, format %+v", s, s.Format, tt.task, want)
+				}
+				if tt.images && (len(s.Images) != 1 || s.Images[0] != "image/png") {
+					t.Errorf("images %v, want one PNG", s.Images)
+				}
+				for _, r := range fake.Requests() {
+					if r.Header.Get(a.header) != a.value || r.Header.Get(a.absent) != "" {
+						t.Errorf("%s %s: %s %q, %s %q; want %s only", r.Method, r.Path, a.header, r.Header.Get(a.header),
+							a.absent, r.Header.Get(a.absent), a.header)
+					}
+				}
+				want2 := provider.Billing{Route: a.kind, ProviderModel: "gemini-omni-1.2-flash", CostUSD: 0.105 * 8}
+				if op.Billing != want2 {
+					t.Errorf("billing %+v, want %+v", op.Billing, want2)
+				}
+			})
+		}
+	}
+}
+
+// TestKeyStaysOnOrigin: a video's URI on another origin is fetched
+// without the credentials (the Gemini API's files may redirect to
+// storage), on either API.
+func TestKeyStaysOnOrigin(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			var leaked []string
+			storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("x-goog-api-key") != "" || r.Header.Get("Authorization") != "" {
+					leaked = append(leaked, r.URL.Path)
+				}
+				w.Write(omnitest.Video)
+			}))
+			t.Cleanup(storage.Close)
+			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				json.NewEncoder(w).Encode(omni.Interaction{ID: "v1_x", Status: omni.StatusCompleted, Steps: []omni.Step{
+					{Type: "model_output", Content: []omni.Content{{Type: "video", URI: storage.URL + "/video.mp4"}}}}})
+			}))
+			t.Cleanup(api.Close)
+			op, err := a.new(t, api.URL, a.right).Submit(t.Context(), job(t, "elsewhere"))
+			if err != nil || !op.Done {
+				t.Fatalf("Submit = %+v, %v; want done at once", op, err)
 			}
-			want2 := provider.Billing{Route: "omni", ProviderModel: "gemini-omni-1.2-flash", CostUSD: 0.105 * 8}
-			if op.Billing != want2 {
-				t.Errorf("billing %+v, want %+v", op.Billing, want2)
+			if len(leaked) > 0 {
+				t.Errorf("the credentials left the API's origin: %v", leaked)
 			}
 		})
 	}
 }
 
-// TestKeyStaysOnOrigin: a video's URI on another origin is fetched
-// without the key (the Gemini API's files may redirect to storage).
-func TestKeyStaysOnOrigin(t *testing.T) {
-	var leaked []string
-	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if k := r.Header.Get("x-goog-api-key"); k != "" {
-			leaked = append(leaked, r.URL.Path)
-		}
-		w.Write(omnitest.Video)
-	}))
-	t.Cleanup(storage.Close)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(omni.Interaction{ID: "v1_x", Status: omni.StatusCompleted, Steps: []omni.Step{
-			{Type: "model_output", Content: []omni.Content{{Type: "video", URI: storage.URL + "/video.mp4"}}}}})
-	}))
-	t.Cleanup(api.Close)
-	p, err := omni.New(omni.Config{APIKey: key, Endpoint: api.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := p.Submit(t.Context(), job(t, "elsewhere"))
-	if err != nil || !op.Done {
-		t.Fatalf("Submit = %+v, %v; want done at once", op, err)
-	}
-	if len(leaked) > 0 {
-		t.Errorf("the key left the API's origin: %v", leaked)
-	}
-}
-
 // TestConformance: the Omni adapter passes the providers' suite
-// against omnitest.
+// against omnitest, on each API.
 func TestConformance(t *testing.T) {
 	when := func(o omnitest.Outcome) func(providertest.Fake, string) {
 		return func(f providertest.Fake, prompt string) { f.(*omnitest.Server).When(prompt, o) }
 	}
-	providertest.Run(t, providertest.Harness{
-		Start: func(t providertest.T, s providertest.Setup) (provider.Provider, providertest.Fake) {
-			cfg := omnitest.Config{Key: key}
-			if s.Retired {
-				cfg.Retired = []string{"gemini-omni-1.2-flash"}
-			}
-			fake := omnitest.New(cfg)
-			srv := httptest.NewServer(fake)
-			t.Cleanup(srv.Close)
-			k := key
-			if s.WrongCredentials {
-				k = "AIza-wrong"
-			}
-			p, err := omni.New(omni.Config{APIKey: k, Endpoint: srv.URL, PollAfter: time.Second})
-			if err != nil {
-				t.Fatalf("omni: %v", err)
-			}
-			return p, fake
-		},
-		Job: func(t providertest.T, prompt string) provider.Job { return job(t, prompt) },
-		Submit: map[provider.Class]func(providertest.Fake, string){
-			provider.Busy:           when(omnitest.Outcome{SubmitStatus: 429, RetryAfter: 2}),
-			provider.Refused:        when(omnitest.Outcome{SubmitStatus: 400, Reason: "the prompt was blocked by safety filters"}),
-			provider.Invalid:        when(omnitest.Outcome{SubmitStatus: 400, Reason: "bad request"}),
-			provider.OutcomeUnknown: when(omnitest.Outcome{Drop: true}),
-		},
-		Done: map[provider.Class]func(providertest.Fake, string){
-			provider.Refused: when(omnitest.Outcome{FailCode: omnitest.SafetyCode, Reason: "blocked"}),
-			provider.Failed:  when(omnitest.Outcome{FailCode: "INTERNAL", Reason: "model error"}),
-		},
-		BusyAfter: 2 * time.Second,
-	})
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			providertest.Run(t, providertest.Harness{
+				Start: func(t providertest.T, s providertest.Setup) (provider.Provider, providertest.Fake) {
+					var cfg omnitest.Config
+					if s.Retired {
+						cfg.Retired = []string{"gemini-omni-1.2-flash"}
+					}
+					fake, endpoint := newFake(t, cfg)
+					credential := a.right
+					if s.WrongCredentials {
+						credential = "wrong"
+					}
+					return a.new(t, endpoint, credential), fake
+				},
+				Job: func(t providertest.T, prompt string) provider.Job { return job(t, prompt) },
+				Submit: map[provider.Class]func(providertest.Fake, string){
+					provider.Busy:           when(omnitest.Outcome{SubmitStatus: 429, RetryAfter: 2}),
+					provider.Refused:        when(omnitest.Outcome{SubmitStatus: 400, Reason: "the prompt was blocked by safety filters"}),
+					provider.Invalid:        when(omnitest.Outcome{SubmitStatus: 400, Reason: "bad request"}),
+					provider.OutcomeUnknown: when(omnitest.Outcome{Drop: true}),
+				},
+				Done: map[provider.Class]func(providertest.Fake, string){
+					provider.Refused: when(omnitest.Outcome{FailCode: omnitest.SafetyCode, Reason: "blocked"}),
+					provider.Failed:  when(omnitest.Outcome{FailCode: "INTERNAL", Reason: "model error"}),
+				},
+				BusyAfter: 2 * time.Second,
+			})
+		})
+	}
 }

@@ -35,6 +35,8 @@ var kinds = map[string]kind{
 	settings.GeneratorGemini:  {veomodels.Capabilities, veomodels.RouteLimits},
 	settings.GeneratorOpenAI:  {openaimodels.Capabilities, openaimodels.RouteLimits},
 	settings.GeneratorOmni:    {omnimodels.Capabilities, omnimodels.RouteLimits},
+	// One table for Omni on both APIs; its name says which (omnimodels).
+	settings.GeneratorOmniVertex: {omnimodels.Capabilities, omnimodels.RouteLimits},
 }
 
 // lookup is the kind of p, the built-in generator when none is set.

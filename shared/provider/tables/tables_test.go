@@ -6,6 +6,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
 	"github.com/genvideo/gen/shared/provider/tables"
 	"github.com/genvideo/gen/shared/settings"
 )
@@ -70,42 +71,51 @@ func TestRoutedCapabilities(t *testing.T) {
 // mapping that sells below cost at GEN_CREDIT_USD stops the start-up.
 func TestOmniRoute(t *testing.T) {
 	const fast = "gen-3.1-fast-generate-001"
-	omni := func(model string) string {
-		return `{"routes": [{"name": "omni", "kind": "omni", "apiKey": "AIza-k", "models": {"` + fast + `": "` + model + `"}}],
-			"models": {"` + fast + `": ["omni"]}}`
-	}
-	p, err := routed(t, omni("gemini-omni-1.2-flash"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps, _ := tables.Capabilities(p)
-	for _, tt := range []struct {
-		kind, body, field string // field "" when taken
-	}{
-		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","resolution":"1080p","aspectRatio":"9:16","seed":7}`, ""},
-		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","sampleCount":2}`, "sampleCount"},
-		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","generateAudio":false}`, "generateAudio"},
-		{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","negativePrompt":"blur"}`, "negativePrompt"},
+	// Omni on either API: one table, named for its API.
+	for _, api := range []struct{ route, backend string }{
+		{`"kind": "omni", "apiKey": "AIza-k"`, omnimodels.Backend},
+		{`"kind": "omni-vertex", "project": "p", "location": "global"`, omnimodels.VertexBackend},
 	} {
-		r, err := params.ParseJSON(tt.kind, []byte(tt.body))
+		omni := func(model string) string {
+			return `{"routes": [{"name": "omni", ` + api.route + `, "models": {"` + fast + `": "` + model + `"}}],
+				"models": {"` + fast + `": ["omni"]}}`
+		}
+		p, err := routed(t, omni("gemini-omni-1.2-flash"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = caps.Apply(&r)
-		var field string
-		if e, ok := err.(*params.Error); ok {
-			field = e.Field
+		caps, _ := tables.Capabilities(p)
+		if got := caps.Routes[fast][0].Backend; got != api.backend {
+			t.Errorf("%s: backend %q, want %q", api.route, got, api.backend)
 		}
-		if field != tt.field || (tt.field == "") != (err == nil) {
-			t.Errorf("%s: Apply = %v, want field %q refused", tt.body, err, tt.field)
+		for _, tt := range []struct {
+			kind, body, field string // field "" when taken
+		}{
+			{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","resolution":"1080p","aspectRatio":"9:16","seed":7}`, ""},
+			{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","sampleCount":2}`, "sampleCount"},
+			{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","generateAudio":false}`, "generateAudio"},
+			{catalog.TextToVideo, `{"prompt":"x","model":"` + fast + `","negativePrompt":"blur"}`, "negativePrompt"},
+		} {
+			r, err := params.ParseJSON(tt.kind, []byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = caps.Apply(&r)
+			var field string
+			if e, ok := err.(*params.Error); ok {
+				field = e.Field
+			}
+			if field != tt.field || (tt.field == "") != (err == nil) {
+				t.Errorf("%s: %s: Apply = %v, want field %q refused", api.route, tt.body, err, tt.field)
+			}
 		}
-	}
-	if _, err := routed(t, omni("gemini-omni-0.9")); err == nil || !strings.Contains(err.Error(), `route "omni"`) {
-		t.Errorf("an unknown Omni model = %v, want the route named", err)
-	}
-	r := settings.NewReader(settings.Vars{settings.Routes: omni("gemini-omni-1.2-flash"), settings.CreditUSD: "0.001"}.Lookup)
-	cheap := r.Provider()
-	if _, err := tables.Capabilities(cheap); err == nil || !strings.Contains(err.Error(), "below cost") {
-		t.Errorf("credits at $0.001 = %v, want below cost", err)
+		if _, err := routed(t, omni("gemini-omni-0.9")); err == nil || !strings.Contains(err.Error(), `route "omni"`) {
+			t.Errorf("%s: an unknown Omni model = %v, want the route named", api.route, err)
+		}
+		r := settings.NewReader(settings.Vars{settings.Routes: omni("gemini-omni-1.2-flash"), settings.CreditUSD: "0.001"}.Lookup)
+		cheap := r.Provider()
+		if _, err := tables.Capabilities(cheap); err == nil || !strings.Contains(err.Error(), "below cost") {
+			t.Errorf("%s: credits at $0.001 = %v, want below cost", api.route, err)
+		}
 	}
 }

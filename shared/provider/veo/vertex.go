@@ -8,19 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/google"
-
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/provider/vertexauth"
 	"github.com/genvideo/gen/shared/settings"
 )
 
 // DefaultVertexLocation is the region of Vertex AI when none is set.
 const DefaultVertexLocation = "us-central1"
-
-// cloudPlatform is the OAuth scope of Vertex AI and Cloud Storage.
-const cloudPlatform = "https://www.googleapis.com/auth/cloud-platform"
 
 // VertexConfig configures NewVertex.
 type VertexConfig struct {
@@ -82,44 +77,17 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Vertex, error) {
 	endpoint := strings.TrimRight(cfg.Endpoint, "/")
 	storage := "https://storage.googleapis.com"
 	if endpoint == "" {
-		endpoint = vertexEndpoint(cfg.Location)
+		endpoint = vertexauth.Endpoint(cfg.Location)
 	} else {
 		storage = endpoint
 	}
-	var ts oauth2.TokenSource
-	switch {
-	case cfg.AccessToken != "":
-		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: cfg.AccessToken, TokenType: "Bearer"})
-	case len(cfg.WIFConfig) > 0:
-		creds, err := google.CredentialsFromJSONWithType(ctx, cfg.WIFConfig, google.ExternalAccount, cloudPlatform)
-		if err != nil {
-			return nil, fmt.Errorf("vertex: workload identity federation: %w", err)
-		}
-		ts = creds.TokenSource
-	default:
-		creds, err := google.FindDefaultCredentials(ctx, cloudPlatform)
-		if err != nil {
-			return nil, fmt.Errorf("vertex: application default credentials: %w", err)
-		}
-		ts = creds.TokenSource
+	client, err := vertexauth.Client(ctx, vertexauth.Credentials{AccessToken: cfg.AccessToken, WIFConfig: cfg.WIFConfig}, httpClient(cfg.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("vertex: %w", err)
 	}
-	base := httpClient(cfg.HTTP)
-	client := &http.Client{Timeout: base.Timeout, Transport: &oauth2.Transport{Source: ts, Base: base.Transport}}
 	return &Vertex{cfg: cfg, http: client, storage: storage, endpoint: endpoint,
 		base: fmt.Sprintf("%s/v1/projects/%s/locations/%s/publishers/google/models/",
 			endpoint, url.PathEscape(cfg.Project), url.PathEscape(cfg.Location))}, nil
-}
-
-// vertexEndpoint is the Vertex AI host of a location: the global
-// endpoint has no region prefix ("To use the global endpoint, exclude
-// the location from the endpoint name",
-// https://docs.cloud.google.com/vertex-ai/docs/generative-ai/learn/locations-genai,
-// read 2026-11-26).
-func vertexEndpoint(location string) string {
-	if location == "global" {
-		return "https://aiplatform.googleapis.com"
-	}
-	return "https://" + location + "-aiplatform.googleapis.com"
 }
 
 // Check reads the metadata of every publisher model the provider maps to

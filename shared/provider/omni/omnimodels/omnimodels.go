@@ -1,6 +1,6 @@
-// Package omnimodels is what Gemini Omni Flash accepts on the Gemini
-// API's Interactions API, and what a second of its video costs, as
-// data. The service validates starts with it (Capabilities,
+// Package omnimodels is what Gemini Omni Flash accepts on the
+// Interactions API, on the Gemini API and on Vertex AI alike, and what a
+// second of its video costs, as data. The service validates starts with it (Capabilities,
 // RouteLimits), shared/provider/omni maps a start to the API's fields
 // with it (Duration, Task), and the fake (omni/omnitest) refuses what
 // it refuses. Like veomodels it links no client.
@@ -57,6 +57,28 @@ import (
 //	             Platform); the image and first-and-last-frame pages list
 //	             gemini-omni-1.2-flash too. The omni-flash-preview page: deprecated
 //	             2026-11-06, "Migrate to Gemini Omni 1.2 Flash"; 16:9 and 9:16.
+//	[vertex-sdk] the same SDK and commit, read 2026-11-28: on Vertex AI the
+//	             Interactions API is {base}/v1beta1/projects/{project}/locations/
+//	             {location}/interactions[/{id}] (_gaos/google_genai.py
+//	             get_google_genai_api_version; tests/interactions/test_paths.py
+//	             expects https://{location}-aiplatform.googleapis.com/v1beta1/projects/
+//	             {p}/locations/{l}/interactions/{id}, aiplatform.googleapis.com for
+//	             global), the base being https://aiplatform.googleapis.com for global,
+//	             aiplatform.{us|eu}.rep.googleapis.com for the multi-regions, else
+//	             https://{location}-aiplatform.googleapis.com, and location "global"
+//	             when none is given (_api_client.py); requests carry "Authorization:
+//	             Bearer {token}" of Google OAuth, not x-goog-api-key
+//	             (_hooks/google_genai_auth.py; tests/interactions/test_auth.py
+//	             test_interactions_vertex_auth_header). response_format.gcs_uri is
+//	             "Required for Vertex if delivery mode is URI"
+//	             (videoresponseformat.py); nothing else in a request or an answer
+//	             differs by API in the SDK's types.
+//	[vertex-key] Vertex AI refuses an API key on a project's path: 401
+//	             UNAUTHENTICATED "API keys are not supported by this API. Expected
+//	             OAuth2 access token or other authentication credentials that assert
+//	             a principal." (a google.rpc.Status, its code a number), reported in
+//	             https://github.com/google-gemini/gemini-cli/issues/5739 (2025-08-07,
+//	             read 2026-11-28): a user's report, not Google's documentation.
 //	[secondary-1.2] no Google page on Omni 1.2's limits could be read. Vercel's
 //	             changelog, https://vercel.com/changelog/gemini-omni-1-2-flash-now-available-on-ai-gateway,
 //	             and Civitai's recipe, https://developer.civitai.com/orchestration/recipes/gemini-omni
@@ -73,6 +95,8 @@ import (
 //	             $0.039, $0.13, $0.195, $0.39 (https://muapi.ai/zh/playground/gemini-omni-text-to-video).
 //	             Vercel's token price ($9 per million output tokens) comes to less;
 //	             the table takes the higher, so that it errs towards Google's bill.
+//	             Vertex AI's price for Omni could not be read either: its table is
+//	             this one, an assumption.
 //
 // Our durations (4, 6, 8) are within 3 to 15 [secondary-1.2]; our
 // resolutions 720p and 1080p are two of its four [sdk]. One video a
@@ -83,6 +107,11 @@ import (
 // it [gemini-omni] and no field turns it off [sdk]. The API takes no
 // personGeneration; Google's policy stands, which allow_adult describes
 // best (as for Sora, openaimodels).
+//
+// On Vertex AI: the same model id [vertex-text] and the same request
+// [vertex-sdk]; whether Vertex's limits or prices differ from the Gemini
+// API's is not known, so the table is one. Which locations serve Omni is
+// not known either: a route's location defaults to the SDK's, global.
 
 // modes Omni makes here: the prompt, or an image with it [sdk].
 var modes = []string{catalog.TextToVideo, catalog.ImageToVideo}
@@ -149,16 +178,29 @@ func Lookup(model string) (capability.Limits, bool) {
 	return m.Limits, ok
 }
 
-// Backend names the API in messages.
-const Backend = "Gemini Omni on the Gemini API"
+// Backend and VertexBackend name the APIs in messages.
+const (
+	Backend       = "Gemini Omni on the Gemini API"
+	VertexBackend = "Gemini Omni on Vertex AI"
+)
 
-// Capabilities is what the omni generator of p accepts for each of our
-// models. A mapping to a model this service does not know, or one that
+// backend is the API of p's kind (settings.GeneratorOmni or
+// settings.GeneratorOmniVertex): one table, two names.
+func backend(p settings.Provider) string {
+	if p.Generator == settings.GeneratorOmniVertex {
+		return VertexBackend
+	}
+	return Backend
+}
+
+// Capabilities is what the omni or omni-vertex generator of p accepts
+// for each of our models. A mapping to a model this service does not know, or one that
 // sells a video below its cost at p.Credit() (capability.CheckPrices),
 // is an error, so that the stack stops at start-up.
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.ModelMap())
-	t := capability.Table{Backend: Backend, Models: map[string]capability.Limits{}}
+	name := backend(p)
+	t := capability.Table{Backend: name, Models: map[string]capability.Limits{}}
 	priced := capability.Declared(func(ours string) (capability.Priced, bool) { return Priced(models[ours]) })
 	for _, ours := range catalog.IDs() {
 		m, ok := priced(ours)
@@ -168,7 +210,7 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 		}
 		t.Models[ours] = m.Limits
 	}
-	err := capability.CheckPrices(Backend, func(ours string) (capability.Priced, bool) { return Priced(models[ours]) }, p.Credit())
+	err := capability.CheckPrices(name, func(ours string) (capability.Priced, bool) { return Priced(models[ours]) }, p.Credit())
 	if err != nil {
 		return capability.Table{}, err
 	}
@@ -181,13 +223,14 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 // below its cost, is an error).
 func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
 	models := WithDefaults(p.ModelMap())
-	out, err := capability.Served(served, Backend, func(ours string) (capability.Priced, bool) {
+	name := backend(p)
+	out, err := capability.Served(served, name, func(ours string) (capability.Priced, bool) {
 		return Priced(models[ours])
 	}, p.Credit())
 	if err != nil {
 		return "", nil, err
 	}
-	return Backend, out, nil
+	return name, out, nil
 }
 
 // Duration is response_format.duration for a duration in seconds: a
@@ -232,4 +275,11 @@ var (
 	AspectRatios = []string{"16:9", "9:16"}
 	// Tasks are generation_config.video_config.task's values [sdk].
 	Tasks = []string{"text_to_video", "image_to_video", "reference_to_video", "edit", "extend"}
+	// Deliveries are response_format.delivery's values [sdk]; on Vertex
+	// AI "uri" needs gcs_uri [vertex-sdk].
+	Deliveries = []string{"inline", "uri"}
 )
+
+// DefaultVertexLocation is the location of Omni on Vertex AI when none
+// is set: the SDK's [vertex-sdk].
+const DefaultVertexLocation = "global"

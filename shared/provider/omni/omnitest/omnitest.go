@@ -1,19 +1,36 @@
-// Package omnitest is a fake of Gemini Omni Flash on the Gemini API's
-// Interactions API, for tests and the local stack. It speaks the API's
-// REST as Google's SDK encodes it (omnimodels [sdk]): POST
-// /v1beta/interactions (JSON: model, input, background,
-// generation_config, response_format), GET /v1beta/interactions/{id}
-// (status queued, in_progress, completed or failed; a completed one's
-// video in a model_output step, inline base64 or at a URI on its own
-// origin), and GET /v1beta/models/{model}; errors are the Interactions
-// API's {"error": {code, message}}, the key refused as the Gemini API
-// refuses it (400 "API key not valid").
+// Package omnitest is a fake of Gemini Omni Flash on the Interactions
+// API, as the Gemini API and Vertex AI serve it, for tests and the local
+// stack. It speaks the API's REST as Google's SDK encodes it
+// (omnimodels [sdk], [vertex-sdk]):
+//
+//   - the Gemini API: POST /v1beta/interactions, GET
+//     /v1beta/interactions/{id} and GET /v1beta/models/{model}, with the
+//     key in x-goog-api-key; errors are the Interactions API's {"error":
+//     {code, message}}, the key refused as the Gemini API refuses it (400
+//     "API key not valid");
+//   - Vertex AI: POST /v1beta1/projects/{project}/locations/{location}/interactions,
+//     GET .../interactions/{id} (an interaction is found only under the
+//     project and location that made it) and GET
+//     /v1/publishers/google/models/{model}, with "Authorization: Bearer
+//     {token}"; errors are google.rpc.Status (a numeric code and a status
+//     name), as Vertex AI answers its other APIs: which shape its
+//     Interactions API's own refusals take is not known first-hand, and
+//     the adapter reads both.
+//
+// An interaction's status is queued, in_progress, completed or failed;
+// a completed one's video is in a model_output step, inline base64 or at
+// a URI on the fake's own origin (the Gemini API's files).
 //
 // Like the API it fakes, it refuses what the API refuses (omnimodels):
 // a field it does not define, a model it does not serve or retired
 // (404), a response_format that is not a video of 3 to 15 seconds at
 // one of its resolutions and aspect ratios, a task it does not name, an
-// input with no text or an image that is not PNG or JPEG base64.
+// input with no text or an image that is not PNG or JPEG base64; the
+// Gemini API's key on Vertex AI (401 [vertex-key]) and a bearer token
+// on the Gemini API (the fake's own rule: Vertex's token has no business
+// there); gcs_uri on the Gemini API, and on Vertex AI delivery by URI
+// without it. It does not write to Cloud Storage: a Vertex start asking
+// delivery by URI is refused 501, the fake's limit, not Google's.
 //
 // Interactions run for Config.Polls polls, then complete with Video.
 // Outcomes are chosen per request by the first rule whose text the
@@ -21,8 +38,8 @@
 // Retry-After, for the first Times submits or all), an interaction that
 // fails with an error (a safety one is the API's refusal), one that
 // completes without a video, an accepted one whose answer is lost
-// (Drop). Every submit is recorded with its body (Submits), every
-// request with its headers (Requests).
+// (Drop). Every submit is recorded with its body and API (Submits),
+// every request with its headers (Requests).
 package omnitest
 
 import (
@@ -45,15 +62,20 @@ var Video = fake.Video
 
 // Config configures a Server.
 type Config struct {
-	// Key, when set, is the x-goog-api-key every request must carry.
+	// Key, when set, is the x-goog-api-key every Gemini API request must
+	// carry.
 	Key string
+	// Token, when set, is the bearer token every Vertex AI request must
+	// carry; Project, when set, the one project Vertex AI serves it.
+	Token, Project string
 	// Polls is how many polls an interaction stays in progress before it
 	// ends; 0 means 2.
 	Polls int
 	// Retired are model ids the API no longer serves (404).
 	Retired []string
-	// URIVideos delivers videos at a URI on the fake's origin, which
-	// takes the key, rather than inline.
+	// URIVideos delivers the Gemini API's videos at a URI on the fake's
+	// origin, which takes the key, rather than inline, when a start asks
+	// no delivery.
 	URIVideos bool
 }
 
@@ -137,10 +159,17 @@ type Format struct {
 	GCSURI      string `json:"gcs_uri,omitempty"`
 }
 
-// Submit is one recorded submit: the prompt, what the request asked
-// (the video's format, task, seed and images), and the interaction's id
-// ("" when refused).
+// The APIs a Submit names.
+const (
+	Gemini = "gemini"
+	Vertex = "vertex"
+)
+
+// Submit is one recorded submit: the API it came to, the prompt, what
+// the request asked (the video's format, task, seed and images), and
+// the interaction's id ("" when refused).
 type Submit struct {
+	API        string `json:"api"`
 	Model      string `json:"model"`
 	Prompt     string `json:"prompt"`
 	Background bool   `json:"background"`
@@ -155,9 +184,18 @@ type Submit struct {
 
 type interaction struct {
 	id      string
+	at      where
 	input   []Content
 	outcome Outcome
-	polls   int
+	// delivery is what the start asked: inline, uri, or "".
+	delivery string
+	polls    int
+}
+
+// where is the API a request came to: the Gemini API, or Vertex AI in a
+// project and location.
+type where struct {
+	api, project, location string
 }
 
 // Server is the fake, an http.Handler.
@@ -177,10 +215,18 @@ func New(cfg Config) *Server {
 		cfg.Polls = 2
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), interactions: map[string]*interaction{}}
-	s.mux.HandleFunc("POST /v1beta/interactions", s.create)
-	s.mux.HandleFunc("GET /v1beta/interactions/{id}", s.get)
-	s.mux.HandleFunc("GET /v1beta/models/{model}", s.model)
+	gemini := func(*http.Request) where { return where{api: Gemini} }
+	vertex := func(r *http.Request) where {
+		return where{api: Vertex, project: r.PathValue("project"), location: r.PathValue("location")}
+	}
+	s.mux.HandleFunc("POST /v1beta/interactions", s.create(gemini))
+	s.mux.HandleFunc("GET /v1beta/interactions/{id}", s.get(gemini))
+	s.mux.HandleFunc("GET /v1beta/models/{model}", s.model(Gemini))
 	s.mux.HandleFunc("GET /v1beta/files/{id}", s.file)
+	const vertexBase = "/v1beta1/projects/{project}/locations/{location}/interactions"
+	s.mux.HandleFunc("POST "+vertexBase, s.create(vertex))
+	s.mux.HandleFunc("GET "+vertexBase+"/{id}", s.get(vertex))
+	s.mux.HandleFunc("GET /v1/publishers/google/models/{model}", s.model(Vertex))
 	s.Accepts = func(sub Submit) (string, bool) { return sub.Prompt, sub.Interaction != "" }
 	s.Handle(s.mux, func(w http.ResponseWriter, msg string) { apiError(w, 400, msg) })
 	return s
@@ -192,19 +238,57 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	if r.URL.Query().Get("key") != "" {
-		apiError(w, 400, "the fake takes the key in x-goog-api-key only: a key in a URL ends up in logs")
-		return
-	}
-	if s.cfg.Key != "" && r.Header.Get("x-goog-api-key") != s.cfg.Key {
-		apiError(w, 400, "API key not valid. Please pass a valid API key.")
+	onVertex := strings.HasPrefix(r.URL.Path, "/v1beta1/") || strings.HasPrefix(r.URL.Path, "/v1/")
+	if onVertex {
+		if !s.vertexAuth(w, r) {
+			return
+		}
+	} else if !s.geminiAuth(w, r) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		apiError(w, 404, "Method not found: "+r.Method+" "+r.URL.Path)
+		refuse(w, onVertex, 404, "Method not found: "+r.Method+" "+r.URL.Path)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// geminiAuth refuses a Gemini API request without the key, or with a
+// bearer token (the fake's rule: only Vertex AI's requests carry one).
+func (s *Server) geminiAuth(w http.ResponseWriter, r *http.Request) bool {
+	switch {
+	case r.URL.Query().Get("key") != "":
+		apiError(w, 400, "the fake takes the key in x-goog-api-key only: a key in a URL ends up in logs")
+	case r.Header.Get("Authorization") != "":
+		apiError(w, 403, "the fake's Gemini API takes its key, not a bearer token: Vertex AI's credentials went to the Gemini API")
+	case s.cfg.Key != "" && r.Header.Get("x-goog-api-key") != s.cfg.Key:
+		apiError(w, 400, "API key not valid. Please pass a valid API key.")
+	default:
+		return true
+	}
+	return false
+}
+
+// vertexAuth refuses a Vertex AI request that carries an API key
+// ([vertex-key]), lacks the bearer token, or names another project.
+func (s *Server) vertexAuth(w http.ResponseWriter, r *http.Request) bool {
+	project := ""
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta1/projects/"); ok {
+		project, _, _ = strings.Cut(rest, "/")
+	}
+	switch {
+	case r.Header.Get("x-goog-api-key") != "" || r.URL.Query().Get("key") != "":
+		rpcError(w, 401, "API keys are not supported by this API. Expected OAuth2 access token or other authentication "+
+			"credentials that assert a principal. See https://cloud.google.com/docs/authentication")
+	case s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token:
+		rpcError(w, 401, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie "+
+			"or other valid authentication credential.")
+	case s.cfg.Project != "" && project != "" && project != s.cfg.Project:
+		rpcError(w, 403, "Permission denied on resource project "+project+".")
+	default:
+		return true
+	}
+	return false
 }
 
 func (s *Server) served(model string) bool {
@@ -219,7 +303,7 @@ func (s *Server) refusal(c Create, sub *Submit) (int, string) {
 		return 400, "model is required"
 	}
 	if !s.served(c.Model) {
-		return 404, fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for interactions.", c.Model)
+		return 404, notFound(sub.API, c.Model)
 	}
 	var input []Content
 	var text string
@@ -270,11 +354,18 @@ func (s *Server) refusal(c Create, sub *Submit) (int, string) {
 			return 400, fmt.Sprintf("response_format.duration %q: want %ds to %ds", f.Duration, omnimodels.MinSeconds, omnimodels.MaxSeconds)
 		}
 	}
-	if f.Delivery != "" && f.Delivery != "inline" && f.Delivery != "uri" {
-		return 400, fmt.Sprintf("response_format.delivery %q: want inline or uri", f.Delivery)
+	if f.Delivery != "" && !slices.Contains(omnimodels.Deliveries, f.Delivery) {
+		return 400, fmt.Sprintf("response_format.delivery %q: supported values are %s", f.Delivery, strings.Join(omnimodels.Deliveries, ", "))
 	}
-	if f.GCSURI != "" {
+	switch {
+	case sub.API == Gemini && f.GCSURI != "":
 		return 400, "response_format.gcs_uri is Vertex AI's: the Gemini API does not take it"
+	case sub.API == Vertex && f.Delivery == "uri" && f.GCSURI == "":
+		return 400, "response_format.gcs_uri is required on Vertex AI when delivery is uri"
+	case sub.API == Vertex && f.GCSURI != "" && !strings.HasPrefix(f.GCSURI, "gs://"):
+		return 400, fmt.Sprintf("response_format.gcs_uri %q: want gs://bucket/prefix", f.GCSURI)
+	case sub.API == Vertex && f.Delivery == "uri":
+		return 501, "the fake does not write to Cloud Storage: ask delivery inline"
 	}
 	if g := c.GenerationConfig; g != nil {
 		sub.Seed = g.Seed
@@ -291,14 +382,28 @@ func (s *Server) refusal(c Create, sub *Submit) (int, string) {
 	return 0, ""
 }
 
-func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+// notFound is the API's message for a model it does not serve: the
+// Gemini API's as the SDK's tests meet it, Vertex AI's as its
+// publisher models are named.
+func notFound(api, model string) string {
+	if api == Vertex {
+		return fmt.Sprintf("Publisher Model `publishers/google/models/%s` was not found or your project does not have access to it.", model)
+	}
+	return fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for interactions.", model)
+}
+
+func (s *Server) create(at func(*http.Request) where) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.createAt(w, r, at(r)) }
+}
+
+func (s *Server) createAt(w http.ResponseWriter, r *http.Request, at where) {
+	sub := Submit{API: at.api}
 	var raw bytes.Buffer
 	if _, err := raw.ReadFrom(r.Body); err != nil {
-		apiError(w, 400, "body: "+err.Error())
+		refuse(w, at.api == Vertex, 400, "body: "+err.Error())
 		return
 	}
 	var c Create
-	var sub Submit
 	if err := strictDecode(raw.Bytes(), &c); err != nil {
 		s.refuse(w, sub, 400, "Invalid JSON payload received: "+err.Error(), 0)
 		return
@@ -326,7 +431,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if json.Unmarshal(c.Input, &input) != nil {
 		input = []Content{{Type: "text", Text: sub.Prompt}}
 	}
-	in := &interaction{id: "v1_" + fake.NewID(12), input: input, outcome: o}
+	in := &interaction{id: "v1_" + fake.NewID(12), at: at, input: input, outcome: o, delivery: sub.Format.Delivery}
 	s.mu.Lock()
 	s.interactions[in.id] = in
 	s.mu.Unlock()
@@ -363,7 +468,7 @@ func (s *Server) refuse(w http.ResponseWriter, sub Submit, status int, msg strin
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	apiError(w, status, msg)
+	refuse(w, sub.API == Vertex, status, msg)
 }
 
 // object is the Interaction the API answers for in, at status.
@@ -378,7 +483,10 @@ func (s *Server) object(r *http.Request, in *interaction, status string) map[str
 			break
 		}
 		video := map[string]any{"type": "video", "mime_type": "video/mp4"}
-		if s.cfg.URIVideos {
+		// A delivery not asked is the fake's choice: URIVideos on the
+		// Gemini API, inline on Vertex AI (which writes a URI's video to
+		// Cloud Storage, refused at create).
+		if in.delivery == "uri" || in.delivery == "" && in.at.api == Gemini && s.cfg.URIVideos {
 			video["uri"] = "http://" + r.Host + "/v1beta/files/" + in.id + ":download?alt=media"
 		} else {
 			video["data"] = base64.StdEncoding.EncodeToString(Video)
@@ -389,12 +497,16 @@ func (s *Server) object(r *http.Request, in *interaction, status string) map[str
 	return o
 }
 
-func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+func (s *Server) get(at func(*http.Request) where) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.getAt(w, r, at(r)) }
+}
+
+func (s *Server) getAt(w http.ResponseWriter, r *http.Request, at where) {
 	s.mu.Lock()
 	in, ok := s.interactions[r.PathValue("id")]
-	if !ok {
+	if !ok || in.at != at {
 		s.mu.Unlock()
-		apiError(w, 404, "interaction not found")
+		refuse(w, at.api == Vertex, 404, "interaction not found")
 		return
 	}
 	in.polls++
@@ -415,7 +527,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	id, _ := strings.CutSuffix(r.PathValue("id"), ":download")
 	s.mu.Lock()
 	in, ok := s.interactions[id]
-	done := ok && in.polls >= s.cfg.Polls && in.outcome.FailCode == "" && !in.outcome.NoVideo
+	done := ok && in.at.api == Gemini && in.polls >= s.cfg.Polls && in.outcome.FailCode == "" && !in.outcome.NoVideo
 	s.mu.Unlock()
 	if !done {
 		apiError(w, 404, "file not found")
@@ -425,26 +537,53 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	w.Write(Video)
 }
 
-func (s *Server) model(w http.ResponseWriter, r *http.Request) {
-	m := r.PathValue("model")
-	if !s.served(m) {
-		apiError(w, 404, fmt.Sprintf("models/%s is not found for API version v1beta", m))
-		return
+// model answers a model's metadata: the Gemini API's models.get, or
+// Vertex AI's publishers.models.get.
+func (s *Server) model(api string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		m := r.PathValue("model")
+		if !s.served(m) {
+			refuse(w, api == Vertex, 404, notFound(api, m))
+			return
+		}
+		name := "models/" + m
+		if api == Vertex {
+			name = "publishers/google/models/" + m
+		}
+		fake.WriteJSON(w, 200, map[string]any{"name": name, "displayName": m})
 	}
-	fake.WriteJSON(w, 200, map[string]any{"name": "models/" + m, "displayName": m})
 }
 
 // statusNames are the google.rpc codes the fake's errors name.
 var statusNames = map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-	404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+	404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+// refuse answers an error in the shape of the API the request came to.
+func refuse(w http.ResponseWriter, vertex bool, status int, msg string) {
+	if vertex {
+		rpcError(w, status, msg)
+		return
+	}
+	apiError(w, status, msg)
+}
+
+// rpcError answers a google.rpc.Status, as Vertex AI answers an error
+// (https://cloud.google.com/apis/design/errors, read 2026-11-26): its
+// code the HTTP status, its status the code's name.
+func rpcError(w http.ResponseWriter, status int, msg string) {
+	fake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": statusName(status)}})
+}
+
+func statusName(status int) string {
+	if n := statusNames[status]; n != "" {
+		return n
+	}
+	return "UNKNOWN"
+}
 
 // apiError answers the Interactions API's error, {"error": {code,
 // message}} (omnimodels [sdk]); Google documents no values of its code,
 // so the fake names the google.rpc code.
 func apiError(w http.ResponseWriter, status int, msg string) {
-	code := statusNames[status]
-	if code == "" {
-		code = "UNKNOWN"
-	}
-	fake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	fake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": statusName(status), "message": msg}})
 }
