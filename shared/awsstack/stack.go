@@ -61,12 +61,12 @@ func FromEnv(ctx context.Context) (*Deployment, error) {
 	return New(env, cfg, logger)
 }
 
-// InstallCatalog makes the operator's models (GEN_MODELS) the
-// function's catalog, before anything reads it (package catalog says
-// why it is the process's). Without GEN_MODELS the catalog stays the
-// contract's.
+// InstallCatalog makes the stack's catalog (settings.Provider.Catalog:
+// the operator's models, our Omni model where a route serves Omni) the
+// function's, before anything reads it (package catalog says why it is
+// the process's). Otherwise the catalog stays the contract's.
 func InstallCatalog(env Env) {
-	if env.Provider.Declared != "" {
+	if env.Provider.OwnCatalog() {
 		catalog.Install(env.Provider.Catalog())
 	}
 }

@@ -103,6 +103,23 @@ var builtin = []Model{
 	},
 }
 
+// OmniFlashID is our model of Google's Gemini Omni Flash.
+const OmniFlashID = "gen-omni-flash-001"
+
+// OmniFlash is our model of Google's Gemini Omni Flash, offered by a
+// stack with a route to it (shared/settings adds it to the catalog):
+// its videos always have audio, so both prices are one, and 60 credits
+// cover its dearest start, 8 s at 1080p ($0.84 by the table in
+// shared/provider/omni/omnimodels), at the default $0.015 a credit.
+// Below about $0.014 a credit the start-up price check stops the stack,
+// naming it; GEN_MODELS may reprice it under its id.
+func OmniFlash() Model {
+	return Model{ID: OmniFlashID, Name: "Gen Omni Flash",
+		Description:  "Google's Gemini Omni Flash: video with audio from text or an image, up to 1080p.",
+		Capabilities: []string{TextToVideo, ImageToVideo, AudioGeneration}, CreditsPerVideo: 60, CreditsPerVideoNoAudio: 60,
+		Resolutions: []string{"1080p", "720p"}}
+}
+
 // Builtin is the contract's catalog: its three models, DefaultModel
 // the default.
 func Builtin() *Catalog { return &Catalog{models: builtin, defaultModel: DefaultModel} }

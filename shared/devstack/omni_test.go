@@ -3,8 +3,10 @@ package devstack
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/omni/omnitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
@@ -73,6 +75,25 @@ func TestOmniRoute(t *testing.T) {
 			if s.API != tt.api || s.Format != want || !s.Background || s.Task != "text_to_video" || s.Seed == nil || *s.Seed != 42 ||
 				s.Prompt != "a lighthouse at dusk" {
 				t.Errorf("the fake received %+v (format %+v), want on %s %+v, background, text_to_video, seed 42", s, s.Format, tt.api, want)
+			}
+
+			// Our own Omni model is offered where a route serves Omni,
+			// goes to that route without being listed, and is charged
+			// its price, audio always.
+			models := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
+			if !strings.Contains(string(models.raw), `"modelId":"`+catalog.OmniFlashID+`"`) {
+				t.Fatalf("/models lacks %s: %s", catalog.OmniFlashID, models.raw)
+			}
+			r = e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a lighthouse, ours","model":"`+catalog.OmniFlashID+`"}`)
+			if r.status != http.StatusAccepted || num(r.body["creditsUsed"]) != 60 {
+				t.Fatalf("start of %s = %d %s, want 202 charged 60", catalog.OmniFlashID, r.status, r.raw)
+			}
+			done = e.wait(k.APIKey, str(r.body["taskId"]))
+			if str(done.body["status"]) != "completed" || str(done.body["route"]) != "omni" || str(done.body["providerModel"]) != "gemini-omni-1.2-flash" {
+				t.Errorf("status %s, want completed on route omni, model gemini-omni-1.2-flash", done.raw)
+			}
+			if got := e.balance(k.AccountID); got != 1000-190-60 {
+				t.Errorf("balance = %d, want %d", got, 1000-190-60)
 			}
 		})
 	}

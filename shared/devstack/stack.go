@@ -95,9 +95,10 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{Store: st, renderer: renderer, logger: logger, dataDir: cfg.DataDir, leftoverAge: leftoverAge(cfg.Timeouts)}
-	if cfg.Provider.Declared != "" {
-		// The operator's models are the process's catalog (package
-		// catalog says why), in place before anything reads it.
+	if cfg.Provider.OwnCatalog() {
+		// The stack's models (GEN_MODELS, our Omni model) are the
+		// process's catalog (package catalog says why), in place
+		// before anything reads it.
 		s.uninstall = catalog.Install(cfg.Provider.Catalog())
 	}
 	if err := s.build(ctx, cfg); err != nil {

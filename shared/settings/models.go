@@ -84,17 +84,40 @@ const (
 	maxDeclaredUSDPerSec = 100
 )
 
-// Catalog is the catalog p's GEN_MODELS declares: the contract's, with
-// the declared models. Its value was checked when read.
+// Catalog is p's catalog: the contract's models, our Omni model where a
+// route serves Gemini Omni (catalog.OmniFlash), and the models GEN_MODELS
+// declares. Its values were checked when read.
 func (p Provider) Catalog() *catalog.Catalog {
-	c, _ := declare(p.Declared)
+	c, _ := declare(p.Declared, offersOmni(p.Generator, p.Routes))
 	return c
 }
 
-// declare reads GEN_MODELS into a catalog; errors name the member,
-// never a value.
-func declare(v string) (*catalog.Catalog, []string) {
+// OwnCatalog reports whether p's catalog is other than the contract's,
+// so that a stack installs it (catalog.Install).
+func (p Provider) OwnCatalog() bool {
+	return p.Declared != "" || offersOmni(p.Generator, p.Routes)
+}
+
+// isOmni: a route of kind serves Gemini Omni Flash.
+func isOmni(kind string) bool { return kind == GeneratorOmni || kind == GeneratorOmniVertex }
+
+// offersOmni: the generator, or a route of GEN_ROUTES, serves Gemini
+// Omni Flash, and so our model of it is offered.
+func offersOmni(generator, routes string) bool {
+	if isOmni(generator) {
+		return true
+	}
+	t, _ := parseRoutes(routes)
+	return slices.ContainsFunc(t.Routes, func(s RouteSpec) bool { return isOmni(s.Kind) })
+}
+
+// declare reads GEN_MODELS into a catalog, over the contract's (and our
+// Omni model, when omni); errors name the member, never a value.
+func declare(v string, omni bool) (*catalog.Catalog, []string) {
 	base := catalog.Builtin()
+	if omni {
+		base = base.With([]catalog.Model{catalog.OmniFlash()}, "")
+	}
 	if strings.TrimSpace(v) == "" {
 		return base, nil
 	}
@@ -211,7 +234,7 @@ func printable(s string, lo, hi int) bool {
 // against (a route may name a declared model).
 func (r *Reader) declared() (string, *catalog.Catalog) {
 	v := r.value(DeclaredModels)
-	c, errs := declare(v)
+	c, errs := declare(v, offersOmni(r.value(Generator), r.value(Routes)))
 	if len(errs) > 0 {
 		r.Reject(DeclaredModels, "(not shown)", strings.Join(errs, "; "))
 		return "", c

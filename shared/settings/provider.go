@@ -127,8 +127,8 @@ const ProfileChoices = "the openai generator needs its profile: vllm-omni (a sel
 // Provider is what the generator variables say. Its zero value is the
 // built-in generator.
 type Provider struct {
-	// Generator is GeneratorBuiltin (or ""), GeneratorVertex or
-	// GeneratorGemini.
+	// Generator is one of the Generator* kinds ("" is
+	// GeneratorBuiltin).
 	Generator string
 
 	VertexProject, VertexLocation, VertexStorageURI, VertexEndpoint string

@@ -115,9 +115,19 @@ func (p Provider) ModelRoutes() map[string][]Route {
 		byName[s.Name] = s.route(p)
 	}
 	out := map[string][]Route{}
-	for _, id := range catalog.IDs() {
+	for _, id := range p.Catalog().IDs() {
 		names, ok := t.Models[id]
-		if !ok {
+		switch {
+		case ok:
+		case id == catalog.OmniFlashID && !isOmni(p.DefaultRoute()):
+			// Our Omni model goes where Omni is: the Omni routes, in
+			// their order.
+			for _, s := range t.Routes {
+				if isOmni(s.Kind) {
+					names = append(names, s.Name)
+				}
+			}
+		default:
 			names = []string{p.DefaultRoute()}
 		}
 		for _, n := range names {
@@ -131,7 +141,7 @@ func (p Provider) ModelRoutes() map[string][]Route {
 func (p Provider) AllRoutes() []Route {
 	var out []Route
 	byModel := p.ModelRoutes()
-	for _, id := range catalog.IDs() {
+	for _, id := range p.Catalog().IDs() {
 		for _, r := range byModel[id] {
 			if !slices.ContainsFunc(out, func(o Route) bool { return o.Name == r.Name }) {
 				out = append(out, r)
