@@ -8,6 +8,7 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/omni/omnitest"
+	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 )
@@ -94,6 +95,32 @@ func TestOmniRoute(t *testing.T) {
 			}
 			if got := e.balance(k.AccountID); got != 1000-190-60 {
 				t.Errorf("balance = %d, want %d", got, 1000-190-60)
+			}
+		})
+	}
+}
+
+// TestOmniREADMEWalkThrough runs the README's walk-through, as a reader
+// pastes it, with GEN_GENERATOR=omni and omni-vertex against the strict
+// fake (rendering with the built-in generator, so that its probes of the
+// video hold): every start completes or is refused at start, uncharged,
+// naming the field Omni cannot honour; Google's API refuses nothing.
+func TestOmniREADMEWalkThrough(t *testing.T) {
+	r, err := render.New(render.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range []string{settings.GeneratorOmni, settings.GeneratorOmniVertex} {
+		t.Run(api, func(t *testing.T) {
+			fake := omnitest.New(omnitest.Config{Key: fakeKey, Token: fakeToken, Project: "demo-project", Polls: 1, Renderer: r})
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			e := startEnv(t, "", func(c *Config) { c.Provider = providerSettings(api, srv.URL) })
+			checkProviderWalkThrough(t, e, []string{"sampleCount", "url"})
+			for _, s := range fake.Submits() {
+				if s.Status != http.StatusOK {
+					t.Errorf("the API refused a submit (%d): %+v", s.Status, s)
+				}
 			}
 		})
 	}

@@ -49,9 +49,22 @@ func TestOpenAIREADMEWalkThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startOpenAI(t, openaitest.Config{Polls: 3, Renderer: r}, nil)
-	// One video a job: step 7's two are refused at start.
-	checkProviderWalkThrough(t, e.env, []string{"sampleCount", "url"})
+	for _, profile := range []string{settings.ProfileOpenAI, settings.ProfileVLLMOmni} {
+		t.Run(profile, func(t *testing.T) {
+			e := startOpenAI(t, openaitest.Config{Polls: 3, Renderer: r, Profile: profile},
+				func(c *Config) { c.Provider.OpenAIProfile = profile })
+			// One video a job: step 7's two are refused at start;
+			// vLLM-Omni's Wan makes no audio.
+			checkWalkThrough(t, e.env, []string{"sampleCount", "url"}, profile == settings.ProfileOpenAI)
+			checkHostRefusedNothing(t, e)
+		})
+	}
+}
+
+// checkHostRefusedNothing: every submit the host received was accepted,
+// and each video downloaded once.
+func checkHostRefusedNothing(t *testing.T, e *openAIEnv) {
+	t.Helper()
 	subs := e.fake.Submits()
 	if len(subs) == 0 {
 		t.Fatal("the host received no submit")

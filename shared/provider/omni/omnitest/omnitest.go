@@ -44,17 +44,24 @@ package omnitest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
+	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
+	"github.com/genvideo/gen/shared/task"
 )
 
 // Video is the MP4 of every interaction (fake.Video).
@@ -77,6 +84,11 @@ type Config struct {
 	// origin, which takes the key, rather than inline, when a start asks
 	// no delivery.
 	URIVideos bool
+	// Renderer, when set, renders each interaction's video from its
+	// request (prompt, duration, aspect ratio, resolution, image), with
+	// audio as Omni's always have, so that a test can probe what a
+	// start asked for; without, every interaction completes with Video.
+	Renderer provider.Generator
 }
 
 // Outcome is what a submit, and its interaction, end with.
@@ -190,6 +202,44 @@ type interaction struct {
 	// delivery is what the start asked: inline, uri, or "".
 	delivery string
 	polls    int
+	// video is what Config.Renderer made of the request; nil is Video.
+	video []byte
+}
+
+// mp4 is the interaction's video.
+func (in *interaction) mp4() []byte {
+	if in.video != nil {
+		return in.video
+	}
+	return Video
+}
+
+// render renders sub as the built-in generator does, audio always
+// (omnimodels), from the request's own fields.
+func (s *Server) render(in *interaction, sub Submit) {
+	secs, _ := omnimodels.Seconds(cmp.Or(sub.Format.Duration, "8s"))
+	videos, err := fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
+		job := provider.Job{TaskID: in.id, Type: catalog.TextToVideo, Prompt: sub.Prompt, Model: catalog.DefaultModel,
+			Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: cmp.Or(sub.Format.AspectRatio, "16:9"),
+				Resolution: cmp.Or(sub.Format.Resolution, "720p"), GenerateAudio: true, EnhancePrompt: true},
+			Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
+		for _, c := range in.input {
+			if c.Type != "image" {
+				continue
+			}
+			b, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				return job, err
+			}
+			job.Type = catalog.ImageToVideo
+			job.Images[task.RoleImage] = filepath.Join(dir, "image")
+			return job, os.WriteFile(job.Images[task.RoleImage], b, 0o600)
+		}
+		return job, nil
+	})
+	if err == nil && len(videos) > 0 {
+		in.video = videos[0]
+	}
 }
 
 // where is the API a request came to: the Gemini API, or Vertex AI in a
@@ -432,6 +482,9 @@ func (s *Server) createAt(w http.ResponseWriter, r *http.Request, at where) {
 		input = []Content{{Type: "text", Text: sub.Prompt}}
 	}
 	in := &interaction{id: "v1_" + fake.NewID(12), at: at, input: input, outcome: o, delivery: sub.Format.Delivery}
+	if s.cfg.Renderer != nil && !o.Drop && o.FailCode == "" && !o.NoVideo {
+		s.render(in, sub)
+	}
 	s.mu.Lock()
 	s.interactions[in.id] = in
 	s.mu.Unlock()
@@ -489,7 +542,7 @@ func (s *Server) object(r *http.Request, in *interaction, status string) map[str
 		if in.delivery == "uri" || in.delivery == "" && in.at.api == Gemini && s.cfg.URIVideos {
 			video["uri"] = "http://" + r.Host + "/v1beta/files/" + in.id + ":download?alt=media"
 		} else {
-			video["data"] = base64.StdEncoding.EncodeToString(Video)
+			video["data"] = base64.StdEncoding.EncodeToString(in.mp4())
 		}
 		o["steps"] = append(o["steps"].([]any), map[string]any{"type": "model_output", "content": []any{video}})
 		o["usage"] = map[string]any{"total_output_tokens": 5792}
@@ -534,7 +587,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "video/mp4")
-	w.Write(Video)
+	w.Write(in.mp4())
 }
 
 // model answers a model's metadata: the Gemini API's models.get, or
