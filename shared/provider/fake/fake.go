@@ -16,10 +16,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/task"
 )
 
 // Video is the MP4 every fake's sample is, unless a fake renders: one
@@ -210,4 +214,36 @@ func Render(g provider.Generator, job func(dir string) (provider.Job, error)) ([
 		videos = append(videos, b)
 	}
 	return videos, nil
+}
+
+// Asked is what a provider's request asked of one video, in our terms.
+type Asked struct {
+	ID, Prompt         string
+	Seconds            int
+	Aspect, Resolution string
+	Audio              bool
+	// Image, when set, is the first frame (image-to-video).
+	Image []byte
+}
+
+// RenderAsked renders the one video a request asked for with g, as the
+// built-in generator renders a start, so that a test can probe what the
+// request said.
+func RenderAsked(g provider.Generator, a Asked) ([]byte, error) {
+	videos, err := Render(g, func(dir string) (provider.Job, error) {
+		job := provider.Job{TaskID: a.ID, Type: catalog.TextToVideo, Prompt: a.Prompt, Model: catalog.DefaultModel,
+			Params: params.Parameters{SampleCount: 1, DurationSeconds: a.Seconds, AspectRatio: a.Aspect, Resolution: a.Resolution,
+				GenerateAudio: a.Audio, EnhancePrompt: true},
+			Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
+		if a.Image != nil {
+			job.Type = catalog.ImageToVideo
+			job.Images[task.RoleImage] = filepath.Join(dir, "image")
+			return job, os.WriteFile(job.Images[task.RoleImage], a.Image, 0o600)
+		}
+		return job, nil
+	})
+	if err != nil || len(videos) == 0 {
+		return nil, err
+	}
+	return videos[0], nil
 }

@@ -49,19 +49,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
-	"github.com/genvideo/gen/shared/task"
 )
 
 // Video is the MP4 of every interaction (fake.Video).
@@ -218,28 +213,15 @@ func (in *interaction) mp4() []byte {
 // (omnimodels), from the request's own fields.
 func (s *Server) render(in *interaction, sub Submit) {
 	secs, _ := omnimodels.Seconds(cmp.Or(sub.Format.Duration, "8s"))
-	videos, err := fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
-		job := provider.Job{TaskID: in.id, Type: catalog.TextToVideo, Prompt: sub.Prompt, Model: catalog.DefaultModel,
-			Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: cmp.Or(sub.Format.AspectRatio, "16:9"),
-				Resolution: cmp.Or(sub.Format.Resolution, "720p"), GenerateAudio: true, EnhancePrompt: true},
-			Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
-		for _, c := range in.input {
-			if c.Type != "image" {
-				continue
-			}
-			b, err := base64.StdEncoding.DecodeString(c.Data)
-			if err != nil {
-				return job, err
-			}
-			job.Type = catalog.ImageToVideo
-			job.Images[task.RoleImage] = filepath.Join(dir, "image")
-			return job, os.WriteFile(job.Images[task.RoleImage], b, 0o600)
+	a := fake.Asked{ID: in.id, Prompt: sub.Prompt, Seconds: secs, Aspect: cmp.Or(sub.Format.AspectRatio, "16:9"),
+		Resolution: cmp.Or(sub.Format.Resolution, "720p"), Audio: true}
+	for _, c := range in.input {
+		if c.Type == "image" {
+			a.Image, _ = base64.StdEncoding.DecodeString(c.Data)
+			break
 		}
-		return job, nil
-	})
-	if err == nil && len(videos) > 0 {
-		in.video = videos[0]
 	}
+	in.video, _ = fake.RenderAsked(s.cfg.Renderer, a)
 }
 
 // where is the API a request came to: the Gemini API, or Vertex AI in a

@@ -34,20 +34,15 @@ import (
 	_ "image/png"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/task"
 )
 
 // Video is the MP4 of every job without a Renderer (fake.Video: one
@@ -385,20 +380,10 @@ func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	defer close(j.rendered)
 	aspect, res, _ := openaimodels.AspectAndResolution(cmp.Or(f["size"], "720x1280"))
 	secs, _ := strconv.Atoi(cmp.Or(f["seconds"], "4"))
-	videos, err := fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
-		job := provider.Job{TaskID: j.id, Type: catalog.TextToVideo, Prompt: f["prompt"], Model: "gen-3.1-fast-generate-001",
-			Params: params.Parameters{SampleCount: 1, DurationSeconds: secs, AspectRatio: aspect, Resolution: res,
-				GenerateAudio: s.makesAudio(), EnhancePrompt: true},
-			Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
-		if ref != nil {
-			job.Type = catalog.ImageToVideo
-			job.Images[task.RoleImage] = filepath.Join(dir, "reference")
-			return job, os.WriteFile(job.Images[task.RoleImage], ref, 0o600)
-		}
-		return job, nil
-	})
-	if err == nil && len(videos) > 0 {
-		j.video = videos[0]
+	video, err := fake.RenderAsked(s.cfg.Renderer, fake.Asked{ID: j.id, Prompt: f["prompt"], Seconds: secs,
+		Aspect: aspect, Resolution: res, Audio: s.makesAudio(), Image: ref})
+	if err == nil {
+		j.video = video
 	}
 	j.renderErr = err
 }
