@@ -182,6 +182,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1beta/models/{model}", s.model)
 	s.mux.HandleFunc("GET /v1beta/files/{id}", s.file)
 	s.Accepts = func(sub Submit) (string, bool) { return sub.Prompt, sub.Interaction != "" }
+	s.SetRetired(cfg.Retired...)
 	s.Handle(s.mux, func(w http.ResponseWriter, msg string) { apiError(w, 400, msg) })
 	return s
 }
@@ -209,7 +210,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) served(model string) bool {
 	_, ok := omnimodels.Lookup(model)
-	return ok && !slices.Contains(s.cfg.Retired, model)
+	return ok && !s.Retired(model)
 }
 
 // refusal is the API's refusal of a create's body, status 0 if none;
