@@ -130,6 +130,14 @@ func NewReader(cfg ReaderConfig) *Reader {
 	return r
 }
 
+// Forget drops what was read: the next call reads again. The local
+// stack, which checks in the same process, calls it after each check.
+func (r *Reader) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.read, r.cached = time.Time{}, nil
+}
+
 // Unavailable is the set of our models no route serves, as last read.
 // A store that cannot be read leaves what was read before (nothing, at
 // first: every model sells), logged, and is asked again at the next

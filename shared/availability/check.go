@@ -92,27 +92,3 @@ func (c *Checker) Check(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-// Run checks now and then every interval (DefaultInterval when not
-// positive) until ctx ends: the local stack's loop.
-func (c *Checker) Run(ctx context.Context, every time.Duration) {
-	if every <= 0 {
-		every = DefaultInterval
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := c.Check(ctx); err != nil && ctx.Err() == nil {
-			logger := c.Logger
-			if logger == nil {
-				logger = slog.Default()
-			}
-			logger.Warn("write the provider routes' checks", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
