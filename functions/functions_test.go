@@ -66,7 +66,7 @@ var functionNames = []string{
 func init() {
 	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote", "status-events",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver",
-		"openai-videos", "openai-video", "openai-content")
+		"openai-videos", "openai-video", "openai-content", "model-check")
 }
 
 type harness struct {
@@ -196,6 +196,8 @@ func TestFunctions(t *testing.T) {
 			t.Errorf("models: %d %s, want 200 with the models", resp.StatusCode, resp.Body)
 		}
 	})
+
+	t.Run("model-check", func(t *testing.T) { testModelCheck(t, h) })
 
 	t.Run("docs", func(t *testing.T) {
 		// Without any of the variables the other functions need: the

@@ -56,6 +56,11 @@ var (
 	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 
+// providerFunctions build the providers' clients: the generate and poll
+// steps, and the hourly model check (which asks each route which models
+// it serves).
+var providerFunctions = []string{"generate", "poll", "model-check"}
+
 // providerTables are the capability and price tables beside each
 // adapter, which link no client: every function that checks a start
 // reads them.
@@ -65,8 +70,8 @@ var providerTables = []string{
 }
 
 // notLinked are the packages (with those under them) that no function
-// may link, but for those named in only: the renderer and the Veo
-// providers run only in the generate and poll steps; Step Functions' executions
+// may link, but for those named in only: the renderer runs only in the
+// generate and poll steps, the providers there and in the model check; Step Functions' executions
 // (sfnstart, and the sweeper's execution names in it) only where a
 // workflow is started or stopped; the workflow's steps and input only
 // there and in the steps; the image intake and checks only in the
@@ -78,10 +83,10 @@ var notLinked = []struct {
 	only       []string
 }{
 	{"github.com/genvideo/gen/shared/provider/render", "the ffmpeg renderer", []string{"generate", "poll"}},
-	{"github.com/genvideo/gen/shared/provider/veo", "the Veo providers", []string{"generate", "poll"}},
-	{"github.com/genvideo/gen/shared/provider/openai", "the OpenAI-shaped provider", []string{"generate", "poll"}},
-	{"github.com/genvideo/gen/shared/provider/factory", "the providers' factory", []string{"generate", "poll"}},
-	{"golang.org/x/oauth2", "Google's OAuth2 library", []string{"generate", "poll"}},
+	{"github.com/genvideo/gen/shared/provider/veo", "the Veo providers", providerFunctions},
+	{"github.com/genvideo/gen/shared/provider/openai", "the OpenAI-shaped provider", providerFunctions},
+	{"github.com/genvideo/gen/shared/provider/factory", "the providers' factory", providerFunctions},
+	{"golang.org/x/oauth2", "Google's OAuth2 library", providerFunctions},
 	{"github.com/genvideo/gen/shared/sfnstart", "Step Functions' executions", starters},
 	{"github.com/aws/aws-sdk-go-v2/service/sfn", "the Step Functions client", starters},
 	{"github.com/genvideo/gen/shared/sweeper", "the sweeper", starters},

@@ -908,6 +908,45 @@ func TestPollIsGenerateInASmallFunction(t *testing.T) {
 	}
 }
 
+// Issue 33: the hourly model check builds the routes' providers as the
+// Generate step does, so it runs under its role (Google's workload
+// identity pool trusts the role by name; it reads the routes' key
+// secrets) with every provider variable Generate has, and the role may
+// write the routes' checks of the counters table and no other item.
+func TestModelCheckIsGenerateOnASchedule(t *testing.T) {
+	tp := loadTemplate(t)
+	gen, check := tp.Resources["GenerateFunction"].Properties, tp.Resources["ModelCheckFunction"].Properties
+	if g, c := mustJSON(t, gen["Role"]), mustJSON(t, check["Role"]); g != c {
+		t.Errorf("ModelCheckFunction.Role = %s, GenerateFunction's %s: want the same", c, g)
+	}
+	genEnv, checkEnv := functionEnv(t, tp, "GenerateFunction"), functionEnv(t, tp, "ModelCheckFunction")
+	for k, v := range genEnv {
+		if strings.HasPrefix(k, "GEN_VERTEX_") || strings.HasPrefix(k, "GEN_GEMINI_") || k == "GEN_PROVIDER_POLL_INTERVAL" {
+			if got, ok := checkEnv[k]; !ok || mustJSON(t, got) != mustJSON(t, v) {
+				t.Errorf("ModelCheckFunction's %s = %s, GenerateFunction's %s: want the same", k, mustJSON(t, got), mustJSON(t, v))
+			}
+		}
+	}
+	if got := mustJSON(t, dig(mapAt(check, "Events")["Check"], "Properties", "Schedule")); got != `"rate(1 hour)"` {
+		t.Errorf("ModelCheckFunction's schedule %s, want hourly", got)
+	}
+	var found bool
+	for _, p := range tp.Resources["GenerateRole"].Properties["Policies"].([]any) {
+		for _, st := range dig(p, "PolicyDocument", "Statement").([]any) {
+			if dig(st, "Sid") != "WriteRouteChecks" {
+				continue
+			}
+			found = true
+			if got := mustJSON(t, dig(st, "Condition")); got != `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["models:*"]}}` {
+				t.Errorf("WriteRouteChecks condition %s, want the routes' check items only", got)
+			}
+		}
+	}
+	if !found {
+		t.Error("GenerateRole has no WriteRouteChecks statement")
+	}
+}
+
 // Issue 24, defect 6: the tasks TTL deletes leave the history's counters
 // through TaskExpiryFunction, fed by the tasks table's stream (old
 // images: the task's account and status), whose filter passes a TTL

@@ -787,6 +787,7 @@ var (
 		"CompleteFunction":          {awsstack.EnvTablePrefix},
 		"FailFunction":              {awsstack.EnvTablePrefix},
 		"SweeperFunction":           {awsstack.EnvTablePrefix, awsstack.EnvStateMachineARN},
+		"ModelCheckFunction":        {awsstack.EnvTablePrefix, awsstack.EnvGenerator},
 	}
 )
 
@@ -1022,13 +1023,16 @@ var (
 		"PlaygroundFunction":     {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
-		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
+		// The model check, under the same role, writes the routes' checks
+		// (items "models:<route>" of the counters table only).
+		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"dynamodb:UpdateItem CountersTable", "secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
 			"secretsmanager:GetSecretValue RouteKeySecretArns|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-route-key",
 			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
-		"CompleteFunction": stepPolicies,
-		"PollFunction":     nil, // GenerateFunction's: the same role (init)
-		"FailFunction":     stepPolicies,
+		"CompleteFunction":   stepPolicies,
+		"PollFunction":       nil, // GenerateFunction's: the same role (init)
+		"ModelCheckFunction": nil, // GenerateFunction's: the same role (init)
+		"FailFunction":       stepPolicies,
 		"SweeperFunction": append(slices.Clone(stepPolicies), "StepFunctionsExecutionPolicy GenerationStateMachine",
 			"dynamodb:Scan TasksTable/index/unfinished",
 			"states:DescribeExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*"),
@@ -1084,6 +1088,7 @@ func init() {
 	wantPolicies["WebhookReplayFunction"] = slices.Concat(wh, writeTable("WebhooksTable"))
 	wantPolicies["WebhooksDeliverFunction"] = writeTable("WebhooksTable")
 	wantPolicies["PollFunction"] = wantPolicies["GenerateFunction"]
+	wantPolicies["ModelCheckFunction"] = wantPolicies["GenerateFunction"]
 	// Expired tasks: the account's counts and a marker (issue 24).
 	wantPolicies["TaskExpiryFunction"] = writeTable("AccountsTable")
 }

@@ -11,9 +11,12 @@ import (
 
 // Error codes of the contract, in Error.Code.
 const (
-	CodeValidation          = "VALIDATION_ERROR"
-	CodeInvalidModel        = "INVALID_MODEL"
-	CodeInvalidPrompt       = "INVALID_PROMPT"
+	CodeValidation    = "VALIDATION_ERROR"
+	CodeInvalidModel  = "INVALID_MODEL"
+	CodeInvalidPrompt = "INVALID_PROMPT"
+	// CodeModelUnavailable: no provider serves the model right now (400,
+	// nothing charged); Model.Available is false until one does.
+	CodeModelUnavailable    = "MODEL_UNAVAILABLE"
 	CodeMissingImage        = "MISSING_IMAGE"
 	CodeInvalidImageType    = "INVALID_IMAGE_TYPE"
 	CodeVideoNotReady       = "VIDEO_NOT_READY"

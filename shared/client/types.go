@@ -336,10 +336,18 @@ type Model struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Pricing      Pricing  `json:"pricing"`
+	// Available is false while no provider serves the model: its starts
+	// are refused CodeModelUnavailable, nothing charged (an extension of
+	// the contract); nil from a service that does not say. Sells reads it.
+	Available *bool `json:"available,omitempty"`
 	// Limits are what the service's backend accepts for the model (an
 	// extension of the contract); nil from a service that does not say.
 	Limits *Limits `json:"limits,omitempty"`
 }
+
+// Sells reports whether the service sells m now: true unless it says
+// no provider serves it (Available false).
+func (m Model) Sells() bool { return m.Available == nil || *m.Available }
 
 // Limits are what a backend accepts for a model. In each list the first
 // value is the default of a field a start leaves out.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/httpguard"
@@ -28,12 +29,16 @@ import (
 // The variables only the local service reads, besides those of
 // settings.Shared.
 const (
-	EnvAddr              = "GEN_ADDR"
-	EnvDataDir           = "GEN_DATA_DIR"
-	EnvPublicURL         = "GEN_PUBLIC_URL"
-	EnvSweepInterval     = "GEN_SWEEP_INTERVAL"
-	EnvRenderConcurrency = "GEN_RENDER_CONCURRENCY"
-	EnvStepConcurrency   = "GEN_STEP_CONCURRENCY"
+	EnvAddr          = "GEN_ADDR"
+	EnvDataDir       = "GEN_DATA_DIR"
+	EnvPublicURL     = "GEN_PUBLIC_URL"
+	EnvSweepInterval = "GEN_SWEEP_INTERVAL"
+	// EnvModelCheckInterval is how often each provider route is asked
+	// which of its models it serves (shared/availability), after the
+	// check at start-up.
+	EnvModelCheckInterval = "GEN_MODEL_CHECK_INTERVAL"
+	EnvRenderConcurrency  = "GEN_RENDER_CONCURRENCY"
+	EnvStepConcurrency    = "GEN_STEP_CONCURRENCY"
 	// EnvFaultInjection turns fault injection on: on or off (also
 	// true/false, 1/0), default off. See Config.FaultInjection.
 	EnvFaultInjection = "GEN_FAULT_INJECTION"
@@ -51,7 +56,9 @@ const (
 	DefaultSweepInterval     = 30 * time.Second
 	// maxSweepInterval keeps a typo from leaving lost tasks alone for days.
 	maxSweepInterval = 24 * time.Hour
-	DevCredits       = devkey.Credits
+	// DefaultModelCheckInterval is availability's.
+	DefaultModelCheckInterval = availability.DefaultInterval
+	DevCredits                = devkey.Credits
 )
 
 // Config of the local stack. ConfigFromEnv reads it from GEN_* variables.
@@ -93,6 +100,10 @@ type Config struct {
 	// SweepInterval is how often unfinished tasks are re-driven
 	// (GEN_SWEEP_INTERVAL).
 	SweepInterval time.Duration
+	// ModelCheckInterval is how often the provider routes are asked
+	// which models they serve (GEN_MODEL_CHECK_INTERVAL), besides at
+	// start-up.
+	ModelCheckInterval time.Duration
 	// FFmpegPath and FontFile are the generator's ffmpeg binary and
 	// caption font (GEN_FFMPEG_PATH, GEN_FONT_FILE); empty means ffmpeg on
 	// PATH and render.DefaultFontFile.
@@ -138,18 +149,19 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 	r := settings.NewReader(lookup)
 	shared := r.Shared()
 	cfg := Config{
-		Addr:              r.String(EnvAddr, DefaultAddr),
-		DataDir:           r.String(EnvDataDir, DefaultDataDir),
-		PublicURL:         r.Check(EnvPublicURL, isBaseURL, "want an http:// or https:// URL such as http://127.0.0.1:8080"),
-		FaultRate:         r.Float(EnvFaultRate, 0, 0, 1),
-		GenerationTimeout: shared.GenerationTimeout,
-		RenderConcurrency: int(r.PositiveInt(EnvRenderConcurrency, 0)),
-		StepConcurrency:   int(r.PositiveInt(EnvStepConcurrency, 0)),
-		SweepInterval:     r.Duration(EnvSweepInterval, DefaultSweepInterval, maxSweepInterval),
-		FFmpegPath:        shared.FFmpegPath,
-		FontFile:          shared.FontFile,
-		LogLevel:          shared.LogLevel,
-		Provider:          r.Provider(),
+		Addr:               r.String(EnvAddr, DefaultAddr),
+		DataDir:            r.String(EnvDataDir, DefaultDataDir),
+		PublicURL:          r.Check(EnvPublicURL, isBaseURL, "want an http:// or https:// URL such as http://127.0.0.1:8080"),
+		FaultRate:          r.Float(EnvFaultRate, 0, 0, 1),
+		GenerationTimeout:  shared.GenerationTimeout,
+		RenderConcurrency:  int(r.PositiveInt(EnvRenderConcurrency, 0)),
+		StepConcurrency:    int(r.PositiveInt(EnvStepConcurrency, 0)),
+		SweepInterval:      r.Duration(EnvSweepInterval, DefaultSweepInterval, maxSweepInterval),
+		ModelCheckInterval: r.Duration(EnvModelCheckInterval, DefaultModelCheckInterval, maxSweepInterval),
+		FFmpegPath:         shared.FFmpegPath,
+		FontFile:           shared.FontFile,
+		LogLevel:           shared.LogLevel,
+		Provider:           r.Provider(),
 	}
 	if g := cfg.Provider.Generator; (g == settings.GeneratorGemini || g == settings.GeneratorOmni) && cfg.Provider.GeminiAPIKey == "" {
 		r.Reject(settings.GeminiAPIKey, "", "the "+g+" generator needs the Gemini API key")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/asl"
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/cursor"
@@ -27,6 +28,7 @@ import (
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/provider/factory"
 	"github.com/genvideo/gen/shared/provider/render"
+	"github.com/genvideo/gen/shared/provider/tables"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -53,6 +55,12 @@ type Stack struct {
 	api     *httpapi.API
 	// webhooks delivers the outbox (shared/webhook/delivery).
 	webhooks *delivery.Worker
+	// models checks which models the provider routes serve, and
+	// served reads what they found (shared/availability); checking
+	// serialises the checks (CheckModels).
+	models   *availability.Checker
+	served   *availability.Reader
+	checking sync.Mutex
 
 	handler http.Handler
 	logger  *slog.Logger
@@ -115,6 +123,10 @@ func New(ctx context.Context, cfg Config) (*Stack, error) {
 	s.stop = stop
 	s.swept.Add(1)
 	go s.sweep(sweepCtx, cfg.SweepInterval)
+	// The routes' models: checked now, in the background (a slow
+	// provider does not hold up the start-up), then every interval.
+	s.swept.Add(1)
+	go s.checkModels(sweepCtx, cmp.Or(cfg.ModelCheckInterval, DefaultModelCheckInterval))
 	// Webhooks: delivered as moves write them, and what a previous run
 	// left due is picked up at once.
 	s.swept.Add(1)
@@ -151,6 +163,10 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("generator %s: %w", cfg.Provider.Generator, err)
 	}
 	provider, caps := cfg.Hooks.provider(routes.Provider), routes.Capabilities
+	// Which models the routes serve: checked here (checkModels), kept in
+	// the store as on AWS, and read by every start and GET models.
+	s.models = &availability.Checker{Store: s.Store, Probes: routes.Probes, Logger: s.logger}
+	s.served = availability.NewReader(availability.ReaderConfig{Store: s.Store, Routes: tables.Availability(cfg.Provider), Logger: s.logger})
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
 		return fmt.Errorf("signing secret: %w", err)
@@ -209,6 +225,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookResolver:     cfg.WebhookResolver,
 		Capabilities:        caps,
+		Availability:        s.served,
 	})
 	// Cursors are sealed with a key derived from the data directory's
 	// signing secret: they survive a restart, as links do.
@@ -289,6 +306,35 @@ func (s *Stack) sweep(ctx context.Context, every time.Duration) {
 			s.cleanLeftovers(ctx)
 		}
 	}
+}
+
+// checkModels checks the routes' models now and then every interval,
+// until ctx ends.
+func (s *Stack) checkModels(ctx context.Context, every time.Duration) {
+	defer s.swept.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := s.CheckModels(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("check which models the provider routes serve", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// CheckModels asks each provider route now which of its models it
+// serves, and writes what each found (availability.Checker); what the
+// stack sells follows at once. The stack runs it at start-up and every
+// Config.ModelCheckInterval; a test runs it when its fake changed.
+func (s *Stack) CheckModels(ctx context.Context) error {
+	s.checking.Lock()
+	defer s.checking.Unlock()
+	defer s.served.Forget()
+	return s.models.Check(ctx)
 }
 
 // Wait blocks until no workflow execution is running, for a caller that

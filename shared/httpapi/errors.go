@@ -19,9 +19,12 @@ import (
 // Error codes of the contract (infra/docs/contract.md, "Paths and bodies"; the
 // validation codes are params'.
 const (
-	CodeValidation       = params.CodeValidation
-	CodeInvalidModel     = params.CodeInvalidModel
-	CodeInvalidPrompt    = params.CodeInvalidPrompt
+	CodeValidation    = params.CodeValidation
+	CodeInvalidModel  = params.CodeInvalidModel
+	CodeInvalidPrompt = params.CodeInvalidPrompt
+	// CodeModelUnavailable: no provider route serves the model right now
+	// (400; an extension of the contract, issue 33).
+	CodeModelUnavailable = "MODEL_UNAVAILABLE"
 	CodeMissingImage     = "MISSING_IMAGE"
 	CodeInvalidImageType = "INVALID_IMAGE_TYPE"
 	CodeVideoNotReady    = "VIDEO_NOT_READY"
@@ -209,6 +212,7 @@ func toError(err error, now time.Time) *Error {
 		deleted    *service.TaskDeletedError
 		maxCredits *service.MaxCreditsError
 		capped     *domain.SpendingCapError
+		gone       *service.ModelUnavailableError
 	)
 	switch {
 	case errors.As(err, &apiErr):
@@ -216,6 +220,10 @@ func toError(err error, now time.Time) *Error {
 	case errors.As(err, &paramErr):
 		return &Error{Status: http.StatusBadRequest, Code: paramErr.Code, Message: paramErr.Message,
 			Field: paramErr.Field, Value: paramErr.Value}
+	case errors.As(err, &gone):
+		return &Error{Status: http.StatusBadRequest, Code: CodeModelUnavailable, Field: "model", Value: gone.Model,
+			Message: fmt.Sprintf("Model %s is not served by its providers right now; nothing was charged. "+
+				"Choose another model, or retry later: it sells again once a provider serves it.", gone.Model)}
 	case errors.Is(err, service.ErrKeyMissing):
 		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
 	case errors.Is(err, service.ErrKeyInvalid):

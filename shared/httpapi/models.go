@@ -23,6 +23,10 @@ type model struct {
 	Description  string   `json:"description"`
 	Capabilities []string `json:"capabilities"`
 	Pricing      pricing  `json:"pricing"`
+	// Available is an extension of the contract: false while none of
+	// the model's provider routes serves it (its starts are refused
+	// MODEL_UNAVAILABLE, before any charge).
+	Available bool `json:"available"`
 	// Limits is an extension of the contract: what the backend in use
 	// accepts for the model (shared/provider/capability).
 	Limits *limits `json:"limits,omitempty"`
@@ -88,6 +92,7 @@ type pricing struct {
 func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	all, def := a.svc.Models()
 	caps := a.svc.Capabilities()
+	gone := a.svc.Unavailable(r.Context())
 	resp := modelsResponse{Success: true, DefaultModel: def}
 	for _, m := range all {
 		resp.Models = append(resp.Models, model{
@@ -96,6 +101,7 @@ func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
 			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
+			Available:    !gone[m.ID],
 			Limits:       limitsOf(caps, m),
 		})
 	}

@@ -81,3 +81,12 @@ type MaxCreditsError struct {
 func (e *MaxCreditsError) Error() string {
 	return fmt.Sprintf("the generation costs %d credits, more than maxCredits %d", e.Cost, e.Max)
 }
+
+// ModelUnavailableError: none of the model's provider routes serves it
+// right now (their last checks found it gone, shared/availability); the
+// start is refused before it is charged, until one lists it again.
+type ModelUnavailableError struct{ Model string }
+
+func (e *ModelUnavailableError) Error() string {
+	return fmt.Sprintf("model %s is not served by any of its provider routes right now", e.Model)
+}

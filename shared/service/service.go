@@ -128,6 +128,16 @@ type Config struct {
 	// Capabilities reads them from the settings); a start outside them is
 	// refused before it is charged. Default capability.Builtin().
 	Capabilities capability.Table
+	// Availability says which models no provider route serves right now
+	// (shared/availability): a start of one is refused before it is
+	// charged, and models shows it unavailable. nil: every model sells.
+	Availability Availability
+}
+
+// Availability is the set of our models no provider route serves right
+// now (availability.Reader). The set is shared: callers only read it.
+type Availability interface {
+	Unavailable(ctx context.Context) map[string]bool
 }
 
 // Service serves the use cases. Build it with New.

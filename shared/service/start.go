@@ -160,6 +160,11 @@ func (s *Service) newTask(ctx context.Context, c Caller, req StartRequest) (task
 	if err := s.cfg.Capabilities.Apply(&req.Request); err != nil {
 		return task.Task{}, domain.StartGuard{}, err
 	}
+	// A model no route serves now would fail at its provider, after its
+	// charge: refused first (issue 33).
+	if s.Unavailable(ctx)[req.Request.Model] {
+		return task.Task{}, domain.StartGuard{}, &ModelUnavailableError{Model: req.Request.Model}
+	}
 	// The client's own bound on the price, once the backend's defaults
 	// (which may change it) are in.
 	if m, cost := req.Request.MaxCredits, req.Request.Cost(); m > 0 && cost > m {

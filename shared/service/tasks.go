@@ -93,5 +93,14 @@ func (s *Service) Models() (models []catalog.Model, defaultModel string) {
 	return catalog.All(), catalog.Default()
 }
 
+// Unavailable is the set of models no provider route serves right now
+// (Config.Availability); callers only read it.
+func (s *Service) Unavailable(ctx context.Context) map[string]bool {
+	if s.cfg.Availability == nil {
+		return nil
+	}
+	return s.cfg.Availability.Unavailable(ctx)
+}
+
 // Capabilities are what the configured generator accepts for each model.
 func (s *Service) Capabilities() capability.Table { return s.cfg.Capabilities }

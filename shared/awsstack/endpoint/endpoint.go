@@ -19,6 +19,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
 	"github.com/genvideo/gen/shared/blob/s3blob"
@@ -87,6 +88,11 @@ func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Exec
 		// one of the model's routes (GEN_ROUTES), as the generate step's
 		// provider is, and models shows its limits.
 		Capabilities: Must(tables.Capabilities(s.Env.Provider)),
+		// Which models no route serves, as the scheduled model check
+		// last found (functions/model-check), read at most once a
+		// minute per process (availability.ReaderTTL).
+		Availability: availability.NewReader(availability.ReaderConfig{Store: s.Store,
+			Routes: tables.Availability(s.Env.Provider), Logger: s.Logger}),
 	}
 	if blobs != nil { // not a typed nil inside the interfaces
 		cfg.Blobs, cfg.Uploads = blobs, blobs

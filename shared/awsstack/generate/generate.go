@@ -9,13 +9,10 @@ package generate
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
+	"github.com/genvideo/gen/shared/awsstack/providerkeys"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/factory"
@@ -59,7 +56,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 		gen = r
 	}
 	if (p.Generator == settings.GeneratorGemini || p.Generator == settings.GeneratorOmni) && p.GeminiAPIKey == "" {
-		if p.GeminiAPIKey, err = geminiKey(s); err != nil {
+		if p.GeminiAPIKey, err = providerkeys.GeminiKey(ctx, s, settings.GeneratorGemini); err != nil {
 			return nil, err
 		}
 	}
@@ -67,7 +64,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 	// openai route's may come from its own secret (apiKeySecretArn).
 	routes, err := factory.FromSettings(ctx, p, factory.Options{Builtin: gen,
 		Veo:    veo.Options{FFmpegPath: s.Env.FFmpegPath, VertexWIFConfig: []byte(s.Env.VertexWIFConfig)},
-		Secret: func(ctx context.Context, arn string) (string, error) { return secret(ctx, s, arn, "a route's API key") },
+		Secret: providerkeys.RouteKey(s),
 		Logger: s.Logger})
 	if err == nil {
 		err = routes.Verify(ctx)
@@ -88,29 +85,4 @@ func rendersVideos(p settings.Provider) bool {
 		}
 	}
 	return false
-}
-
-// geminiKey reads the Gemini API key from its secret. The error never
-// quotes the secret.
-func geminiKey(s *awsstack.Deployment) (string, error) {
-	arn := s.Env.GeminiKeySecretARN
-	if arn == "" {
-		return "", fmt.Errorf("the gemini generator needs %s", awsstack.EnvGeminiKeySecretARN)
-	}
-	return secret(context.Background(), s, arn, "the Gemini API key")
-}
-
-// secret reads the string of a Secrets Manager secret holding what;
-// the error never quotes it.
-func secret(ctx context.Context, s *awsstack.Deployment, arn, what string) (string, error) {
-	out, err := secretsmanager.NewFromConfig(s.AWS).GetSecretValue(ctx,
-		&secretsmanager.GetSecretValueInput{SecretId: &arn})
-	if err != nil {
-		return "", fmt.Errorf("read the secret of %s %s: %w", what, arn, err)
-	}
-	key := strings.TrimSpace(aws.ToString(out.SecretString))
-	if key == "" {
-		return "", fmt.Errorf("the secret of %s %s is empty", what, arn)
-	}
-	return key, nil
 }

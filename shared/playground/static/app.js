@@ -156,7 +156,8 @@ function renderModels() {
   for (const m of state.models) {
     const modes = m.capabilities.filter((c) => c in modeFields).join(", ");
     body.append(el("tr", {},
-      el("td", {}, el("strong", {}, m.name), el("br"), el("code", {}, m.modelId), el("br"), el("span", { class: "hint" }, m.description)),
+      el("td", {}, el("strong", {}, m.name), el("br"), el("code", {}, m.modelId), el("br"), el("span", { class: "hint" }, m.description),
+        ...(m.available === false ? [el("br"), el("span", { class: "hint" }, "Unavailable: its providers do not serve it right now.")] : [])),
       el("td", {}, modes + (m.capabilities.includes("audio-generation") ? "; audio" : "")),
       el("td", {}, String(m.pricing.creditsPerVideo)),
       el("td", {}, String(m.pricing.creditsPerVideoNoAudio))));
@@ -189,12 +190,13 @@ function fillForm() {
   update();
 }
 
-// fillModels offers the models that support the mode, keeping the choice
-// when it still applies.
+// fillModels offers the models that support the mode and that sell now
+// (available is false while no provider serves one: its starts are
+// refused MODEL_UNAVAILABLE), keeping the choice when it still applies.
 function fillModels() {
   const sel = $("#model");
   const keep = sel.value || state.defaultModel;
-  const usable = state.models.filter((m) => m.capabilities.includes(mode()));
+  const usable = state.models.filter((m) => m.capabilities.includes(mode()) && m.available !== false);
   const chosen = usable.some((m) => m.modelId === keep) ? keep :
     (usable.some((m) => m.modelId === state.defaultModel) ? state.defaultModel : usable[0]?.modelId);
   options(sel, usable.map((m) => m.modelId), usable.map((m) => m.name), chosen);

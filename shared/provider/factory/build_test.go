@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
@@ -100,6 +101,42 @@ func TestSoraProfileSaysTheAPIShutDown(t *testing.T) {
 		said := strings.Contains(logs.String(), "shut its Sora video API down on "+settings.SoraShutDown)
 		if said != tt.warns {
 			t.Errorf("profile %s: the start-up log %q says the shut-down: %v, want %v", tt.profile, logs.String(), said, tt.warns)
+		}
+	}
+}
+
+// TestProbes: every route whose provider checks its models is probed
+// once, with the provider models it maps our models to; the built-in
+// generator's is not (it asks for none), and Probes builds it not at
+// all (the route check function has no renderer).
+func TestProbes(t *testing.T) {
+	r := settings.NewReader(settings.Vars{settings.Routes: `{"routes": [
+		{"name": "gemini", "kind": "gemini", "apiKey": "k", "endpoint": "http://127.0.0.1:9"},
+		{"name": "omni", "kind": "omni", "apiKey": "k", "endpoint": "http://127.0.0.1:9"}],
+		"models": {"gen-3.1-fast-generate-001": ["gemini", "omni"], "gen-3.1-lite-generate-001": ["gemini", "builtin"]}}`}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := FromSettings(t.Context(), p, Options{Builtin: builtinGen{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := Probes(t.Context(), p, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("Probes without a built-in generator: %v", err)
+	}
+	for name, probes := range map[string][]availability.Probe{"Stack.Probes": st.Probes, "Probes": alone} {
+		got := map[string]string{}
+		for _, pr := range probes {
+			if pr.Checker == nil {
+				t.Errorf("%s: route %s without a checker", name, pr.Route)
+			}
+			got[pr.Route] = pr.Models["gen-3.1-lite-generate-001"]
+		}
+		want := map[string]string{"gemini": "veo-3.1-lite-generate-001", "omni": "gemini-omni-1.2-flash"}
+		if len(got) != len(want) || got["gemini"] != want["gemini"] || got["omni"] != want["omni"] {
+			t.Errorf("%s: routes and their lite model %v, want %v", name, got, want)
 		}
 	}
 }

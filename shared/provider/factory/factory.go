@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/capability"
@@ -48,6 +49,40 @@ type Stack struct {
 	Capabilities capability.Table
 	// Routed: GEN_ROUTES is set.
 	Routed bool
+	// Probes are the routes whose providers check the models they serve
+	// (shared/availability): every route but the built-in generator's.
+	Probes []availability.Probe
+}
+
+// probe is the availability probe of the route name, of settings p and
+// provider prov; false for a provider without a check.
+func probe(name string, p settings.Provider, prov provider.Provider) (availability.Probe, bool) {
+	c, ok := prov.(provider.Checker)
+	if !ok {
+		return availability.Probe{}, false
+	}
+	return availability.Probe{Route: name, Models: tables.ProviderModels(p), Checker: c}, true
+}
+
+// Probes builds the routes of p whose providers check their models, and
+// only those (no built-in generator, so no renderer): what the AWS
+// stack's route check function runs. A route that cannot be built is
+// an error, as at FromSettings.
+func Probes(ctx context.Context, p settings.Provider, o Options) ([]availability.Probe, error) {
+	var out []availability.Probe
+	for _, rs := range p.AllRoutes() {
+		if rs.Provider.Generator == settings.GeneratorBuiltin || rs.Provider.Generator == "" {
+			continue
+		}
+		route, err := build(ctx, rs, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: route %q: %w", settings.Routes, rs.Name, err)
+		}
+		if pr, ok := probe(rs.Name, rs.Provider, route.Provider); ok {
+			out = append(out, pr)
+		}
+	}
+	return out, nil
 }
 
 // builder builds the provider of one backend of a kind, with its
@@ -145,7 +180,11 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 		for _, id := range catalog.IDs() {
 			models[id] = []*routing.Route{route}
 		}
-		return Stack{Provider: routing.New(routing.Config{Models: models, Unprefixed: name, Now: o.Now, Logger: o.Logger}), Capabilities: caps}, nil
+		st := Stack{Provider: routing.New(routing.Config{Models: models, Unprefixed: name, Now: o.Now, Logger: o.Logger}), Capabilities: caps}
+		if pr, ok := probe(name, p, prov); ok {
+			st.Probes = []availability.Probe{pr}
+		}
+		return st, nil
 	}
 	caps, err := tables.Capabilities(p)
 	if err != nil {
@@ -154,6 +193,7 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 	built := map[string]*routing.Route{}
 	models := map[string][]*routing.Route{}
 	byModel := p.ModelRoutes()
+	var probes []availability.Probe
 	for _, id := range catalog.IDs() {
 		for i, rs := range byModel[id] {
 			route, ok := built[rs.Name]
@@ -162,13 +202,16 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 					return Stack{}, fmt.Errorf("%s: route %q: %w", settings.Routes, rs.Name, err)
 				}
 				built[rs.Name] = route
+				if pr, ok := probe(rs.Name, rs.Provider, route.Provider); ok {
+					probes = append(probes, pr)
+				}
 			}
 			route.Limits[id] = caps.Routes[id][i]
 			models[id] = append(models[id], route)
 		}
 	}
 	router := routing.New(routing.Config{Models: models, Unprefixed: p.DefaultRoute(), Now: o.Now, Logger: o.Logger})
-	return Stack{Provider: router, Capabilities: caps, Routed: true}, nil
+	return Stack{Provider: router, Capabilities: caps, Routed: true, Probes: probes}, nil
 }
 
 // build is the provider of one route of GEN_ROUTES; its limits are the

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -54,6 +55,24 @@ type Base[O, S any] struct {
 	rules    []*rule[O]
 	requests []Request
 	submits  []S
+	retired  []string
+}
+
+// SetRetired replaces the provider model ids the fake no longer serves
+// (its Config.Retired at first): their lookups and submits answer the
+// provider's not found from then on. A test retires a model while the
+// service runs, and brings it back with SetRetired() (issue 33).
+func (b *Base[O, S]) SetRetired(models ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.retired = append([]string(nil), models...)
+}
+
+// Retired reports whether the fake no longer serves model.
+func (b *Base[O, S]) Retired(model string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Contains(b.retired, model)
 }
 
 type rule[O any] struct {
@@ -127,9 +146,10 @@ func (b *Base[O, S]) Requests() []Request {
 }
 
 // Handle serves the fake's own routes on mux, for a fake run as a
-// process (infra/fakeveo): GET /fake/submits, and POST /fake/rules with
-// {"when": text, ...the outcome's fields}. refuse answers a body that
-// does not decode, in the provider's error shape.
+// process (infra/fakeveo): GET /fake/submits, POST /fake/rules with
+// {"when": text, ...the outcome's fields}, and PUT /fake/retired with
+// the JSON list of model ids it no longer serves (SetRetired). refuse
+// answers a body that does not decode, in the provider's error shape.
 func (b *Base[O, S]) Handle(mux *http.ServeMux, refuse func(w http.ResponseWriter, msg string)) {
 	mux.HandleFunc("GET /fake/submits", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, b.Submits()) })
 	mux.HandleFunc("POST /fake/rules", func(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +169,15 @@ func (b *Base[O, S]) Handle(mux *http.ServeMux, refuse func(w http.ResponseWrite
 			return
 		}
 		b.When(when.When, o)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("PUT /fake/retired", func(w http.ResponseWriter, r *http.Request) {
+		var models []string
+		if err := json.NewDecoder(r.Body).Decode(&models); err != nil {
+			refuse(w, "body: "+err.Error())
+			return
+		}
+		b.SetRetired(models...)
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
@@ -25,18 +26,56 @@ import (
 type kind struct {
 	capabilities func(settings.Provider) (capability.Table, error)
 	route        func(p settings.Provider, served []string) (backend string, _ map[string]capability.Limits, _ error)
+	// models maps our model ids to the provider's, the kind's defaults
+	// with p's overrides, as its adapter does; nil for a kind that asks
+	// for no model (the built-in generator).
+	models func(p settings.Provider) map[string]string
 }
 
 // kinds are the provider kinds, one line each (settings.Generator*);
 // shared/provider/factory has the matching line that builds the client.
 var kinds = map[string]kind{
-	settings.GeneratorBuiltin: {builtin, builtinRoute},
-	settings.GeneratorVertex:  {veomodels.Capabilities, veomodels.RouteLimits},
-	settings.GeneratorGemini:  {veomodels.Capabilities, veomodels.RouteLimits},
-	settings.GeneratorOpenAI:  {openaimodels.Capabilities, openaimodels.RouteLimits},
-	settings.GeneratorOmni:    {omnimodels.Capabilities, omnimodels.RouteLimits},
+	settings.GeneratorBuiltin: {builtin, builtinRoute, nil},
+	settings.GeneratorVertex:  {veomodels.Capabilities, veomodels.RouteLimits, veoModels},
+	settings.GeneratorGemini:  {veomodels.Capabilities, veomodels.RouteLimits, veoModels},
+	settings.GeneratorOpenAI:  {openaimodels.Capabilities, openaimodels.RouteLimits, openaiModels},
+	settings.GeneratorOmni:    {omnimodels.Capabilities, omnimodels.RouteLimits, omniModels},
 	// One table for Omni on both APIs; its name says which (omnimodels).
-	settings.GeneratorOmniVertex: {omnimodels.Capabilities, omnimodels.RouteLimits},
+	settings.GeneratorOmniVertex: {omnimodels.Capabilities, omnimodels.RouteLimits, omniModels},
+}
+
+func veoModels(p settings.Provider) map[string]string {
+	return veomodels.WithDefaults(p.Generator, p.ModelMap())
+}
+
+func openaiModels(p settings.Provider) map[string]string {
+	return openaimodels.WithDefaults(openaimodels.Profile(p), p.ModelMap())
+}
+
+func omniModels(p settings.Provider) map[string]string { return omnimodels.WithDefaults(p.ModelMap()) }
+
+// ProviderModels is what the backend of p (one route, settings.Route)
+// maps each of our models to, as its adapter maps them: nil for the
+// built-in generator, which asks for none.
+func ProviderModels(p settings.Provider) map[string]string {
+	k, err := lookup(p)
+	if err != nil || k.models == nil {
+		return nil
+	}
+	return k.models(p)
+}
+
+// Availability is each of our models' routes with the provider model
+// each maps it to, as the settings say now: what a check of a route
+// (shared/availability) is read against.
+func Availability(p settings.Provider) availability.Routes {
+	out := availability.Routes{}
+	for model, rs := range p.ModelRoutes() {
+		for _, r := range rs {
+			out[model] = append(out[model], availability.Route{Name: r.Name, ProviderModel: ProviderModels(r.Provider)[model]})
+		}
+	}
+	return out
 }
 
 // lookup is the kind of p, the built-in generator when none is set.

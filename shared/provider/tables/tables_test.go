@@ -119,3 +119,33 @@ func TestOmniRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestAvailability: each model's routes, in order, with the provider
+// model each maps it to (the kind's default, or the route's own
+// mapping); the generator variables' route for a model GEN_ROUTES does
+// not list; none for the built-in generator.
+func TestAvailability(t *testing.T) {
+	r := settings.NewReader(settings.Vars{settings.Generator: settings.GeneratorBuiltin, settings.Routes: `{"routes": [
+		{"name": "gemini", "kind": "gemini", "apiKey": "k", "models": {"gen-3.1-lite-generate-001": "veo-3.1-lite-generate-preview"}},
+		{"name": "vertex", "kind": "vertex", "project": "p"}],
+		"models": {"gen-3.1-fast-generate-001": ["vertex", "gemini"], "gen-3.1-lite-generate-001": ["gemini"]}}`}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := tables.Availability(p)
+	want := map[string]string{
+		"gen-3.1-fast-generate-001": "vertex=veo-3.1-fast-generate-001 gemini=veo-3.1-fast-generate-001",
+		"gen-3.1-lite-generate-001": "gemini=veo-3.1-lite-generate-preview",
+		"gen-3.1-generate-001":      "builtin=",
+	}
+	for model, w := range want {
+		var parts []string
+		for _, route := range got[model] {
+			parts = append(parts, route.Name+"="+route.ProviderModel)
+		}
+		if s := strings.Join(parts, " "); s != w {
+			t.Errorf("%s: routes %q, want %q", model, s, w)
+		}
+	}
+}

@@ -242,6 +242,17 @@ ALTER TABLE api_keys ADD COLUMN holder_credits_per_day INTEGER NOT NULL DEFAULT 
 ALTER TABLE api_keys ADD COLUMN holder_credits_per_month INTEGER NOT NULL DEFAULT 0 CHECK (holder_credits_per_month >= 0);
 ALTER TABLE tasks ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
 `,
+	// 11: each provider route's last check of the models it serves
+	// (store.RouteCheck): our model ids and the provider's as asked, and
+	// the provider's it does not serve, as JSON.
+	`
+CREATE TABLE route_checks (
+	route      TEXT PRIMARY KEY,
+	checked_at INTEGER NOT NULL,
+	models     TEXT NOT NULL CHECK (json_valid(models)),
+	missing    TEXT NOT NULL CHECK (json_valid(missing))
+) STRICT;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

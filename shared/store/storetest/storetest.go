@@ -19,11 +19,12 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// Backend is what the suite holds a storage backend to: the store and
-// its webhooks, which both backends keep.
+// Backend is what the suite holds a storage backend to: the store, its
+// webhooks and the provider routes' checks, which both backends keep.
 type Backend interface {
 	store.Store
 	store.Webhooks
+	store.RouteChecks
 }
 
 // Run runs the suite. open must return a fresh, empty store for each call
@@ -99,6 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"WebhookOutboxNotOnRefusedMove", testWebhookOutboxRefused},
 		{"WebhookDeliveries", testWebhookDeliveries},
 		{"WebhookClaimFits", testWebhookClaimFits},
+		{"RouteChecks", testRouteChecks},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
 	}

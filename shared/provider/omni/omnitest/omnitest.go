@@ -260,6 +260,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET "+vertexBase+"/{id}", s.get(vertex))
 	s.mux.HandleFunc("GET /v1/publishers/google/models/{model}", s.model(Vertex))
 	s.Accepts = func(sub Submit) (string, bool) { return sub.Prompt, sub.Interaction != "" }
+	s.SetRetired(cfg.Retired...)
 	s.Handle(s.mux, func(w http.ResponseWriter, msg string) { apiError(w, 400, msg) })
 	return s
 }
@@ -325,7 +326,7 @@ func (s *Server) vertexAuth(w http.ResponseWriter, r *http.Request) bool {
 
 func (s *Server) served(model string) bool {
 	_, ok := omnimodels.Lookup(model)
-	return ok && !slices.Contains(s.cfg.Retired, model)
+	return ok && !s.Retired(model)
 }
 
 // refusal is the API's refusal of a create's body, status 0 if none;

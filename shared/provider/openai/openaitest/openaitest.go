@@ -141,6 +141,7 @@ func New(cfg Config) *Server {
 	})
 	s.mux.HandleFunc("GET /v1/models/{model}", s.model)
 	s.Accepts = func(sub Submit) (string, bool) { return sub.Fields["prompt"], sub.Video != "" }
+	s.SetRetired(cfg.Retired...)
 	s.Handle(s.mux, func(w http.ResponseWriter, msg string) {
 		apiError(w, 400, msg, "invalid_request_error", "", "")
 	})
@@ -204,7 +205,7 @@ func (s *Server) refusal(f map[string]string, hasRef bool) (status int, msg, par
 		}
 	}
 	model := cmp.Or(f["model"], "sora-2")
-	if _, ok := openaimodels.Lookup(settings.ProfileOpenAI, model); !ok || slices.Contains(s.cfg.Retired, model) {
+	if _, ok := openaimodels.Lookup(settings.ProfileOpenAI, model); !ok || s.Retired(model) {
 		return 404, fmt.Sprintf("The model '%s' does not exist or you do not have access to it.", model), "model", "model_not_found"
 	}
 	if sec := cmp.Or(f["seconds"], "4"); !slices.Contains([]string{"4", "8", "12"}, sec) {
@@ -360,7 +361,7 @@ func (s *Server) content(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 	m := r.PathValue("model")
-	if _, ok := openaimodels.Lookup(s.cfg.Profile, m); !ok || slices.Contains(s.cfg.Retired, m) {
+	if _, ok := openaimodels.Lookup(s.cfg.Profile, m); !ok || s.Retired(m) {
 		apiError(w, 404, fmt.Sprintf("The model '%s' does not exist", m), "invalid_request_error", "model", "model_not_found")
 		return
 	}

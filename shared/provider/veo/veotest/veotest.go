@@ -53,7 +53,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,6 +206,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1beta/models/{model}", s.geminiModel)
 	s.mux.HandleFunc("GET /v1/publishers/google/models/{model}", s.vertexModel)
 	s.Accepts = func(sub Submit) (string, bool) { return promptOf(sub.Body), sub.Operation != "" }
+	s.SetRetired(cfg.Retired...)
 	s.Handle(s.mux, func(w http.ResponseWriter, msg string) { rpcError(w, 400, msg) })
 	return s
 }
@@ -402,7 +402,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 }
 
-func (s *Server) retired(model string) bool { return slices.Contains(s.cfg.Retired, model) }
+func (s *Server) retired(model string) bool { return s.Retired(model) }
 
 // retiredMessage is the message of a retired model's 404.
 func retiredMessage(model string) string {

@@ -1,0 +1,174 @@
+package availability_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/store"
+)
+
+const (
+	fast = "gen-3.1-fast-generate-001"
+	lite = "gen-3.1-lite-generate-001"
+)
+
+// routes: fast goes to vertex then gemini, lite to gemini alone.
+var routes = availability.Routes{
+	fast: {{Name: "vertex", ProviderModel: "veo-3.1-fast-generate-001"}, {Name: "gemini", ProviderModel: "veo-3.1-fast-generate-preview"}},
+	lite: {{Name: "gemini", ProviderModel: "veo-3.1-lite-generate-preview"}},
+}
+
+func check(route string, models map[string]string, missing ...string) store.RouteCheck {
+	return store.RouteCheck{Route: route, CheckedAt: time.Unix(0, 0), Models: models, Missing: missing}
+}
+
+var (
+	vertexAsked = map[string]string{fast: "veo-3.1-fast-generate-001"}
+	geminiAsked = map[string]string{fast: "veo-3.1-fast-generate-preview", lite: "veo-3.1-lite-generate-preview"}
+)
+
+func TestUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		checks []store.RouteCheck
+		want   []string
+	}{
+		{"never checked: every model sells", nil, nil},
+		{"every route serves everything", []store.RouteCheck{check("vertex", vertexAsked), check("gemini", geminiAsked)}, nil},
+		{"one of two routes lacks it: still sold",
+			[]store.RouteCheck{check("vertex", vertexAsked, "veo-3.1-fast-generate-001"), check("gemini", geminiAsked)}, nil},
+		{"the only route lacks it", []store.RouteCheck{check("gemini", geminiAsked, "veo-3.1-lite-generate-preview")}, []string{lite}},
+		{"every route lacks it",
+			[]store.RouteCheck{check("vertex", vertexAsked, "veo-3.1-fast-generate-001"), check("gemini", geminiAsked, "veo-3.1-fast-generate-preview")},
+			[]string{fast}},
+		{"one route lacks it, the other never checked: still sold",
+			[]store.RouteCheck{check("gemini", geminiAsked, "veo-3.1-fast-generate-preview", "veo-3.1-lite-generate-preview")}, []string{lite}},
+		{"a check of another mapping (remapped since) says nothing",
+			[]store.RouteCheck{check("gemini", map[string]string{lite: "veo-2.0-generate-001"}, "veo-2.0-generate-001")}, nil},
+		{"a check of a route no model uses any more says nothing",
+			[]store.RouteCheck{check("old", map[string]string{lite: "veo-3.1-lite-generate-preview"}, "veo-3.1-lite-generate-preview")}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := slices.Sorted(maps.Keys(availability.Unavailable(routes, tt.checks)))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Unavailable = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// fakeStore is a store.RouteChecks in memory that counts reads and can
+// fail them.
+type fakeStore struct {
+	checks map[string]store.RouteCheck
+	reads  int
+	fail   error
+}
+
+func (f *fakeStore) RouteChecks(_ context.Context, names []string) ([]store.RouteCheck, error) {
+	f.reads++
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	var out []store.RouteCheck
+	for _, n := range names {
+		if c, ok := f.checks[n]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) PutRouteCheck(_ context.Context, c store.RouteCheck) error {
+	if f.fail != nil {
+		return f.fail
+	}
+	f.checks[c.Route] = c
+	return nil
+}
+
+// TestReaderCaches: a reader reads once per TTL, sees a change after
+// it, and keeps what it read when the store cannot be read.
+func TestReaderCaches(t *testing.T) {
+	st := &fakeStore{checks: map[string]store.RouteCheck{"gemini": check("gemini", geminiAsked, "veo-3.1-lite-generate-preview")}}
+	now := time.Unix(1000, 0)
+	r := availability.NewReader(availability.ReaderConfig{Store: st, Routes: routes, Now: func() time.Time { return now },
+		Logger: slog.New(slog.DiscardHandler)})
+	ctx := t.Context()
+	if got := r.Unavailable(ctx); !got[lite] || len(got) != 1 {
+		t.Fatalf("Unavailable = %v, want lite only", got)
+	}
+	st.checks["gemini"] = check("gemini", geminiAsked)
+	now = now.Add(availability.ReaderTTL - time.Second)
+	if got := r.Unavailable(ctx); !got[lite] || st.reads != 1 {
+		t.Errorf("within the TTL: Unavailable = %v after %d reads, want lite still, from 1 read", got, st.reads)
+	}
+	now = now.Add(time.Second)
+	if got := r.Unavailable(ctx); len(got) != 0 || st.reads != 2 {
+		t.Errorf("after the TTL: Unavailable = %v after %d reads, want none, from 2 reads", got, st.reads)
+	}
+	st.checks["gemini"] = check("gemini", geminiAsked, "veo-3.1-lite-generate-preview")
+	st.fail = errors.New("throttled")
+	now = now.Add(availability.ReaderTTL)
+	if got := r.Unavailable(ctx); len(got) != 0 {
+		t.Errorf("store unreadable: Unavailable = %v, want what was read before (none)", got)
+	}
+	st.fail = nil
+	if got := r.Unavailable(ctx); !got[lite] {
+		t.Errorf("store readable again: Unavailable = %v, want lite (a failed read is not cached)", got)
+	}
+}
+
+// checkerFunc is a provider.Checker.
+type checkerFunc func(ctx context.Context) error
+
+func (f checkerFunc) Check(ctx context.Context) error { return f(ctx) }
+
+// TestChecker: each route's check is written with what it found; a
+// route that does not answer (or answers late) is written as lacking
+// nothing, and does not hold up the others.
+func TestChecker(t *testing.T) {
+	st := &fakeStore{checks: map[string]store.RouteCheck{
+		// What an earlier check found: a failed check now clears it.
+		"down": check("down", geminiAsked, "veo-3.1-lite-generate-preview"),
+	}}
+	at := time.Unix(2000, 0)
+	slow := checkerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	c := &availability.Checker{Store: st, Timeout: 50 * time.Millisecond, Now: func() time.Time { return at },
+		Logger: slog.New(slog.DiscardHandler), Probes: []availability.Probe{
+			{Route: "gemini", Models: geminiAsked, Checker: checkerFunc(func(context.Context) error {
+				return fmt.Errorf("gemini: %w", &provider.UnavailableModelsError{API: "gemini", Models: []string{"veo-3.1-lite-generate-preview"}})
+			})},
+			{Route: "slow", Models: vertexAsked, Checker: slow},
+			{Route: "down", Models: geminiAsked, Checker: checkerFunc(func(context.Context) error { return errors.New("connection refused") })},
+			{Route: "vertex", Models: vertexAsked, Checker: checkerFunc(func(context.Context) error { return nil })},
+		}}
+	start := time.Now()
+	if err := c.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Check took %v: the slow route's check was not bounded", d)
+	}
+	for _, tt := range []struct {
+		route   string
+		missing []string
+	}{{"gemini", []string{"veo-3.1-lite-generate-preview"}}, {"slow", nil}, {"down", nil}, {"vertex", nil}} {
+		got, ok := st.checks[tt.route]
+		if !ok || !got.CheckedAt.Equal(at) || !slices.Equal(got.Missing, tt.missing) || len(got.Models) == 0 {
+			t.Errorf("route %s: stored %+v (ok %v), want checked at %v, missing %v, with its models", tt.route, got, ok, at, tt.missing)
+		}
+	}
+	st.fail = errors.New("table gone")
+	if err := c.Check(t.Context()); err == nil {
+		t.Error("Check with a store that refuses its writes = nil, want the error")
+	}
+}
