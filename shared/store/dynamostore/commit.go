@@ -2,12 +2,11 @@ package dynamostore
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -46,13 +45,18 @@ import (
 // absence), which the re-send found already false. Only when every
 // re-send is itself lost is the outcome unknown.
 
-// createToken is the ClientRequestToken of the attempt-th transaction of
-// task id's start: derived from both, so that a re-send of one attempt
-// is identical and the next attempt (which writes other values, read
-// afresh) does not reuse it. DynamoDB takes 1 to 36 characters.
-func createToken(id string, attempt int) string {
-	sum := sha256.Sum256([]byte(id + "#" + strconv.Itoa(attempt)))
-	return hex.EncodeToString(sum[:18])
+// createToken is a fresh ClientRequestToken, for one attempt of a start's
+// transaction; its re-sends reuse it. It is random, not made from the
+// task id: a token names one request account-wide for 10 minutes, and a
+// task id can meet another request under the same token (the same id on
+// other tables, as the tests do, or a task created again after it was
+// deleted) that DynamoDB would then answer as already applied, or refuse
+// as IdempotentParameterMismatch. The next attempt, which writes values
+// read afresh, takes a new one. DynamoDB takes 1 to 36 characters.
+func createToken() string {
+	b := make([]byte, 18)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
 }
 
 // Resolving a lost reply: a fresh context (the request's may be over),

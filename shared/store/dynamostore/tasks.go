@@ -200,9 +200,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 	cost := int64(t.CreditsCost)
 
 	var balance int64
-	attempt := 0
 	err = s.retry(ctx, op, func() error {
-		attempt++
 		keys := map[string][]item{
 			s.t.Accounts: {accountKey(t.AccountID)},
 			s.t.Tasks:    {taskKey(t.ID)},
@@ -282,7 +280,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		if start.Record != nil {
 			items = append(items, s.putRecord(t, idem.Key, *start.Record, rec))
 		}
-		err = s.commitCreate(ctx, op, t, items, createToken(t.ID, attempt))
+		err = s.commitCreate(ctx, op, t, items, createToken())
 		if ce, ok := err.(*conditionError); ok {
 			if ce.has(createTaskIndex) {
 				return fmt.Errorf("%s: %w", op, domain.ErrExists)
