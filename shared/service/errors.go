@@ -65,6 +65,21 @@ func (e *NotStartedError) Error() string {
 
 func (e *NotStartedError) Unwrap() error { return e.Err }
 
+// ChargeUnknownError: the store could not say whether the start's charge
+// was written (its reply was lost, asking again did not tell, and the
+// undo could not prove it away). The client is not told that nothing was
+// charged; a task that was written never gets an execution, and the
+// sweeper fails and refunds it. It deliberately does not unwrap to
+// store.ErrUnavailable, whose answer says nothing was charged.
+type ChargeUnknownError struct {
+	TaskID string
+	Err    error
+}
+
+func (e *ChargeUnknownError) Error() string {
+	return fmt.Sprintf("task %s: whether it was charged is unknown: %v", e.TaskID, e.Err)
+}
+
 // BlobError: blob storage failed, a dependency outage like
 // store.ErrUnavailable.
 type BlobError struct{ Err error }

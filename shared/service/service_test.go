@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -246,6 +247,35 @@ func TestStartCompensatesALostReply(t *testing.T) {
 	}
 	if len(f.flows.started) != 0 {
 		t.Errorf("workflows started: %v, want none", f.flows.started)
+	}
+}
+
+// A CreateTask whose outcome the store cannot tell (store.ErrOutcomeUnknown:
+// its reply lost, the re-sends too) is not answered "nothing was charged"
+// (store.ErrUnavailable, the API's 503) unless the undo proves it: a
+// task found is failed and refunded (503 is then true), but a task not
+// found may still be written (issue 34, defect 4), and the start says
+// nothing about the charge.
+func TestStartOutcomeUnknown(t *testing.T) {
+	unknown := fmt.Errorf("create: %w: %w", store.ErrUnavailable, store.ErrOutcomeUnknown)
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprintf("written=%v", written), func(t *testing.T) {
+			f := newFixture(t)
+			f.inj.Set("Store.CreateTask", faults.Always(faults.Fault{Err: unknown, After: written}))
+			_, err := f.start(t, nil)
+			if got := errors.Is(err, store.ErrUnavailable); got != written {
+				t.Errorf("start = %v; answered nothing was charged (store.ErrUnavailable) = %v, want %v", err, got, written)
+			}
+			if got := errors.As(err, new(*service.ChargeUnknownError)); got == written {
+				t.Errorf("start = %v; *ChargeUnknownError = %v, want %v", err, got, !written)
+			}
+			if got := f.balance(t); got != 1000 {
+				t.Errorf("balance = %d, want 1000", got)
+			}
+			if len(f.flows.started) != 0 {
+				t.Errorf("workflows started: %v, want none", f.flows.started)
+			}
+		})
 	}
 }
 

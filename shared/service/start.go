@@ -10,6 +10,7 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -46,10 +47,6 @@ type Started struct {
 	Balance  int64
 	Replayed bool
 }
-
-// notStarted is the failure a task records when its workflow could not
-// be started: the client was answered 503 and told nothing was charged.
-var notStarted = task.Failure{Code: task.FailInternal, Message: "the generation could not be started", NotStarted: true}
 
 // Start creates the task, charging for it and checking the start limits
 // in one store transaction, and hands it to the workflow.
@@ -112,7 +109,9 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 			continue
 		}
 		if err != nil {
-			s.undoCreate(ctx, t, err)
+			if !s.undoCreate(ctx, t, err) {
+				return Started{}, &ChargeUnknownError{TaskID: t.ID, Err: err}
+			}
 			return Started{}, fmt.Errorf("create task %s: %w", t.ID, err)
 		}
 		break
@@ -123,8 +122,10 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	// even if the client goes away. But not after the request's deadline
 	// (on AWS, a little before the Lambda's): a start still unfinished
 	// then is refunded and answered 503 while the Lambda still runs,
-	// instead of going on after the client was told 504.
-	startCtx, cancel := withDeadlineOnly(ctx)
+	// instead of going on after the client was told 504. A charge the
+	// store confirmed only after that deadline (a lost reply resolved)
+	// still gets lateStart to start, the Reserve being there for it.
+	startCtx, cancel := withDeadlineOnly(ctx, lateStart)
 	defer cancel()
 	ctx = context.WithoutCancel(ctx)
 	if err := s.cfg.Executions.Start(startCtx, t); err != nil {
@@ -139,12 +140,23 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 // refused before anything is charged.
 var ErrNoExecutions = errors.New("service: no Executions: this service starts no generation")
 
-// withDeadlineOnly is ctx without its cancellation but with its deadline.
-func withDeadlineOnly(ctx context.Context) (context.Context, context.CancelFunc) {
+// lateStart is the least time a charged task is given to start its
+// workflow, however little is left of the request's deadline: a task
+// answered 202 must have an execution, since the sweeper refunds, rather
+// than runs, a pending task that never got one. It fits, with the
+// store's resolution of a lost reply, in endpoint.Reserve.
+const lateStart = 1500 * time.Millisecond
+
+// withDeadlineOnly is ctx without its cancellation but with its deadline,
+// or at least floor from now.
+func withDeadlineOnly(ctx context.Context, floor time.Duration) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	ctx = context.WithoutCancel(ctx)
 	if !ok {
 		return ctx, func() {}
+	}
+	if least := time.Now().Add(floor); d.Before(least) {
+		d = least
 	}
 	return context.WithDeadline(ctx, d)
 }
@@ -220,25 +232,32 @@ func (s *Service) original(ctx context.Context, c Caller, used *domain.Idempoten
 	return Started{Task: t, Balance: used.Balance, Replayed: true}, nil
 }
 
-// undoCreate is called when the store's CreateTask for t failed with err.
+// undoCreate is called when the store's CreateTask for t failed with err,
+// and reports whether the client may be told that nothing was charged.
 // Unless err is a refusal (which changed nothing), the store may have
-// written the task before failing, its reply lost in an outage; the
-// client is about to be told that nothing was charged, so t is failed
-// and refunded, as a start whose workflow never ran. A task that was
-// never written is domain.ErrNotFound: nothing to undo.
-func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) {
+// written the task before failing, its reply lost in an outage; so t is
+// failed and refunded, as a start whose workflow never ran. A task that
+// was never written is domain.ErrNotFound: nothing to undo, unless the
+// store says its write may still land (store.ErrOutcomeUnknown). Then,
+// or when the undo fails, nothing is proven: if the task exists, the
+// sweeper fails and refunds it, since it never got an execution.
+func (s *Service) undoCreate(ctx context.Context, t task.Task, err error) bool {
 	if refused(err) {
-		return
+		return true
 	}
 	ctx = context.WithoutCancel(ctx)
 	switch ferr := s.refundUnstarted(ctx, t); {
 	case ferr == nil:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "failed and refunded a task whose creation reported an error",
 			slog.String("task", t.ID), slog.String("error", err.Error()))
-	case errors.Is(ferr, domain.ErrNotFound):
+		return true
+	case errors.Is(ferr, domain.ErrNotFound) && !errors.Is(err, store.ErrOutcomeUnknown):
+		return true
 	default:
-		s.log.LogAttrs(ctx, slog.LevelError, "cannot tell whether a task whose creation reported an error exists; if it does, it stays charged",
-			slog.String("task", t.ID), slog.String("error", ferr.Error()))
+		s.log.LogAttrs(ctx, slog.LevelError, "cannot tell whether a task whose creation reported an error exists; "+
+			"if it does, the sweep fails and refunds it",
+			slog.String("task", t.ID), slog.String("error", errors.Join(err, ferr).Error()))
+		return false
 	}
 }
 
@@ -261,7 +280,7 @@ func refused(err error) bool {
 // are deleted.
 func (s *Service) abandon(ctx context.Context, t task.Task) {
 	if err := s.refundUnstarted(ctx, t); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it",
+		s.log.LogAttrs(ctx, slog.LevelError, "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep refunds it",
 			slog.String("task", t.ID), slog.String("error", err.Error()))
 	}
 	s.deleteInputs(ctx, t.Inputs)
@@ -272,7 +291,7 @@ var refundRetries = []time.Duration{0, 50 * time.Millisecond, 200 * time.Millise
 
 // refundUnstarted fails and refunds t, a task the client is about to be
 // told was not started. A task left charged and pending here would be run
-// by the next sweep, making "nothing was charged" untrue; so the write is
+// until the sweep refunds it, making "nothing was charged" untrue a while; so the write is
 // tried again a few times within about a second, which rides out a brief
 // outage or a lost reply (Fail is idempotent). domain.ErrNotFound means the
 // task was never written.
@@ -288,7 +307,7 @@ func (s *Service) refundUnstarted(ctx context.Context, t task.Task) error {
 			case <-timer.C:
 			}
 		}
-		_, err = s.cfg.Store.Fail(ctx, t.ID, notStarted, s.cfg.Now())
+		_, err = s.cfg.Store.Fail(ctx, t.ID, task.NotStartedFailure, s.cfg.Now())
 		if err == nil || errors.Is(err, domain.ErrNotFound) {
 			return err
 		}

@@ -22,6 +22,12 @@ import (
 // a backend returns besides are the domain's (shared/domain).
 var ErrUnavailable = errors.New("store unavailable")
 
+// ErrOutcomeUnknown is wrapped, with ErrUnavailable, by the error of a
+// write the backend may or may not have applied: its reply was lost (the
+// deadline cut it, the connection dropped, a server error) and asking
+// again did not tell. The caller cannot claim that nothing changed.
+var ErrOutcomeUnknown = errors.New("outcome unknown")
+
 // Limits are the per-key budgets the rate limiter enforces.
 type Limits struct {
 	RequestsPerMinute int

@@ -100,7 +100,8 @@ func (g *gatedExecutions) waitInFlight(t *testing.T, n int, done <-chan struct{}
 func orphans(n int) []task.Task {
 	var ts []task.Task
 	for i := range n {
-		ts = append(ts, task.Task{ID: "gen_1772366400000_orphan" + string(rune('a'+i)), Status: task.Pending,
+		// Processing: an execution ran, and is gone.
+		ts = append(ts, task.Task{ID: "gen_1772366400000_orphan" + string(rune('a'+i)), Status: task.Processing,
 			CreatedAt: now.Add(-2 * time.Minute), Deadline: now.Add(8 * time.Minute)})
 	}
 	return ts

@@ -9,10 +9,23 @@
 //   - past its deadline (plus a grace period that lets the execution record
 //     the timeout itself), it is failed with TIMEOUT and refunded, through
 //     the workflow's own Fail step;
-//   - older than a minute with no execution running for it, an execution is
-//     started for it: named by the task id if there is none, else the next
-//     of <id>-redrive-2, <id>-redrive-3, ... (a name is never reused), up
-//     to MaxRedrives; after that the deadline fails it.
+//   - pending, older than a minute, and never given an execution (none of
+//     its names exists), it is failed and refunded as not started
+//     (task.NotStartedFailure), not run: its start was answered without a
+//     202 (the charge's reply was lost, or its workflow did not start and
+//     the refund did not go through, or the process died), and a client
+//     told "nothing was charged" must not find it charged and run;
+//   - older than a minute with an execution that ended without finishing
+//     it, the next execution is started: <id>-redrive-2, <id>-redrive-3,
+//     ... (a name is never reused), up to MaxRedrives; after that the
+//     deadline fails it.
+//
+// What says "never given an execution" is the executions themselves: Step
+// Functions keeps a name for 90 days, far past any task's deadline. The
+// local stack's executions live in its process, so after a restart every
+// task looks never started; there Recover, which runs before the process
+// serves, re-drives every unfinished task under its first name instead
+// (infra/docs/reliability.md, "A start with no execution").
 //
 // Everything a sweep does is idempotent, so sweeps may overlap.
 package sweeper
@@ -92,7 +105,10 @@ type Report struct {
 	Unfinished int `json:"unfinished"` // tasks pending or processing
 	Failed     int `json:"failed"`     // failed with TIMEOUT and refunded
 	Started    int `json:"started"`    // executions started
-	Errors     int `json:"errors"`     // tasks the sweep could not handle
+	// NotStarted counts the pending tasks that never got an execution,
+	// failed and refunded.
+	NotStarted int `json:"notStarted"`
+	Errors     int `json:"errors"` // tasks the sweep could not handle
 }
 
 // New returns a sweeper, filling in Config's defaults. A Config without
@@ -140,23 +156,28 @@ func ExecutionName(taskID string, n int) string {
 // as its cause (for the logs; the task shows the TIMEOUT message).
 const deadlineCause = "the sweeper found the task unfinished past its deadline"
 
+// notStartedCause is the cause recorded for a task failed because it never
+// got an execution.
+const notStartedCause = "the sweeper found the task pending with no execution ever started for it"
+
 // Sweep handles every unfinished task once. It goes on past a task it
 // cannot handle and returns, with the report, the errors joined.
 func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
-	return s.sweep(ctx, s.cfg.StartAfter)
+	return s.sweep(ctx, s.cfg.StartAfter, false)
 }
 
 // Recover is the sweep of a process that has just started, before it
 // serves: no start of its own can be under way, so the start delay, which
 // protects a start in progress, has nothing to protect, and every
-// unfinished task whose execution is gone is re-driven at once. The local
-// stack recovers so at every start; Step Functions outlives the Lambdas,
-// so AWS only sweeps.
+// unfinished task whose execution is gone is re-driven at once, a pending
+// one that looks never started included: the executions of the process
+// before are not known to this one. The local stack recovers so at every
+// start; Step Functions outlives the Lambdas, so AWS only sweeps.
 func (s *Sweeper) Recover(ctx context.Context) (Report, error) {
-	return s.sweep(ctx, 0)
+	return s.sweep(ctx, 0, true)
 }
 
-func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, error) {
+func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration, recovering bool) (Report, error) {
 	tasks, err := s.cfg.Tasks.Unfinished(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("sweep: list unfinished tasks: %w", err)
@@ -180,11 +201,12 @@ func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, 
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			out, err := s.sweepTask(ctx, t, now, startAfter)
+			out, err := s.sweepTask(ctx, t, now, startAfter, recovering)
 			mu.Lock()
 			defer mu.Unlock()
 			r.Failed += out.Failed
 			r.Started += out.Started
+			r.NotStarted += out.NotStarted
 			if err != nil {
 				r.Errors++
 				errs = append(errs, err)
@@ -193,8 +215,9 @@ func (s *Sweeper) sweep(ctx context.Context, startAfter time.Duration) (Report, 
 	}
 	wg.Wait()
 	log := s.cfg.Logger
-	if len(errs) > 0 || r.Failed > 0 || r.Started > 0 {
-		log.InfoContext(ctx, "sweep", "unfinished", r.Unfinished, "failed", r.Failed, "started", r.Started, "errors", r.Errors)
+	if len(errs) > 0 || r.Failed > 0 || r.Started > 0 || r.NotStarted > 0 {
+		log.InfoContext(ctx, "sweep", "unfinished", r.Unfinished, "failed", r.Failed, "started", r.Started,
+			"notStarted", r.NotStarted, "errors", r.Errors)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return r, fmt.Errorf("sweep: %w: %w", ErrTasks, err)
@@ -217,7 +240,7 @@ func (s *Sweeper) Scheduled(ctx context.Context) (Report, error) {
 }
 
 // sweepTask handles one task; its report counts only what it did.
-func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration) (Report, error) {
+func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, startAfter time.Duration, recovering bool) (Report, error) {
 	var r Report
 	if lifecycle.PastGrace(t, now, s.cfg.Grace) {
 		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
@@ -236,6 +259,19 @@ func (s *Sweeper) sweepTask(ctx context.Context, t task.Task, now time.Time, sta
 	found, err := s.executions(ctx, t.ID)
 	if err != nil {
 		return r, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	if t.Status == task.Pending && !found[0].exists && !recovering {
+		// Names are taken in order: without the first, there is none.
+		st, err := s.cfg.Failer.Fail(ctx, workflow.FailInput{TaskID: t.ID,
+			Error: workflow.CaughtError{Error: workflow.ErrorNotStarted, Cause: notStartedCause}})
+		if err != nil {
+			return r, fmt.Errorf("fail task %s that never got an execution: %w", t.ID, err)
+		}
+		if st.Status == task.Failed {
+			r.NotStarted++
+			s.cfg.Logger.WarnContext(ctx, "sweep: failed and refunded a task that never got an execution", "task", t.ID)
+		}
+		return r, nil
 	}
 	for n, e := range found {
 		if e.running {

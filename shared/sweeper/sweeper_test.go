@@ -106,8 +106,12 @@ func TestSweepStartsMissingExecutions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.st.MarkProcessing(ctx, aborted.ID, now.Add(-4*time.Minute)); err != nil {
-		t.Fatal(err)
+	for _, tk := range []task.Task{orphan, aborted} {
+		// orphan's execution ran, and is gone (as on the local stack
+		// after a restart).
+		if _, err := f.st.MarkProcessing(ctx, tk.ID, tk.CreatedAt); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.sfn.Finish(t, aborted.ID, "ABORTED")
 	f.sfn.Finish(t, twice.ID, "FAILED")
@@ -164,11 +168,91 @@ func TestSweepStartsMissingExecutions(t *testing.T) {
 	}
 }
 
+// A pending task that never got an execution is one whose start did not
+// answer 202: its charge's reply was lost and the commit landed after the
+// start answered, or its workflow did not start and the refund failed,
+// or the process died. The sweep fails and refunds it as not started,
+// rather than run what the client was told was not charged (issue 34,
+// defect 4); Recover, which cannot know the executions of the process
+// before it, re-drives it instead. A task younger than the start delay,
+// or with an execution, is left alone.
+func TestSweepRefundsTasksNeverStarted(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		sweep   func(*sweeper.Sweeper, context.Context) (sweeper.Report, error)
+		refund  bool
+		started []string
+	}{
+		{"sweep", (*sweeper.Sweeper).Sweep, true, nil},
+		{"recover", (*sweeper.Sweeper).Recover, false,
+			[]string{"gen_1772366400000_neverxxxxx", "gen_1772366400000_youngxxxxx"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			never := f.task(t, "neverxxxxx", 2*time.Minute)
+			young := f.task(t, "youngxxxxx", 30*time.Second)
+			running := f.task(t, "runningxxx", 2*time.Minute)
+			starter, _ := sfnstart.New(f.sfn.Client(), sfnstarttest.StateMachineARN, func() time.Time { return now })
+			if err := starter.Start(ctx, running); err != nil {
+				t.Fatal(err)
+			}
+			before := len(f.started())
+
+			r, err := tt.sweep(f.sweep, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(slices.Values(f.started()[before:])); !slices.Equal(got, tt.started) {
+				t.Errorf("started %v, want %v", got, tt.started)
+			}
+			notStarted := map[bool]int{true: 1}[tt.refund]
+			if r.NotStarted != notStarted || r.Started != len(tt.started) || r.Failed != 0 {
+				t.Errorf("report %+v, want %d not started, %d started", r, notStarted, len(tt.started))
+			}
+			tk, err := f.st.Task(ctx, never.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.refund {
+				if tk.Status != task.Failed || !tk.NotStarted() || tk.CreditsRefunded != cost {
+					t.Errorf("task never started: %s, failure %+v, refunded %d; want failed as not started, %d refunded",
+						tk.Status, tk.Failure, tk.CreditsRefunded, cost)
+				}
+			} else if tk.Status != task.Pending {
+				t.Errorf("task recovered: %s, want pending, its execution started", tk.Status)
+			}
+			for _, id := range []string{young.ID, running.ID} {
+				if tk, err := f.st.Task(ctx, id); err != nil || tk.Status != task.Pending {
+					t.Errorf("task %s: %s, %v; want pending, left alone", id, tk.Status, err)
+				}
+			}
+			acct, err := f.st.Account(ctx, account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(credits - 3*cost + notStarted*cost); acct.Credits != want {
+				t.Errorf("credits %d, want %d", acct.Credits, want)
+			}
+			if tt.refund {
+				// Once: the next sweep finds it finished.
+				if r, err := f.sweep.Sweep(ctx); err != nil || r.NotStarted != 0 {
+					t.Errorf("second sweep = %+v, %v; want nothing more", r, err)
+				}
+			}
+		})
+	}
+}
+
 func TestSweepFailsTasksPastDeadline(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	late := f.task(t, "latexxxxxx", 12*time.Minute) // 2 minutes past its deadline
 	inGrace := f.task(t, "gracexxxxx", 10*time.Minute+30*time.Second)
+	starter, _ := sfnstart.New(f.sfn.Client(), sfnstarttest.StateMachineARN, func() time.Time { return now })
+	if err := starter.Start(ctx, inGrace); err != nil {
+		t.Fatal(err)
+	}
 	processing := f.task(t, "processing", 20*time.Minute)
 	if _, err := f.st.MarkProcessing(ctx, processing.ID, now.Add(-19*time.Minute)); err != nil {
 		t.Fatal(err)
@@ -233,6 +317,11 @@ func TestSweepGoesOnPastErrors(t *testing.T) {
 	ctx := context.Background()
 	bad := f.task(t, "badxxxxxxx", 2*time.Minute)
 	good := f.task(t, "goodxxxxxx", 2*time.Minute)
+	for _, tk := range []task.Task{bad, good} {
+		if _, err := f.st.MarkProcessing(ctx, tk.ID, tk.CreatedAt); err != nil {
+			t.Fatal(err)
+		}
+	}
 	starter, _ := sfnstart.New(f.sfn.Client(), sfnstarttest.StateMachineARN, func() time.Time { return now })
 	sw := sweeper.New(sweeper.Config{Tasks: f.st, Failer: &workflow.Steps{Store: f.st, Logger: quiet},
 		Executions: flaky{starter, bad.ID}, Now: func() time.Time { return now }, Logger: quiet})

@@ -74,6 +74,11 @@ type Failure struct {
 	NotStarted bool `json:"notStarted,omitempty"`
 }
 
+// NotStartedFailure is the failure of a task whose workflow never
+// started: the start that created it answered that nothing was charged
+// (or no answer at all), and it is refunded.
+var NotStartedFailure = Failure{Code: FailInternal, Message: "the generation could not be started", NotStarted: true}
+
 // Cancelled reports whether t failed because its client cancelled it.
 func (t Task) Cancelled() bool {
 	return t.Status == Failed && t.Failure != nil && t.Failure.Code == FailCancelled

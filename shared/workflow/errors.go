@@ -191,6 +191,11 @@ const (
 	MessageModelUnavailable = "This model is not available at the moment. Your credits have been refunded."
 )
 
+// ErrorNotStarted names, for Fail, the end of a task that never got an
+// execution (the sweeper's): it records task.NotStartedFailure, so that a
+// retry under the start's Idempotency-Key starts afresh.
+const ErrorNotStarted = "NotStarted"
+
 // FailureFor maps the name of the error that stopped a workflow (what a
 // Catch caught) to the failure the task records.
 func FailureFor(errorName string) task.Failure {
@@ -206,6 +211,8 @@ func FailureFor(errorName string) task.Failure {
 		return task.Failure{Code: task.FailProviderOutcomeUnknown, Message: MessageOutcomeUnknown}
 	case "ModelUnavailable":
 		return task.Failure{Code: task.FailModelUnavailable, Message: MessageModelUnavailable}
+	case ErrorNotStarted:
+		return task.NotStartedFailure
 	default:
 		return task.Failure{Code: task.FailInternal, Message: MessageInternal}
 	}

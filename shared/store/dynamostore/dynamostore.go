@@ -227,6 +227,12 @@ func canceled(err error) (codes []string, ok bool) {
 // store.ErrUnavailable.
 func (s *Store) transact(ctx context.Context, op string, items []types.TransactWriteItem) error {
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	return transactErr(op, err)
+}
+
+// transactErr is what transact returns for err, the error of a
+// TransactWriteItems (nil for none).
+func transactErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -30,6 +30,10 @@ import (
 //   - unfinished (the account id), present only while the task is pending
 //     or processing: the sparse unfinished index.
 
+// createTaskIndex is the place of the task's put in CreateTask's
+// transaction: after the account update and the ledger entry.
+const createTaskIndex = 2
+
 func taskKey(id string) item { return item{attrTaskPK: str(id)} }
 
 // histKey is a task's sort key in the history and status indexes: newest
@@ -173,7 +177,10 @@ func decodeTask(it item) (task.Task, error) {
 // read with one batch read; what it returns (the charge, the ledger
 // entry, the task, the Starts counter and the idempotency record) is
 // written in one transaction conditioned on what was read; if anything
-// changed in between, it reads again.
+// changed in between, it reads again. A transaction whose reply is lost
+// is resolved before CreateTask returns (commitCreate): it returns nil
+// when the task was written, and store.ErrOutcomeUnknown only when
+// DynamoDB could not say.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
@@ -259,7 +266,6 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 			m.vals[":max"] = num(g.MaxInFlight)
 		}
 		items, after := m.items(s.t.Accounts)
-		const taskIndex = 2 // after the account update and the ledger entry
 		items = append(items, put(s.t.Tasks, taskItem, "attribute_not_exists(#id)"))
 		if tk := start.Starts; tk != nil {
 			u := s.increment(*g.Starts, t.CreatedAt)
@@ -274,9 +280,9 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		if start.Record != nil {
 			items = append(items, s.putRecord(t, idem.Key, *start.Record, rec))
 		}
-		err = s.transact(ctx, op, items)
+		err = s.commitCreate(ctx, op, t, items, createToken())
 		if ce, ok := err.(*conditionError); ok {
-			if ce.has(taskIndex) {
+			if ce.has(createTaskIndex) {
 				return fmt.Errorf("%s: %w", op, domain.ErrExists)
 			}
 			return errRetry
