@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1039,4 +1041,74 @@ func TestFixedCostsWrittenDown(t *testing.T) {
 			t.Errorf("MethodSettings %s enables detailed metrics: billed per metric and method", mustJSON(t, s))
 		}
 	}
+}
+
+// Issue 34, defect 5: the functions that hold a provider's answers (the
+// Generate step, and its poll at 256 MB) set GOMEMLIMIT, the Go
+// runtime's soft limit, below their smallest MemorySize with a quarter
+// of it left for what the runtime does not count (an ffmpeg child making
+// a poster frame, the runtime's own non-heap memory): the collector
+// works harder near the limit rather than let the heap grow into an
+// out-of-memory kill, which fails a task Google bills.
+func TestGoMemoryLimit(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range []string{"GenerateFunction", "PollFunction"} {
+		props := tp.Resources[id].Properties
+		limit, err := parseGoMemLimit(functionEnv(t, tp, id)["GOMEMLIMIT"])
+		if err != nil {
+			t.Errorf("%s: GOMEMLIMIT: %v", id, err)
+			continue
+		}
+		// MemorySize is a number of MiB, or !If [cond, a, b].
+		var sizes []any
+		switch m := props["MemorySize"].(type) {
+		case map[string]any:
+			branches, _ := m["Fn::If"].([]any)
+			if len(branches) == 3 {
+				sizes = branches[1:]
+			}
+		case nil:
+			sizes = []any{dig(tp.Globals, "Function", "MemorySize")}
+		default:
+			sizes = []any{m}
+		}
+		if len(sizes) == 0 {
+			t.Errorf("%s: MemorySize %v is neither a number nor !If", id, props["MemorySize"])
+		}
+		for _, s := range sizes {
+			mb, ok := s.(int)
+			if !ok {
+				t.Errorf("%s: MemorySize %v is not a number", id, s)
+				continue
+			}
+			if limit > int64(mb)<<20*3/4 {
+				t.Errorf("%s: GOMEMLIMIT %d MiB, want at most 3/4 of its MemorySize %d MB", id, limit>>20, mb)
+			}
+		}
+	}
+}
+
+// parseGoMemLimit parses GOMEMLIMIT as the Go runtime does: a number of
+// bytes with an optional unit, B, KiB, MiB, GiB or TiB (runtime
+// package, "Environment Variables").
+func parseGoMemLimit(s string) (int64, error) {
+	if s == "" {
+		return 0, errors.New("not set")
+	}
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, shift = n, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size", s)
+	}
+	return n << shift, nil
 }

@@ -115,6 +115,19 @@ func Do(c *http.Client, req *http.Request, name string) (*http.Response, error) 
 // out whole.
 func SendJSON(ctx context.Context, c *http.Client, method, url, what string, header http.Header, body, out any,
 	max int64, answerErr func(*http.Response) error) error {
+	return Send(ctx, c, method, url, what, header, body, answerErr, func(r io.Reader) error {
+		if err := json.NewDecoder(io.LimitReader(r, max)).Decode(out); err != nil {
+			return &BusyError{Err: fmt.Errorf("decode answer of %s: %w", what, err), Sent: true}
+		}
+		return nil
+	})
+}
+
+// Send is SendJSON with a 2xx answer's body handed to read, whose error
+// is returned as it is: an answer too large to hold (inline videos) can
+// be streamed where it goes.
+func Send(ctx context.Context, c *http.Client, method, url, what string, header http.Header, body any,
+	answerErr func(*http.Response) error, read func(io.Reader) error) error {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -141,10 +154,7 @@ func SendJSON(ctx context.Context, c *http.Client, method, url, what string, hea
 	if resp.StatusCode/100 != 2 {
 		return answerErr(resp)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, max)).Decode(out); err != nil {
-		return &BusyError{Err: fmt.Errorf("decode answer of %s: %w", what, err), Sent: true}
-	}
-	return nil
+	return read(resp.Body)
 }
 
 // Busy is the *BusyError of an error answer the provider will take again

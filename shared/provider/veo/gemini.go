@@ -116,7 +116,9 @@ func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provi
 		return provider.Operation{}, fmt.Errorf("gemini: operation name %q is not models/.../operations/...", name)
 	}
 	var op operation
-	if err := send(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, &op); err != nil {
+	sp := &spool{dir: job.OutDir}
+	defer sp.clean()
+	if err := poll(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, sp, &op); err != nil {
 		return provider.Operation{}, pollError(err)
 	}
 	if !op.Done {
@@ -131,7 +133,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provi
 			v := r.GeneratedSamples[i].Video
 			switch {
 			case v.EncodedVideo != "":
-				if err := writeBase64(v.EncodedVideo, path); err != nil {
+				if err := sp.take(v.EncodedVideo, path); err != nil {
 					return err
 				}
 			// The key goes to the API's own host only (redirects:

@@ -152,7 +152,9 @@ type operation struct {
 	Done     bool       `json:"done"`
 	Error    *rpcStatus `json:"error"`
 	Response *struct {
-		// Vertex AI
+		// Vertex AI. A poll's answer is read with a spool: an inline
+		// video's bytesBase64Encoded (and the Gemini API's
+		// encodedVideo) is then the spoolRef of its file.
 		Videos []struct {
 			BytesBase64Encoded string `json:"bytesBase64Encoded"`
 			GCSURI             string `json:"gcsUri"`
@@ -313,10 +315,22 @@ func pollError(err error) error {
 	return err
 }
 
-// send does one request of the API (providerhttp.SendJSON); an inline
-// video rides in an operation's answer, base64: room for the largest.
+// maxAnswerBytes bounds one answer of the API: an operation's carries
+// up to four videos inline, base64.
+const maxAnswerBytes = 2 * maxVideoBytes
+
+// send does one request of the API (providerhttp.SendJSON).
 func send(ctx context.Context, c *http.Client, method, url string, header http.Header, body any, out any) error {
-	return providerhttp.SendJSON(ctx, c, method, url, method+" "+redact(url), header, body, out, 2*maxVideoBytes, answerError)
+	return providerhttp.SendJSON(ctx, c, method, url, method+" "+redact(url), header, body, out, maxAnswerBytes, answerError)
+}
+
+// poll does one request of an operation's state into op, its inline
+// videos streamed into files of sp (spool.readOperation).
+func poll(ctx context.Context, c *http.Client, method, url string, header http.Header, body any, sp *spool, op *operation) error {
+	what := method + " " + redact(url)
+	return providerhttp.Send(ctx, c, method, url, what, header, body, answerError, func(r io.Reader) error {
+		return sp.readOperation(r, maxAnswerBytes, what, op)
+	})
 }
 
 // redact drops a URL's query, where a key could be.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -688,6 +689,65 @@ func TestBilling(t *testing.T) {
 						t.Errorf("Billing = %+v, want %+v (%d videos, %d filtered)", op.Billing, want, len(op.Result.Paths), tt.filtered)
 					}
 				})
+			}
+		})
+	}
+}
+
+// Issue 34, defect 5: a done operation's inline videos (Vertex AI
+// without a storageUri, the Gemini API's encodedVideo) are streamed into
+// their files. Decoded whole, four of them, with the answer around them,
+// took several times their size of heap, and the Poll Lambda has 256 MB:
+// an out-of-memory kill fails a task Google bills. What the poll
+// allocates in all, a bound on its peak, stays under half a video's
+// size (a few hundred KiB when streamed; 370 MiB when not). The videos
+// are twice an 8 s 1080p Veo video's few MB, and small enough that the
+// race detector's slower decoding stays within seconds.
+func TestInlineVideosAreStreamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("polls four 12 MiB videos")
+	}
+	video := make([]byte, 12<<20)
+	for i := range video {
+		video[i] = byte(i * 7 / 3) // every byte value, every base64 letter
+	}
+	fake := veotest.New(veotest.Config{Token: token, APIKey: key, InlineVideos: true, Video: video})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	// The most samples each API answers in one operation (veomodels).
+	samples := map[string]int{"vertex": 4, "gemini": 1}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			p := b.provider(t, srv.URL)
+			job := provider.Job{TaskID: "t-inline", Type: catalog.TextToVideo, Model: "gen-3.1-fast-generate-001",
+				Prompt: "a lighthouse", Params: valid(t, b, samples[b.name]), OutDir: filepath.Join(t.TempDir(), "out")}
+			op, err := p.Submit(t.Context(), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			done, err := p.Poll(t.Context(), op.Name, job)
+			runtime.ReadMemStats(&after)
+			if err != nil || !done.Done {
+				t.Fatalf("Poll = %+v, %v; want the videos", done, err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(video)/2) {
+				t.Errorf("a poll of %d inline videos of %d MiB allocated %d KiB, want under %d KiB",
+					samples[b.name], len(video)>>20, alloc>>10, len(video)/2>>10)
+			}
+			if len(done.Result.Paths) != samples[b.name] {
+				t.Fatalf("%d videos, want %d", len(done.Result.Paths), samples[b.name])
+			}
+			for _, path := range done.Result.Paths {
+				if got, _ := os.ReadFile(path); !bytes.Equal(got, video) {
+					t.Errorf("%s has %d bytes, not the video's %d", path, len(got), len(video))
+				}
+			}
+			// Only the videos are left: no spooled file stays behind.
+			if entries, _ := os.ReadDir(job.OutDir); len(entries) != samples[b.name] {
+				t.Errorf("%s holds %d files, want the %d videos", job.OutDir, len(entries), samples[b.name])
 			}
 		})
 	}

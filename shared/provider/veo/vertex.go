@@ -141,7 +141,9 @@ func (v *Vertex) Poll(ctx context.Context, name string, job provider.Job) (provi
 	m := modelPath[i+len("/models/"):]
 	var op operation
 	body := map[string]string{"operationName": name}
-	if err := send(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, &op); err != nil {
+	sp := &spool{dir: job.OutDir}
+	defer sp.clean()
+	if err := poll(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, sp, &op); err != nil {
 		return provider.Operation{}, pollError(err)
 	}
 	if !op.Done {
@@ -156,7 +158,7 @@ func (v *Vertex) Poll(ctx context.Context, name string, job provider.Job) (provi
 			if uri := r.Videos[i].GCSURI; uri != "" {
 				return v.copyObject(ctx, uri, path)
 			}
-			return writeBase64(r.Videos[i].BytesBase64Encoded, path)
+			return sp.take(r.Videos[i].BytesBase64Encoded, path)
 		})
 	if err != nil {
 		return provider.Operation{}, err

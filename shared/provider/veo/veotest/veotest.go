@@ -45,6 +45,8 @@
 package veotest
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
@@ -91,6 +93,11 @@ type Config struct {
 	// InlineVideos makes the Gemini API answer each video in its
 	// operation (encodedVideo) instead of as a file URI.
 	InlineVideos bool
+	// Video, when set, is every sample's bytes without a Renderer,
+	// instead of Video: a large one makes an answer with inline videos
+	// as large as Google's can be. Inline videos are streamed into the
+	// answer, so that the fake holds no copy of them.
+	Video []byte
 }
 
 // Renderer renders the videos of a job, as the built-in generator does.
@@ -158,6 +165,7 @@ type operation struct {
 	name, api, model string
 	done             time.Time
 	samples          int
+	sample           []byte // Config.Video
 	storageURI       string
 	outcome          Outcome
 	polls            int
@@ -172,6 +180,9 @@ type operation struct {
 func (op *operation) video(i int) []byte {
 	if i < len(op.videos) {
 		return op.videos[i]
+	}
+	if op.sample != nil {
+		return op.sample
 	}
 	return Video
 }
@@ -379,7 +390,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 		return
 	}
 	op := &operation{name: prefix + "/operations/" + fake.NewID(8), api: api, model: model,
-		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), storageURI: p.StorageURI, outcome: o}
+		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), sample: s.cfg.Video, storageURI: p.StorageURI, outcome: o}
 	if s.cfg.Renderer != nil {
 		op.rendered = make(chan struct{})
 		go s.render(op, body.Instances[0], body.Parameters)
@@ -476,14 +487,14 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		for i := range samples {
 			video := map[string]any{"uri": fmt.Sprintf("%s/v1beta/files/%s-%d:download?alt=media", base, lastPart(name), i)}
 			if s.cfg.InlineVideos {
-				video = map[string]any{"encodedVideo": base64.StdEncoding.EncodeToString(op.video(i)), "encoding": "video/mp4"}
+				video = map[string]any{"encodedVideo": inlineRef(i), "encoding": "video/mp4"}
 			}
 			samples[i] = map[string]any{"video": video}
 		}
 		resp := map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse",
 			"generateVideoResponse": map[string]any{"generatedSamples": samples,
 				"raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}}
-		fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+		writeInline(w, op, map[string]any{"name": name, "done": true, "response": resp})
 		return
 	}
 	videos := make([]any, n)
@@ -492,12 +503,47 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 			videos[i] = map[string]any{"gcsUri": fmt.Sprintf("%s/%s/sample_%d.mp4",
 				strings.TrimRight(op.storageURI, "/"), lastPart(name), i), "mimeType": "video/mp4"}
 		} else {
-			videos[i] = map[string]any{"bytesBase64Encoded": base64.StdEncoding.EncodeToString(op.video(i)), "mimeType": "video/mp4"}
+			videos[i] = map[string]any{"bytesBase64Encoded": inlineRef(i), "mimeType": "video/mp4"}
 		}
 	}
 	resp := map[string]any{"@type": "type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse",
 		"videos": videos, "raiMediaFilteredCount": filtered, "raiMediaFilteredReasons": reasons}
-	fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true, "response": resp})
+	writeInline(w, op, map[string]any{"name": name, "done": true, "response": resp})
+}
+
+// inlineRef stands for sample i's base64 in an answer until writeInline
+// writes it: a NUL no answer of the fake has otherwise.
+func inlineRef(i int) string { return fmt.Sprintf("\x00inline-%d", i) }
+
+// writeInline answers v, each inlineRef in it replaced by its sample's
+// bytes, base64, streamed: a test that measures what a poll of four
+// large inline videos costs the client must not see the fake's copies.
+func writeInline(w http.ResponseWriter, op *operation, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		rpcError(w, 500, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	out := bufio.NewWriterSize(w, 64<<10)
+	defer out.Flush()
+	for {
+		// encoding/json writes the NUL as \u0000.
+		start := bytes.Index(b, []byte(`\u0000inline-`))
+		if start < 0 {
+			out.Write(b)
+			return
+		}
+		out.Write(b[:start])
+		b = b[start+len(`\u0000inline-`):]
+		end := bytes.IndexByte(b, '"')
+		i, _ := strconv.Atoi(string(b[:end]))
+		b = b[end:]
+		enc := base64.NewEncoder(base64.StdEncoding, out)
+		enc.Write(op.video(i))
+		enc.Close()
+	}
 }
 
 // object serves any gs:// object a Vertex operation named, as the Cloud
