@@ -460,16 +460,27 @@ func TestPublicFunctionsLeastPrivilege(t *testing.T) {
 }
 
 // Defect 6: Generate can be given reserved concurrency, which isolates
-// (and caps) it; 0 leaves accounts on the default quota deployable.
+// (and caps) it; 0, the default, leaves every account deployable.
 func TestGenerateConcurrency(t *testing.T) {
 	tp := loadTemplate(t)
 	p, _ := tp.Parameters["GenerateReservedConcurrency"].(map[string]any)
 	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
 		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
 	}
-	// Issue 24, defect 10: isolation is the default, not an opt-in.
-	if d, _ := p["Default"].(int); d < 1 {
-		t.Errorf("GenerateReservedConcurrency defaults to %v: nothing is isolated unless the operator sets it", p["Default"])
+	// Issue 34, defect 1: the default deploys in any account. Lambda keeps
+	// 100 executions unreserved, so any reservation fails the deploy of
+	// an account on the new-account quota of 10: reserving is the
+	// operator's choice, and the parameter says what it needs.
+	if d, ok := p["Default"].(int); !ok || d != 0 {
+		t.Errorf("GenerateReservedConcurrency defaults to %v, want 0: a reservation fails a new account's first deploy", p["Default"])
+	}
+	if reserve, err := tp.condition("ReserveGenerate"); err != nil || reserve {
+		t.Errorf("ReserveGenerate with the defaults = %v (%v), want false: nothing reserved unless the operator asks", reserve, err)
+	}
+	for _, field := range []string{"Description", "ConstraintDescription"} {
+		if d, _ := p[field].(string); !strings.Contains(d, "100") || !strings.Contains(d, "unreserved") {
+			t.Errorf("GenerateReservedConcurrency's %s does not say that Lambda keeps 100 executions unreserved: %q", field, d)
+		}
 	}
 	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
 	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
