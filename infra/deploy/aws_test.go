@@ -890,7 +890,7 @@ func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 		t.Errorf("SignerRotation DependsOn %s: a rotation must not start before the first key", dep)
 	}
 	src, err := os.ReadFile(filepath.Join(root, "functions", "rotate-signer", "main.go"))
-	if err != nil || !strings.Contains(string(src), "lambda.Start(r.Handle)") {
+	if err != nil || !strings.Contains(string(src), ".Handle)") {
 		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
 	}
 }
@@ -1010,5 +1010,128 @@ func TestFixedCostsWrittenDown(t *testing.T) {
 		if dig(s, "MetricsEnabled") == true {
 			t.Errorf("MethodSettings %s enables detailed metrics: billed per metric and method", mustJSON(t, s))
 		}
+	}
+}
+
+// withParameters runs f with the template's parameters defaulting to
+// values (what `sam deploy --parameter-overrides` would pass).
+func withParameters(t *testing.T, tp *template, values map[string]string, f func()) {
+	t.Helper()
+	old := map[string]any{}
+	for name, v := range values {
+		p, ok := tp.Parameters[name].(map[string]any)
+		if !ok {
+			t.Fatalf("no parameter %s", name)
+		}
+		old[name] = p["Default"]
+		p["Default"] = v
+	}
+	defer func() {
+		for name, v := range old {
+			tp.Parameters[name].(map[string]any)["Default"] = v
+		}
+	}()
+	f()
+}
+
+// failedRules evaluates the template's Rules as CloudFormation does
+// before it makes anything: the rules whose RuleCondition holds and one
+// of whose Assertions does not.
+func failedRules(t *testing.T, tp *template) []string {
+	t.Helper()
+	var failed []string
+	for name, r := range mapAt(tp.raw, "Rules") {
+		if c := dig(r, "RuleCondition"); c != nil {
+			ok, err := tp.evalCondition(c)
+			if err != nil {
+				t.Fatalf("rule %s: RuleCondition: %v", name, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		as, _ := dig(r, "Assertions").([]any)
+		if len(as) == 0 {
+			t.Errorf("rule %s asserts nothing", name)
+		}
+		for _, a := range as {
+			ok, err := tp.evalCondition(dig(a, "Assert"))
+			if err != nil {
+				t.Fatalf("rule %s: %v", name, err)
+			}
+			if d, _ := dig(a, "AssertDescription").(string); len(d) < 20 {
+				t.Errorf("rule %s: an assertion without a description that says why: %q", name, d)
+			}
+			if !ok {
+				failed = append(failed, name)
+			}
+		}
+	}
+	slices.Sort(failed)
+	return failed
+}
+
+// Issue 34, defect 2: settings that cannot work together are refused by
+// the template's Rules before CloudFormation makes anything, rather than
+// by every function's cold start after (which also stopped the
+// Custom::SignerKey's answer), and the custom resource gives up in
+// minutes, not CloudFormation's default hour.
+func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
+	tp := loadTemplate(t)
+	const (
+		secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gemini-AbCdEf"
+		kmsKey = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+		wif    = `{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/aws"}`
+	)
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		failed []string // the rules that refuse them
+		// functionsRefuse: every function's cold start refuses them too
+		// (awsstack.ParseEnv of Generate's environment).
+		functionsRefuse bool
+	}{
+		{name: "the defaults", params: map[string]string{}},
+		{name: "vertex", params: map[string]string{"Generator": "vertex", "VertexProject": "my-project", "VertexWifConfig": wif}},
+		{name: "vertex without a project", params: map[string]string{"Generator": "vertex", "VertexWifConfig": wif},
+			failed: []string{"VertexNeedsAProject"}, functionsRefuse: true},
+		{name: "omni-vertex without a project or federation", params: map[string]string{"Generator": "omni-vertex"},
+			failed: []string{"VertexNeedsAProject", "VertexNeedsFederation"}, functionsRefuse: true},
+		{name: "vertex without federation", params: map[string]string{"Generator": "vertex", "VertexProject": "my-project"},
+			failed: []string{"VertexNeedsFederation"}},
+		{name: "gemini", params: map[string]string{"Generator": "gemini", "GeminiApiKeySecretArn": secret}},
+		{name: "gemini without its key", params: map[string]string{"Generator": "gemini"},
+			failed: []string{"GeminiNeedsAKey"}, functionsRefuse: true},
+		{name: "omni without its key", params: map[string]string{"Generator": "omni"},
+			failed: []string{"GeminiNeedsAKey"}, functionsRefuse: true},
+		{name: "a Gemini key's KMS key without the key", params: map[string]string{"GeminiApiKeyKmsKeyArn": kmsKey},
+			failed: []string{"GeminiKeyKmsNeedsASecret"}},
+		{name: "a signer KMS key for the stack's own secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey},
+			failed: []string{"SignerKmsNeedsASecret"}},
+		{name: "a signer KMS key with its secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey,
+			"SignerSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:signer-AbCdEf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withParameters(t, tp, tc.params, func() {
+				if got := failedRules(t, tp); !slices.Equal(got, tc.failed) {
+					t.Errorf("failed rules %v, want %v", got, tc.failed)
+				}
+				env := functionEnv(t, tp, "GenerateFunction")
+				_, err := awsstack.ParseEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+				if tc.functionsRefuse && err == nil {
+					t.Errorf("the functions take these settings: the rule refuses what works")
+				}
+				if len(tc.failed) == 0 && err != nil {
+					t.Errorf("the rules take settings every function refuses: %v", err)
+				}
+			})
+		})
+	}
+
+	sk := tp.Resources["SignerKey"]
+	timeout, ok := sk.Properties["ServiceTimeout"].(int)
+	if fn := functionTimeout(tp, "RotateSignerFunction"); !ok || timeout <= fn || timeout > 600 {
+		t.Errorf("SignerKey's ServiceTimeout = %v, want seconds above the function's %d s and at most 600 (CloudFormation waits 3600 by default)",
+			sk.Properties["ServiceTimeout"], fn)
 	}
 }

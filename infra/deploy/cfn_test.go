@@ -558,6 +558,18 @@ func (tp *template) evalCondition(c any) (bool, error) {
 		case "Fn::Not":
 			v, err := tp.evalCondition(args[0])
 			return !v, err
+		case "Fn::Contains": // of Rules only
+			list, _ := args[0].([]any)
+			v, err := tp.eval(args[1])
+			if err != nil {
+				return false, err
+			}
+			for _, item := range list {
+				if s, err := tp.eval(item); err != nil || s == v {
+					return err == nil, err
+				}
+			}
+			return false, nil
 		case "Fn::And", "Fn::Or":
 			and := k == "Fn::And"
 			for _, a := range args {
