@@ -505,6 +505,9 @@ func TestPublicRoutesThrottled(t *testing.T) {
 		if dig(s, "ThrottlingRateLimit") == nil && dig(s, "ThrottlingBurstLimit") == nil {
 			continue
 		}
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" {
+			continue // the stage's backstop (TestBackstopBeforeTheAuthorizer)
+		}
 		if mustJSON(t, dig(s, "ThrottlingRateLimit")) != `{"Ref":"PublicRateLimit"}` ||
 			mustJSON(t, dig(s, "ThrottlingBurstLimit")) != `{"Ref":"PublicBurstLimit"}` {
 			t.Errorf("GenApi.MethodSettings %s: want PublicRateLimit and PublicBurstLimit", mustJSON(t, s))
@@ -1000,7 +1003,7 @@ func TestFixedCostsWrittenDown(t *testing.T) {
 		t.Fatal("deploy.md has no \"### Fixed costs\"")
 	}
 	fixed, _, _ = strings.Cut(fixed, "\n## ")
-	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics"} {
+	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics", "AWS WAF"} {
 		if !strings.Contains(fixed, want) {
 			t.Errorf("deploy.md's fixed costs do not say %q", want)
 		}
@@ -1133,5 +1136,100 @@ func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
 	if fn := functionTimeout(tp, "RotateSignerFunction"); !ok || timeout <= fn || timeout > 600 {
 		t.Errorf("SignerKey's ServiceTimeout = %v, want seconds above the function's %d s and at most 600 (CloudFormation waits 3600 by default)",
 			sk.Properties["ServiceTimeout"], fn)
+	}
+}
+
+// Issue 34, defect 7: usage plans are targets, not limits (AWS: "don't
+// rely on usage plans to control costs"), and every distinct bad key
+// costs an authorizer run. In front of it: an AWS WAF rate rule per
+// client IP on the stage, and a high throttle of every method of the
+// stage for all clients together, both parameters; WafRateLimit 0 makes
+// no web ACL.
+func TestBackstopBeforeTheAuthorizer(t *testing.T) {
+	tp := loadTemplate(t)
+	acl := tp.Resources["ApiFirewall"]
+	if acl.Type != "AWS::WAFv2::WebACL" || acl.Properties["Scope"] != "REGIONAL" || acl.raw["Condition"] != "HasFirewall" ||
+		mustJSON(t, acl.Properties["DefaultAction"]) != `{"Allow":{}}` {
+		t.Fatalf("ApiFirewall = %s %v %s, want a REGIONAL web ACL allowing by default, under HasFirewall", acl.Type, acl.raw["Condition"], mustJSON(t, acl.Properties))
+	}
+	rules, _ := acl.Properties["Rules"].([]any)
+	rate := false
+	for _, r := range rules {
+		st := dig(r, "Statement", "RateBasedStatement")
+		if st == nil {
+			continue
+		}
+		rate = true
+		if dig(st, "AggregateKeyType") != "IP" || mustJSON(t, dig(st, "Limit")) != `{"Ref":"WafRateLimit"}` || dig(st, "EvaluationWindowSec") != 300 {
+			t.Errorf("rate rule %s, want WafRateLimit per IP per 5 minutes", mustJSON(t, st))
+		}
+		if code := dig(r, "Action", "Block", "CustomResponse", "ResponseCode"); code != 429 {
+			t.Errorf("rate rule blocks with %v, want 429 as the contract's rate limit", code)
+		}
+		key, _ := dig(r, "Action", "Block", "CustomResponse", "CustomResponseBodyKey").(string)
+		var body struct{ Error struct{ Code string } }
+		content, _ := dig(acl.Properties, "CustomResponseBodies", key, "Content").(string)
+		if json.Unmarshal([]byte(content), &body) != nil || body.Error.Code != "RATE_LIMIT_EXCEEDED" {
+			t.Errorf("the blocked answer %q, want the contract's RATE_LIMIT_EXCEEDED", content)
+		}
+	}
+	if !rate {
+		t.Errorf("ApiFirewall has no rate-based rule")
+	}
+	as := tp.Resources["ApiFirewallAssociation"]
+	if as.Type != "AWS::WAFv2::WebACLAssociation" || as.raw["Condition"] != "HasFirewall" ||
+		mustJSON(t, as.Properties["WebACLArn"]) != `{"Fn::GetAtt":["ApiFirewall","Arn"]}` {
+		t.Errorf("ApiFirewallAssociation = %s %s, want the web ACL on the stage", as.Type, mustJSON(t, as.Properties))
+	}
+	if arn, err := tp.eval(as.Properties["ResourceArn"]); err != nil ||
+		!regexp.MustCompile(`^arn:aws:apigateway:us-east-1::/restapis/[^/]+/stages/v1$`).MatchString(arn) {
+		t.Errorf("the association's ResourceArn = %q (%v), want the stage's ARN", arn, err)
+	}
+	for value, want := range map[string]bool{"3000": true, "0": false} {
+		withParameters(t, tp, map[string]string{"WafRateLimit": value}, func() {
+			if on, err := tp.condition("HasFirewall"); err != nil || on != want {
+				t.Errorf("WafRateLimit=%s: HasFirewall %v (%v), want %v", value, on, err, want)
+			}
+		})
+	}
+	for value, refused := range map[string]bool{"0": false, "5": true, "10": false, "3000": false} {
+		withParameters(t, tp, map[string]string{"WafRateLimit": value}, func() {
+			if got := slices.Contains(failedRules(t, tp), "WafRateLimitIsWafs"); got != refused {
+				t.Errorf("WafRateLimit=%s: refused %v, want %v (WAF's lowest limit is 10)", value, got, refused)
+			}
+		})
+	}
+	if d, _ := tp.Parameters["WafRateLimit"].(map[string]any)["Default"].(int); d < 10 {
+		t.Errorf("WafRateLimit defaults to %d: no backstop unless the operator asks", d)
+	}
+
+	backstop := false
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	for _, s := range settings {
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" {
+			backstop = mustJSON(t, dig(s, "ThrottlingRateLimit")) == `{"Ref":"ApiThrottleRateLimit"}` &&
+				mustJSON(t, dig(s, "ThrottlingBurstLimit")) == `{"Ref":"ApiThrottleBurstLimit"}`
+		}
+	}
+	if !backstop {
+		t.Errorf("GenApi.MethodSettings has no stage-wide throttle of ApiThrottleRateLimit and ApiThrottleBurstLimit")
+	}
+	// High: above what the per-method public throttle allows.
+	for _, pair := range [][2]string{{"ApiThrottleRateLimit", "PublicRateLimit"}, {"ApiThrottleBurstLimit", "PublicBurstLimit"}} {
+		hi, _ := tp.Parameters[pair[0]].(map[string]any)["Default"].(int)
+		lo, _ := tp.Parameters[pair[1]].(map[string]any)["Default"].(int)
+		if hi <= lo {
+			t.Errorf("%s defaults to %d, not above %s's %d: a backstop, not a limit", pair[0], hi, pair[1], lo)
+		}
+	}
+
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Don't rely on usage plans to control costs", "WafRateLimit", "ApiThrottleRateLimit"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("deploy.md does not say %q", want)
+		}
 	}
 }

@@ -114,6 +114,7 @@ var getAttributes = map[string][]string{
 	"AWS::IAM::AccessKey":           {"SecretAccessKey"},
 	"AWS::Logs::LogGroup":           {"Arn"},
 	"AWS::SecretsManager::Secret":   {"Id"},
+	"AWS::WAFv2::WebACL":            {"Arn", "Capacity", "Id", "LabelNamespace"},
 	"AWS::ApiGateway::UsagePlan":    {"Id"},
 }
 
