@@ -849,6 +849,10 @@ func TestNoFunctionScansOrBatchWrites(t *testing.T) {
 	if !slices.Contains(lines, "if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn") {
 		t.Errorf("GenerateFunction may not decrypt a Gemini key's secret under a customer key: %v", lines)
 	}
+	// Issue 34, defect 9: nor may it the routes' secrets under theirs.
+	if !slices.Contains(lines, "if RouteKeysCustomerKeys: kms:Decrypt RouteKeyKmsKeyArns") {
+		t.Errorf("GenerateFunction may not decrypt the routes' key secrets under customer keys: %v", lines)
+	}
 }
 
 // Issue 24, defect 12: Google's workload identity pool must name the
@@ -1109,6 +1113,9 @@ func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
 			failed: []string{"GeminiNeedsAKey"}, functionsRefuse: true},
 		{name: "a Gemini key's KMS key without the key", params: map[string]string{"GeminiApiKeyKmsKeyArn": kmsKey},
 			failed: []string{"GeminiKeyKmsNeedsASecret"}},
+		{name: "route keys' KMS keys without their secrets", params: map[string]string{"RouteKeyKmsKeyArns": kmsKey},
+			failed: []string{"RouteKeyKmsNeedsSecrets"}},
+		{name: "route keys' KMS keys with their secrets", params: map[string]string{"RouteKeyKmsKeyArns": kmsKey, "RouteKeySecretArns": secret}},
 		{name: "a signer KMS key for the stack's own secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey},
 			failed: []string{"SignerKmsNeedsASecret"}},
 		{name: "a signer KMS key with its secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey,
