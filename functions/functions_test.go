@@ -699,6 +699,9 @@ func TestFunctions(t *testing.T) {
 
 	t.Run("webhooks and their delivery", func(t *testing.T) { testWebhooks(t, h) })
 
+	// Not in "cold start without configuration": it must always start.
+	t.Run("rotate-signer answers CloudFormation", func(t *testing.T) { testRotateSigner(t, h) })
+
 	t.Run("cold start without configuration", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, env, want string
@@ -708,8 +711,6 @@ func TestFunctions(t *testing.T) {
 			{"sweeper", awsstack.EnvStateMachineARN + "=", awsstack.EnvStateMachineARN},
 			{"mark-processing", awsstack.EnvTablePrefix + "=", awsstack.EnvTablePrefix},
 			{"generate", awsstack.EnvFFmpegPath + "=/nonexistent/ffmpeg", awsstack.EnvFFmpegPath},
-			// The harness sets no GEN_SIGNER_USER: only the rotation needs it.
-			{"rotate-signer", awsstack.EnvSignerUser + "=", awsstack.EnvSignerUser},
 		} {
 			log := h.start(t, tc.name, tc.env).Exited(t)
 			if !strings.Contains(log, tc.want) {

@@ -2,26 +2,19 @@
 // signing user's access key (see shared/awsstack/rotate): it replaces the
 // key before the current one, so that links signed in the last 24 hours
 // keep working. It also makes the user's first key and removes its keys
-// before the user goes (the stack's Custom::SignerKey).
+// before the user goes (the stack's Custom::SignerKey). It reads only
+// what it needs and never exits at cold start: CloudFormation waits for
+// its answer (rotate.FromEnv).
 package main
 
 import (
-	"context"
+	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/rotate"
 )
 
 func main() {
-	stack, err := awsstack.FromEnv(context.Background())
-	if err != nil {
-		awsstack.Exit(err)
-	}
-	r, err := rotate.New(stack)
-	if err != nil {
-		awsstack.Exit(err)
-	}
-	lambda.Start(r.Handle)
+	lambda.Start(rotate.FromEnv(os.LookupEnv, os.Stdout).Handle)
 }

@@ -462,16 +462,27 @@ func TestPublicFunctionsLeastPrivilege(t *testing.T) {
 }
 
 // Defect 6: Generate can be given reserved concurrency, which isolates
-// (and caps) it; 0 leaves accounts on the default quota deployable.
+// (and caps) it; 0, the default, leaves every account deployable.
 func TestGenerateConcurrency(t *testing.T) {
 	tp := loadTemplate(t)
 	p, _ := tp.Parameters["GenerateReservedConcurrency"].(map[string]any)
 	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] == nil {
 		t.Errorf("GenerateReservedConcurrency = %v, want a Number from 0", p)
 	}
-	// Issue 24, defect 10: isolation is the default, not an opt-in.
-	if d, _ := p["Default"].(int); d < 1 {
-		t.Errorf("GenerateReservedConcurrency defaults to %v: nothing is isolated unless the operator sets it", p["Default"])
+	// Issue 34, defect 1: the default deploys in any account. Lambda keeps
+	// 100 executions unreserved, so any reservation fails the deploy of
+	// an account on the new-account quota of 10: reserving is the
+	// operator's choice, and the parameter says what it needs.
+	if d, ok := p["Default"].(int); !ok || d != 0 {
+		t.Errorf("GenerateReservedConcurrency defaults to %v, want 0: a reservation fails a new account's first deploy", p["Default"])
+	}
+	if reserve, err := tp.condition("ReserveGenerate"); err != nil || reserve {
+		t.Errorf("ReserveGenerate with the defaults = %v (%v), want false: nothing reserved unless the operator asks", reserve, err)
+	}
+	for _, field := range []string{"Description", "ConstraintDescription"} {
+		if d, _ := p[field].(string); !strings.Contains(d, "100") || !strings.Contains(d, "unreserved") {
+			t.Errorf("GenerateReservedConcurrency's %s does not say that Lambda keeps 100 executions unreserved: %q", field, d)
+		}
 	}
 	got := mustJSON(t, tp.Resources["GenerateFunction"].Properties["ReservedConcurrentExecutions"])
 	if got != `{"Fn::If":["ReserveGenerate",{"Ref":"GenerateReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
@@ -495,6 +506,9 @@ func TestPublicRoutesThrottled(t *testing.T) {
 	for _, s := range settings {
 		if dig(s, "ThrottlingRateLimit") == nil && dig(s, "ThrottlingBurstLimit") == nil {
 			continue
+		}
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" {
+			continue // the stage's backstop (TestBackstopBeforeTheAuthorizer)
 		}
 		if mustJSON(t, dig(s, "ThrottlingRateLimit")) != `{"Ref":"PublicRateLimit"}` ||
 			mustJSON(t, dig(s, "ThrottlingBurstLimit")) != `{"Ref":"PublicBurstLimit"}` {
@@ -837,6 +851,10 @@ func TestNoFunctionScansOrBatchWrites(t *testing.T) {
 	if !slices.Contains(lines, "if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn") {
 		t.Errorf("GenerateFunction may not decrypt a Gemini key's secret under a customer key: %v", lines)
 	}
+	// Issue 34, defect 9: nor may it the routes' secrets under theirs.
+	if !slices.Contains(lines, "if RouteKeysCustomerKeys: kms:Decrypt RouteKeyKmsKeyArns") {
+		t.Errorf("GenerateFunction may not decrypt the routes' key secrets under customer keys: %v", lines)
+	}
 }
 
 // Issue 24, defect 12: Google's workload identity pool must name the
@@ -881,7 +899,7 @@ func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 		t.Errorf("SignerRotation DependsOn %s: a rotation must not start before the first key", dep)
 	}
 	src, err := os.ReadFile(filepath.Join(root, "functions", "rotate-signer", "main.go"))
-	if err != nil || !strings.Contains(string(src), "lambda.Start(r.Handle)") {
+	if err != nil || !strings.Contains(string(src), ".Handle)") {
 		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
 	}
 }
@@ -1030,7 +1048,7 @@ func TestFixedCostsWrittenDown(t *testing.T) {
 		t.Fatal("deploy.md has no \"### Fixed costs\"")
 	}
 	fixed, _, _ = strings.Cut(fixed, "\n## ")
-	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics"} {
+	for _, want := range []string{fmt.Sprintf("%d alarm metrics", metrics), "X-Ray", "access log", "Secrets Manager", "detailed per-method metrics", "AWS WAF"} {
 		if !strings.Contains(fixed, want) {
 			t.Errorf("deploy.md's fixed costs do not say %q", want)
 		}
@@ -1111,4 +1129,225 @@ func parseGoMemLimit(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a positive size", s)
 	}
 	return n << shift, nil
+}
+
+// withParameters runs f with the template's parameters defaulting to
+// values (what `sam deploy --parameter-overrides` would pass).
+func withParameters(t *testing.T, tp *template, values map[string]string, f func()) {
+	t.Helper()
+	old := map[string]any{}
+	for name, v := range values {
+		p, ok := tp.Parameters[name].(map[string]any)
+		if !ok {
+			t.Fatalf("no parameter %s", name)
+		}
+		old[name] = p["Default"]
+		p["Default"] = v
+	}
+	defer func() {
+		for name, v := range old {
+			tp.Parameters[name].(map[string]any)["Default"] = v
+		}
+	}()
+	f()
+}
+
+// failedRules evaluates the template's Rules as CloudFormation does
+// before it makes anything: the rules whose RuleCondition holds and one
+// of whose Assertions does not.
+func failedRules(t *testing.T, tp *template) []string {
+	t.Helper()
+	var failed []string
+	for name, r := range mapAt(tp.raw, "Rules") {
+		if c := dig(r, "RuleCondition"); c != nil {
+			ok, err := tp.evalCondition(c)
+			if err != nil {
+				t.Fatalf("rule %s: RuleCondition: %v", name, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		as, _ := dig(r, "Assertions").([]any)
+		if len(as) == 0 {
+			t.Errorf("rule %s asserts nothing", name)
+		}
+		for _, a := range as {
+			ok, err := tp.evalCondition(dig(a, "Assert"))
+			if err != nil {
+				t.Fatalf("rule %s: %v", name, err)
+			}
+			if d, _ := dig(a, "AssertDescription").(string); len(d) < 20 {
+				t.Errorf("rule %s: an assertion without a description that says why: %q", name, d)
+			}
+			if !ok {
+				failed = append(failed, name)
+			}
+		}
+	}
+	slices.Sort(failed)
+	return failed
+}
+
+// Issue 34, defect 2: settings that cannot work together are refused by
+// the template's Rules before CloudFormation makes anything, rather than
+// by every function's cold start after (which also stopped the
+// Custom::SignerKey's answer), and the custom resource gives up in
+// minutes, not CloudFormation's default hour.
+func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
+	tp := loadTemplate(t)
+	const (
+		secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gemini-AbCdEf"
+		kmsKey = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+		wif    = `{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/aws"}`
+	)
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		failed []string // the rules that refuse them
+		// functionsRefuse: every function's cold start refuses them too
+		// (awsstack.ParseEnv of Generate's environment).
+		functionsRefuse bool
+	}{
+		{name: "the defaults", params: map[string]string{}},
+		{name: "vertex", params: map[string]string{"Generator": "vertex", "VertexProject": "my-project", "VertexWifConfig": wif}},
+		{name: "vertex without a project", params: map[string]string{"Generator": "vertex", "VertexWifConfig": wif},
+			failed: []string{"VertexNeedsAProject"}, functionsRefuse: true},
+		{name: "omni-vertex without a project or federation", params: map[string]string{"Generator": "omni-vertex"},
+			failed: []string{"VertexNeedsAProject", "VertexNeedsFederation"}, functionsRefuse: true},
+		{name: "vertex without federation", params: map[string]string{"Generator": "vertex", "VertexProject": "my-project"},
+			failed: []string{"VertexNeedsFederation"}},
+		{name: "gemini", params: map[string]string{"Generator": "gemini", "GeminiApiKeySecretArn": secret}},
+		{name: "gemini without its key", params: map[string]string{"Generator": "gemini"},
+			failed: []string{"GeminiNeedsAKey"}, functionsRefuse: true},
+		{name: "omni without its key", params: map[string]string{"Generator": "omni"},
+			failed: []string{"GeminiNeedsAKey"}, functionsRefuse: true},
+		{name: "a Gemini key's KMS key without the key", params: map[string]string{"GeminiApiKeyKmsKeyArn": kmsKey},
+			failed: []string{"GeminiKeyKmsNeedsASecret"}},
+		{name: "route keys' KMS keys without their secrets", params: map[string]string{"RouteKeyKmsKeyArns": kmsKey},
+			failed: []string{"RouteKeyKmsNeedsSecrets"}},
+		{name: "route keys' KMS keys with their secrets", params: map[string]string{"RouteKeyKmsKeyArns": kmsKey, "RouteKeySecretArns": secret}},
+		{name: "a signer KMS key for the stack's own secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey},
+			failed: []string{"SignerKmsNeedsASecret"}},
+		{name: "a signer KMS key with its secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey,
+			"SignerSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:signer-AbCdEf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withParameters(t, tp, tc.params, func() {
+				if got := failedRules(t, tp); !slices.Equal(got, tc.failed) {
+					t.Errorf("failed rules %v, want %v", got, tc.failed)
+				}
+				env := functionEnv(t, tp, "GenerateFunction")
+				_, err := awsstack.ParseEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+				if tc.functionsRefuse && err == nil {
+					t.Errorf("the functions take these settings: the rule refuses what works")
+				}
+				if len(tc.failed) == 0 && err != nil {
+					t.Errorf("the rules take settings every function refuses: %v", err)
+				}
+			})
+		})
+	}
+
+	sk := tp.Resources["SignerKey"]
+	timeout, ok := sk.Properties["ServiceTimeout"].(int)
+	if fn := functionTimeout(tp, "RotateSignerFunction"); !ok || timeout <= fn || timeout > 600 {
+		t.Errorf("SignerKey's ServiceTimeout = %v, want seconds above the function's %d s and at most 600 (CloudFormation waits 3600 by default)",
+			sk.Properties["ServiceTimeout"], fn)
+	}
+}
+
+// Issue 34, defect 7: usage plans are targets, not limits (AWS: "don't
+// rely on usage plans to control costs"), and every distinct bad key
+// costs an authorizer run. In front of it: an AWS WAF rate rule per
+// client IP on the stage, and a high throttle of every method of the
+// stage for all clients together, both parameters; WafRateLimit 0 makes
+// no web ACL.
+func TestBackstopBeforeTheAuthorizer(t *testing.T) {
+	tp := loadTemplate(t)
+	acl := tp.Resources["ApiFirewall"]
+	if acl.Type != "AWS::WAFv2::WebACL" || acl.Properties["Scope"] != "REGIONAL" || acl.raw["Condition"] != "HasFirewall" ||
+		mustJSON(t, acl.Properties["DefaultAction"]) != `{"Allow":{}}` {
+		t.Fatalf("ApiFirewall = %s %v %s, want a REGIONAL web ACL allowing by default, under HasFirewall", acl.Type, acl.raw["Condition"], mustJSON(t, acl.Properties))
+	}
+	rules, _ := acl.Properties["Rules"].([]any)
+	rate := false
+	for _, r := range rules {
+		st := dig(r, "Statement", "RateBasedStatement")
+		if st == nil {
+			continue
+		}
+		rate = true
+		if dig(st, "AggregateKeyType") != "IP" || mustJSON(t, dig(st, "Limit")) != `{"Ref":"WafRateLimit"}` || dig(st, "EvaluationWindowSec") != 300 {
+			t.Errorf("rate rule %s, want WafRateLimit per IP per 5 minutes", mustJSON(t, st))
+		}
+		if code := dig(r, "Action", "Block", "CustomResponse", "ResponseCode"); code != 429 {
+			t.Errorf("rate rule blocks with %v, want 429 as the contract's rate limit", code)
+		}
+		key, _ := dig(r, "Action", "Block", "CustomResponse", "CustomResponseBodyKey").(string)
+		var body struct{ Error struct{ Code string } }
+		content, _ := dig(acl.Properties, "CustomResponseBodies", key, "Content").(string)
+		if json.Unmarshal([]byte(content), &body) != nil || body.Error.Code != "RATE_LIMIT_EXCEEDED" {
+			t.Errorf("the blocked answer %q, want the contract's RATE_LIMIT_EXCEEDED", content)
+		}
+	}
+	if !rate {
+		t.Errorf("ApiFirewall has no rate-based rule")
+	}
+	as := tp.Resources["ApiFirewallAssociation"]
+	if as.Type != "AWS::WAFv2::WebACLAssociation" || as.raw["Condition"] != "HasFirewall" ||
+		mustJSON(t, as.Properties["WebACLArn"]) != `{"Fn::GetAtt":["ApiFirewall","Arn"]}` {
+		t.Errorf("ApiFirewallAssociation = %s %s, want the web ACL on the stage", as.Type, mustJSON(t, as.Properties))
+	}
+	if arn, err := tp.eval(as.Properties["ResourceArn"]); err != nil ||
+		!regexp.MustCompile(`^arn:aws:apigateway:us-east-1::/restapis/[^/]+/stages/v1$`).MatchString(arn) {
+		t.Errorf("the association's ResourceArn = %q (%v), want the stage's ARN", arn, err)
+	}
+	for value, want := range map[string]bool{"3000": true, "0": false} {
+		withParameters(t, tp, map[string]string{"WafRateLimit": value}, func() {
+			if on, err := tp.condition("HasFirewall"); err != nil || on != want {
+				t.Errorf("WafRateLimit=%s: HasFirewall %v (%v), want %v", value, on, err, want)
+			}
+		})
+	}
+	for value, refused := range map[string]bool{"0": false, "5": true, "10": false, "3000": false} {
+		withParameters(t, tp, map[string]string{"WafRateLimit": value}, func() {
+			if got := slices.Contains(failedRules(t, tp), "WafRateLimitIsWafs"); got != refused {
+				t.Errorf("WafRateLimit=%s: refused %v, want %v (WAF's lowest limit is 10)", value, got, refused)
+			}
+		})
+	}
+	if d, _ := tp.Parameters["WafRateLimit"].(map[string]any)["Default"].(int); d < 10 {
+		t.Errorf("WafRateLimit defaults to %d: no backstop unless the operator asks", d)
+	}
+
+	backstop := false
+	settings, _ := tp.Resources["GenApi"].Properties["MethodSettings"].([]any)
+	for _, s := range settings {
+		if dig(s, "ResourcePath") == "/*" && dig(s, "HttpMethod") == "*" {
+			backstop = mustJSON(t, dig(s, "ThrottlingRateLimit")) == `{"Ref":"ApiThrottleRateLimit"}` &&
+				mustJSON(t, dig(s, "ThrottlingBurstLimit")) == `{"Ref":"ApiThrottleBurstLimit"}`
+		}
+	}
+	if !backstop {
+		t.Errorf("GenApi.MethodSettings has no stage-wide throttle of ApiThrottleRateLimit and ApiThrottleBurstLimit")
+	}
+	// High: above what the per-method public throttle allows.
+	for _, pair := range [][2]string{{"ApiThrottleRateLimit", "PublicRateLimit"}, {"ApiThrottleBurstLimit", "PublicBurstLimit"}} {
+		hi, _ := tp.Parameters[pair[0]].(map[string]any)["Default"].(int)
+		lo, _ := tp.Parameters[pair[1]].(map[string]any)["Default"].(int)
+		if hi <= lo {
+			t.Errorf("%s defaults to %d, not above %s's %d: a backstop, not a limit", pair[0], hi, pair[1], lo)
+		}
+	}
+
+	doc, err := os.ReadFile(filepath.Join(root, "infra", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Don't rely on usage plans to control costs", "WafRateLimit", "ApiThrottleRateLimit"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("deploy.md does not say %q", want)
+		}
+	}
 }

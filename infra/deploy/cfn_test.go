@@ -114,6 +114,7 @@ var getAttributes = map[string][]string{
 	"AWS::IAM::AccessKey":           {"SecretAccessKey"},
 	"AWS::Logs::LogGroup":           {"Arn"},
 	"AWS::SecretsManager::Secret":   {"Id"},
+	"AWS::WAFv2::WebACL":            {"Arn", "Capacity", "Id", "LabelNamespace"},
 	"AWS::ApiGateway::UsagePlan":    {"Id"},
 }
 
@@ -558,6 +559,33 @@ func (tp *template) evalCondition(c any) (bool, error) {
 		case "Fn::Not":
 			v, err := tp.evalCondition(args[0])
 			return !v, err
+		case "Fn::EachMemberEquals": // of Rules only; a list parameter evaluates to its text
+			list, err := tp.eval(args[0])
+			if err != nil {
+				return false, err
+			}
+			v, err := tp.eval(args[1])
+			if err != nil {
+				return false, err
+			}
+			for _, item := range strings.Split(list, ",") {
+				if strings.TrimSpace(item) != v {
+					return false, nil
+				}
+			}
+			return true, nil
+		case "Fn::Contains": // of Rules only
+			list, _ := args[0].([]any)
+			v, err := tp.eval(args[1])
+			if err != nil {
+				return false, err
+			}
+			for _, item := range list {
+				if s, err := tp.eval(item); err != nil || s == v {
+					return err == nil, err
+				}
+			}
+			return false, nil
 		case "Fn::And", "Fn::Or":
 			and := k == "Fn::And"
 			for _, a := range args {

@@ -1006,6 +1006,10 @@ var (
 	// secret's (media.CursorKeys).
 	cursorPolicies = []string{"AWSSecretsManagerGetSecretValuePolicy " + signer, "if SignerCustomerKey: kms:Decrypt SignerSecretKmsKeyArn"}
 	readerPolicies = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
+	// Issue 34, defect 9: those the usage plan limits alone
+	// (endpoint.GatewayLimited, TestGatewayLimitedWriteNoCounter) only
+	// read the counters.
+	gatewayLimitedPolicies = slices.Concat(cursorPolicies, readTable("CountersTable"), readTable("KeysTable"), readTable("TasksTable"))
 	// The steps' moves write their webhook events in their transaction.
 	// A step moves a task: the task, its account and the move's webhook
 	// events; never Scan, DeleteItem or BatchWriteItem (issue 24).
@@ -1014,9 +1018,9 @@ var (
 		"TextToVideoFunction":    startPolicies,
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
-		"StatusFunction":         readerPolicies,
+		"StatusFunction":         gatewayLimitedPolicies,
 		"StatusEventsFunction":   readerPolicies,
-		"DownloadFunction":       readerPolicies,
+		"DownloadFunction":       gatewayLimitedPolicies,
 		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
 		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
 		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
@@ -1031,7 +1035,7 @@ var (
 		// (items "models:<route>" of the counters table only).
 		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"dynamodb:UpdateItem CountersTable", "secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
 			"secretsmanager:GetSecretValue RouteKeySecretArns|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-route-key",
-			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn",
+			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn", "if RouteKeysCustomerKeys: kms:Decrypt RouteKeyKmsKeyArns",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
 		"CompleteFunction":   stepPolicies,
 		"PollFunction":       nil, // GenerateFunction's: the same role (init)
@@ -1069,7 +1073,7 @@ func init() {
 	wantPolicies["OpenaiVideosFunction"] = append(slices.Clone(startPolicies),
 		"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
-	wantPolicies["OpenaiContentFunction"] = readerPolicies
+	wantPolicies["OpenaiContentFunction"] = gatewayLimitedPolicies
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
 		tableLines("KeysTable", "dynamodb:UpdateItem"), readTable("TasksTable"))
 	// A quote reads the balance and the starts window, and takes and
@@ -1405,5 +1409,29 @@ func TestNoFaultInjectionOnAWS(t *testing.T) {
 	}
 	if mains < len(fns) {
 		t.Errorf("go list found %d function programs, want one per function of the template (%d)", mains, len(fns))
+	}
+}
+
+// Issue 34, defect 9: a function whose requests the usage plan alone
+// limits (its main.go sets endpoint.GatewayLimited) writes no counter
+// (functions' "status and download write nothing to DynamoDB"), so its
+// role may not write the counters table; those whose every route reads
+// only are listed, and each must be one.
+func TestGatewayLimitedWriteNoCounter(t *testing.T) {
+	tp := loadTemplate(t)
+	readOnly := []string{"StatusFunction", "DownloadFunction", "OpenaiContentFunction"}
+	for _, id := range readOnly {
+		uri, _ := tp.Resources[id].Properties["CodeUri"].(string)
+		src, err := os.ReadFile(filepath.Join(root, uri, "main.go"))
+		if err != nil || !strings.Contains(string(src), "endpoint.GatewayLimited(") {
+			t.Errorf("%s (%s) does not use endpoint.GatewayLimited (%v): it may write its windows", id, uri, err)
+			continue
+		}
+		for _, line := range functionPolicies(t, tp, id) {
+			action, res, _ := strings.Cut(line, " ")
+			if strings.HasPrefix(res, "CountersTable") && !slices.Contains([]string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}, action) {
+				t.Errorf("%s may %s, but writes no counter", id, line)
+			}
+		}
 	}
 }

@@ -71,7 +71,7 @@ if [ -n "$fresh_region" ]; then
 	region=$fresh_region stack=gen-smoke
 	if sam deploy --region "$region" --stack-name "$stack" --resolve-s3 --capabilities CAPABILITY_NAMED_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset \
-		--parameter-overrides "FFmpegLayerArn=$layer" GenerateReservedConcurrency=0; then
+		--parameter-overrides "FFmpegLayerArn=$layer"; then
 		echo "ok   sam deploy in a fresh region"
 	else
 		echo "FAIL sam deploy in $fresh_region"

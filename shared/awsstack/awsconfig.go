@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
-// lambdaConfig is the AWS configuration a Lambda runs with, read from the
+// LambdaConfig is the AWS configuration a Lambda runs with, read from the
 // variables Lambda sets: AWS_REGION, and the execution role's
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, valid
 // for the life of the execution environment. AWS_ENDPOINT_URL and
@@ -19,7 +19,7 @@ import (
 // files, SSO, STS role chains and the instance metadata service, none of
 // which a Lambda uses: linking them made every endpoint bootstrap about
 // 2 MB larger (infra/docs/lambdas.md).
-func lambdaConfig(lookup func(string) (string, bool)) aws.Config {
+func LambdaConfig(lookup func(string) (string, bool)) aws.Config {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	cfg := aws.Config{
 		Region:        get("AWS_REGION"),

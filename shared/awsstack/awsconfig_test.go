@@ -16,7 +16,7 @@ func TestLambdaConfig(t *testing.T) {
 		"AWS_ENDPOINT_URL_SFN":             "",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg := lambdaConfig(lookup)
+	cfg := LambdaConfig(lookup)
 	if cfg.Region != "eu-west-1" || cfg.BaseEndpoint == nil || *cfg.BaseEndpoint != "http://everything" {
 		t.Errorf("region %q, base endpoint %v; want eu-west-1, http://everything", cfg.Region, cfg.BaseEndpoint)
 	}
@@ -38,7 +38,7 @@ func TestLambdaConfig(t *testing.T) {
 			t.Errorf("endpoint of %q = %q, %v, %v; want %q, %v", tt.sdkID, got, found, err, tt.want, tt.found)
 		}
 	}
-	if cfg := lambdaConfig(func(string) (string, bool) { return "", false }); cfg.Credentials != nil {
+	if cfg := LambdaConfig(func(string) (string, bool) { return "", false }); cfg.Credentials != nil {
 		t.Error("credentials made from an environment without a key")
 	}
 }

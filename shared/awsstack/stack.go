@@ -55,7 +55,7 @@ func FromEnv(ctx context.Context) (*Deployment, error) {
 		return nil, err
 	}
 	InstallCatalog(env)
-	cfg := lambdaConfig(osLookup)
+	cfg := LambdaConfig(osLookup)
 	logger := NewLogger(os.Stdout, env.LogLevel)
 	slog.SetDefault(logger)
 	return New(env, cfg, logger)

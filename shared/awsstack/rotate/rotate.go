@@ -16,8 +16,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -25,6 +27,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/strictjson"
 )
 
@@ -59,6 +62,9 @@ type Rotator struct {
 	// HTTP answers CloudFormation's custom resource requests (SignerKey);
 	// nil is http.DefaultClient.
 	HTTP *http.Client
+	// setup is why the rotator cannot work (FromEnv): every request is
+	// answered with it.
+	setup error
 }
 
 const (
@@ -69,6 +75,9 @@ const (
 // Rotate runs one step of a rotation. Each step may run again (Secrets
 // Manager retries a failed one): each looks before it acts.
 func (r *Rotator) Rotate(ctx context.Context, ev Event) error {
+	if r.setup != nil {
+		return fmt.Errorf("rotation of %s: %w", ev.SecretID, r.setup)
+	}
 	desc, err := r.Secrets.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &ev.SecretID})
 	if err != nil {
 		return fmt.Errorf("describe secret: %w", err)
@@ -174,10 +183,32 @@ func has(list []string, s string) bool {
 	return false
 }
 
-// New returns the rotator of the stack: GEN_SIGNER_USER names the user.
-func New(s *awsstack.Deployment) (*Rotator, error) {
-	if s.Env.SignerUser == "" {
-		return nil, fmt.Errorf("the rotation function needs %s, which is not set (template.yaml sets it)", awsstack.EnvSignerUser)
+// FromEnv returns the rotator of the stack's rotation function, reading
+// only what it needs through lookup (os.LookupEnv): GEN_SIGNER_USER,
+// GEN_LOG_LEVEL and the AWS variables Lambda sets. It never parses the
+// whole environment (awsstack.ParseEnv): the template's Globals give this
+// function the provider settings too, and one the API's functions refuse
+// must not stop it, since CloudFormation waits for its answer to
+// Custom::SignerKey (an hour by default, and again on the rollback's
+// delete). It always returns a rotator: what it cannot use is kept and
+// every request is answered with it, FAILED to CloudFormation and an
+// error to Secrets Manager. Its logger, JSON lines to w, becomes the
+// default one.
+func FromEnv(lookup func(string) (string, bool), w io.Writer) *Rotator {
+	r := settings.NewReader(lookup)
+	level := r.Level(settings.LogLevel, settings.DefaultLogLevel)
+	user := r.Check(awsstack.EnvSignerUser, func(s string) bool { return !strings.ContainsAny(s, " /:") },
+		"want an IAM user name, not an ARN")
+	err := r.Err()
+	if err == nil && user == "" {
+		err = fmt.Errorf("the rotation function needs %s, which is not set (template.yaml sets it)", awsstack.EnvSignerUser)
 	}
-	return &Rotator{Secrets: secretsmanager.NewFromConfig(s.AWS), Keys: iam.NewFromConfig(s.AWS), User: s.Env.SignerUser, Logger: s.Logger}, nil
+	logger := awsstack.NewLogger(w, level)
+	slog.SetDefault(logger)
+	cfg := awsstack.LambdaConfig(lookup)
+	rot := &Rotator{Secrets: secretsmanager.NewFromConfig(cfg), Keys: iam.NewFromConfig(cfg), User: user, Logger: logger, setup: err}
+	if err != nil {
+		logger.Error("rotate: cannot rotate or answer for the signing key: " + err.Error())
+	}
+	return rot
 }

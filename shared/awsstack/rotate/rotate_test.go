@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -188,5 +192,104 @@ func TestSignerKeyLifecycle(t *testing.T) {
 	request("Delete", "44444444-4444-4444-4444-444444444444")
 	if len(f.keys) != 0 {
 		t.Errorf("after Delete: keys %v, want none, so that CloudFormation can delete the user", f.keys)
+	}
+}
+
+// stuckKeys is IAM that never answers ListAccessKeys, or panics in it.
+type stuckKeys struct {
+	*fakeAWS
+	panics bool
+}
+
+func (s stuckKeys) ListAccessKeys(ctx context.Context, _ *iam.ListAccessKeysInput, _ ...func(*iam.Options)) (*iam.ListAccessKeysOutput, error) {
+	if s.panics {
+		panic("a bug")
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Issue 34, defect 2: CloudFormation waits for Custom::SignerKey's answer
+// (an hour by default, and again on the rollback's delete), so every path
+// answers it: an environment the rotator cannot work with (FromEnv reads
+// only GEN_SIGNER_USER and GEN_LOG_LEVEL, so a provider setting the API's
+// functions refuse is not one), a panic, and IAM that does not answer
+// before Lambda's deadline.
+func TestSignerKeyAlwaysAnswers(t *testing.T) {
+	// What the template's Globals give every function, the rotation
+	// included: here a gemini generator without its key's secret, which
+	// awsstack.ParseEnv refuses.
+	badProvider := map[string]string{"GEN_GENERATOR": "gemini", "GEN_ROUTES": "{not json", "GEN_CREDIT_USD": "free",
+		"GEN_LOG_LEVEL": "DEBUG", "AWS_REGION": "us-east-1"}
+	if _, err := awsstack.ParseEnv(func(k string) (string, bool) { v, ok := badProvider[k]; return v, ok }); err == nil {
+		t.Fatal("awsstack.ParseEnv takes the bad provider settings: the test tests nothing")
+	}
+	fromEnv := func(extra map[string]string) *Rotator {
+		env := maps.Clone(badProvider)
+		maps.Copy(env, extra)
+		r := FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+		f := &fakeAWS{versions: map[string]string{"v0": `{"accessKeyId":"","secretAccessKey":""}`},
+			stages: map[string][]string{"v0": {stageCurrent}}}
+		r.Secrets, r.Keys = f, f
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		rotator  func() *Rotator
+		deadline time.Duration // of the invocation; 0 is none
+		status   string
+		reason   string // in the answer's Reason
+	}{
+		{name: "provider settings the API refuses", rotator: func() *Rotator { return fromEnv(map[string]string{"GEN_SIGNER_USER": "gen-signer"}) },
+			status: "SUCCESS"},
+		{name: "no signing user", rotator: func() *Rotator { return fromEnv(nil) }, status: "FAILED", reason: awsstack.EnvSignerUser},
+		{name: "a signing user that is an ARN", rotator: func() *Rotator {
+			return fromEnv(map[string]string{"GEN_SIGNER_USER": "arn:aws:iam::123456789012:user/gen-signer"})
+		}, status: "FAILED", reason: awsstack.EnvSignerUser},
+		{name: "IAM does not answer", rotator: func() *Rotator {
+			r := fromEnv(map[string]string{"GEN_SIGNER_USER": "gen-signer"})
+			r.Keys = stuckKeys{fakeAWS: r.Keys.(*fakeAWS)}
+			return r
+		}, deadline: answerReserve + 300*time.Millisecond, status: "FAILED", reason: "deadline exceeded"},
+		{name: "a panic", rotator: func() *Rotator {
+			r := fromEnv(map[string]string{"GEN_SIGNER_USER": "gen-signer"})
+			r.Keys = stuckKeys{fakeAWS: r.Keys.(*fakeAWS), panics: true}
+			return r
+		}, status: "FAILED", reason: "panic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := make(chan map[string]string, 1)
+			cfn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var a map[string]string
+				json.NewDecoder(r.Body).Decode(&a)
+				answers <- a
+			}))
+			defer cfn.Close()
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			raw := fmt.Sprintf(`{"RequestType":"Create","ResponseURL":%q,"StackId":"arn:stack","RequestId":"r1","LogicalResourceId":"SignerKey",
+				"ResourceProperties":{"ServiceToken":"arn:fn","SecretId":"arn:secret"}}`, cfn.URL)
+			err := tc.rotator().Handle(ctx, json.RawMessage(raw))
+			select {
+			case a := <-answers:
+				if a["Status"] != tc.status || !strings.Contains(a["Reason"], tc.reason) || a["RequestId"] != "r1" {
+					t.Errorf("answered %v (%v), want %s with a reason naming %q", a, err, tc.status, tc.reason)
+				}
+			default:
+				t.Errorf("CloudFormation got no answer (%v): it would wait out the ServiceTimeout", err)
+			}
+			if tc.deadline > 0 && ctx.Err() != nil {
+				t.Errorf("answered after the invocation's deadline: Lambda would have stopped it first")
+			}
+		})
+	}
+	// A rotation step of a rotator that cannot work fails, naming why.
+	if err := fromEnv(nil).Handle(context.Background(), json.RawMessage(`{"Step":"createSecret","SecretId":"s","ClientRequestToken":"v1"}`)); err == nil ||
+		!strings.Contains(err.Error(), awsstack.EnvSignerUser) {
+		t.Errorf("rotation without a user: %v, want an error naming %s", err, awsstack.EnvSignerUser)
 	}
 }

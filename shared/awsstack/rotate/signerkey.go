@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -59,20 +60,25 @@ func (r *Rotator) Handle(ctx context.Context, raw json.RawMessage) error {
 	return r.SignerKey(ctx, req)
 }
 
+// answerReserve is the time kept at the end of an invocation to answer
+// CloudFormation: the work stops that much before Lambda's deadline, so
+// that even a key operation that hangs is answered FAILED rather than
+// left for CloudFormation to wait out.
+const answerReserve = 5 * time.Second
+
 // SignerKey serves a Custom::SignerKey request and answers CloudFormation
 // at its ResponseURL: on Create, the user's first access key, stored as
 // the secret's current version (none is made if the current one already
 // holds a key of the user); on Delete, every access key of the user
-// removed, so that the user can be; Update changes nothing. A failure is
-// answered FAILED with its reason, so that the stack rolls back rather
-// than waiting an hour.
+// removed, so that the user can be; Update changes nothing. Every path
+// answers, a failure FAILED with its reason (a rotator FromEnv could not
+// set up, a panic, a key operation cut by the deadline included), so that
+// the stack rolls back rather than waiting for the resource's
+// ServiceTimeout.
 func (r *Rotator) SignerKey(ctx context.Context, req SignerKeyRequest) error {
-	var err error
-	switch req.RequestType {
-	case "Create":
-		err = r.firstKey(ctx, req.ResourceProperties.SecretID, req.RequestID)
-	case "Delete":
-		err = r.deleteKeys(ctx)
+	err := r.setup
+	if err == nil {
+		err = r.serve(ctx, req)
 	}
 	status, reason := "SUCCESS", ""
 	if err != nil {
@@ -85,8 +91,11 @@ func (r *Rotator) SignerKey(ctx context.Context, req SignerKeyRequest) error {
 	}
 	body, _ := json.Marshal(map[string]string{"Status": status, "Reason": reason, "PhysicalResourceId": physical,
 		"StackId": req.StackID, "RequestId": req.RequestID, "LogicalResourceId": req.LogicalResourceID})
+	// The answer has the reserve of its own, whatever the work left.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerReserve)
+	defer cancel()
 	// The presigned ResponseURL takes a PUT with no content type.
-	put, perr := http.NewRequestWithContext(ctx, http.MethodPut, req.ResponseURL, bytes.NewReader(body))
+	put, perr := http.NewRequestWithContext(actx, http.MethodPut, req.ResponseURL, bytes.NewReader(body))
 	if perr != nil {
 		return fmt.Errorf("answer CloudFormation: %w", perr)
 	}
@@ -101,6 +110,28 @@ func (r *Rotator) SignerKey(ctx context.Context, req SignerKeyRequest) error {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("answer CloudFormation: %s", resp.Status)
+	}
+	return nil
+}
+
+// serve does what req asks, before Lambda's deadline less answerReserve;
+// a panic is its error.
+func (r *Rotator) serve(ctx context.Context, req SignerKeyRequest) (err error) {
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-answerReserve))
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("signer key %s: panic: %v", req.RequestType, p)
+		}
+	}()
+	switch req.RequestType {
+	case "Create":
+		return r.firstKey(ctx, req.ResourceProperties.SecretID, req.RequestID)
+	case "Delete":
+		return r.deleteKeys(ctx)
 	}
 	return nil
 }
