@@ -649,16 +649,46 @@ func TestFunctions(t *testing.T) {
 
 	t.Run("sweeper", func(t *testing.T) {
 		n := time.Now().UTC().Truncate(time.Millisecond)
+		// An orphan processing task lost its execution: re-driven. A
+		// pending one never got one: its start was answered while the
+		// commit was in doubt, so it is failed and refunded, not run
+		// (issue 34, defect 4).
 		orphan := newTask("gen_1767225600000_orphan0001", n.Add(-2*time.Minute))
+		if _, err := st.MarkProcessing(ctx, orphan.ID, n.Add(-2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		never := newTask("gen_1767225600000_never00001", n.Add(-2*time.Minute))
+		before, err := st.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		late := newTask("gen_1767225600000_timedout01", n.Add(-15*time.Minute))
-		var report struct{ Unfinished, Failed, Started, Errors int }
+		var report struct{ Unfinished, Failed, Started, NotStarted, Errors int }
 		stepResult(t, h.fn(t, "sweeper").Invoke(t, readEvent(t, "sweeper")), &report)
-		// Unfinished: the three started tasks, the orphan and the late one.
-		if report.Unfinished != 5 || report.Failed != 1 || report.Started != 1 || report.Errors != 0 {
-			t.Errorf("sweep report %+v, want 5 unfinished, 1 failed, 1 started", report)
+		// Unfinished: the three started tasks, the two orphans and the
+		// late one.
+		if report.Unfinished != 6 || report.Failed != 1 || report.Started != 1 || report.NotStarted != 1 || report.Errors != 0 {
+			t.Errorf("sweep report %+v, want 6 unfinished, 1 failed, 1 started, 1 not started", report)
 		}
 		if !slices.ContainsFunc(env.SFN.Executions(), func(e sfnstarttest.Execution) bool { return e.Name == orphan.ID }) {
 			t.Errorf("no execution started for %s: %+v", orphan.ID, env.SFN.Executions())
+		}
+		if slices.ContainsFunc(env.SFN.Executions(), func(e sfnstarttest.Execution) bool { return e.Name == never.ID }) {
+			t.Errorf("an execution was started for %s, which was never started", never.ID)
+		}
+		nt, err := st.Task(ctx, never.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := st.Account(ctx, accountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The late task is charged after before and refunded; the
+		// never-started one is refunded.
+		if nt.Status != task.Failed || after.Credits != before.Credits+35 {
+			t.Errorf("never-started task %s %+v, credits %d -> %d; want failed and refunded",
+				nt.Status, nt.Failure, before.Credits, after.Credits)
 		}
 		tk, err := st.Task(ctx, late.ID)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/faults"
 	"github.com/genvideo/gen/shared/httpguard"
@@ -57,7 +57,7 @@ const (
 	// maxSweepInterval keeps a typo from leaving lost tasks alone for days.
 	maxSweepInterval = 24 * time.Hour
 	// DefaultModelCheckInterval is availability's.
-	DefaultModelCheckInterval = availability.DefaultInterval
+	DefaultModelCheckInterval = routecheck.DefaultInterval
 	DevCredits                = devkey.Credits
 )
 

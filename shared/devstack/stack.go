@@ -17,6 +17,7 @@ import (
 
 	"github.com/genvideo/gen/shared/asl"
 	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/blob/fsblob"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/cursor"
@@ -58,7 +59,7 @@ type Stack struct {
 	// models checks which models the provider routes serve, and
 	// served reads what they found (shared/availability); checking
 	// serialises the checks (CheckModels).
-	models   *availability.Checker
+	models   *routecheck.Checker
 	served   *availability.Reader
 	checking sync.Mutex
 
@@ -165,7 +166,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	provider, caps := cfg.Hooks.provider(routes.Provider), routes.Capabilities
 	// Which models the routes serve: checked here (checkModels), kept in
 	// the store as on AWS, and read by every start and GET models.
-	s.models = &availability.Checker{Store: s.Store, Probes: routes.Probes, Logger: s.logger}
+	s.models = &routecheck.Checker{Store: s.Store, Probes: routes.Probes, Logger: s.logger}
 	s.served = availability.NewReader(availability.ReaderConfig{Store: s.Store, Routes: tables.Availability(cfg.Provider), Logger: s.logger})
 	secret, err := fsblob.LoadOrCreateSecret(filepath.Join(cfg.DataDir, "signing.key"))
 	if err != nil {
@@ -327,7 +328,7 @@ func (s *Stack) checkModels(ctx context.Context, every time.Duration) {
 }
 
 // CheckModels asks each provider route now which of its models it
-// serves, and writes what each found (availability.Checker); what the
+// serves, and writes what each found (routecheck.Checker); what the
 // stack sells follows at once. The stack runs it at start-up and every
 // Config.ModelCheckInterval; a test runs it when its fake changed.
 func (s *Stack) CheckModels(ctx context.Context) error {

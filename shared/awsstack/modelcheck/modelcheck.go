@@ -11,7 +11,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/providerkeys"
 	"github.com/genvideo/gen/shared/provider/factory"
@@ -21,7 +21,7 @@ import (
 
 // Check is the scheduled check.
 type Check struct {
-	checker *availability.Checker
+	checker *routecheck.Checker
 }
 
 // Report is what a run checked: the routes, by name.
@@ -47,11 +47,11 @@ func New(ctx context.Context, s *awsstack.Deployment) (*Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Check{checker: &availability.Checker{Store: s.Store, Probes: probes, Logger: s.Logger, Now: time.Now}}, nil
+	return &Check{checker: &routecheck.Checker{Store: s.Store, Probes: probes, Logger: s.Logger, Now: time.Now}}, nil
 }
 
 // Scheduled checks every route once, each within
-// availability.DefaultTimeout. A route that does not answer is logged
+// routecheck.DefaultTimeout. A route that does not answer is logged
 // and written as lacking nothing; only a write to the store that failed
 // fails the run (the next run, an hour later, tries again).
 func (c *Check) Scheduled(ctx context.Context) (Report, error) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
@@ -126,7 +126,7 @@ func TestProbes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Probes without a built-in generator: %v", err)
 	}
-	for name, probes := range map[string][]availability.Probe{"Stack.Probes": st.Probes, "Probes": alone} {
+	for name, probes := range map[string][]routecheck.Probe{"Stack.Probes": st.Probes, "Probes": alone} {
 		got := map[string]string{}
 		for _, pr := range probes {
 			if pr.Checker == nil {

@@ -15,7 +15,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/genvideo/gen/shared/availability"
+	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/capability"
@@ -51,25 +51,25 @@ type Stack struct {
 	Routed bool
 	// Probes are the routes whose providers check the models they serve
 	// (shared/availability): every route but the built-in generator's.
-	Probes []availability.Probe
+	Probes []routecheck.Probe
 }
 
 // probe is the availability probe of the route name, of settings p and
 // provider prov; false for a provider without a check.
-func probe(name string, p settings.Provider, prov provider.Provider) (availability.Probe, bool) {
+func probe(name string, p settings.Provider, prov provider.Provider) (routecheck.Probe, bool) {
 	c, ok := prov.(provider.Checker)
 	if !ok {
-		return availability.Probe{}, false
+		return routecheck.Probe{}, false
 	}
-	return availability.Probe{Route: name, Models: tables.ProviderModels(p), Checker: c}, true
+	return routecheck.Probe{Route: name, Models: tables.ProviderModels(p), Checker: c}, true
 }
 
 // Probes builds the routes of p whose providers check their models, and
 // only those (no built-in generator, so no renderer): what the AWS
 // stack's route check function runs. A route that cannot be built is
 // an error, as at FromSettings.
-func Probes(ctx context.Context, p settings.Provider, o Options) ([]availability.Probe, error) {
-	var out []availability.Probe
+func Probes(ctx context.Context, p settings.Provider, o Options) ([]routecheck.Probe, error) {
+	var out []routecheck.Probe
 	for _, rs := range p.AllRoutes() {
 		if rs.Provider.Generator == settings.GeneratorBuiltin || rs.Provider.Generator == "" {
 			continue
@@ -182,7 +182,7 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 		}
 		st := Stack{Provider: routing.New(routing.Config{Models: models, Unprefixed: name, Now: o.Now, Logger: o.Logger}), Capabilities: caps}
 		if pr, ok := probe(name, p, prov); ok {
-			st.Probes = []availability.Probe{pr}
+			st.Probes = []routecheck.Probe{pr}
 		}
 		return st, nil
 	}
@@ -193,7 +193,7 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 	built := map[string]*routing.Route{}
 	models := map[string][]*routing.Route{}
 	byModel := p.ModelRoutes()
-	var probes []availability.Probe
+	var probes []routecheck.Probe
 	for _, id := range catalog.IDs() {
 		for i, rs := range byModel[id] {
 			route, ok := built[rs.Name]

@@ -1,4 +1,9 @@
-package availability
+// Package routecheck asks each provider route which of the models it is
+// mapped to it serves, and writes what each found (store.RouteCheck),
+// which shared/availability reads. It is apart from availability so that
+// the API's functions, which only read the checks, do not link the
+// providers' contract.
+package routecheck
 
 import (
 	"context"
