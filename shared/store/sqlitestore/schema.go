@@ -242,6 +242,17 @@ ALTER TABLE api_keys ADD COLUMN holder_credits_per_day INTEGER NOT NULL DEFAULT 
 ALTER TABLE api_keys ADD COLUMN holder_credits_per_month INTEGER NOT NULL DEFAULT 0 CHECK (holder_credits_per_month >= 0);
 ALTER TABLE tasks ADD COLUMN key_id TEXT NOT NULL DEFAULT '';
 `,
+	// 11: the leases of open event streams (OpenStream), one row per
+	// stream, so that a key holds at most so many at once; a lease that
+	// expired holds nothing and is deleted by the next open.
+	`
+CREATE TABLE stream_leases (
+	key        TEXT NOT NULL,
+	lease      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (key, lease)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.
