@@ -364,8 +364,10 @@ func TestPruneIdempotencyKeys(t *testing.T) {
 	}
 }
 
-// version10Down takes a database back to version 9: no spending caps.
-const version10Down = `ALTER TABLE api_keys DROP COLUMN max_credits_per_day;
+// version10Down takes a database back to version 9: no spending caps
+// (nor the stream leases of version 11).
+const version10Down = `DROP TABLE stream_leases;
+	ALTER TABLE api_keys DROP COLUMN max_credits_per_day;
 	ALTER TABLE api_keys DROP COLUMN max_credits_per_month;
 	ALTER TABLE api_keys DROP COLUMN holder_credits_per_day;
 	ALTER TABLE api_keys DROP COLUMN holder_credits_per_month;
