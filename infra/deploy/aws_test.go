@@ -493,6 +493,32 @@ func TestGenerateConcurrency(t *testing.T) {
 	}
 }
 
+// Issue 34, defect 6: the events function, whose executions last up to
+// 14 minutes each, can be given reserved concurrency (0, the default,
+// leaves accounts on the new-account quota deployable), and reads the
+// per-key cap of open streams from a parameter.
+func TestEventsConcurrency(t *testing.T) {
+	tp := loadTemplate(t)
+	p, _ := tp.Parameters["EventsReservedConcurrency"].(map[string]any)
+	if p["Type"] != "Number" || p["MinValue"] != 0 || p["Default"] != 0 {
+		t.Errorf("EventsReservedConcurrency = %v, want a Number from 0, default 0", p)
+	}
+	fn := tp.Resources["StatusEventsFunction"].Properties
+	if got := mustJSON(t, fn["ReservedConcurrentExecutions"]); got != `{"Fn::If":["ReserveEvents",{"Ref":"EventsReservedConcurrency"},{"Ref":"AWS::NoValue"}]}` {
+		t.Errorf("StatusEventsFunction.ReservedConcurrentExecutions = %s, want EventsReservedConcurrency unless 0", got)
+	}
+	if c := mustJSON(t, tp.Conditions["ReserveEvents"]); c != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"EventsReservedConcurrency"},0]}]}` {
+		t.Errorf("ReserveEvents = %s", c)
+	}
+	m, _ := tp.Parameters["MaxEventStreams"].(map[string]any)
+	if m["Type"] != "Number" || m["MinValue"] != 1 || m["Default"] != 5 {
+		t.Errorf("MaxEventStreams = %v, want a Number from 1, default 5", m)
+	}
+	if got := mustJSON(t, dig(fn, "Environment", "Variables", "GEN_MAX_EVENT_STREAMS")); got != `{"Ref":"MaxEventStreams"}` {
+		t.Errorf("StatusEventsFunction's GEN_MAX_EVENT_STREAMS = %s, want the MaxEventStreams parameter", got)
+	}
+}
+
 // Defect 10 of issue 12: the routes without a key are throttled. Issue
 // 24, defect 4: and only they. Stage and method throttling is per method
 // for all clients together, so on a keyed route it would cap every

@@ -24,7 +24,7 @@ func TestParseEnvDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseEnv of an empty environment: %v", err)
 	}
-	want := Env{GenerationTimeout: 10 * time.Minute, MaxImageBytes: 4 << 20, FFmpegPath: "ffmpeg", LogLevel: slog.LevelInfo}
+	want := Env{GenerationTimeout: 10 * time.Minute, MaxImageBytes: 4 << 20, MaxEventStreams: 5, FFmpegPath: "ffmpeg", LogLevel: slog.LevelInfo}
 	if e != want {
 		t.Errorf("ParseEnv() = %+v, want %+v", e, want)
 	}
@@ -38,6 +38,7 @@ func TestParseEnvValues(t *testing.T) {
 		EnvSignerSecretARN:   "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gen-signer-AbCdEf",
 		EnvGenerationTimeout: "12m30s",
 		EnvMaxImageBytes:     "3145728",
+		EnvMaxEventStreams:   "3",
 		EnvFFmpegPath:        "/opt/bin/ffmpeg",
 		EnvFontFile:          "/opt/fonts/DejaVuSans.ttf",
 		EnvLogLevel:          "debug",
@@ -49,7 +50,7 @@ func TestParseEnvValues(t *testing.T) {
 		TablePrefix: "gen-prod-", Bucket: "gen-prod-media",
 		StateMachineARN:   "arn:aws:states:eu-west-1:123456789012:stateMachine:gen-generation",
 		SignerSecretARN:   "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gen-signer-AbCdEf",
-		GenerationTimeout: 12*time.Minute + 30*time.Second, MaxImageBytes: 3 << 20,
+		GenerationTimeout: 12*time.Minute + 30*time.Second, MaxImageBytes: 3 << 20, MaxEventStreams: 3,
 		FFmpegPath: "/opt/bin/ffmpeg", FontFile: "/opt/fonts/DejaVuSans.ttf", LogLevel: slog.LevelDebug,
 	}
 	if e != want {

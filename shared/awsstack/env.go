@@ -38,6 +38,10 @@ const (
 	// duration (default settings.DefaultGenerationTimeout). The endpoints
 	// need it.
 	EnvGenerationTimeout = settings.GenerationTimeout
+	// EnvMaxEventStreams is how many live event streams one key may hold
+	// open at once (default settings.DefaultMaxEventStreams); the events
+	// function reads it.
+	EnvMaxEventStreams = settings.MaxEventStreams
 	// EnvMaxImageBytes bounds the images of one request together, in
 	// bytes (default DefaultMaxImageBytes): image-to-video's image, or
 	// first-last-frame's two frames at half of it each. A request through
@@ -125,6 +129,7 @@ type Env struct {
 	SignerSecretARN   string
 	GenerationTimeout time.Duration
 	MaxImageBytes     int64
+	MaxEventStreams   int           // settings.MaxEventStreams
 	TaskRetention     time.Duration // 0: for ever
 	SignerUser        string
 	FFmpegPath        string
@@ -158,6 +163,7 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 			"want arn:<partition>:states:<region>:<account>:stateMachine:<name>"),
 		SignerSecretARN:     r.Check(EnvSignerSecretARN, isARN, "want the ARN of a Secrets Manager secret"),
 		GenerationTimeout:   shared.GenerationTimeout,
+		MaxEventStreams:     shared.MaxEventStreams,
 		MaxImageBytes:       r.PositiveInt(EnvMaxImageBytes, DefaultMaxImageBytes),
 		TaskRetention:       time.Duration(r.PositiveInt(EnvTaskRetentionDays, 0)) * 24 * time.Hour,
 		SignerUser:          r.Check(EnvSignerUser, isName, "want an IAM user name, not an ARN"),

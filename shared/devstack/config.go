@@ -87,6 +87,9 @@ type Config struct {
 	// GenerationTimeout is each task's deadline after its creation
 	// (GEN_GENERATION_TIMEOUT, a Go duration such as 10m).
 	GenerationTimeout time.Duration
+	// MaxEventStreams is how many live event streams one key may hold
+	// open at once (GEN_MAX_EVENT_STREAMS; 0: the service's default, 5).
+	MaxEventStreams int
 	// RenderConcurrency bounds the ffmpeg processes at once
 	// (GEN_RENDER_CONCURRENCY, default the number of CPUs).
 	RenderConcurrency int
@@ -154,6 +157,7 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		PublicURL:          r.Check(EnvPublicURL, isBaseURL, "want an http:// or https:// URL such as http://127.0.0.1:8080"),
 		FaultRate:          r.Float(EnvFaultRate, 0, 0, 1),
 		GenerationTimeout:  shared.GenerationTimeout,
+		MaxEventStreams:    shared.MaxEventStreams,
 		RenderConcurrency:  int(r.PositiveInt(EnvRenderConcurrency, 0)),
 		StepConcurrency:    int(r.PositiveInt(EnvStepConcurrency, 0)),
 		SweepInterval:      r.Duration(EnvSweepInterval, DefaultSweepInterval, maxSweepInterval),

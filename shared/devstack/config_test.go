@@ -18,15 +18,15 @@ func TestParseConfig(t *testing.T) {
 		vars map[string]string
 		want Config
 	}{
-		{"defaults", nil, Config{Addr: DefaultAddr, DataDir: DefaultDataDir, GenerationTimeout: 10 * time.Minute,
+		{"defaults", nil, Config{Addr: DefaultAddr, DataDir: DefaultDataDir, GenerationTimeout: 10 * time.Minute, MaxEventStreams: 5,
 			SweepInterval: DefaultSweepInterval, ModelCheckInterval: time.Hour, FFmpegPath: "ffmpeg", LogLevel: slog.LevelInfo}},
 		{"every variable", map[string]string{
 			"GEN_ADDR": "0.0.0.0:9000", "GEN_DATA_DIR": "/srv/gen", "GEN_PUBLIC_URL": "https://gen.example",
 			"GEN_GENERATION_TIMEOUT": "2m", "GEN_SWEEP_INTERVAL": "5s", "GEN_MODEL_CHECK_INTERVAL": "10m", "GEN_RENDER_CONCURRENCY": "3", "GEN_STEP_CONCURRENCY": "12",
 			"GEN_FFMPEG_PATH": "/opt/bin/ffmpeg", "GEN_FONT_FILE": "/opt/fonts/f.ttf", "GEN_LOG_LEVEL": "debug",
-			"GEN_FAULT_INJECTION": "on", "GEN_FAULT_RATE": "0.5",
+			"GEN_FAULT_INJECTION": "on", "GEN_FAULT_RATE": "0.5", "GEN_MAX_EVENT_STREAMS": "7",
 		}, Config{Addr: "0.0.0.0:9000", DataDir: "/srv/gen", PublicURL: "https://gen.example",
-			GenerationTimeout: 2 * time.Minute, SweepInterval: 5 * time.Second, ModelCheckInterval: 10 * time.Minute, RenderConcurrency: 3, StepConcurrency: 12,
+			GenerationTimeout: 2 * time.Minute, MaxEventStreams: 7, SweepInterval: 5 * time.Second, ModelCheckInterval: 10 * time.Minute, RenderConcurrency: 3, StepConcurrency: 12,
 			FFmpegPath: "/opt/bin/ffmpeg", FontFile: "/opt/fonts/f.ttf", LogLevel: slog.LevelDebug,
 			FaultInjection: true, FaultRate: 0.5}},
 	}

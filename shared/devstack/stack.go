@@ -219,6 +219,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 		Limiter:           s.Counts,
 		Logger:            s.logger,
 		GenerationTimeout: cfg.GenerationTimeout,
+		MaxEventStreams:   cfg.MaxEventStreams,
 		Estimate:          estimate,
 		// Direct uploads go to the local server, as they go to S3 on AWS.
 		Uploads:             s.Blobs,

@@ -281,6 +281,10 @@ func toError(err error, now time.Time) *Error {
 		case ratelimit.Day:
 			return &Error{Status: http.StatusTooManyRequests, Code: CodeDailyLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Daily limit of %d requests exceeded; it resets at 00:00 UTC.", c.Limit)}
+		case ratelimit.Streams:
+			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+				Message: fmt.Sprintf("This key already has %d live event streams open, its limit; "+
+					"close one, or poll GET /api/gen/status/{taskId} instead.", c.Limit)}
 		case ratelimit.Starts:
 			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Limit of %d generation starts per minute exceeded.", c.Limit)}

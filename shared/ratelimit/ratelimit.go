@@ -102,7 +102,16 @@ const (
 	Minute Kind = "m" // requests per minute
 	Day    Kind = "d" // requests per UTC day
 	Starts Kind = "s" // generation starts per minute
+	// Streams counts a key's open event streams (StreamSlots): not a
+	// window of time but leases, each held while its stream runs.
+	Streams Kind = "e"
 )
+
+// StreamSlots are the event-stream slots of key keyID, at most limit
+// held at once, for a lease until expires (store.Store's OpenStream).
+func StreamSlots(keyID string, limit int, expires time.Time) domain.Window {
+	return domain.Window{Key: "es:" + keyID, Kind: Streams, Limit: limit, ExpiresAt: expires}
+}
 
 // MinuteWindow returns the fixed one-minute window holding at.
 func MinuteWindow(at time.Time) (start, end time.Time) {

@@ -42,6 +42,10 @@ type Store interface {
 	DeleteTask(ctx context.Context, id string) (task.Task, error)
 	// SetKeyCaps changes a key's spending caps (caps.go).
 	SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (store.SpendCaps, error)
+	// The leases of a key's open event streams (streams.go).
+	OpenStream(ctx context.Context, w domain.Window, lease string, at time.Time) (int, error)
+	RenewStream(ctx context.Context, key, lease string, expires time.Time) error
+	CloseStream(ctx context.Context, key, lease string) error
 }
 
 // Links signs download links: blob.Store's SignURL.
@@ -72,6 +76,7 @@ type Executions interface {
 const (
 	DefaultGenerationTimeout = settings.DefaultGenerationTimeout
 	DefaultRetryAfter        = 5 * time.Second
+	DefaultMaxEventStreams   = settings.DefaultMaxEventStreams
 )
 
 // Config is what a Service is built from. Store is required; every
@@ -124,6 +129,9 @@ type Config struct {
 	// WebhookResolver resolves webhook URLs' hosts (default
 	// net.DefaultResolver).
 	WebhookResolver webhook.Resolver
+	// MaxEventStreams is how many event streams one key may hold open
+	// at once (DefaultMaxEventStreams; GEN_MAX_EVENT_STREAMS).
+	MaxEventStreams int
 	// Capabilities are what the configured generator accepts (veo.
 	// Capabilities reads them from the settings); a start outside them is
 	// refused before it is charged. Default capability.Builtin().
@@ -172,6 +180,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.MaxEventStreams <= 0 {
+		cfg.MaxEventStreams = DefaultMaxEventStreams
 	}
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes

@@ -39,11 +39,18 @@ const (
 	// local development only; template.yaml never sets it on a function
 	// (the AWS functions honour it only in tests and on one machine).
 	WebhookAllowPrivate = "GEN_WEBHOOK_ALLOW_PRIVATE"
+	// MaxEventStreams is how many live event streams (GET
+	// /api/gen/status/{taskId}/events) one API key may hold open at once,
+	// a whole number, default DefaultMaxEventStreams; one more is 429.
+	MaxEventStreams = "GEN_MAX_EVENT_STREAMS"
 )
 
 // Their defaults and bounds.
 const (
 	DefaultGenerationTimeout = 10 * time.Minute
+	// DefaultMaxEventStreams lets a client watch a few tasks at once
+	// while no one key can hold every execution of the events function.
+	DefaultMaxEventStreams = 5
 	// MaxGenerationTimeout is the longest deadline a Step Functions task
 	// timeout and a Lambda (15 minutes per attempt, retried) sensibly
 	// allow; the local server keeps to it too.
@@ -60,6 +67,7 @@ type Shared struct {
 	LogLevel          slog.Level
 	FFmpegPath        string
 	FontFile          string // "" means the generator's default
+	MaxEventStreams   int
 }
 
 // Reader reads variables and collects what is wrong with their values.
@@ -93,6 +101,7 @@ func (r *Reader) Shared() Shared {
 		LogLevel:          r.Level(LogLevel, DefaultLogLevel),
 		FFmpegPath:        r.String(FFmpegPath, DefaultFFmpegPath),
 		FontFile:          r.String(FontFile, DefaultFontFile),
+		MaxEventStreams:   int(r.PositiveInt(MaxEventStreams, DefaultMaxEventStreams)),
 	}
 }
 

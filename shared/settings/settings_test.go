@@ -81,6 +81,7 @@ func TestBothStacks(t *testing.T) {
 	sharedBad := map[string]string{
 		settings.GenerationTimeout: "10",
 		settings.LogLevel:          "LOUD",
+		settings.MaxEventStreams:   "0",
 	}
 	parsers := []struct {
 		stack string
@@ -145,8 +146,8 @@ func TestBothStacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := settings.NewReader(settings.Vars(nil).Lookup).Shared()
-	local := settings.Shared{GenerationTimeout: cfg.GenerationTimeout, LogLevel: cfg.LogLevel, FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile}
-	aws := settings.Shared{GenerationTimeout: env.GenerationTimeout, LogLevel: env.LogLevel, FFmpegPath: env.FFmpegPath, FontFile: env.FontFile}
+	local := settings.Shared{GenerationTimeout: cfg.GenerationTimeout, LogLevel: cfg.LogLevel, FFmpegPath: cfg.FFmpegPath, FontFile: cfg.FontFile, MaxEventStreams: cfg.MaxEventStreams}
+	aws := settings.Shared{GenerationTimeout: env.GenerationTimeout, LogLevel: env.LogLevel, FFmpegPath: env.FFmpegPath, FontFile: env.FontFile, MaxEventStreams: env.MaxEventStreams}
 	if local != want || aws != want {
 		t.Errorf("defaults: local %+v, aws %+v, want both %+v", local, aws, want)
 	}

@@ -198,6 +198,22 @@ type Store interface {
 	// for a window never taken from, or expired.
 	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
 
+	// OpenStream takes one of the slots w counts (w.Key names them, at
+	// most w.Limit held at once) for lease, a name unique to the stream,
+	// until w.ExpiresAt, and returns how many slots are held after it. A
+	// lease that has expired at at holds no slot, so a stream that
+	// crashed frees its slot when its lease lapses. With every slot held
+	// it takes none and returns a *domain.LimitError whose Window is w
+	// with ExpiresAt the earliest expiry among the leases holding them.
+	OpenStream(ctx context.Context, w domain.Window, lease string, at time.Time) (int, error)
+	// RenewStream moves the expiry of lease of slots key to expires. A
+	// lease no longer held (released, or expired and its slot taken) is
+	// domain.ErrNotFound and is not taken again: its stream ends.
+	RenewStream(ctx context.Context, key, lease string, expires time.Time) error
+	// CloseStream frees the slot of lease, at once; freeing one no
+	// longer held is no error.
+	CloseStream(ctx context.Context, key, lease string) error
+
 	// CreateTask atomically checks the guard and the balance, charges
 	// t.CreditsCost, counts the task in flight, writes the charge to the
 	// ledger and stores t (status pending). It returns the balance after

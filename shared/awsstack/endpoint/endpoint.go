@@ -81,6 +81,7 @@ func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Exec
 		Executions:          executions,
 		Logger:              s.Logger,
 		GenerationTimeout:   s.Env.GenerationTimeout,
+		MaxEventStreams:     s.Env.MaxEventStreams,
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
 		// A start is checked against what the configured generator
@@ -145,20 +146,44 @@ func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFun
 // streamHandler serves h as Stream does.
 func streamHandler(h http.Handler) StreamFunc {
 	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error) {
+		// The handler's context ends when the runtime closes the body
+		// (the client left and the runtime stopped posting it: see
+		// streamBody), not only at the invocation's deadline.
+		ctx, cancel := context.WithCancel(ctx)
 		req, err := (&core.RequestAccessor{}).EventToRequestWithContext(ctx, event)
 		if err != nil {
+			cancel()
 			return nil, fmt.Errorf("stream %s %s: %w", event.HTTPMethod, event.Path, err)
 		}
 		pr, pw := io.Pipe()
 		w := &streamWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
 		go func() {
+			defer cancel()
 			defer pw.Close()
 			defer w.WriteHeader(http.StatusOK) // a handler that wrote nothing
 			h.ServeHTTP(w, req)
 		}()
 		<-w.ready
-		return &events.APIGatewayProxyStreamingResponse{StatusCode: w.status, MultiValueHeaders: w.sent, Body: pr}, nil
+		return &events.APIGatewayProxyStreamingResponse{StatusCode: w.status, MultiValueHeaders: w.sent,
+			Body: &streamBody{PipeReader: pr, cancel: cancel}}, nil
 	}
+}
+
+// streamBody is a streamed response's body as the runtime reads it.
+// aws-lambda-go posts it to the Runtime API and closes it once the post
+// ends (lambda/invoke_loop.go, v1.55.1), whether the body was read to its
+// end or the post failed: the Runtime API stopped taking the stream, as
+// when its client is gone. Closing the pipe makes the handler's next
+// write fail, and cancelling its context wakes it between writes, so a
+// stream whose client left stops at once rather than at its bound.
+type streamBody struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *streamBody) Close() error {
+	b.cancel()
+	return b.PipeReader.Close()
 }
 
 // streamWriter is the http.ResponseWriter of a streamed response: the

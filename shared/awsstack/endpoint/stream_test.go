@@ -3,10 +3,12 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -82,5 +84,37 @@ func TestStream(t *testing.T) {
 				t.Errorf("Set-Cookie %q, want a=1", p.Headers["Set-Cookie"])
 			}
 		})
+	}
+}
+
+// When the runtime closes a streamed body before its end (its post to the
+// Runtime API ended: the client left), the handler's context ends and its
+// next write fails, so it stops rather than run to its bound.
+func TestStreamStopsWhenTheBodyIsClosed(t *testing.T) {
+	ended := make(chan string, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "event: pending\n\n")
+		<-r.Context().Done() // the context ends first...
+		_, err := io.WriteString(w, "event: later\n\n")
+		ended <- fmt.Sprint(err) // ...then the write fails
+	})
+	resp, err := streamHandler(h)(t.Context(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/api/gen/status/gen_1/events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	if _, err := resp.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-ended:
+		if got == "<nil>" {
+			t.Error("a write after the body was closed succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler still runs 5 s after its body was closed")
 	}
 }

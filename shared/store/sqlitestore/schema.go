@@ -253,6 +253,17 @@ CREATE TABLE route_checks (
 	missing    TEXT NOT NULL CHECK (json_valid(missing))
 ) STRICT;
 `,
+	// 12: the leases of open event streams (OpenStream), one row per
+	// stream, so that a key holds at most so many at once; a lease that
+	// expired holds nothing and is deleted by the next open.
+	`
+CREATE TABLE stream_leases (
+	key        TEXT NOT NULL,
+	lease      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (key, lease)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // migrate brings db's schema to the latest version in one transaction.

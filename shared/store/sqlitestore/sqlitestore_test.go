@@ -306,8 +306,9 @@ func TestMigrateFromVersion2(t *testing.T) {
 		// (and the tasks without the operation handle of version 4, nor
 		// the webhooks of version 6, nor the progress of version 7, nor
 		// the billing of version 8, nor the counts of version 9, nor the
-		// caps of version 10, nor the routes' checks of version 11).
-		for _, stmt := range []string{version11Down, version10Down, version9Down, "ALTER TABLE tasks DROP COLUMN provider_cost_usd",
+		// caps of version 10, nor the routes' checks of version 11, nor the
+		// stream leases of version 12).
+		for _, stmt := range []string{version12Down, version11Down, version10Down, version9Down, "ALTER TABLE tasks DROP COLUMN provider_cost_usd",
 			"ALTER TABLE tasks DROP COLUMN provider_model", "ALTER TABLE tasks DROP COLUMN route",
 			"ALTER TABLE tasks DROP COLUMN progress", "DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries",
 			"DROP TABLE webhook_secrets", "DROP TABLE webhook_endpoints", "ALTER TABLE tasks DROP COLUMN webhook_url",
@@ -365,6 +366,9 @@ func TestPruneIdempotencyKeys(t *testing.T) {
 	}
 }
 
+// version12Down takes a database back to version 11: no stream leases.
+const version12Down = `DROP TABLE stream_leases;`
+
 // version11Down takes a database back to version 10: no routes' checks.
 const version11Down = `DROP TABLE route_checks;`
 
@@ -403,7 +407,7 @@ func TestMigrateCounts(t *testing.T) {
 			}
 		}
 	}
-	for _, stmt := range []string{version11Down, version10Down, version9Down, "PRAGMA user_version = 8"} {
+	for _, stmt := range []string{version12Down, version11Down, version10Down, version9Down, "PRAGMA user_version = 8"} {
 		if _, err := s.wr.Exec(stmt); err != nil {
 			t.Fatalf("make a version 8 database: %s: %v", stmt, err)
 		}

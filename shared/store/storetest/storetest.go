@@ -73,6 +73,8 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"RaceFailComplete", testRaceFailComplete},
 		{"RaceFail", testRaceFail},
 		{"RaceTake", testRaceTake},
+		{"Streams", testStreams},
+		{"RaceStreams", testRaceStreams},
 		{"RaceGrantsAndCharges", testRaceGrantsAndCharges},
 		{"IdempotencyReplay", testIdempotencyReplay},
 		{"IdempotencyScope", testIdempotencyScope},
