@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"github.com/genvideo/gen/shared/catalog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -67,7 +68,8 @@ func TestModelAvailability(t *testing.T) {
 			f := omnitest.New(omnitest.Config{Key: fakeKey, Polls: 1})
 			p := readRoutes(t, `{"routes": [{"name": "omni", "kind": "omni", "apiKey": "`+fakeKey+`", "endpoint": "`+serve(t, f)+`"}],
 				"models": {"`+fast+`": ["omni"]}}`)
-			return backend{[]retirable{f}, []string{"gemini-omni-1.2-flash"}, p, []string{fast}}
+			// Our Omni model is on the same provider model.
+			return backend{[]retirable{f}, []string{"gemini-omni-1.2-flash"}, p, []string{fast, catalog.OmniFlashID}}
 		}},
 		{"two routes", func(t *testing.T) backend {
 			// Two Gemini API keys: the same defaults on both routes, so
@@ -78,8 +80,9 @@ func TestModelAvailability(t *testing.T) {
 			return backend{[]retirable{first, second}, []string{"veo-3.1-fast-generate-001", "veo-3.1-fast-generate-001"}, p, []string{fast}}
 		}},
 	} {
+		// Not parallel: the omni route's stack offers our Omni model,
+		// and the catalog is the process's.
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			b := tt.build(t)
 			e := startEnv(t, "", func(c *Config) { c.Provider = b.p })
 			k := e.key(10000, store.Limits{})
