@@ -40,9 +40,10 @@ import (
 //
 // So a re-send answers for the first send: success means the task is
 // written and charged (by the first send or by this one); canceled means
-// neither send applied, and the first never will: its conditions are on
-// what the attempt read (the account's seq, which only grows; the task's
-// absence), which the re-send found already false. Only when every
+// neither send applied, and the first never will once the account's
+// last stamp is raised to the attempt's (burn): its account condition
+// (last below its stamp) can then never hold again, whatever happens to
+// the balance or the windows that refused the re-send. Only when every
 // re-send is itself lost is the outcome unknown.
 
 // createToken is a fresh ClientRequestToken, for one attempt of a start's
