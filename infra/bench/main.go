@@ -68,6 +68,8 @@ func main() {
 	flag.StringVar(&cfg.memProfile, "memprofile", "", "write a heap profile of the service process at the end of each starts load, when the most generations are in flight, to this file (the goroutines' profile and the runtime's memory figures beside it: .goroutine, .memstats); the last load's is kept")
 	flag.IntVar(&cfg.scale, "scale", 1_000_000, "tasks of the scale workload's account (0: no scale workload)")
 	flag.IntVar(&cfg.dynamoScale, "dynamodb-scale", 50_000, "tasks of the scale account on DynamoDB Local (at most -tasks: none)")
+	burstN := flag.Int("burst", 0, "measure only this many concurrent starts on one account on the AWS assembly (DynamoDB Local), three times, and stop")
+	burstAfford := flag.Int("burst-afford", 30, "starts the -burst account can pay for")
 	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")
 	flag.Parse()
 	if *serve {
@@ -81,6 +83,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if *burstN > 0 {
+		if err := burst(ctx, *burstN, *burstAfford, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ const (
 // account is the account item as read.
 type account struct {
 	domain.Account
-	seq int64 // entries in the ledger; the last one's number
+	last int64 // the stamp of its newest ledger entry (lastStamp)
 }
 
 func accountKey(id string) item {
@@ -46,8 +47,41 @@ func decodeAccount(it item) account {
 			InFlight:  int(getN(it, "inFlight")),
 			CreatedAt: getTime(it, "createdAt"),
 		},
-		seq: getN(it, "seq"),
+		last: lastStamp(it),
 	}
+}
+
+// Ledger entries are numbered by stamps, not by a sequence read and
+// written back: a movement of credits adds its amount to the balance
+// with no read (credits = credits + :amount), sets the account's last to
+// its stamp on the condition that last is below it, and puts its entry
+// at L#<stamp>. The condition makes the stamps of an account's entries
+// grow in the order the writes were applied, though no writer read the
+// account: a writer whose stamp is not above the last one applied is
+// refused and tries again with a later one. So the entry with stamp
+// last holds the balance the account item shows, and each older entry's
+// balance-after is the next one's less that one's amount: the readers
+// (Ledger, LedgerPage, balanceAfter) derive balances from the account
+// item and the entries up to its last, and none is stored. A stamp is
+// the real clock in nanoseconds, to the microsecond, with three random
+// digits, so that writers of one moment rarely meet; entries written
+// before stamps (numbered 1, 2, 3 under a seq condition) sort before
+// every stamp and keep their order.
+
+// lastStamp is the stamp of the account item it's newest entry: its last,
+// or on an account no stamped write has touched yet, its seq (the number
+// of its newest entry then).
+func lastStamp(it item) int64 {
+	if _, ok := it["last"]; ok {
+		return getN(it, "last")
+	}
+	return getN(it, "seq")
+}
+
+// stamp is a new stamp, above after (a last the writer found).
+func stamp(after int64) int64 {
+	v := time.Now().UnixMicro()*1000 + rand.Int64N(1000)
+	return max(v, after+1)
 }
 
 // readAccount reads the account, or returns domain.ErrNotFound.
@@ -62,13 +96,13 @@ func (s *Store) readAccount(ctx context.Context, op, id string) (account, error)
 	return decodeAccount(it), nil
 }
 
-// entryItem is the ledger item of e, the seq-th entry of its account.
+// entryItem is the ledger item of e, stamped seq. Its balance-after is
+// not stored: the readers derive it.
 func entryItem(e domain.LedgerEntry, seq int64) item {
 	it := ledgerKey(e.AccountID, seq)
 	it["seq"] = num(seq)
 	it["kind"] = str(e.Kind)
 	it["amount"] = num(e.Amount)
-	it["balance"] = num(e.Balance)
 	it["at"] = num(ms(e.At))
 	it["note"] = str(e.Note)
 	if e.TaskID != "" {
@@ -83,47 +117,93 @@ func decodeEntry(it item) domain.LedgerEntry {
 		TaskID:    getS(it, "task"),
 		Kind:      getS(it, "kind"),
 		Amount:    getN(it, "amount"),
-		Balance:   getN(it, "balance"),
 		At:        getTime(it, "at"),
 		Note:      getS(it, "note"),
 		Seq:       getN(it, "seq"),
 	}
 }
 
-// movement is what a transaction does to an account read as a: it moves
-// amount credits with a ledger entry (when entry is set), and adds
-// inFlight and the task counts. Its update is conditioned on a's ledger
-// sequence when credits move, so that each entry's balance-after is exact
-// and entries are numbered without gaps, whatever runs concurrently.
+// balances sets the balance-after of entries, oldest first, which end
+// with the entry the account a read names last: the newest holds a's
+// balance. Entries past a's last (applied after a was read) are dropped.
+func balances(a account, entries []domain.LedgerEntry) []domain.LedgerEntry {
+	for len(entries) > 0 && entries[len(entries)-1].Seq > a.last {
+		entries = entries[:len(entries)-1]
+	}
+	bal := a.Credits
+	for i := len(entries) - 1; i >= 0; i-- {
+		entries[i].Balance = bal
+		bal -= entries[i].Amount
+	}
+	return entries
+}
+
+// balanceAfter is the account's balance right after its entry stamped
+// seq: its balance now less the entries applied since.
+func (s *Store) balanceAfter(ctx context.Context, op, accountID string, seq int64) (int64, error) {
+	a, err := s.readAccount(ctx, op, accountID)
+	if err != nil {
+		return 0, err
+	}
+	bal := a.Credits
+	if seq >= a.last {
+		return bal, nil
+	}
+	cond := "#acct = :acct AND #sk BETWEEN :from AND :to"
+	proj := "#amount"
+	consistent := true
+	in := &dynamodb.QueryInput{
+		TableName:                &s.t.Accounts,
+		KeyConditionExpression:   &cond,
+		ProjectionExpression:     &proj,
+		ExpressionAttributeNames: names(&cond, &proj),
+		ExpressionAttributeValues: vals{":acct": str(accountID), ":from": ledgerKey(accountID, seq+1)[attrSort],
+			":to": ledgerKey(accountID, a.last)[attrSort]},
+		ConsistentRead: &consistent,
+	}
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return 0, dbErr(op, err)
+		}
+		for _, it := range out.Items {
+			bal -= getN(it, "amount")
+		}
+	}
+	return bal, nil
+}
+
+// movement is what a transaction does to an account: it moves credits
+// with a ledger entry stamped stamp (when entry is set), and adds
+// inFlight and the task counts, all with no read of the account. Its
+// update is conditioned on the account's last stamp being below stamp
+// when credits move (see lastStamp), and on extra.
 type movement struct {
-	a        account
+	a        account             // only its ID is used
 	entry    *domain.LedgerEntry // Amount, Kind, TaskID, At, Note; nil: no credits move
+	stamp    int64
 	inFlight int
 	counts   map[task.Status]int
 	extra    []string // more conditions, with their values in vals
 	vals     vals
 }
 
-// items returns the account update and, if credits move, the ledger put;
-// balance is the account's balance after them.
-func (m movement) items(table string) (items []types.TransactWriteItem, balance int64) {
+// items returns the account update and, if credits move, the ledger put.
+func (m movement) items(table string) []types.TransactWriteItem {
 	v := vals{}
 	for k, x := range m.vals {
 		v[k] = x
 	}
 	var set, cond []string
 	cond = append(cond, "attribute_exists(#acct)")
-	balance = m.a.Credits
 	var ledger types.TransactWriteItem
 	if m.entry != nil {
-		seq := m.a.seq + 1
-		balance += m.entry.Amount
 		e := *m.entry
-		e.AccountID, e.Balance = m.a.ID, balance
-		set = append(set, "#credits = :credits", "#seq = :seq")
-		cond = append(cond, "#seq = :seq0")
-		v[":credits"], v[":seq"], v[":seq0"] = num(balance), num(seq), num(m.a.seq)
-		ledger = put(table, entryItem(e, seq), "attribute_not_exists(#sk)")
+		e.AccountID = m.a.ID
+		set = append(set, "#credits = #credits + :amount", "#last = :stamp")
+		cond = append(cond, "(attribute_not_exists(#last) OR #last < :stamp)")
+		v[":amount"], v[":stamp"] = num(e.Amount), num(m.stamp)
+		ledger = put(table, entryItem(e, m.stamp), "attribute_not_exists(#sk)")
 	}
 	if m.inFlight != 0 {
 		set = append(set, "#inFlight = #inFlight + :inFlight")
@@ -148,11 +228,11 @@ func (m movement) items(table string) (items []types.TransactWriteItem, balance 
 		cond:  strings.Join(cond, " AND "),
 		vals:  v,
 	}
-	items = append(items, u.transactItem())
+	items := []types.TransactWriteItem{u.transactItem()}
 	if m.entry != nil {
 		items = append(items, ledger)
 	}
-	return items, balance
+	return items
 }
 
 // CreateAccount implements store.Store.
@@ -175,7 +255,7 @@ func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	}
 	items := []types.TransactWriteItem{put(s.t.Accounts, it, "attribute_not_exists(#acct)")}
 	if a.Credits > 0 {
-		it["seq"] = num(1)
+		it["last"] = num(1)
 		e := domain.LedgerEntry{AccountID: a.ID, Kind: domain.EntryGrant, Amount: a.Credits,
 			Balance: a.Credits, At: a.CreatedAt, Note: "opening balance"}
 		items = append(items, put(s.t.Accounts, entryItem(e, 1), "attribute_not_exists(#sk)"))
@@ -205,24 +285,27 @@ func (s *Store) Grant(ctx context.Context, accountID string, amount int64, note 
 	if amount <= 0 {
 		return 0, fmt.Errorf("%s: amount must be positive", op)
 	}
-	var balance int64
+	var after, st int64
 	err := s.retry(ctx, op, func() error {
-		a, err := s.readAccount(ctx, op, accountID)
-		if err != nil {
-			return err
+		st = stamp(after)
+		m := movement{a: account{Account: domain.Account{ID: accountID}}, stamp: st,
+			entry: &domain.LedgerEntry{Kind: domain.EntryGrant, Amount: amount, At: at, Note: note}}
+		err := s.transact(ctx, op, m.items(s.t.Accounts))
+		if _, ok := err.(*conditionError); ok {
+			// No account, or a later stamp applied first.
+			a, err := s.readAccount(ctx, op, accountID)
+			if err != nil {
+				return err
+			}
+			after = a.last
+			return errRetry
 		}
-		m := movement{a: a, entry: &domain.LedgerEntry{Kind: domain.EntryGrant, Amount: amount, At: at, Note: note}}
-		var items []types.TransactWriteItem
-		items, balance = m.items(s.t.Accounts)
-		if err := s.transact(ctx, op, items); err != nil {
-			return retryOnCondition(err)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	return balance, nil
+	return s.balanceAfter(ctx, op, accountID, st)
 }
 
 // retryOnCondition turns a failed condition into errRetry: the items
@@ -244,7 +327,7 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]domain.LedgerEn
 		return nil, err
 	}
 	var entries []domain.LedgerEntry
-	found := false
+	var a *account
 	cond := "#acct = :acct AND #sk < :end"
 	consistent := true
 	in := &dynamodb.QueryInput{
@@ -262,14 +345,17 @@ func (s *Store) Ledger(ctx context.Context, accountID string) ([]domain.LedgerEn
 		for _, it := range out.Items {
 			switch sk := getS(it, attrSort); {
 			case sk == accountSort:
-				found = true
+				acct := decodeAccount(it)
+				a = &acct
 			case strings.HasPrefix(sk, ledgerPrefix):
 				entries = append(entries, decodeEntry(it))
 			}
 		}
 	}
-	if !found {
+	if a == nil {
 		return nil, fmt.Errorf("%s: %w", op, domain.ErrNotFound)
 	}
-	return entries, nil
+	// The account item sorts first, so it was read before any entry:
+	// entries past its last were applied after, and are left out.
+	return balances(*a, entries), nil
 }

@@ -40,9 +40,10 @@ import (
 //
 // So a re-send answers for the first send: success means the task is
 // written and charged (by the first send or by this one); canceled means
-// neither send applied, and the first never will: its conditions are on
-// what the attempt read (the account's seq, which only grows; the task's
-// absence), which the re-send found already false. Only when every
+// neither send applied, and the first never will once the account's
+// last stamp is raised to the attempt's (burn): its account condition
+// (last below its stamp) can then never hold again, whatever happens to
+// the balance or the windows that refused the re-send. Only when every
 // re-send is itself lost is the outcome unknown.
 
 // createToken is a fresh ClientRequestToken, for one attempt of a start's
@@ -72,7 +73,7 @@ var resendPauses = []time.Duration{0, 50 * time.Millisecond, 150 * time.Millisec
 // nil if the transaction applied, errRetry (or, once ctx is over, the
 // loss as store.ErrUnavailable) if it did not, and an error wrapping
 // store.ErrOutcomeUnknown if DynamoDB could not tell.
-func (s *Store) commitCreate(ctx context.Context, op string, t task.Task, items []types.TransactWriteItem, token string) error {
+func (s *Store) commitCreate(ctx context.Context, op string, t task.Task, items []types.TransactWriteItem, token string, charge int64) error {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: &token}
 	_, err := s.db.TransactWriteItems(ctx, in)
 	if err == nil || !ambiguous(err) {
@@ -99,7 +100,14 @@ func (s *Store) commitCreate(ctx context.Context, op string, t task.Task, items 
 			if s.written(rctx, t, codes) {
 				return nil
 			}
-			// Not applied, by the first send or this one.
+			// Not applied, by the first send or this one. The first
+			// could still land if it were held up on the way and the
+			// condition that refused the re-send (a balance, a
+			// window) changed meanwhile: raising the account's last
+			// to the charge's stamp makes sure it never does.
+			if err := s.burn(rctx, t.AccountID, charge); err != nil {
+				return fmt.Errorf("%s: %w: %w: %w", op, store.ErrUnavailable, store.ErrOutcomeUnknown, errors.Join(lost, err))
+			}
 			if ctx.Err() == nil {
 				return errRetry
 			}
@@ -113,6 +121,20 @@ func (s *Store) commitCreate(ctx context.Context, op string, t task.Task, items 
 		}
 	}
 	return fmt.Errorf("%s: %w: %w: %w", op, store.ErrUnavailable, store.ErrOutcomeUnknown, errors.Join(lost, err))
+}
+
+// burn raises the account's last stamp to charge, if it is below, so
+// that no transaction stamped charge can apply any more.
+func (s *Store) burn(ctx context.Context, accountID string, charge int64) error {
+	u := update{table: s.t.Accounts, key: accountKey(accountID), expr: "SET #last = :stamp",
+		cond: "attribute_exists(#acct) AND (attribute_not_exists(#last) OR #last < :stamp)", vals: vals{":stamp": num(charge)}}
+	if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
+		if _, ok := conditionFailed(err); ok {
+			return nil
+		}
+		return err
+	}
+	return nil
 }
 
 // written reports whether a re-send canceled with codes failed because

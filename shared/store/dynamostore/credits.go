@@ -12,47 +12,44 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// LedgerPage implements store.Store: one strongly consistent query of the
-// account's partition, backwards from the entry before q.Before (entries
-// sort by their zero-padded seq), after a read of the account item that
-// tells an account without entries from no account.
+// LedgerPage implements store.Store: a read of the account item, whose
+// balance and last stamp the entries' balances are derived from (see
+// lastStamp), then one strongly consistent query of the account's
+// partition backwards from its last entry. The entries newer than the
+// page are read for their amounts, to derive the page's balances: a page
+// deep in a busy ledger costs what the entries above it cost to read.
 func (s *Store) LedgerPage(ctx context.Context, accountID string, q store.LedgerQuery) ([]domain.LedgerEntry, error) {
 	op := "read ledger page of " + accountID
 	if err := s.check(op); err != nil {
 		return nil, err
 	}
-	if _, err := s.readAccount(ctx, op, accountID); err != nil {
+	a, err := s.readAccount(ctx, op, accountID)
+	if err != nil {
 		return nil, err
-	}
-	upper := ledgerEnd
-	if q.Before > 0 {
-		upper = getS(ledgerKey(accountID, q.Before), attrSort)
 	}
 	cond := "#acct = :acct AND #sk BETWEEN :first AND :upper"
 	consistent, backward := true, false
 	in := &dynamodb.QueryInput{
-		TableName:                 &s.t.Accounts,
-		KeyConditionExpression:    &cond,
-		ExpressionAttributeNames:  names(&cond),
-		ExpressionAttributeValues: vals{":acct": str(accountID), ":first": str(ledgerPrefix), ":upper": str(upper)},
-		ConsistentRead:            &consistent,
-		ScanIndexForward:          &backward,
+		TableName:                &s.t.Accounts,
+		KeyConditionExpression:   &cond,
+		ExpressionAttributeNames: names(&cond),
+		ExpressionAttributeValues: vals{":acct": str(accountID), ":first": str(ledgerPrefix),
+			":upper": ledgerKey(accountID, a.last)[attrSort]},
+		ConsistentRead:   &consistent,
+		ScanIndexForward: &backward,
 	}
 	var entries []domain.LedgerEntry
+	bal := a.Credits
 	for {
-		in.Limit = nil
-		if q.Limit > 0 {
-			// One more than the page: the entry at Before may be read.
-			in.Limit = int32Ptr(min(q.Limit-len(entries)+1, maxQueryLimit))
-		}
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
 			return nil, dbErr(op, err)
 		}
 		for _, it := range out.Items {
-			// BETWEEN is inclusive: the entry at Before itself is not
-			// part of the page.
-			if e := decodeEntry(it); q.Before <= 0 || e.Seq < q.Before {
+			e := decodeEntry(it)
+			e.Balance = bal
+			bal -= e.Amount
+			if q.Before <= 0 || e.Seq < q.Before {
 				entries = append(entries, e)
 			}
 			if q.Limit > 0 && len(entries) == q.Limit {
@@ -116,7 +113,7 @@ func (s *Store) DeleteTask(ctx context.Context, id string) (task.Task, error) {
 			a:      account{Account: domain.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{t.Status: -1, "": -1},
 		}
-		acct, _ := m.items(s.t.Accounts)
+		acct := m.items(s.t.Accounts)
 		return retryOnCondition(s.transact(ctx, op, append([]types.TransactWriteItem{del}, acct...)))
 	})
 	if err != nil {

@@ -120,11 +120,11 @@ func (s *Store) check(op string) error {
 	return nil
 }
 
-// Optimistic writes: a write conditioned on what was just read fails when
-// someone else wrote in between, and is retried on a fresh read. Under
-// contention on one item (one account starting many tasks at once) each
-// round lets one writer through, so the bound is generous; the backoff
-// spreads the losers out.
+// Optimistic writes: a write conditioned on what was just read (a task's
+// status, a window as read) or on a stamp fails when someone else wrote
+// in between, and is retried. Credit movements need no read (see
+// lastStamp), so a busy account's writers mostly add up; the bound is
+// generous for the rest, and the backoff spreads the losers out.
 const (
 	maxAttempts = 100
 	backoffBase = 2 * time.Millisecond

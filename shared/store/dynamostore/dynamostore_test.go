@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -387,7 +389,9 @@ func TestTransactionCanceled(t *testing.T) {
 				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 				switch r.Header.Get("X-Amz-Target") {
 				case "DynamoDB_20120810.GetItem":
-					fmt.Fprint(w, `{"Item":{"acct":{"S":"acct-a"},"sk":{"S":"A"},"credits":{"N":"10"},`+
+					// The account as the grant leaves it, which Grant
+					// reads for the balance after (no other entry).
+					fmt.Fprint(w, `{"Item":{"acct":{"S":"acct-a"},"sk":{"S":"A"},"credits":{"N":"11"},`+
 						`"inFlight":{"N":"0"},"createdAt":{"N":"0"},"seq":{"N":"1"}}}`)
 				case "DynamoDB_20120810.TransactWriteItems":
 					n := int(calls.Add(1))
@@ -493,3 +497,87 @@ func TestCount(t *testing.T) {
 
 // TestImportTasks: the bench's seeding, in several batches and writers.
 func TestImportTasks(t *testing.T) { storetest.CheckImport(t, open(t), 25*importWriters+7) }
+
+// calls counts the requests a DynamoDB client sends, by operation.
+type calls struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *calls) RoundTrip(r *http.Request) (*http.Response, error) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	c.mu.Lock()
+	c.n[op]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+func (c *calls) count(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[op]
+}
+
+// TestBurstOnOneAccount starts 50 tasks at once on one account (with a
+// Starts window, spending caps and an in-flight limit, as a key's start
+// has them) and counts the transactions sent. Starts that each read the
+// account and write on the condition that it is as read let one through
+// per round: the others read again, on the order of n²/2 transactions
+// for n starts (about 1,275 for 50). Starts whose writes add up need a
+// few per start whatever n is.
+func TestBurstOnOneAccount(t *testing.T) {
+	const n, cost = 50, 10
+	counted := &calls{next: http.DefaultTransport, n: map[string]int{}}
+	client := dynamodb.New(dynamolocal.Shared(t).Client().Options(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: counted}
+	})
+	s := open(t)
+	s = New(client, Config{Tables: s.Tables()})
+	if err := s.CreateAccount(t.Context(), domain.Account{ID: "acct-a", Credits: 30 * cost, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	gate := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			at := t0.Add(time.Duration(i) * time.Millisecond)
+			tk := task.Task{ID: fmt.Sprintf("task-%03d", i), AccountID: "acct-a", KeyID: "key-a", Type: "text-to-video",
+				Model: "m", Prompt: "p", CreditsCost: cost, CreatedAt: at, Status: task.Pending}
+			g := domain.StartGuard{MaxInFlight: 40,
+				Starts: &domain.Window{Key: "rl:s:key-a:0", Limit: 1000, ExpiresAt: t0.Add(time.Minute)},
+				Spend:  domain.SpendWindows("key-a", 100000, 1000000, at)}
+			<-gate
+			_, errs[i] = s.CreateTask(t.Context(), tk, g)
+		})
+	}
+	before := counted.count("TransactWriteItems")
+	close(gate)
+	wg.Wait()
+	sent := counted.count("TransactWriteItems") - before
+
+	started, poor := 0, 0
+	for i, err := range errs {
+		var ice *domain.InsufficientCreditsError
+		switch {
+		case err == nil:
+			started++
+		case errors.As(err, &ice):
+			poor++
+		default:
+			t.Errorf("start %d: %v, want started or refused for credits", i, err)
+		}
+	}
+	if started != 30 || poor != 20 {
+		t.Errorf("%d started, %d refused for credits; want 30 and 20", started, poor)
+	}
+	// Each start sends one transaction, and one more after each read
+	// that found the refusal or a change (a later stamp applied first):
+	// a few per start, not one per start ahead of it.
+	if limit := 4 * n; sent > limit {
+		t.Errorf("%d concurrent starts sent %d transactions, want at most %d (linear in the starts)", n, sent, limit)
+	}
+	t.Logf("%d concurrent starts: %d transactions, %d batch reads", n, sent, counted.count("BatchGetItem"))
+	storetest.CheckInvariants(t, s, "acct-a")
+}

@@ -39,7 +39,7 @@ func (s *Store) ForgetExpiredTask(ctx context.Context, accountID, taskID string,
 		marker := item{attrAccount: str(accountID), attrSort: str(expiredPrefix + taskID),
 			attrTTL: num(now.Add(expiredMarkerLife).Unix())}
 		m := movement{a: account{Account: domain.Account{ID: accountID}}, counts: map[task.Status]int{status: -1, "": -1}}
-		acct, _ := m.items(s.t.Accounts)
+		acct := m.items(s.t.Accounts)
 		err := s.transact(ctx, op, append([]types.TransactWriteItem{put(s.t.Accounts, marker, "attribute_not_exists(#sk)")}, acct...))
 		var ce *conditionError
 		if errors.As(err, &ce) {

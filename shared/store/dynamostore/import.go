@@ -80,7 +80,7 @@ func (s *Store) ImportTasks(ctx context.Context, n int, next func(i int) task.Ta
 		return err
 	}
 	for acct, c := range counts {
-		items, _ := movement{a: account{Account: domain.Account{ID: acct}}, counts: c}.items(s.t.Accounts)
+		items := movement{a: account{Account: domain.Account{ID: acct}}, counts: c}.items(s.t.Accounts)
 		if err := s.transact(ctx, op, items); err != nil {
 			return fmt.Errorf("%s: count them on %s: %w", op, acct, err)
 		}

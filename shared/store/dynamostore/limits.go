@@ -55,6 +55,22 @@ func (s *Store) increment(c domain.Window, at time.Time) update {
 	}
 }
 
+// addTo adds n to c's window with no read: to the open window if it
+// stays within the limit, or as a fresh window at n when there is none
+// (a window's key names its start, so its item holds that window only).
+// A window that ended under the same key fails the condition, and the
+// start's read decides it (lifecycle.Add: opened afresh, restart).
+func (s *Store) addTo(c domain.Window, at time.Time, n int) update {
+	return update{
+		table: s.t.Counters,
+		key:   counterKey(c.Key),
+		expr:  "SET #count = if_not_exists(#count, :zero) + :n, #expiresAt = if_not_exists(#expiresAt, :expires), #ttl = if_not_exists(#ttl, :ttl)",
+		cond:  "attribute_not_exists(#count) OR (#expiresAt > :at AND #count <= :room)",
+		vals: vals{":zero": num(0), ":n": num(n), ":expires": num(ms(c.ExpiresAt)),
+			":ttl": num(s.ttl(c.ExpiresAt, at)), ":at": num(ms(at)), ":room": num(c.Limit - n)},
+	}
+}
+
 // restart opens a fresh window at count, if none is open.
 func (s *Store) restart(c domain.Window, at time.Time, count int) update {
 	return update{

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -173,21 +174,28 @@ func decodeTask(it item) (task.Task, error) {
 	return t, nil
 }
 
-// CreateTask implements store.Store. What lifecycle.Create decides on is
-// read with one batch read; what it returns (the charge, the ledger
-// entry, the task, the Starts counter and the idempotency record) is
-// written in one transaction conditioned on what was read; if anything
-// changed in between, it reads again. A transaction whose reply is lost
-// is resolved before CreateTask returns (commitCreate): it returns nil
-// when the task was written, and store.ErrOutcomeUnknown only when
-// DynamoDB could not say.
+// CreateTask implements store.Store. A start is one transaction that
+// needs no read first: the account's balance and in-flight count move
+// by conditional additions (credits >= :cost, inFlight < :max), the
+// charge is an entry stamped as every movement is (see lastStamp), the
+// windows of the key's Starts counter and spending caps are conditional
+// additions to the items of their window, and the idempotency record is
+// put if there is none live. So a burst of starts on one account does
+// not have each start read the account and lose to the one that wrote
+// it first: their writes add up. Only a transaction whose condition
+// fails reads, to tell the refusal (lifecycle.Create decides it on what
+// was read, as before) from a change in between (a window that ended, a
+// later stamp applied first), which it writes again. A transaction whose
+// reply is lost is resolved before CreateTask returns (commitCreate): it
+// returns nil when the task was written, and store.ErrOutcomeUnknown
+// only when DynamoDB could not say. The balance it returns is the
+// account's right after the charge, derived from the ledger.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	idem := g.Idempotency
 	taskItem, err := encodeTask(t)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
@@ -197,106 +205,154 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		// before the task could have ended.
 		taskItem[attrTTL] = num(s.ttl(t.CreatedAt.Add(s.keep), t.CreatedAt))
 	}
-	cost := int64(t.CreditsCost)
 
-	var balance int64
+	var (
+		decided *lifecycle.Start // what a read decided; nil: none yet
+		after   int64            // the account's last stamp, as read
+		charge  int64            // the stamp of the charge written
+	)
+	// A window the start's units cannot fit in even empty is refused
+	// by the read's decision, never tried.
+	if g.Starts != nil && g.Starts.Limit < 1 {
+		decided, after, err = s.decideStart(ctx, op, t, g)
+		if err != nil {
+			return 0, err
+		}
+	}
+	for _, c := range g.Spend {
+		if decided == nil && c.Limit < t.CreditsCost {
+			if decided, after, err = s.decideStart(ctx, op, t, g); err != nil {
+				return 0, err
+			}
+		}
+	}
 	err = s.retry(ctx, op, func() error {
-		keys := map[string][]item{
-			s.t.Accounts: {accountKey(t.AccountID)},
-			s.t.Tasks:    {taskKey(t.ID)},
-		}
-		if idem != nil {
-			keys[s.t.Accounts] = append(keys[s.t.Accounts], recordKey(t.AccountID, idem.Key))
-		}
-		if g.Starts != nil {
-			keys[s.t.Counters] = []item{counterKey(g.Starts.Key)}
-		}
-		for _, c := range g.Spend {
-			keys[s.t.Counters] = append(keys[s.t.Counters], counterKey(c.Key))
-		}
-		got, err := s.batchGet(ctx, keys)
-		if err != nil {
-			return dbErr(op, err)
-		}
-		var acct, rec item
-		for _, it := range got[s.t.Accounts] {
-			if getS(it, attrSort) == accountSort {
-				acct = it
-			} else {
-				rec = it
-			}
-		}
-		var a account
-		found := lifecycle.Found{TaskExists: len(got[s.t.Tasks]) > 0}
-		if acct != nil {
-			a = decodeAccount(acct)
-			found.Account = &a.Account
-		}
-		if rec != nil {
-			r := decodeRecord(rec)
-			found.Record = &r
-		}
-		counters := map[string]item{}
-		for _, it := range got[s.t.Counters] {
-			counters[getS(it, attrCounterPK)] = it
-		}
-		if g.Starts != nil {
-			found.Starts = readWindow(counters[g.Starts.Key])
-		}
-		for _, c := range g.Spend {
-			found.Spend = append(found.Spend, readWindow(counters[c.Key]))
-		}
-		start, err := lifecycle.Create(t, g, found)
-		if err != nil {
-			return s.legacyBalance(ctx, op, rec, err)
-		}
-
-		// The sequence condition alone pins the balance; the others say
-		// the invariants in the table too.
-		m := movement{
-			a:        a,
-			entry:    &start.Charge,
-			inFlight: 1,
-			counts:   map[task.Status]int{"": 1, task.Pending: 1},
-			extra:    []string{"#credits >= :cost"},
-			vals:     vals{":cost": num(cost)},
-		}
-		if g.MaxInFlight > 0 {
-			m.extra = append(m.extra, "#inFlight < :max")
-			m.vals[":max"] = num(g.MaxInFlight)
-		}
-		items, after := m.items(s.t.Accounts)
-		items = append(items, put(s.t.Tasks, taskItem, "attribute_not_exists(#id)"))
-		if tk := start.Starts; tk != nil {
-			u := s.increment(*g.Starts, t.CreatedAt)
-			if tk.Fresh {
-				u = s.restart(*g.Starts, t.CreatedAt, tk.Window.Count)
-			}
-			items = append(items, u.transactItem())
-		}
-		for i, tk := range start.Spend {
-			items = append(items, s.spend(g.Spend[i], t.CreatedAt, tk, t.CreditsCost).transactItem())
-		}
-		if start.Record != nil {
-			items = append(items, s.putRecord(t, idem.Key, *start.Record, rec))
-		}
-		err = s.commitCreate(ctx, op, t, items, createToken())
-		if ce, ok := err.(*conditionError); ok {
-			if ce.has(createTaskIndex) {
-				return fmt.Errorf("%s: %w", op, domain.ErrExists)
+		charge = stamp(after)
+		items := s.startItems(t, g, taskItem, decided, charge)
+		err := s.commitCreate(ctx, op, t, items, createToken(), charge)
+		if _, ok := err.(*conditionError); ok {
+			// Refused, or something changed since: read, and let the
+			// lifecycle say which.
+			if decided, after, err = s.decideStart(ctx, op, t, g); err != nil {
+				return err
 			}
 			return errRetry
 		}
-		if err != nil {
-			return err
-		}
-		balance = after
-		return nil
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
+	// The task is written and charged: the balance is what the answer
+	// shows, and a failure to read it must not turn the start into an
+	// error. A fresh context: the request's may be over.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveBudget)
+	defer cancel()
+	balance, err := s.balanceAfter(rctx, op, t.AccountID, charge)
+	if err != nil {
+		slog.Warn("a start was charged, its balance after could not be read", "task", t.ID, "err", err)
+		return 0, nil
+	}
 	return balance, nil
+}
+
+// decideStart reads what lifecycle.Create decides the start of t on (the
+// account, the task's id, the idempotency record, the windows) with one
+// batch read, and returns its decision and the account's last stamp, or
+// its refusal.
+func (s *Store) decideStart(ctx context.Context, op string, t task.Task, g domain.StartGuard) (*lifecycle.Start, int64, error) {
+	keys := map[string][]item{
+		s.t.Accounts: {accountKey(t.AccountID)},
+		s.t.Tasks:    {taskKey(t.ID)},
+	}
+	if g.Idempotency != nil {
+		keys[s.t.Accounts] = append(keys[s.t.Accounts], recordKey(t.AccountID, g.Idempotency.Key))
+	}
+	if g.Starts != nil {
+		keys[s.t.Counters] = []item{counterKey(g.Starts.Key)}
+	}
+	for _, c := range g.Spend {
+		keys[s.t.Counters] = append(keys[s.t.Counters], counterKey(c.Key))
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, 0, dbErr(op, err)
+	}
+	var acct, rec item
+	for _, it := range got[s.t.Accounts] {
+		if getS(it, attrSort) == accountSort {
+			acct = it
+		} else {
+			rec = it
+		}
+	}
+	var a account
+	found := lifecycle.Found{TaskExists: len(got[s.t.Tasks]) > 0}
+	if acct != nil {
+		a = decodeAccount(acct)
+		found.Account = &a.Account
+	}
+	if rec != nil {
+		r := decodeRecord(rec)
+		found.Record = &r
+	}
+	counters := map[string]item{}
+	for _, it := range got[s.t.Counters] {
+		counters[getS(it, attrCounterPK)] = it
+	}
+	if g.Starts != nil {
+		found.Starts = readWindow(counters[g.Starts.Key])
+	}
+	for _, c := range g.Spend {
+		found.Spend = append(found.Spend, readWindow(counters[c.Key]))
+	}
+	start, err := lifecycle.Create(t, g, found)
+	if err != nil {
+		return nil, 0, s.replayBalance(ctx, op, rec, err)
+	}
+	return &start, a.last, nil
+}
+
+// startItems is the transaction of the start of t, its charge stamped
+// charge: 0. the account, 1. the charge, 2. the task (createTaskIndex),
+// then the Starts window, the spending caps' windows and the
+// idempotency record. A window that decided (a read's decision) says
+// ended is opened afresh; any other is added to.
+func (s *Store) startItems(t task.Task, g domain.StartGuard, taskItem item, decided *lifecycle.Start, charge int64) []types.TransactWriteItem {
+	cost := int64(t.CreditsCost)
+	m := movement{
+		a:        account{Account: domain.Account{ID: t.AccountID}},
+		entry:    &domain.LedgerEntry{TaskID: t.ID, Kind: domain.EntryCharge, Amount: -cost, At: t.CreatedAt, Note: t.Model},
+		stamp:    charge,
+		inFlight: 1,
+		counts:   map[task.Status]int{"": 1, task.Pending: 1},
+		extra:    []string{"#credits >= :cost"},
+		vals:     vals{":cost": num(cost)},
+	}
+	if g.MaxInFlight > 0 {
+		m.extra = append(m.extra, "#inFlight < :max")
+		m.vals[":max"] = num(g.MaxInFlight)
+	}
+	items := m.items(s.t.Accounts)
+	items = append(items, put(s.t.Tasks, taskItem, "attribute_not_exists(#id)"))
+	if g.Starts != nil {
+		u := s.addTo(*g.Starts, t.CreatedAt, 1)
+		if decided != nil && decided.Starts != nil && decided.Starts.Fresh {
+			u = s.restart(*g.Starts, t.CreatedAt, decided.Starts.Window.Count)
+		}
+		items = append(items, u.transactItem())
+	}
+	for i, c := range g.Spend {
+		u := s.addTo(c, t.CreatedAt, t.CreditsCost)
+		if decided != nil && i < len(decided.Spend) && decided.Spend[i].Fresh {
+			u = s.restart(c, t.CreatedAt, decided.Spend[i].Window.Count)
+		}
+		items = append(items, u.transactItem())
+	}
+	if k := g.Idempotency; k != nil {
+		items = append(items, s.putRecord(t, *k, charge))
+	}
+	return items
 }
 
 // An idempotency record is (acct, "R#<key>") in the accounts table, next
@@ -321,55 +377,77 @@ func decodeRecord(rec item) lifecycle.Record {
 	}
 }
 
-// legacyBalance fills in the Balance of an *domain.IdempotencyError made
-// from rec, a record written before records kept the balance: its
-// start's charge in the ledger holds the same figure. Such records are
-// gone a day after the records began to keep it; this is their bridge.
-func (s *Store) legacyBalance(ctx context.Context, op string, rec item, err error) error {
+// replayBalance fills in the Balance of an *domain.IdempotencyError made
+// from rec: the balance right after its start's charge, derived from the
+// ledger (balanceAfter) at the charge's stamp, which the record keeps.
+// A record written before records kept the stamp holds the balance
+// itself, and one written before that has its charge found in the ledger
+// (such records are gone a day after; this is their bridge).
+func (s *Store) replayBalance(ctx context.Context, op string, rec item, err error) error {
 	var ie *domain.IdempotencyError
-	if _, ok := rec["balance"]; ok || !errors.As(err, &ie) {
+	if !errors.As(err, &ie) {
 		return err
 	}
-	cond := "#acct = :acct AND #sk < :end"
-	filter := "#task = :task AND #kind = :kind"
-	consistent := true
-	in := &dynamodb.QueryInput{
-		TableName:                &s.t.Accounts,
-		KeyConditionExpression:   &cond,
-		FilterExpression:         &filter,
-		ExpressionAttributeNames: names(&cond, &filter),
-		ExpressionAttributeValues: vals{":acct": str(getS(rec, attrAccount)), ":end": str(ledgerEnd),
-			":task": str(ie.TaskID), ":kind": str(domain.EntryCharge)},
-		ConsistentRead: &consistent,
+	if _, ok := rec["balance"]; ok {
+		return err
 	}
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return dbErr(op, fmt.Errorf("find the charge of %s: %w", ie.TaskID, err))
+	acct := getS(rec, attrAccount)
+	charge := getN(rec, "charge")
+	if _, ok := rec["charge"]; !ok {
+		cond := "#acct = :acct AND #sk < :end"
+		filter := "#task = :task AND #kind = :kind"
+		consistent := true
+		in := &dynamodb.QueryInput{
+			TableName:                &s.t.Accounts,
+			KeyConditionExpression:   &cond,
+			FilterExpression:         &filter,
+			ExpressionAttributeNames: names(&cond, &filter),
+			ExpressionAttributeValues: vals{":acct": str(acct), ":end": str(ledgerEnd),
+				":task": str(ie.TaskID), ":kind": str(domain.EntryCharge)},
+			ConsistentRead: &consistent,
 		}
-		if len(out.Items) > 0 {
-			ie.Balance = getN(out.Items[0], "balance")
-			return ie
+		found := false
+		for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages() && !found; {
+			out, err := pages.NextPage(ctx)
+			if err != nil {
+				return dbErr(op, fmt.Errorf("find the charge of %s: %w", ie.TaskID, err))
+			}
+			if len(out.Items) > 0 {
+				charge, found = getN(out.Items[0], "seq"), true
+			}
+		}
+		if !found {
+			return fmt.Errorf("%s: task %s of an idempotency record has no charge", op, ie.TaskID)
 		}
 	}
-	return fmt.Errorf("%s: task %s of an idempotency record has no charge", op, ie.TaskID)
+	b, berr := s.balanceAfter(ctx, op, acct, charge)
+	if berr != nil {
+		return berr
+	}
+	ie.Balance = b
+	return ie
 }
 
-// putRecord is the put of r, the record of the account's key written by
-// t's start, conditioned on the record being as read (old, nil if none),
-// so that of two starts racing for a key only one writes it.
-func (s *Store) putRecord(t task.Task, key string, r lifecycle.Record, old item) types.TransactWriteItem {
-	cond, v := "attribute_not_exists(#sk)", vals(nil)
-	if old != nil {
-		// Expired, or the task it names is replaced: take it over.
-		cond, v = "#task = :owner", vals{":owner": str(getS(old, "task"))}
+// putRecord is the put of the record of k written by t's start, whose
+// charge is stamped charge: if the account holds no live record of the
+// key (none, one expired at t's creation, or one naming the task k
+// replaces), as lifecycle.Claim has it, so that of two starts racing for
+// a key only one writes it, and with no read. The record keeps the
+// charge's stamp, from which a replay derives the balance the start
+// left (balanceAfter).
+func (s *Store) putRecord(t task.Task, k domain.IdempotencyKey, charge int64) types.TransactWriteItem {
+	cond := "attribute_not_exists(#sk) OR #expiresAt <= :created"
+	v := vals{":created": num(ms(t.CreatedAt))}
+	if k.Replaces != "" {
+		cond += " OR #task = :replaces"
+		v[":replaces"] = str(k.Replaces)
 	}
-	it := recordKey(t.AccountID, key)
-	it["task"] = str(r.TaskID)
-	it["requestHash"] = str(r.RequestHash)
-	it["balance"] = num(r.Balance)
-	it["expiresAt"] = num(ms(r.ExpiresAt))
-	it[attrTTL] = num(s.ttl(r.ExpiresAt, t.CreatedAt))
+	it := recordKey(t.AccountID, k.Key)
+	it["task"] = str(t.ID)
+	it["requestHash"] = str(k.RequestHash)
+	it["charge"] = num(charge)
+	it["expiresAt"] = num(ms(k.ExpiresAt))
+	it[attrTTL] = num(s.ttl(k.ExpiresAt, t.CreatedAt))
 	p := put(s.t.Accounts, it, cond)
 	p.Put.ExpressionAttributeValues = v
 	return p
@@ -578,7 +656,7 @@ func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (ta
 		up := s.transition(t, task.Pending, item{"startedAt": num(ms(t.StartedAt))})
 		m := movement{a: account{Account: domain.Account{ID: t.AccountID}},
 			counts: map[task.Status]int{task.Pending: -1, task.Processing: 1}}
-		acct, _ := m.items(s.t.Accounts)
+		acct := m.items(s.t.Accounts)
 		events, err := s.eventItems(ctx, op, t)
 		if err != nil {
 			return err
@@ -667,6 +745,7 @@ func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
 func finish[A any](ctx context.Context, s *Store, op, id string,
 	move func(task.Task, A, time.Time) (lifecycle.Transition, error), arg A, at time.Time) (task.Task, error) {
 	var t task.Task
+	var after int64 // a last stamp of the account found, for the refund's
 	err := s.retry(ctx, op, func() error {
 		var err error
 		if t, err = s.readTask(ctx, op, id); err != nil {
@@ -703,13 +782,9 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			inFlight: tr.InFlight,
 			counts:   map[task.Status]int{from: -1, t.Status: 1},
 			entry:    tr.Refund,
+			stamp:    stamp(after),
 		}
-		if tr.Refund != nil {
-			if m.a, err = s.readAccount(ctx, op, t.AccountID); err != nil {
-				return err
-			}
-		}
-		acct, _ := m.items(s.t.Accounts)
+		acct := m.items(s.t.Accounts)
 		events, err := s.eventItems(ctx, op, t)
 		if err != nil {
 			return err
@@ -722,7 +797,16 @@ func finish[A any](ctx context.Context, s *Store, op, id string,
 			}
 			items = append(items, back...)
 		}
-		return retryOnCondition(s.transact(ctx, op, append(items, events...)))
+		err = s.transact(ctx, op, append(items, events...))
+		if ce, ok := err.(*conditionError); ok && tr.Refund != nil && ce.has(1) {
+			// A later stamp was applied first: the next one goes above it.
+			a, err := s.readAccount(ctx, op, t.AccountID)
+			if err != nil {
+				return err
+			}
+			after = a.last
+		}
+		return retryOnCondition(err)
 	})
 	return t, err
 }
