@@ -25,6 +25,7 @@ func TestLogMetricFiltersMatchTheLogs(t *testing.T) {
 		{"FailedRefundsMetric", "cannot fail and refund a task whose workflow did not start; it stays charged until the sweep runs it"},
 		{"ModelUnavailableMetric", workflow.AlarmModelUnavailable},
 		{"ProviderOutcomeUnknownMetric", workflow.AlarmOutcomeUnknown},
+		{"ProviderBusyMetric", workflow.AlarmProviderBusy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {

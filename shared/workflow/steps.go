@@ -206,7 +206,7 @@ func (s *Steps) generationResult(ctx context.Context, g *generation, op provider
 			if a.Operator {
 				level = slog.LevelError
 			}
-			s.logger().Log(ctx, level, "provider busy: waiting", "task", t.ID, "wait", wait.String(), "error", err)
+			s.logger().Log(ctx, level, AlarmProviderBusy, "task", t.ID, "wait", wait.String(), "error", err)
 			return s.pending(t, now, wait), nil
 		}
 		gerr := generatorError(ctx, gctx, t, err)
@@ -280,6 +280,13 @@ const AlarmModelUnavailable = provider.AlarmModelUnavailable
 // submit's outcome is unknown: the operator may find a job billed for it
 // in the provider's console.
 const AlarmOutcomeUnknown = "provider outcome unknown: task failed rather than submitted twice"
+
+// AlarmProviderBusy is the line of a task waiting on a provider that
+// refuses it for a reason only the operator can clear (credentials
+// refused while its job runs, a quota): at ERROR it is the template's
+// ProviderBusyAlarm, since the task stays charged while it waits; the
+// same line at INFO is weather, a provider's 429 or 5xx.
+const AlarmProviderBusy = "provider busy: waiting"
 
 // submit submits the job of task t, which has no operation yet. With a
 // provider that bills (Steps.Provider), the task is marked as submitting
