@@ -79,13 +79,22 @@ bin/%/bootstrap: FORCE
 
 FORCE:
 
-# make invoke-<name>: sam build and sam local invoke of functions/<name> with
-# functions/<name>/testdata/event.json, e.g. make invoke-status. Its logical id
-# in template.yaml is the PascalCase of <name> + Function (StatusFunction).
-# SAM_ARGS passes more flags, e.g. SAM_ARGS="--env-vars env.json".
+# make invoke-<name> runs functions/<name> once as `sam local invoke
+# <Name>Function -e <event> --env-vars env.json` would, against the running
+# `make run-aws-local` (same GEN_DATA_DIR): make invoke-env first writes
+# $(GEN_DATA_DIR)/invoke/env.json and events/<name>.json (a key it creates,
+# tasks of its account). Without SAM and Docker (as here) genctl runs the
+# function's binary behind a Lambda Runtime API with exactly the environment
+# SAM would give it; SAM=1 runs the real sam local invoke on the same files.
+# See infra/docs/lambdas.md, "sam local invoke".
+INVOKE_DIR := $(GEN_DATA_DIR)/invoke
+.PHONY: invoke-env
+invoke-env: ## write env.json and signed events for make invoke-<name> from the running run-aws-local
+	$(GO) run ./infra/genctl invoke-env
+
 invoke-%:
-	@command -v sam >/dev/null 2>&1 || { echo "invoke-$*: needs the AWS SAM CLI (sam) and Docker, which are not installed here"; exit 1; }
-	@test -f functions/$*/testdata/event.json || { echo "invoke-$*: no functions/$*/testdata/event.json; functions: $(FUNCTIONS)"; exit 1; }
-	@id=$$(echo '$*' | awk -F- '{for (i = 1; i <= NF; i++) printf "%s", toupper(substr($$i, 1, 1)) substr($$i, 2)}')Function; \
-	echo "sam build $$id && sam local invoke $$id -e functions/$*/testdata/event.json $(SAM_ARGS)"; \
-	sam build $$id && sam local invoke $$id -e functions/$*/testdata/event.json $(SAM_ARGS)
+	@if [ "$(SAM)" = 1 ]; then \
+	id=$$(echo '$*' | awk -F- '{for (i = 1; i <= NF; i++) printf "%s", toupper(substr($$i, 1, 1)) substr($$i, 2)}')Function; \
+	set -x; sam build $$id && AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
+	sam local invoke $$id -e $(INVOKE_DIR)/events/$*.json --env-vars $(INVOKE_DIR)/env.json --docker-network host $(SAM_ARGS); \
+	else $(GO) run ./infra/genctl invoke $*; fi

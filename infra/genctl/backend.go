@@ -15,6 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/usageplans"
 )
 
@@ -60,6 +61,8 @@ type backend struct {
 	store admin.ReportStore
 	// plans is nil on the local backend, which has no gateway.
 	plans *usageplans.Plans
+	// dynamo is the store on AWS (nil locally), for invoke-env's tasks.
+	dynamo *dynamostore.Store
 }
 
 // withBackend opens the backend for one command and closes it after.
@@ -111,9 +114,10 @@ func openAWS(ctx context.Context, o awsOptions) (*backend, error) {
 		return nil, err
 	}
 	return &backend{
-		admin: admin.New(stack.Store),
-		store: stack.Store,
-		plans: &usageplans.Plans{API: apigateway.NewFromConfig(cfg), Standard: o.planStandard, Pro: o.planPro},
+		admin:  admin.New(stack.Store),
+		store:  stack.Store,
+		dynamo: stack.Store,
+		plans:  &usageplans.Plans{API: apigateway.NewFromConfig(cfg), Standard: o.planStandard, Pro: o.planPro},
 	}, nil
 }
 

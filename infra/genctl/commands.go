@@ -62,7 +62,7 @@ func newRoot() *cobra.Command {
 	keys.AddCommand(keysCreate(opts), keysList(opts), keysUpdate(opts), keysRevoke(opts), keysWire(opts))
 	credits := &cobra.Command{Use: "credits", Short: "Grant and show credits"}
 	credits.AddCommand(creditsGrant(opts), creditsShow(opts))
-	root.AddCommand(keys, credits, report(opts))
+	root.AddCommand(keys, credits, report(opts), invokeEnv(opts), invoke(opts))
 	return root
 }
 

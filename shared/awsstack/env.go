@@ -110,6 +110,13 @@ const (
 	// role's AWS credentials for a Google token with it, so that no
 	// long-lived Google key is kept in AWS.
 	EnvVertexWIFConfig = "GEN_VERTEX_WIF_CONFIG"
+	// EnvEndpointURL is the SDK's AWS_ENDPOINT_URL (lambdaConfig), one
+	// endpoint for every service. The template declares it empty, which
+	// the SDK ignores: `sam local invoke --env-vars env.json` can only
+	// set a variable the template declares, and env.json
+	// (genctl invoke-env) sets it to the AWS assembly on one machine,
+	// which answers every service on one port.
+	EnvEndpointURL = "AWS_ENDPOINT_URL"
 )
 
 // DefaultMaxImageBytes is 4 MiB. API Gateway REST caps a request at 10 MB

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -73,6 +74,8 @@ const (
 	roleSecret      = "local-function-role-secret"
 	signerKeyID     = "AKIALOCALURLSIGNER01"
 	signerSecret    = "local-url-signer-secret-access-key"
+	operatorKeyID   = "local"
+	operatorSecret  = "local"
 )
 
 // Config says where the assembly runs.
@@ -121,6 +124,10 @@ type Assembly struct {
 	keys     *apikeys.Gateway
 	planIDs  map[string]string
 	plans    *usageplans.Plans
+	// endpoint serves every AWS service (byService).
+	endpoint string
+	// functionEnv is each function's template variables as set here.
+	functionEnv map[string]map[string]string
 }
 
 // Pool returns the processes of a function by its directory name
@@ -133,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	a = &Assembly{pools: map[string]*lambdaruntime.Pool{}, dataDir: cfg.DataDir}
+	a = &Assembly{pools: map[string]*lambdaruntime.Pool{}, dataDir: cfg.DataDir, functionEnv: map[string]map[string]string{}}
 	a.log = slog.New(slog.NewJSONHandler(&lockedWriter{w: cfg.Log}, nil))
 	defer func() {
 		if err != nil {
@@ -211,6 +218,11 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The operator's credentials (localdeploy's, which `make invoke-<name>`
+	// hands a function as sam local hands it the caller's) may list and
+	// sign uploads like any function's role.
+	s3srv.AddUploadSigner(operatorKeyID, operatorSecret)
+	s3srv.GrantList(operatorKeyID, "")
 	secrets := localsecrets.New()
 	secret, _ := json.Marshal(awsstack.SignerSecret{AccessKeyID: signerKeyID, SecretAccessKey: signerSecret})
 	secrets.Put(signerSecretARN, string(secret))
@@ -264,6 +276,14 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		return nil, err
 	}
 
+	// Every service on one port too, for AWS_ENDPOINT_URL (sam local
+	// invoke can set only one variable the template declares).
+	a.endpoint, err = a.serve(byService(map[string]string{
+		"dynamodb": a.dynamo.Endpoint, "s3": s3URL, "states": sfnURL, "secretsmanager": secretsURL}))
+	if err != nil {
+		return nil, err
+	}
+
 	// The function pools.
 	tmp := filepath.Join(cfg.DataDir, "tmp")
 	os.MkdirAll(tmp, 0o755)
@@ -285,6 +305,7 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 			"AWS_ENDPOINT_URL_SFN":             sfnURL,
 			"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretsURL,
 		}
+		declared := map[string]string{}
 		for k, v := range f.Env {
 			env[k] = v
 		}
@@ -297,6 +318,10 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 			// which the playground's CSP must allow instead.
 			env[awsstack.EnvPlaygroundMediaOrigins] = s3URL
 		}
+		for k := range f.Env {
+			declared[k] = env[k]
+		}
+		a.functionEnv[f.LogicalID] = declared
 		var envList []string
 		for k, v := range env {
 			envList = append(envList, k+"="+v)
@@ -383,7 +408,8 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 		Region: Region, TablePrefix: prefix,
 		UsagePlanStandard: planIDs["standardusageplan"], UsagePlanPro: planIDs["prousageplan"],
 		DynamoDBEndpoint: a.dynamo.Endpoint, GatewayEndpoint: gwAdminURL,
-		AccessKeyID: "local", SecretAccessKey: "local", BaseURL: a.BaseURL,
+		AccessKeyID: operatorKeyID, SecretAccessKey: operatorSecret, BaseURL: a.BaseURL,
+		Endpoint: a.endpoint, Functions: a.functionEnv,
 	}); err != nil {
 		return nil, err
 	}
@@ -649,6 +675,42 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// byService passes each request to the endpoint of the service it is
+// signed for: the SigV4 credential scope's service, in the Authorization
+// header or a presigned URL's X-Amz-Credential. A request signed for none
+// (a browser's POST of an upload form) goes to S3, as it would on AWS.
+func byService(endpoints map[string]string) http.Handler {
+	proxies := map[string]*httputil.ReverseProxy{}
+	for svc, u := range endpoints {
+		target, err := url.Parse(u)
+		if err != nil {
+			panic(err)
+		}
+		proxies[svc] = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			// The signature covers the Host the client signed.
+			pr.Out.Host = pr.In.Host
+		}}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cred := r.URL.Query().Get("X-Amz-Credential")
+		if _, after, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
+			cred, _, _ = strings.Cut(after, ",")
+		}
+		// <key id>/<date>/<region>/<service>/aws4_request
+		svc := "s3"
+		if p := strings.Split(cred, "/"); len(p) == 5 {
+			svc = p[3]
+		}
+		p, ok := proxies[svc]
+		if !ok {
+			http.Error(w, "the assembly on one machine has no "+svc, http.StatusNotImplemented)
+			return
+		}
+		p.ServeHTTP(w, r)
+	})
 }
 
 func hashKey(key string) string { return apikey.Hash(key) }

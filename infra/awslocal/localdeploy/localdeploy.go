@@ -29,6 +29,15 @@ type Deployment struct {
 	AccessKeyID     string `json:"accessKeyId"`
 	SecretAccessKey string `json:"secretAccessKey"`
 	BaseURL         string `json:"baseUrl"`
+	// Endpoint answers every AWS service of the assembly (DynamoDB, S3,
+	// Step Functions, Secrets Manager) on one port, told apart by the
+	// service each request is signed for: what AWS_ENDPOINT_URL in an
+	// env.json of sam local invoke points at.
+	Endpoint string `json:"endpoint"`
+	// Functions are the template's variables of each function (by
+	// logical id) as the assembly set them: real table prefix, bucket,
+	// state machine and signer secret ARNs, the host's ffmpeg.
+	Functions map[string]map[string]string `json:"functions"`
 }
 
 // Write records d in dataDir.

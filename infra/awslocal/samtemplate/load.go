@@ -32,6 +32,9 @@ type Function struct {
 	// Timeout and MemorySize, Globals' unless set.
 	Timeout    int
 	MemorySize int
+	// LoggingConfig's LogFormat and LogGroup (resolved), Globals' unless
+	// set: sam local passes them to the function.
+	LogFormat, LogGroup string
 	// Api events (routes), Schedule events and DynamoDB events.
 	Routes    []Route
 	Schedules []Schedule
@@ -158,6 +161,9 @@ type Names struct {
 	Refs map[string]string
 	// Parameters overrides parameter defaults.
 	Parameters map[string]string
+	// SAMLocal resolves as `sam local invoke` does (SAMLocalNames), not
+	// as a deployed stack: see samlocal.go.
+	SAMLocal bool
 }
 
 // FunctionARN is the ARN the assembly gives a function.
@@ -224,10 +230,23 @@ func Load(file string, names Names) (*Template, error) {
 					mem, _ := r.str(v)
 					f.MemorySize, _ = strconv.Atoi(mem)
 				}
+				if lc := m(src["LoggingConfig"]); lc != nil {
+					if v, ok := lc["LogFormat"]; ok {
+						f.LogFormat = r.must(v)
+					}
+					if v, ok := lc["LogGroup"]; ok {
+						f.LogGroup = r.must(v)
+					}
+				}
 			}
 			for _, vars := range []map[string]any{globEnv, m(m(props["Environment"])["Variables"])} {
 				for k, v := range vars {
 					s, err := r.str(v)
+					if err != nil && r.names.SAMLocal {
+						// SAM leaves what it cannot resolve as it was,
+						// and passes an intrinsic left over as "".
+						s, err = "", nil
+					}
 					if err != nil {
 						return nil, fmt.Errorf("%s: environment %s: %w", id, k, err)
 					}
@@ -425,6 +444,9 @@ func (r *resolver) must(v any) string {
 }
 
 func (r *resolver) ref(name string) (string, error) {
+	if r.names.SAMLocal {
+		return r.samRef(name)
+	}
 	if v, ok := r.names.Refs[name]; ok {
 		return v, nil
 	}
@@ -501,6 +523,9 @@ func (r *resolver) stream(name string, ep map[string]any) (Stream, error) {
 }
 
 func (r *resolver) getAtt(res, attr string) (string, error) {
+	if r.names.SAMLocal {
+		return r.samGetAtt(res, attr)
+	}
 	rm, ok := r.resources[res]
 	if !ok {
 		return "", fmt.Errorf("!GetAtt %s.%s: no such resource", res, attr)
