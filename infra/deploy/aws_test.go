@@ -672,6 +672,8 @@ func TestDeployDocAndSmokeScript(t *testing.T) {
 		"sam delete":                     "sam delete",
 		"a missing upload id":            "MISSING_IMAGE",
 		"one key's throttle and another": "another key's request",
+		// Issue 34: that a stream really streams.
+		"the events stream streams": "the live events stream streams",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("smoke script does not check %s (%q)", check, want)

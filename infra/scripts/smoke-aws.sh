@@ -18,6 +18,8 @@
 #      403 or 404, never a 503 "retry" to the client);
 #   6. the throttle of one key does not touch another's: a burst that gets
 #      one key 429s leaves a second key's request served;
+#   8. the live events stream streams: its first event arrives seconds
+#      before its last (response streaming through API Gateway works);
 #   7. with --fresh-region REGION --layer ARN only: `sam deploy` of a new
 #      stack (gen-smoke) in a region that never had an API Gateway resource
 #      (the account setting must follow the API), the checks above against
@@ -210,7 +212,22 @@ status=$(call POST /api/gen/text-to-video -H "X-API-Key: $key" -H 'Content-Type:
 	-d '{"prompt":"smoke test: a paper boat on a pond","model":"gen-3.1-lite-generate-001","durationSeconds":4}')
 if [ "$status" = 202 ]; then
 	task=$(jq -r .taskId "$tmp/body")
+	# 8. The live events stream really streams (API Gateway's response
+	# streaming): its first event reaches the client while the task runs,
+	# seconds before its last, not buffered until the stream ends. Each
+	# line is stamped as it arrives.
+	(curl -sS -N --max-time 900 -H "X-API-Key: $key" -H 'Accept: text/event-stream' "$api/api/gen/status/$task/events" |
+		while IFS= read -r line; do printf '%s %s\n' "$(date +%s)" "$line"; done >"$tmp/events") &
+	stream_pid=$!
 	[ "$(wait_task "$task")" = completed ] && check_video "$task" "text-to-video $task" || fail "text-to-video $task did not complete: $(cat "$tmp/body")"
+	wait "$stream_pid" || true
+	first=$(grep -m1 ' event: ' "$tmp/events" | cut -d' ' -f1)
+	last=$(grep ' event: ' "$tmp/events" | tail -n 1 | cut -d' ' -f1)
+	if [ -n "$first" ] && grep -q ' event: completed' "$tmp/events" && [ $((last - first)) -ge 2 ]; then
+		pass "the live events stream streams: its first event came $((last - first)) s before its last"
+	else
+		fail "the live events stream: events $(grep -c ' event: ' "$tmp/events") , first at ${first:-none}, last at ${last:-none} (buffered, or no completed event)"
+	fi
 else
 	fail "text-to-video: $status $(cat "$tmp/body")"
 fi
