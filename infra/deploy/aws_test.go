@@ -1379,3 +1379,68 @@ func TestBackstopBeforeTheAuthorizer(t *testing.T) {
 		}
 	}
 }
+
+// lambdaEnvLimit is Lambda's bound on a function's environment: "4 KB,
+// for all environment variables associated with the function, combined"
+// (Lambda quotas, https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html,
+// as issue 34 cites it; keys and values counted together).
+const lambdaEnvLimit = 4096
+
+// routesRoom is what the template promises Routes and Models together
+// (infra/docs/deploy.md, "Lambda's 4 KB environment").
+const routesRoom = 2600
+
+// TestEnvironmentFitsLambda (issue 34, defect 9): Routes and Models are
+// JSON in every function's environment, which Lambda bounds at 4 KB: a
+// deploy with many routes fails at CloudFormation, far from the cause.
+// Every function's environment, with the other parameters' longest
+// plausible values, leaves routesRoom bytes for the two, which deploy.md
+// states; and an example of that size (three routes, two declared
+// models) fits.
+func TestEnvironmentFitsLambda(t *testing.T) {
+	tp := loadTemplate(t)
+	routes := `{"routes": [{"name": "vertex-east", "kind": "vertex", "project": "my-video-project-123", "location": "us-east4"},` +
+		`{"name": "gemini", "kind": "gemini", "apiKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-gemini-key-AbCdEf"},` +
+		`{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "https://gpu.internal.example.com:8000", "usdPerSecond": 0.02,` +
+		`"models": {"wan-2.2-720p": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}],` +
+		`"models": {"gen-3.1-fast-generate-001": ["vertex-east", "gemini"], "wan-2.2-720p": ["wan"]}}`
+	models := `{"models": [{"modelId": "wan-2.2-720p", "name": "Wan 2.2 (720p)", "description": "Open model on our own GPU.",` +
+		`"capabilities": ["text-to-video"], "resolutions": ["720p"], "pricing": {"creditsPerVideo": 40, "creditsPerVideoNoAudio": 30}},` +
+		`{"modelId": "ltx-2-fast", "name": "LTX 2 Fast", "description": "A second open model, priced by the second.",` +
+		`"capabilities": ["text-to-video", "image-to-video"], "resolutions": ["720p"], "pricing": {"creditsPerVideo": 50, "creditsPerVideoNoAudio": 50},` +
+		`"provider": {"durations": [4, 8], "aspectRatios": ["16:9"], "audio": "never", "usdPerSecond": 0.05}}]}`
+	long := map[string]string{"ProviderModels": "gen-3.1-generate-001=veo-3.1-generate-001,gen-3.1-fast-generate-001=veo-3.1-fast-generate-001",
+		"VertexProject": "my-video-project-123", "GeminiApiKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-gemini-key-AbCdEf"}
+	largest, largestID := 0, ""
+	withParameters(t, tp, long, func() {
+		for _, id := range tp.ofType("AWS::Serverless::Function") {
+			size := 0
+			for k, v := range functionEnv(t, tp, id) {
+				size += len(k) + len(v)
+			}
+			if size > largest {
+				largest, largestID = size, id
+			}
+		}
+	})
+	t.Logf("largest environment without Routes and Models: %s, %d bytes", largestID, largest)
+	if room := lambdaEnvLimit - largest; room < routesRoom {
+		t.Errorf("%s's environment is %d bytes without Routes and Models: %d left of Lambda's %d, want %d (deploy.md)",
+			largestID, largest, room, lambdaEnvLimit, routesRoom)
+	}
+	if n := len(routes) + len(models); n > routesRoom {
+		t.Fatalf("the example is %d bytes, more than the %d promised", n, routesRoom)
+	}
+	long["Routes"], long["Models"] = routes, models
+	withParameters(t, tp, long, func() {
+		for _, id := range tp.ofType("AWS::Serverless::Function") {
+			size := 0
+			for k, v := range functionEnv(t, tp, id) {
+				size += len(k) + len(v)
+			}
+			if size > lambdaEnvLimit {
+				t.Errorf("%s's environment is %d bytes with three routes and two models, over Lambda's %d", id, size, lambdaEnvLimit)
+			}
+		}
+	})
+}
