@@ -252,7 +252,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provi
 	}
 	var in Interaction
 	if err := p.send(ctx, http.MethodGet, p.api.base+"interactions/"+id, nil, &in); err != nil {
-		return provider.Operation{}, pollError(err)
+		return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 	}
 	if in.ID == "" {
 		in.ID = id
@@ -290,7 +290,7 @@ func (p *Provider) done(ctx context.Context, in Interaction, job provider.Job) (
 		}
 	case v.URI != "":
 		if err := p.download(ctx, v.URI, path); err != nil {
-			return provider.Operation{}, pollError(err)
+			return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 		}
 	}
 	return provider.Operation{Name: in.ID, Done: true, Result: provider.Result{Paths: []string{path}},

@@ -69,7 +69,7 @@ func (e *Error) Error() string {
 // Classify is what the answer means to gen: a moderation refusal, a
 // model the host does not serve, the key refused (401, 403), a request
 // refused as malformed, or any other failure. A poll never answers the
-// key refused: pollError makes that a wait.
+// key refused: providerhttp.RefusedWhileRunning makes that a wait.
 func (e *Error) Classify() provider.Answer {
 	switch {
 	case e.policy:
@@ -147,13 +147,6 @@ func submitError(err error) error {
 	return err
 }
 
-// pollError classifies what a poll's send returned: a key refused (401,
-// 403) while the job runs, and bills, is waited out within the deadline
-// and logged for the operator, rather than fail a paid job.
-func pollError(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return providerhttp.RefusedWhileRunning(e.HTTPStatus, err)
-	}
-	return err
-}
+// StatusCode is the HTTP status the API answered, which
+// providerhttp.RefusedWhileRunning reads of a poll's error.
+func (e *Error) StatusCode() int { return e.HTTPStatus }

@@ -256,7 +256,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provi
 	}
 	var v video
 	if err := p.send(ctx, http.MethodGet, p.base+"videos/"+id, p.header(), nil, &v); err != nil {
-		return provider.Operation{}, pollError(err)
+		return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 	}
 	switch v.Status {
 	case StatusQueued, StatusInProgress:
@@ -277,7 +277,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provi
 	}
 	path := filepath.Join(job.OutDir, "video-0.mp4")
 	if err := p.download(ctx, p.base+"videos/"+id+"/content", path); err != nil {
-		return provider.Operation{}, pollError(err)
+		return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 	}
 	return provider.Operation{Name: id, Done: true, Result: provider.Result{Paths: []string{path}},
 		Billing: p.billing(job)}, nil

@@ -178,9 +178,14 @@ func Busy(resp *http.Response, err error, hint time.Duration) error {
 // job the provider accepted runs, and bills, whatever the credentials
 // now are, so it is waited out within the deadline and logged for the
 // operator to renew them (a static token expires), rather than fail a
-// paid job. Any other status leaves err as it is.
-func RefusedWhileRunning(status int, err error) error {
-	if status != http.StatusUnauthorized && status != http.StatusForbidden {
+// paid job. The status is the adapter's error's (a StatusCode method,
+// each adapter's Error); any other status, or none, leaves err as it is.
+func RefusedWhileRunning(err error) error {
+	var e interface{ StatusCode() int }
+	if !errors.As(err, &e) {
+		return err
+	}
+	if status := e.StatusCode(); status != http.StatusUnauthorized && status != http.StatusForbidden {
 		return err
 	}
 	return &BusyError{Err: fmt.Errorf("credentials refused while a job runs (renew them): %w", err), Operator: true}

@@ -119,7 +119,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provi
 	sp := &spool{dir: job.OutDir}
 	defer sp.clean()
 	if err := poll(ctx, g.http, http.MethodGet, g.base+name, g.header(), nil, sp, &op); err != nil {
-		return provider.Operation{}, pollError(err)
+		return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 	}
 	if !op.Done {
 		return provider.Operation{Name: name, PollAfter: pollAfter(g.cfg.PollAfter)}, nil

@@ -238,7 +238,8 @@ func (e *Error) Error() string {
 // a model the provider no longer serves, credentials refused (401, 403,
 // or the Gemini API's 400 for a key it does not take: "API key not
 // valid"), a request refused as malformed, or any other failure. A poll
-// never answers credentials refused: pollError makes that a wait.
+// never answers credentials refused: providerhttp.RefusedWhileRunning
+// makes that a wait.
 func (e *Error) Classify() provider.Answer {
 	switch {
 	case e.category != "":
@@ -303,17 +304,9 @@ func submitError(err error) error {
 	return err
 }
 
-// pollError classifies what a poll's send returned: credentials refused
-// (401, 403) while the job runs, and bills, are waited out within the
-// deadline, logged for the operator, rather than fail a paid job; a
-// static GEN_VERTEX_ACCESS_TOKEN expires after an hour.
-func pollError(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return providerhttp.RefusedWhileRunning(e.HTTPStatus, err)
-	}
-	return err
-}
+// StatusCode is the HTTP status the API answered, which
+// providerhttp.RefusedWhileRunning reads of a poll's error.
+func (e *Error) StatusCode() int { return e.HTTPStatus }
 
 // maxAnswerBytes bounds one answer of the API: an operation's carries
 // up to four videos inline, base64.

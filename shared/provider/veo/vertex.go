@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/provider/providerhttp"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/provider/vertexauth"
 	"github.com/genvideo/gen/shared/settings"
@@ -144,7 +145,9 @@ func (v *Vertex) Poll(ctx context.Context, name string, job provider.Job) (provi
 	sp := &spool{dir: job.OutDir}
 	defer sp.clean()
 	if err := poll(ctx, v.http, http.MethodPost, v.base+url.PathEscape(m)+":fetchPredictOperation", nil, body, sp, &op); err != nil {
-		return provider.Operation{}, pollError(err)
+		// A static GEN_VERTEX_ACCESS_TOKEN expires after an hour,
+		// while the job runs on.
+		return provider.Operation{}, providerhttp.RefusedWhileRunning(err)
 	}
 	if !op.Done {
 		return provider.Operation{Name: name, PollAfter: pollAfter(v.cfg.PollAfter)}, nil
