@@ -104,6 +104,29 @@ func Served(served []string, backend string, priced func(ours string) (Priced, b
 	return out, nil
 }
 
+// Mapped is the table of a backend that maps each of our models to a
+// provider model priced by priced (or, where priced knows none, by the
+// operator's declaration: Declared). A model neither knows is unknown's
+// error, and a table that sells a start below its cost at creditUSD is
+// CheckPrices', so that the stack stops at start-up rather than charge
+// for starts it cannot honour, or honour at a loss. Each adapter's table
+// of the generator variables is this, with its own lookup and message.
+func Mapped(backend string, priced func(ours string) (Priced, bool), creditUSD float64, unknown func(ours string) error) (Table, error) {
+	lookup := Declared(priced)
+	t := Table{Backend: backend, Models: map[string]Limits{}}
+	for _, ours := range catalog.IDs() {
+		m, ok := lookup(ours)
+		if !ok {
+			return Table{}, unknown(ours)
+		}
+		t.Models[ours] = m.Limits
+	}
+	if err := CheckPrices(backend, priced, creditUSD); err != nil {
+		return Table{}, err
+	}
+	return t, nil
+}
+
 // Declared is priced, falling back, for one of our models priced knows
 // no provider model for, to what the operator declared of the provider
 // model behind it (GEN_MODELS, catalog.Model.Provider): a model on a

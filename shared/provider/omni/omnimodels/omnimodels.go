@@ -199,22 +199,11 @@ func backend(p settings.Provider) string {
 // is an error, so that the stack stops at start-up.
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.ModelMap())
-	name := backend(p)
-	t := capability.Table{Backend: name, Models: map[string]capability.Limits{}}
-	priced := capability.Declared(func(ours string) (capability.Priced, bool) { return Priced(models[ours]) })
-	for _, ours := range catalog.IDs() {
-		m, ok := priced(ours)
-		if !ok {
-			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not a Gemini Omni model this service knows (known: %s)",
+	return capability.Mapped(backend(p), func(ours string) (capability.Priced, bool) { return Priced(models[ours]) }, p.Credit(),
+		func(ours string) error {
+			return fmt.Errorf("%s maps %s to %q, which is not a Gemini Omni model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], strings.Join(Known, ", "))
-		}
-		t.Models[ours] = m.Limits
-	}
-	err := capability.CheckPrices(name, func(ours string) (capability.Priced, bool) { return Priced(models[ours]) }, p.Credit())
-	if err != nil {
-		return capability.Table{}, err
-	}
-	return t, nil
+		})
 }
 
 // RouteLimits is what a route to Omni (one provider route,

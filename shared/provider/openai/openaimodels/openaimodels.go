@@ -183,22 +183,12 @@ func backendName(profile string) string {
 // sells a video below its cost at p.Credit() (capability.CheckPrices),
 // is an error, so that the stack stops at start-up.
 func Capabilities(p settings.Provider) (capability.Table, error) {
-	profile := Profile(p)
-	models := WithDefaults(profile, p.ModelMap())
-	t := capability.Table{Backend: backendName(profile), Models: map[string]capability.Limits{}}
-	priced := capability.Declared(func(ours string) (capability.Priced, bool) { return Priced(p, models[ours]) })
-	for _, ours := range catalog.IDs() {
-		m, ok := priced(ours)
-		if !ok {
-			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is not an OpenAI video model this service knows (known: %s)",
+	models := WithDefaults(Profile(p), p.ModelMap())
+	return capability.Mapped(backendName(Profile(p)), func(ours string) (capability.Priced, bool) { return Priced(p, models[ours]) }, p.Credit(),
+		func(ours string) error {
+			return fmt.Errorf("%s maps %s to %q, which is not an OpenAI video model this service knows (known: %s)",
 				settings.ProviderModels, ours, models[ours], strings.Join(soraModels, ", "))
-		}
-		t.Models[ours] = m.Limits
-	}
-	if err := CheckPrices(p); err != nil {
-		return capability.Table{}, err
-	}
-	return t, nil
+		})
 }
 
 // RouteLimits is what a route to the host of p (one provider route,
@@ -215,15 +205,6 @@ func RouteLimits(p settings.Provider, served []string) (string, map[string]capab
 		return "", nil, err
 	}
 	return backend, out, nil
-}
-
-// CheckPrices fails when p's mapping sells a start below its cost at
-// p.Credit() (capability.CheckPrices).
-func CheckPrices(p settings.Provider) error {
-	models := WithDefaults(Profile(p), p.ModelMap())
-	return capability.CheckPrices(backendName(Profile(p)), func(ours string) (capability.Priced, bool) {
-		return Priced(p, models[ours])
-	}, p.Credit())
 }
 
 // sizes are the host's size for our aspect ratio and resolution.

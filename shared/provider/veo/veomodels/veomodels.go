@@ -256,28 +256,17 @@ func backendName(api string) string {
 // starts it cannot honour, or honour at a loss.
 func Capabilities(p settings.Provider) (capability.Table, error) {
 	models := WithDefaults(p.Generator, p.ModelMap())
-	t := capability.Table{Backend: backendName(p.Generator), Models: map[string]capability.Limits{}}
-	priced := capability.Declared(func(ours string) (capability.Priced, bool) {
+	return capability.Mapped(backendName(p.Generator), func(ours string) (capability.Priced, bool) {
 		m, ok, _ := Lookup(p.Generator, models[ours])
 		return m, ok
-	})
-	for _, ours := range catalog.IDs() {
-		m, ok := priced(ours)
-		_, _, wasRetired := Lookup(p.Generator, models[ours])
-		if !ok {
-			what := "not a " + backendName(p.Generator) + " model this service knows"
-			if wasRetired {
-				what = "a model Google retired on " + backendName(p.Generator)
-			}
-			return capability.Table{}, fmt.Errorf("%s maps %s to %q, which is %s (known: %s)",
-				settings.ProviderModels, ours, models[ours], what, strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
+	}, p.Credit(), func(ours string) error {
+		what := "not a " + backendName(p.Generator) + " model this service knows"
+		if _, _, wasRetired := Lookup(p.Generator, models[ours]); wasRetired {
+			what = "a model Google retired on " + backendName(p.Generator)
 		}
-		t.Models[ours] = m.Limits
-	}
-	if err := CheckPrices(p.Generator, models, p.Credit()); err != nil {
-		return capability.Table{}, err
-	}
-	return t, nil
+		return fmt.Errorf("%s maps %s to %q, which is %s (known: %s)",
+			settings.ProviderModels, ours, models[ours], what, strings.Join(slices.Sorted(maps.Keys(ProviderModels(p.Generator))), ", "))
+	})
 }
 
 // RouteLimits is what a route of Veo on the API of p (one provider
