@@ -183,7 +183,7 @@ func validate(kind string, present map[string]value) (Request, error) {
 		DurationSeconds:  DefaultDuration,
 		AspectRatio:      "16:9",
 		Resolution:       model.DefaultResolution(),
-		GenerateAudio:    true,
+		GenerateAudio:    model.Supports(catalog.AudioGeneration),
 		EnhancePrompt:    true,
 		PersonGeneration: "allow_adult",
 	}
@@ -226,6 +226,12 @@ func validate(kind string, present map[string]value) (Request, error) {
 			}
 			*dst = b
 		}
+	}
+	if p.GenerateAudio && !model.Supports(catalog.AudioGeneration) {
+		// A model declared without audio (GEN_MODELS) is sold at its
+		// silent price: a start may not ask it for audio.
+		return Request{}, &Error{Code: CodeValidation, Field: "generateAudio", Value: true,
+			Message: fmt.Sprintf("model %q makes no audio; generateAudio must be false", r.Model)}
 	}
 	if v, ok := present["negativePrompt"]; ok {
 		s, verr := v.asString("negativePrompt")

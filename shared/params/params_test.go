@@ -180,3 +180,24 @@ func TestParseForm(t *testing.T) {
 		}
 	}
 }
+
+// A model declared without audio-generation (GEN_MODELS) is silent by
+// default and charged its silent price; a start asking it for audio is
+// refused, naming the field. Not parallel: the catalog is the process's.
+func TestSilentModel(t *testing.T) {
+	silent := catalog.Model{ID: "wan-2.2-720p", Name: "Wan", Capabilities: []string{catalog.TextToVideo},
+		Resolutions: []string{"720p"}, CreditsPerVideo: 40, CreditsPerVideoNoAudio: 30}
+	t.Cleanup(catalog.Install(catalog.Builtin().With([]catalog.Model{silent}, "")))
+	r, err := ParseJSON(catalog.TextToVideo, []byte(`{"prompt":"x","model":"wan-2.2-720p"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Params.GenerateAudio || r.Cost() != 30 {
+		t.Errorf("generateAudio %v, cost %d; want false and the silent price, 30", r.Params.GenerateAudio, r.Cost())
+	}
+	_, err = ParseJSON(catalog.TextToVideo, []byte(`{"prompt":"x","model":"wan-2.2-720p","generateAudio":true}`))
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "generateAudio" || e.Code != CodeValidation {
+		t.Errorf("audio asked of a silent model: %v, want a validation error naming generateAudio", err)
+	}
+}
