@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/assembly"
 	"github.com/genvideo/gen/shared/admin"
+	"github.com/genvideo/gen/shared/provider/openai/openaitest"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
 )
@@ -39,28 +42,27 @@ func burst(ctx context.Context, n, afford int, out io.Writer) error {
 		return err
 	}
 	defer log.Close()
+	// The generations run on a host elsewhere, as every real route's do:
+	// the builtin generator's ffmpeg would render on the cores the
+	// starts are measured on, while the burst is still being answered.
+	host := httptest.NewServer(openaitest.New(openaitest.Config{Profile: settings.ProfileVLLMOmni, Polls: 2}))
+	defer host.Close()
+	routes := `{"routes": [{"name": "gpu", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + host.URL + `",
+		"usdPerSecond": 0.02, "modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}]}`
 	built := time.Now()
-	a, err := assembly.Start(ctx, assembly.Config{Root: ".", Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Log: log})
+	a, err := assembly.Start(ctx, assembly.Config{Root: ".", Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Log: log,
+		Parameters: map[string]string{"Routes": routes, "ProviderPollInterval": "5s"}})
 	if err != nil {
 		return fmt.Errorf("start the AWS assembly (run from the checkout's root): %w", err)
 	}
 	defer a.Close()
 	fmt.Fprintf(out, "AWS assembly up in %v\n", time.Since(built).Round(time.Second))
 
-	// A warm-up start on another account, so that the first burst does
-	// not also measure the functions' cold starts.
-	warm, err := a.CreateKey(ctx, admin.KeyRequest{Name: "warm", Credits: 10 * burstPrice, Tier: "enterprise",
-		Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
-	if err != nil {
-		return err
-	}
-	for i := range 3 {
-		if code, _, err := startOnce(ctx, a.BaseURL, warm.APIKey, i); err != nil || code != http.StatusAccepted {
-			return fmt.Errorf("warm-up start: %d %v", code, err)
-		}
-	}
-
-	for round := range 3 {
+	// The first burst is also the functions' cold starts: fifty
+	// processes of the start function and of the authorizer begin on
+	// this machine's cores, where on AWS each has a sandbox of its own.
+	// It is printed, and three bursts on warm functions follow.
+	for round := range 4 {
 		k, err := a.CreateKey(ctx, admin.KeyRequest{Name: "burst", Credits: int64(afford * burstPrice), Tier: "enterprise",
 			Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
 		if err != nil {
@@ -118,8 +120,12 @@ func burst(ctx context.Context, n, afford int, out io.Writer) error {
 		if len(problems) > 0 {
 			books = strings.Join(problems, "; ")
 		}
-		fmt.Fprintf(out, "burst %d: %d starts on one account paying for %d: %s; latency p50 %s, p90 %s, max %s; all answered in %s; books %s\n",
-			round+1, n, afford, strings.Join(statuses, " "), ms(lat[n/2]), ms(lat[n*9/10]), ms(lat[n-1]), ms(wall), books)
+		label := fmt.Sprintf("burst %d", round)
+		if round == 0 {
+			label = "cold burst"
+		}
+		fmt.Fprintf(out, "%s: %d starts on one account paying for %d: %s; latency p50 %s, p90 %s, max %s; all answered in %s; books %s\n",
+			label, n, afford, strings.Join(statuses, " "), ms(lat[n/2]), ms(lat[n*9/10]), ms(lat[n-1]), ms(wall), books)
 	}
 	return nil
 }

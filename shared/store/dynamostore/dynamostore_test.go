@@ -519,6 +519,50 @@ func (c *calls) count(op string) int {
 	return c.n[op]
 }
 
+// TestBurstOfRequestsOnOneKey: 50 requests at once on one key count in
+// its minute and day windows with single conditional updates, a few
+// each, and no read or transaction: they add up rather than race to
+// rewrite what they read.
+func TestBurstOfRequestsOnOneKey(t *testing.T) {
+	const n = 50
+	counted := &calls{next: http.DefaultTransport, n: map[string]int{}}
+	client := dynamodb.New(dynamolocal.Shared(t).Client().Options(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: counted}
+	})
+	s := open(t)
+	s = New(client, Config{Tables: s.Tables()})
+	minute := domain.Window{Key: "rpm:key-a:1", Limit: 1000, ExpiresAt: t0.Add(time.Minute)}
+	day := domain.Window{Key: "rpd:key-a:1", Limit: 10000, ExpiresAt: t0.Add(24 * time.Hour)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-gate
+			_, errs[i] = s.Take(t.Context(), []domain.Window{minute, day}, t0.Add(time.Duration(i)*time.Millisecond))
+		})
+	}
+	close(gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+	if r, tx := counted.count("BatchGetItem")+counted.count("GetItem"), counted.count("TransactWriteItems"); r+tx > 0 {
+		t.Errorf("%d requests counted with %d reads and %d transactions, want none", n, r, tx)
+	}
+	// Both windows are new: a request may find one not yet there, lose
+	// opening it to another, and add to that one. At most three updates
+	// a window, however many requests come at once.
+	if u, limit := counted.count("UpdateItem"), 3*2*n; u > limit {
+		t.Errorf("%d requests sent %d updates, want at most %d", n, u, limit)
+	}
+	if used, err := s.Take(t.Context(), []domain.Window{minute, day}, t0.Add(time.Second)); err != nil || !slices.Equal(used, []int{n + 1, n + 1}) {
+		t.Errorf("the next request = %v, %v; want both windows at %d", used, err, n+1)
+	}
+}
+
 // TestBurstOnOneAccount starts 50 tasks at once on one account (with a
 // Starts window, spending caps and an in-flight limit, as a key's start
 // has them) and counts the transactions sent. Starts that each read the

@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time
 	case 0:
 		return []int{}, s.check(op)
 	case 1:
-		n, err := s.takeOne(ctx, op, counters[0], at)
+		n, _, err := s.takeOne(ctx, op, counters[0], at)
 		if err != nil {
 			return nil, err
 		}
@@ -121,16 +122,21 @@ func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time
 
 // takeOne takes from one counter with single conditional updates, which
 // need no read and do not contend: an increment of the open window that
-// returns the new count, or when there is none a fresh window at 1.
-func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time.Time) (int, error) {
-	var used int
+// returns the new count, or when there is none a fresh window at 1. It
+// returns the count and the end of the window it counted in.
+func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time.Time) (int, time.Time, error) {
+	var (
+		used int
+		ends time.Time
+	)
 	err := s.retry(ctx, op, func() error {
 		in := s.increment(c, at).input()
-		in.ReturnValues = types.ReturnValueUpdatedNew
+		in.ReturnValues = types.ReturnValueAllNew
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		out, err := s.db.UpdateItem(ctx, in)
 		if err == nil {
-			used = int(getN(out.Attributes, "count"))
+			w := readWindow(out.Attributes)
+			used, ends = w.Count, w.Ends
 			return nil
 		}
 		old, ok := conditionFailed(err)
@@ -152,87 +158,62 @@ func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time
 			}
 			return dbErr(op, err)
 		}
-		used = tk.Window.Count
+		used, ends = tk.Window.Count, c.ExpiresAt
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	return used, nil
+	return used, ends, nil
 }
 
-// takeMany takes from several counters in one transaction. To return each
-// count exactly it reads them, decides, and writes each conditioned on
-// the window it read; a concurrent Take makes it read again.
+// takeMany takes from several counters one after another, each as
+// takeOne does: no read and no transaction. A burst of requests on one
+// key (its minute and day windows) then adds up, where reading the
+// windows and writing them back on the condition that they had not
+// changed made each request lose to every one that wrote first (on the
+// order of n² attempts for n at once), and a transaction on those hot
+// items would conflict with every other under way on them. When a
+// counter refuses, what the earlier ones took is given back before the
+// refusal is returned, so the counts settle exact; in between, a
+// concurrent Take may find one unit more used than will stay.
 func (s *Store) takeMany(ctx context.Context, op string, counters []domain.Window, at time.Time) ([]int, error) {
 	used := make([]int, len(counters))
-	err := s.retry(ctx, op, func() error {
-		read, err := s.readCounters(ctx, counters)
+	ends := make([]time.Time, len(counters))
+	for i, c := range counters {
+		n, end, err := s.takeOne(ctx, op, c, at)
 		if err != nil {
-			return dbErr(op, err)
+			s.untake(ctx, op, counters[:i], ends[:i])
+			return nil, err
 		}
-		// The windows as this call leaves them, and which counter (by
-		// first position) decides how each is written; a key listed
-		// twice is taken twice, like two calls.
-		next := map[string]lifecycle.Window{}
-		first := map[string]domain.Window{}
-		for i, c := range counters {
-			w, seen := next[c.Key]
-			if !seen {
-				first[c.Key], w = c, read[c.Key]
-			}
-			tk, err := lifecycle.Take(c, w, at)
-			if err != nil {
-				return err
-			}
-			next[c.Key] = tk.Window
-			used[i] = tk.Window.Count
-		}
-		var items []types.TransactWriteItem
-		for key, n := range next {
-			c, w := first[key], read[key]
-			var u update
-			if w.Open(at) {
-				u = update{
-					table: s.t.Counters,
-					key:   counterKey(key),
-					expr:  "SET #count = :count",
-					cond:  "#count = :was AND #expiresAt = :expires",
-					vals:  vals{":count": num(n.Count), ":was": num(w.Count), ":expires": num(ms(w.Ends))},
-				}
-			} else {
-				u = s.restart(c, at, n.Count)
-			}
-			items = append(items, u.transactItem())
-		}
-		return retryOnCondition(s.transact(ctx, op, items))
-	})
-	if err != nil {
-		return nil, err
+		used[i], ends[i] = n, end
 	}
 	return used, nil
 }
 
-// readCounters reads the windows of counters with one strongly consistent
-// batch read.
-func (s *Store) readCounters(ctx context.Context, counters []domain.Window) (map[string]lifecycle.Window, error) {
-	seen := map[string]bool{}
-	var keys []item
-	for _, c := range counters {
-		if !seen[c.Key] {
-			seen[c.Key] = true
-			keys = append(keys, counterKey(c.Key))
+// untake takes one unit back from each of counters, in the window that
+// ended at the matching ends (the one it was taken from): a window
+// replaced since holds nothing of it. A unit that cannot be given back
+// stays counted, so the key loses one request of that window, never
+// gains one.
+func (s *Store) untake(ctx context.Context, op string, counters []domain.Window, ends []time.Time) {
+	// A fresh context: the request's may be what refused.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveBudget)
+	defer cancel()
+	for i, c := range counters {
+		u := update{
+			table: s.t.Counters,
+			key:   counterKey(c.Key),
+			expr:  "SET #count = #count - :one",
+			cond:  "#expiresAt = :ends AND #count > :zero",
+			vals:  vals{":one": num(1), ":zero": num(0), ":ends": num(ms(ends[i]))},
+		}
+		if _, err := s.db.UpdateItem(ctx, u.input()); err != nil {
+			if _, ok := conditionFailed(err); !ok {
+				slog.Warn("a request counted in a window could not be given back", "op", op, "counter", c.Key, "err", err.Error())
+			}
 		}
 	}
-	got, err := s.batchGet(ctx, map[string][]item{s.t.Counters: keys})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]lifecycle.Window, len(counters))
-	for _, it := range got[s.t.Counters] {
-		out[getS(it, attrCounterPK)] = readWindow(it)
-	}
-	return out, nil
 }
 
 // batchGet reads the items of keys, by table (at most 100 in all), with

@@ -232,6 +232,46 @@ func testRaceTake(t *testing.T, s store.Store) {
 	}
 }
 
+// (d2) 50 concurrent Takes of a minute and a day window, the day's room
+// 30: 30 are taken, each with its own day count, the 20 refusals name
+// the day, and nothing of a refused Take stays in the minute.
+func testRaceTakeTwo(t *testing.T, s store.Store) {
+	minute := domain.Window{Key: "rpm:key-2:29385120", Limit: 1000, ExpiresAt: t0.Add(time.Minute)}
+	day := domain.Window{Key: "rpd:key-2:20406", Limit: 30, ExpiresAt: t0.Add(24 * time.Hour)}
+	const n = 50
+	days := make([]int, n)
+	errs := make([]error, n)
+	race(n, func(i int) {
+		u, err := s.Take(t.Context(), []domain.Window{minute, day}, at(time.Duration(i)*time.Millisecond))
+		errs[i] = err
+		if len(u) == 2 {
+			days[i] = u[1]
+		}
+	})
+	var counts []int
+	for i, err := range errs {
+		var le *domain.LimitError
+		switch {
+		case err == nil:
+			counts = append(counts, days[i])
+		case errors.As(err, &le) && le.Window.Key == day.Key:
+		default:
+			t.Errorf("Take %d: %v, want success or a *domain.LimitError naming the day", i, err)
+		}
+	}
+	slices.Sort(counts)
+	want := make([]int, 30)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if !slices.Equal(counts, want) {
+		t.Errorf("%d of %d Takes succeeded with day counts %v, want 30 with each of 1..30 once", len(counts), n, counts)
+	}
+	if used, err := s.Take(t.Context(), []domain.Window{minute}, at(time.Second)); err != nil || !slices.Equal(used, []int{31}) {
+		t.Errorf("the minute after the race = %v, %v; want 31: the 30 taken and this one", used, err)
+	}
+}
+
 // (e) Grants, starts and failures at once: the books still balance.
 func testRaceGrantsAndCharges(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 50)

@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) Backend, opts ...Option) {
 		{"RaceFailComplete", testRaceFailComplete},
 		{"RaceFail", testRaceFail},
 		{"RaceTake", testRaceTake},
+		{"RaceTakeTwo", testRaceTakeTwo},
 		{"Streams", testStreams},
 		{"RaceStreams", testRaceStreams},
 		{"RaceGrantsAndCharges", testRaceGrantsAndCharges},
