@@ -113,7 +113,8 @@ func newAPI(svc *service.Service, cfg Config) *API {
 	}
 	sc := svc.Config()
 	return &API{cfg: cfg, svc: svc,
-		cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: sc.Logger}
+		cursors: &cursor.Sealer{Keys: cfg.CursorKeys}, log: sc.Logger,
+		items: newItemCache(), statuses: newStatusCache()}
 }
 
 // New serves every route of the API over svc, behind one router, with

@@ -8,9 +8,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
@@ -137,18 +138,18 @@ func encodeHistory(buf *bytes.Buffer, items []json.RawMessage, page pagination) 
 	buf.WriteString("}\n")
 }
 
-// itemCacheMax bounds the items kept; past it the cache starts again
-// empty, which costs one encoding per item.
+// itemCacheMax bounds the items kept; past it the least recently used
+// goes, which costs one encoding when it is asked for again.
 const itemCacheMax = 10000
 
 // itemCache keeps each history item's JSON. An item is a function of the
 // task's fields that never change and of its status: a task's item in a
 // given status is always the same bytes (a finished task's outcome is
 // set once, with its status), so a page of tasks seen before encodes
-// nothing but its envelope.
+// nothing but its envelope. Invalidation: none is needed, since the key
+// holds the status, the one thing of an item that changes.
 type itemCache struct {
-	mu sync.Mutex
-	m  map[itemKey]json.RawMessage
+	m *lru.Cache[itemKey, json.RawMessage]
 }
 
 type itemKey struct {
@@ -156,25 +157,22 @@ type itemKey struct {
 	status task.Status
 }
 
+func newItemCache() itemCache {
+	m, _ := lru.New[itemKey, json.RawMessage](itemCacheMax) // a positive size: New cannot fail
+	return itemCache{m}
+}
+
 // item returns t's history item, encoded as writeJSON encodes (no HTML
 // escaping), without the encoder's newline.
-func (c *itemCache) item(t task.Task) json.RawMessage {
+func (c itemCache) item(t task.Task) json.RawMessage {
 	k := itemKey{t.ID, t.Status}
-	c.mu.Lock()
-	b, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if b, ok := c.m.Get(k); ok {
 		return b
 	}
 	var buf bytes.Buffer
 	encodeJSON(&buf, historyItemOf(t))
-	b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= itemCacheMax {
-		c.m = map[itemKey]json.RawMessage{}
-	}
-	c.m[k] = b
-	c.mu.Unlock()
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	c.m.Add(k, b)
 	return b
 }
 

@@ -45,7 +45,7 @@ func TestHistoryItemBytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := plain{Success: true, Videos: []historyItem{}, Pagination: tc.page}
-			var c itemCache
+			c := newItemCache()
 			var items []json.RawMessage
 			for _, tk := range tc.tasks {
 				want.Videos = append(want.Videos, historyItemOf(tk))
@@ -71,7 +71,7 @@ func TestHistoryItemBytes(t *testing.T) {
 func TestStatusCache(t *testing.T) {
 	tk := task.Task{ID: "gen_1_aaaaaaaaa", Status: task.Processing, Progress: 10}
 	links := []video{{URL: "https://x/v?sig=1", MimeType: "video/mp4", ExpiresAt: "t"}}
-	var c statusCache
+	c := newStatusCache()
 	c.put(tk, nil, []byte("processing 10"))
 	for _, tc := range []struct {
 		name   string

@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"path"
 	"slices"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
@@ -111,8 +112,8 @@ func (a *API) statusJSON(ctx context.Context, t task.Task) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// statusCacheMax bounds the bodies kept; past it the cache starts again
-// empty, which costs one encoding per task polled.
+// statusCacheMax bounds the bodies kept; past it the least recently
+// used goes, which costs one encoding when its task is polled again.
 const statusCacheMax = 10000
 
 // statusCache keeps the status body each task was last answered with.
@@ -120,10 +121,11 @@ const statusCacheMax = 10000
 // status and progress (its outcome is set once, with its status), and
 // of its videos' signed links, which the blob store keeps until they
 // near their expiry: a client polling a task gets the same bytes, encoded
-// once, until one of those moves.
+// once, until one of those moves. Invalidation: an entry is answered
+// only while all of those are as it was encoded with (get), so none is
+// ever dropped for being stale.
 type statusCache struct {
-	mu sync.Mutex
-	m  map[string]statusEntry
+	m *lru.Cache[string, statusEntry]
 }
 
 type statusEntry struct {
@@ -133,23 +135,21 @@ type statusEntry struct {
 	body     []byte
 }
 
-func (c *statusCache) get(t task.Task, videos []video) ([]byte, bool) {
-	c.mu.Lock()
-	e, ok := c.m[t.ID]
-	c.mu.Unlock()
+func newStatusCache() statusCache {
+	m, _ := lru.New[string, statusEntry](statusCacheMax) // a positive size: New cannot fail
+	return statusCache{m}
+}
+
+func (c statusCache) get(t task.Task, videos []video) ([]byte, bool) {
+	e, ok := c.m.Get(t.ID)
 	if !ok || e.status != t.Status || e.progress != t.Progress || !slices.Equal(e.videos, videos) {
 		return nil, false
 	}
 	return e.body, true
 }
 
-func (c *statusCache) put(t task.Task, videos []video, body []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= statusCacheMax {
-		c.m = map[string]statusEntry{}
-	}
-	c.m[t.ID] = statusEntry{status: t.Status, progress: t.Progress, videos: videos, body: body}
+func (c statusCache) put(t task.Task, videos []video, body []byte) {
+	c.m.Add(t.ID, statusEntry{status: t.Status, progress: t.Progress, videos: videos, body: body})
 }
 
 // statusBody is t's status body without its signed video links, which

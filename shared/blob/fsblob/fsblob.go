@@ -55,7 +55,7 @@ type Store struct {
 	dir     string
 	baseURL string
 	secret  []byte
-	links   linkCache // SignURL's
+	links   *linkCache // SignURL's
 
 	// Now is the clock that expiry is checked against; tests replace it
 	// before serving. Nil means time.Now.
@@ -82,7 +82,7 @@ func New(dir string, baseURL string, secret []byte) (*Store, error) {
 			return nil, fmt.Errorf("create blob directory: %w", err)
 		}
 	}
-	return &Store{dir: abs, baseURL: strings.TrimRight(baseURL, "/"), secret: append([]byte(nil), secret...)}, nil
+	return &Store{dir: abs, baseURL: strings.TrimRight(baseURL, "/"), secret: append([]byte(nil), secret...), links: newLinkCache()}, nil
 }
 
 // ValidKey reports whether key can name an object: 1 to 1024 characters

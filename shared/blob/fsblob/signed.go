@@ -11,9 +11,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // PathPrefix is where the Handler expects to be mounted.
@@ -29,47 +30,35 @@ func (s *Store) SignURL(ctx context.Context, key string, expires time.Time) (str
 		return "", fmt.Errorf("sign: %w", err)
 	}
 	exp := expires.Unix()
-	if u, ok := s.links.get(key, exp); ok {
+	if u, ok := s.links.Get(linkKey{key, exp}); ok {
 		return u, nil
 	}
 	// Valid keys hold only characters that need no escaping in a path.
 	u := fmt.Sprintf("%s%s%s?expires=%d&signature=%s", s.baseURL, PathPrefix, key, exp, s.sign(key, exp))
-	s.links.put(key, exp, u)
+	s.links.Add(linkKey{key, exp}, u)
 	return u, nil
 }
 
-// linkCacheMax bounds the links kept; past it the cache starts again
-// empty, which costs one HMAC per link asked for.
+// linkCacheMax bounds the links kept; past it the least recently used
+// goes, which costs one HMAC when it is asked for again.
 const linkCacheMax = 10000
 
 // linkCache keeps the links SignURL made. A link is a pure function of
 // the key, its expiry and the secret, and the API asks for the same
 // expiry on every poll of a task (its completion plus the links'
-// lifetime), so a poll of a finished task signs nothing.
-type linkCache struct {
-	mu sync.Mutex
-	m  map[linkKey]string
-}
+// lifetime), so a poll of a finished task signs nothing. Invalidation:
+// none is needed, as nothing a link is made of changes under it (a new
+// secret is a new Store).
+type linkCache = lru.Cache[linkKey, string]
 
 type linkKey struct {
 	key string
 	exp int64
 }
 
-func (c *linkCache) get(key string, exp int64) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	u, ok := c.m[linkKey{key, exp}]
-	return u, ok
-}
-
-func (c *linkCache) put(key string, exp int64, u string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= linkCacheMax {
-		c.m = map[linkKey]string{}
-	}
-	c.m[linkKey{key, exp}] = u
+func newLinkCache() *linkCache {
+	c, _ := lru.New[linkKey, string](linkCacheMax) // a positive size: New cannot fail
+	return c
 }
 
 // sign is the hex HMAC of a key and expiry. The key cannot contain a

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/genvideo/gen/shared/store"
 )
 
@@ -13,14 +15,18 @@ import (
 // KeyCacheTTL, because no cached answer outlives it.
 const KeyCacheTTL = time.Second
 
-// keyCacheMax bounds the entries kept before expired ones are dropped.
+// keyCacheMax bounds the entries kept; past it the least recently used
+// goes.
 const keyCacheMax = 4096
 
 // keyCache holds the keys KeyByHash found, by hash. Misses are never
 // cached, so that a key created by another process works at once.
+// Invalidation: an entry lives KeyCacheTTL; a revocation through this
+// Store (forget) drops the key and every read in progress.
 type keyCache struct {
-	mu     sync.Mutex
-	byHash map[string]cachedKey
+	byHash *lru.Cache[string, cachedKey]
+	// mu orders put against forget.
+	mu sync.Mutex
 	// gen counts invalidations: a read that began before one must not
 	// put what it read into the cache, or a revocation racing with it
 	// would be forgotten for a whole TTL.
@@ -32,10 +38,13 @@ type cachedKey struct {
 	until time.Time
 }
 
+func newKeyCache() *keyCache {
+	c, _ := lru.New[string, cachedKey](keyCacheMax) // a positive size: New cannot fail
+	return &keyCache{byHash: c}
+}
+
 func (c *keyCache) get(hash string, now time.Time) (store.Key, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byHash[hash]
+	e, ok := c.byHash.Get(hash)
 	if !ok || !now.Before(e.until) {
 		return store.Key{}, false
 	}
@@ -55,19 +64,7 @@ func (c *keyCache) put(k store.Key, gen uint64, now time.Time) {
 	if gen != c.gen {
 		return
 	}
-	if c.byHash == nil {
-		c.byHash = map[string]cachedKey{}
-	}
-	if len(c.byHash) >= keyCacheMax {
-		for h, e := range c.byHash {
-			if !now.Before(e.until) {
-				delete(c.byHash, h)
-			}
-		}
-	}
-	if len(c.byHash) < keyCacheMax {
-		c.byHash[k.Hash] = cachedKey{key: k, until: now.Add(KeyCacheTTL)}
-	}
+	c.byHash.Add(k.Hash, cachedKey{key: k, until: now.Add(KeyCacheTTL)})
 }
 
 // forget drops key id and stops reads in progress from caching it.
@@ -75,9 +72,9 @@ func (c *keyCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	for h, e := range c.byHash {
-		if e.key.ID == id {
-			delete(c.byHash, h)
+	for _, h := range c.byHash.Keys() {
+		if e, ok := c.byHash.Peek(h); ok && e.key.ID == id {
+			c.byHash.Remove(h)
 		}
 	}
 }

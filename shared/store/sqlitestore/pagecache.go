@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -16,8 +18,8 @@ import (
 // PageCacheTTL, as TaskCacheTTL bounds a task's.
 const PageCacheTTL = time.Second
 
-// pageCacheMax bounds the pages kept; past it the cache starts again
-// empty, which costs one read per page asked for.
+// pageCacheMax bounds the pages kept; past it the least recently used
+// goes, which costs one read when it is asked for again.
 const pageCacheMax = 4096
 
 // pageCacheEntries is the longest page kept: a history page is at most
@@ -27,10 +29,13 @@ const pageCacheEntries = 1000
 
 // pageCache holds what a history page read from the index: its tasks'
 // ids and statuses, and the total. The tasks themselves come from the
-// task cache, which checks them against these statuses.
+// task cache, which checks them against these statuses. Invalidation:
+// every write to an account's tasks makes all its pages stale (forget);
+// a page lives PageCacheTTL.
 type pageCache struct {
-	mu    sync.Mutex
-	pages map[pageKey]cachedPage
+	pages *lru.Cache[pageKey, cachedPage]
+	// mu guards gens and orders put against forget.
+	mu sync.Mutex
 	// gens counts the writes to each account's tasks: a page read before
 	// one is neither cached nor answered. One number per account written
 	// since the process started.
@@ -69,11 +74,14 @@ type cachedPage struct {
 // pageEntry is a task of a history page as the index has it.
 type pageEntry struct{ id, status string }
 
+func newPageCache() *pageCache {
+	c, _ := lru.New[pageKey, cachedPage](pageCacheMax) // a positive size: New cannot fail
+	return &pageCache{pages: c}
+}
+
 func (c *pageCache) get(k pageKey, now time.Time) (cachedPage, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.pages[k]
-	if !ok || p.gen != c.gens[k.account] || !now.Before(p.until) {
+	p, ok := c.pages.Get(k)
+	if !ok || p.gen != c.generation(k.account) || !now.Before(p.until) {
 		return cachedPage{}, false
 	}
 	return p, true
@@ -97,11 +105,8 @@ func (c *pageCache) put(k pageKey, p cachedPage, gen uint64, now time.Time) {
 	if c.gens[k.account] != gen {
 		return
 	}
-	if c.pages == nil || len(c.pages) >= pageCacheMax {
-		c.pages = map[pageKey]cachedPage{}
-	}
 	p.gen, p.until = gen, now.Add(PageCacheTTL)
-	c.pages[k] = p
+	c.pages.Add(k, p)
 }
 
 // forget makes every page of account read so far stale: called after

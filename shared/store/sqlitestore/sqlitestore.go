@@ -48,9 +48,9 @@ type Store struct {
 	// The statements prepared on each pool (stmts.go).
 	wrStmts, rdStmts *stmtCache
 	closed           atomic.Bool
-	keys             keyCache
-	tasks            taskCache
-	pages            pageCache
+	keys             *keyCache
+	tasks            *taskCache
+	pages            *pageCache
 	// now is the caches' clock: time.Now unless a test sets it.
 	now func() time.Time
 	// events is signalled after a commit that wrote webhook deliveries.
@@ -99,7 +99,8 @@ func Open(path string) (*Store, error) {
 		wr.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{wr: wr, rd: wr, wrStmts: newStmtCache(wr), events: make(chan struct{}, 1)}
+	s := &Store{wr: wr, rd: wr, wrStmts: newStmtCache(wr), events: make(chan struct{}, 1),
+		keys: newKeyCache(), tasks: newTaskCache(), pages: newPageCache()}
 	s.rdStmts = s.wrStmts
 	if memory {
 		// Another connection would open another, empty database.

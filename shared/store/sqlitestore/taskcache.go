@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -19,8 +21,8 @@ import (
 // until the cache is full.
 const TaskCacheTTL = time.Second
 
-// taskCacheMax bounds the tasks kept in memory; past it the cache starts
-// again empty, which costs one read per task polled.
+// taskCacheMax bounds the tasks kept in memory; past it the least
+// recently used goes, which costs one read when it is polled again.
 const taskCacheMax = 10000
 
 // taskStripes spread the invalidation counters, so that a write to one
@@ -28,10 +30,13 @@ const taskCacheMax = 10000
 const taskStripes = 256
 
 // taskCache holds the tasks Task read, so that status polling reads no
-// database. Misses are never cached.
+// database. Misses are never cached. Invalidation: every change this
+// Store makes to a task forgets it (and stops reads in progress from
+// caching it); a task not finished lives TaskCacheTTL.
 type taskCache struct {
-	mu   sync.Mutex
-	byID map[string]cachedTask
+	byID *lru.Cache[string, cachedTask]
+	// mu orders put against forget.
+	mu sync.Mutex
 	// gens counts the changes to the tasks of each stripe: a read that
 	// began before one must not cache what it read.
 	gens [taskStripes]uint64
@@ -49,10 +54,13 @@ func (c *taskCache) stripe(id string) int {
 	return int(maphash.String(c.seed, id) % taskStripes)
 }
 
+func newTaskCache() *taskCache {
+	c, _ := lru.New[string, cachedTask](taskCacheMax) // a positive size: New cannot fail
+	return &taskCache{byID: c}
+}
+
 func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
-	c.mu.Lock()
-	e, ok := c.byID[id]
-	c.mu.Unlock()
+	e, ok := c.byID.Get(id)
 	if !ok || (!e.until.IsZero() && !now.Before(e.until)) {
 		return task.Task{}, false
 	}
@@ -100,10 +108,7 @@ func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {
 	if c.gens[i] != gen {
 		return
 	}
-	if c.byID == nil || len(c.byID) >= taskCacheMax {
-		c.byID = map[string]cachedTask{}
-	}
-	c.byID[t.ID] = e
+	c.byID.Add(t.ID, e)
 }
 
 // forget drops task id and stops reads in progress from caching it.
@@ -112,7 +117,7 @@ func (c *taskCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gens[i]++
-	delete(c.byID, id)
+	c.byID.Remove(id)
 }
 
 // cloneTask copies t's slices and pointers, so that no caller shares the
