@@ -153,6 +153,29 @@ type StartGuard struct {
 	Spend []Window
 }
 
+// Charged is what a start's transaction decided, for its answer: what
+// the account holds after the charge, and what each spending cap's
+// window holds, so that the answer reads nothing again.
+type Charged struct {
+	// Balance is the account's credits right after the charge.
+	Balance int64
+	// Spent is, for each of the guard's Spend windows in order, the
+	// credits it holds after the charge. It is nil when none of them has
+	// a limit (no header shows one), or when a store that had to read
+	// them after the charge could not.
+	Spent []int64
+}
+
+// Capped reports whether any of windows has a limit.
+func Capped(windows []Window) bool {
+	for _, w := range windows {
+		if w.Limit != Uncapped {
+			return true
+		}
+	}
+	return false
+}
+
 // IdempotencyKey is the record of a start made under a client's
 // Idempotency-Key. The record is (AccountID of the task, Key) -> (the
 // task's ID, RequestHash, ExpiresAt); it is written in the transaction

@@ -78,9 +78,9 @@ func (s *Store) Take(ctx context.Context, counters []domain.Window, at time.Time
 }
 
 // CreateTask implements store.Store.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (bal int64, err error) {
-	err = s.call(ctx, "CreateTask", func() error { bal, err = s.Store.CreateTask(ctx, t, g); return err })
-	return bal, err
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (ch domain.Charged, err error) {
+	err = s.call(ctx, "CreateTask", func() error { ch, err = s.Store.CreateTask(ctx, t, g); return err })
+	return ch, err
 }
 
 // Task implements store.Store.

@@ -49,10 +49,11 @@ func daily(k domain.WindowKind) string {
 	return "daily"
 }
 
-// spendHeaders sets the spending-cap headers of a start by c, after it.
-func (a *API) spendHeaders(w http.ResponseWriter, r *http.Request, c *service.Caller) {
+// spendHeaders sets the spending-cap headers of a start, from what its
+// transaction left (service.Started.Spend): nothing is read again.
+func spendHeaders(w http.ResponseWriter, spend []service.Allowance) {
 	h := w.Header()
-	for _, al := range a.svc.CappedAllowances(r.Context(), *c) {
+	for _, al := range spend {
 		if al.Limit == 0 {
 			continue
 		}

@@ -351,9 +351,9 @@ func (f *faultStore) Take(ctx context.Context, cs []domain.Window, at time.Time)
 	return f.Store.Take(ctx, cs, at)
 }
 
-func (f *faultStore) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
+func (f *faultStore) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (domain.Charged, error) {
 	if err := f.fault("CreateTask"); err != nil {
-		return 0, err
+		return domain.Charged{}, err
 	}
 	return f.Store.CreateTask(ctx, t, g)
 }

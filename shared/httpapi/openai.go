@@ -173,7 +173,7 @@ func (a *API) openaiStart(w http.ResponseWriter, r *http.Request, c *service.Cal
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	a.spendHeaders(w, r, c)
+	spendHeaders(w, st.Spend)
 	writeJSON(w, http.StatusOK, openaiVideo(st.Task))
 	return nil
 }

@@ -166,7 +166,7 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, r
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	a.spendHeaders(w, r, c)
+	spendHeaders(w, st.Spend)
 	a.accepted(w, st.Task, st.Balance)
 	return nil
 }

@@ -33,20 +33,30 @@ func spendGuard(k store.Key, at time.Time) []domain.Window {
 // Allowances reads what the caller's key spent today and this month and
 // what its caps still allow: the day's first, then the month's.
 func (s *Service) Allowances(ctx context.Context, c Caller) ([]Allowance, error) {
-	var out []Allowance
-	for _, w := range spendGuard(c.Key, c.Now) {
+	windows := spendGuard(c.Key, c.Now)
+	spent := make([]int64, len(windows))
+	for i, w := range windows {
 		n, err := s.cfg.Store.Count(ctx, w, c.Now)
 		if err != nil {
 			return nil, fmt.Errorf("spend of key %s: %w", c.Key.ID, err)
 		}
-		a := Allowance{Cap: w.Kind, Spent: int64(n), Reset: w.ExpiresAt}
+		spent[i] = int64(n)
+	}
+	return allowances(windows, spent), nil
+}
+
+// allowances is what windows, holding spent, still allow.
+func allowances(windows []domain.Window, spent []int64) []Allowance {
+	out := make([]Allowance, 0, len(windows))
+	for i, w := range windows {
+		a := Allowance{Cap: w.Kind, Spent: spent[i], Reset: w.ExpiresAt}
 		if w.Limit != domain.Uncapped {
 			a.Limit = int64(w.Limit)
 			a.Remaining = max(a.Limit-a.Spent, 0)
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return out
 }
 
 // CappedAllowances is Allowances when the caller's key has a cap in

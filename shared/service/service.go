@@ -31,7 +31,7 @@ type Store interface {
 	// Count reads a window without taking from it: the starts window
 	// that Credits reports.
 	Count(ctx context.Context, c domain.Window, at time.Time) (int, error)
-	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error)
+	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (domain.Charged, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error)
 	Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error)

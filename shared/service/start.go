@@ -46,6 +46,10 @@ type Started struct {
 	Task     task.Task
 	Balance  int64
 	Replayed bool
+	// Spend is what the key's spending caps allow after the start, as
+	// its transaction left them (a replay's: as they are now); nil when
+	// the key has no cap in force, or they could not be read.
+	Spend []Allowance
 }
 
 // Start creates the task, charging for it and checking the start limits
@@ -84,10 +88,10 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 	if idem := req.Idempotency; idem != nil {
 		g.Idempotency = &domain.IdempotencyKey{Key: idem.Key, RequestHash: idem.RequestHash, ExpiresAt: t.CreatedAt.Add(IdempotencyTTL)}
 	}
-	var balance int64
+	var charged domain.Charged
 	for {
 		var err error
-		balance, err = s.cfg.Store.CreateTask(ctx, t, g)
+		charged, err = s.cfg.Store.CreateTask(ctx, t, g)
 		var used *domain.IdempotencyError
 		if errors.As(err, &used) && g.Idempotency != nil {
 			if used.RequestHash != g.Idempotency.RequestHash {
@@ -98,6 +102,7 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 				return Started{}, err
 			}
 			if !orig.Task.NotStarted() {
+				orig.Spend = s.CappedAllowances(ctx, c)
 				return orig, nil
 			}
 			if g.Idempotency.Replaces != "" {
@@ -132,7 +137,11 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (Starte
 		s.abandon(ctx, t)
 		return Started{}, &NotStartedError{TaskID: t.ID, Err: fmt.Errorf("start workflow: %w", err)}
 	}
-	return Started{Task: t, Balance: balance}, nil
+	st := Started{Task: t, Balance: charged.Balance}
+	if len(charged.Spent) == len(g.Spend) {
+		st.Spend = allowances(g.Spend, charged.Spent)
+	}
+	return st, nil
 }
 
 // ErrNoExecutions: the service was built without Executions, as a

@@ -231,7 +231,11 @@ type Store interface {
 	// replacing an expired (or replaced) one. A start refused for any
 	// reason writes no record. However many CreateTask calls race with
 	// one key, at most one creates a task.
-	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error)
+	//
+	// It returns what the transaction decided (domain.Charged): the
+	// balance after the charge and, when a Spend window has a limit,
+	// each Spend window after it.
+	CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (domain.Charged, error)
 	// Task returns a task by id, whatever its account: callers serving an
 	// account check t.AccountID themselves.
 	Task(ctx context.Context, id string) (task.Task, error)

@@ -113,7 +113,8 @@ func TestCreateTaskLostReply(t *testing.T) {
 			s.db = l
 			tk := task.Task{ID: task.NewID(t0), AccountID: acct, Type: "text-to-video", Model: "m", Prompt: "p",
 				CreditsCost: 30, Status: task.Pending, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
-			bal, err := s.CreateTask(ctx, tk, domain.StartGuard{})
+			charged, err := s.CreateTask(ctx, tk, domain.StartGuard{})
+			bal := charged.Balance
 			s.db = l.api
 
 			if l.mixed.Load() {

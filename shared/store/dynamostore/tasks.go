@@ -189,16 +189,19 @@ func decodeTask(it item) (task.Task, error) {
 // reply is lost is resolved before CreateTask returns (commitCreate): it
 // returns nil when the task was written, and store.ErrOutcomeUnknown
 // only when DynamoDB could not say. The balance it returns is the
-// account's right after the charge, derived from the ledger.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
+// account's right after the charge, derived from the ledger; the
+// spending caps' windows, which the transaction added to without
+// reading, are read after it (one batch read, and only when a cap is in
+// force), so they may hold a concurrent start's charge too.
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (domain.Charged, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return domain.Charged{}, fmt.Errorf("%s: %w", op, err)
 	}
 	taskItem, err := encodeTask(t)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return domain.Charged{}, fmt.Errorf("%s: %w", op, err)
 	}
 	if s.keep > 0 {
 		// On the real clock, like every TTL (Store.ttl), and never
@@ -216,13 +219,13 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 	if g.Starts != nil && g.Starts.Limit < 1 {
 		decided, after, err = s.decideStart(ctx, op, t, g)
 		if err != nil {
-			return 0, err
+			return domain.Charged{}, err
 		}
 	}
 	for _, c := range g.Spend {
 		if decided == nil && c.Limit < t.CreditsCost {
 			if decided, after, err = s.decideStart(ctx, op, t, g); err != nil {
-				return 0, err
+				return domain.Charged{}, err
 			}
 		}
 	}
@@ -241,19 +244,45 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return domain.Charged{}, err
 	}
 	// The task is written and charged: the balance is what the answer
 	// shows, and a failure to read it must not turn the start into an
 	// error. A fresh context: the request's may be over.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveBudget)
 	defer cancel()
-	balance, err := s.balanceAfter(rctx, op, t.AccountID, charge)
-	if err != nil {
+	var charged domain.Charged
+	if charged.Balance, err = s.balanceAfter(rctx, op, t.AccountID, charge); err != nil {
 		slog.Warn("a start was charged, its balance after could not be read", "task", t.ID, "err", err)
-		return 0, nil
 	}
-	return balance, nil
+	if domain.Capped(g.Spend) {
+		if charged.Spent, err = s.spentAfter(rctx, g.Spend); err != nil {
+			slog.Warn("a start was charged, its spending caps after could not be read", "task", t.ID, "err", err)
+		}
+	}
+	return charged, nil
+}
+
+// spentAfter reads what each of windows holds, in order, with one
+// strongly consistent batch read.
+func (s *Store) spentAfter(ctx context.Context, windows []domain.Window) ([]int64, error) {
+	keys := make([]item, 0, len(windows))
+	for _, w := range windows {
+		keys = append(keys, counterKey(w.Key))
+	}
+	got, err := s.batchGet(ctx, map[string][]item{s.t.Counters: keys})
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]int64{}
+	for _, it := range got[s.t.Counters] {
+		held[getS(it, attrCounterPK)] = int64(readWindow(it).Count)
+	}
+	spent := make([]int64, len(windows))
+	for i, w := range windows {
+		spent[i] = held[w.Key]
+	}
+	return spent, nil
 }
 
 // decideStart reads what lifecycle.Create decides the start of t on (the

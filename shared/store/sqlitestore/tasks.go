@@ -18,18 +18,18 @@ import (
 
 // CreateTask implements store.Store: it reads what lifecycle.Create
 // decides on and writes what it returns, in one transaction.
-func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (int64, error) {
+func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard) (domain.Charged, error) {
 	op := fmt.Sprintf("create task %s for %s", t.ID, t.AccountID)
 	t, err := lifecycle.Prepare(t, g)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return domain.Charged{}, fmt.Errorf("%s: %w", op, err)
 	}
 	row, err := encodeTask(t)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return domain.Charged{}, fmt.Errorf("%s: %w", op, err)
 	}
 
-	var balance int64
+	var charged domain.Charged
 	err = s.write(ctx, op, func(tx *txn) error {
 		tx.touch(t.AccountID)
 		found, err := findStart(ctx, tx, t, g)
@@ -69,13 +69,18 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 				return dbErr(op, err)
 			}
 		}
-		balance = start.Account.Credits
+		charged = domain.Charged{Balance: start.Account.Credits}
+		if domain.Capped(g.Spend) {
+			for _, tk := range start.Spend {
+				charged.Spent = append(charged.Spent, int64(tk.Window.Count))
+			}
+		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return domain.Charged{}, err
 	}
-	return balance, nil
+	return charged, nil
 }
 
 // findStart reads, inside tx, what lifecycle.Create decides the start of

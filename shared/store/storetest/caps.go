@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,11 +100,16 @@ func testCreateTaskSpendCap(t *testing.T, s store.Store) {
 	day0 := at(0)
 	first, second := capTask("cap0000001", 10, day0), capTask("cap0000002", 10, day0.Add(time.Second))
 	mustStart(t, s, first, capGuard(25, 0, first.CreatedAt))
-	mustStart(t, s, second, capGuard(25, 0, second.CreatedAt))
+	// A start under a cap returns what its windows hold after it, for
+	// its answer's headers; the month has no cap and is counted too.
+	ch, err := s.CreateTask(t.Context(), second, capGuard(25, 0, second.CreatedAt))
+	if err != nil || ch.Balance != 980 || !slices.Equal(ch.Spent, []int64{20, 20}) {
+		t.Fatalf("second start under a daily cap of 25 = %+v, %v; want balance 980, 20 spent in the day and the month", ch, err)
+	}
 
 	third := capTask("cap0000003", 10, day0.Add(2*time.Second))
 	before := takeSnapshot(t, s, "acct-a")
-	_, err := s.CreateTask(t.Context(), third, capGuard(25, 0, third.CreatedAt))
+	_, err = s.CreateTask(t.Context(), third, capGuard(25, 0, third.CreatedAt))
 	var ce *domain.SpendingCapError
 	if !errors.As(err, &ce) {
 		t.Fatalf("third start over a daily cap of 25: %v, want *domain.SpendingCapError", err)
@@ -140,6 +146,10 @@ func testCreateTaskSpendCap(t *testing.T, s store.Store) {
 		t.Errorf("start past the monthly cap on the next day: %v, want the month cap with 30 spent", err)
 	}
 	CheckInvariants(t, s, "acct-a")
+
+	if ch, err := s.CreateTask(t.Context(), capTask("cap0000007", 1, day0), domain.StartGuard{Spend: domain.SpendWindows("key-free", 0, 0, day0)}); err != nil || ch.Spent != nil {
+		t.Errorf("a start with no cap in force = %+v, %v; want no windows told (nil Spent)", ch, err)
+	}
 }
 
 // 50 concurrent starts against a daily cap that allows 20 of them, on an

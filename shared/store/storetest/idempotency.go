@@ -52,7 +52,8 @@ func testIdempotencyReplay(t *testing.T, s store.Store) {
 	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
 	starts := domain.Window{Key: "rl:s:key-1:0", Limit: 1, ExpiresAt: at(time.Minute)}
 	g := domain.StartGuard{MaxInFlight: 1, Starts: &starts, Idempotency: idem("k-1", "hash-a", c0)}
-	bal, err := s.CreateTask(t.Context(), first, g)
+	charged, err := s.CreateTask(t.Context(), first, g)
+	bal := charged.Balance
 	if err != nil || bal != 0 {
 		t.Fatalf("CreateTask(first use of the key) = %d, %v; want 0, nil", bal, err)
 	}
@@ -293,8 +294,8 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	c0 := at(0)
 	first := newTask("acct-a", taskID(c0, "idem000001"), 30, c0)
-	if bal, err := s.CreateTask(ctx, first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil || bal != 70 {
-		t.Fatalf("CreateTask(first) = %d, %v; want 70, nil", bal, err)
+	if ch, err := s.CreateTask(ctx, first, domain.StartGuard{Idempotency: idem("k", "h", c0)}); err != nil || ch.Balance != 70 {
+		t.Fatalf("CreateTask(first) = %d, %v; want 70, nil", ch.Balance, err)
 	}
 	// The balance moves on: a grant, another start, the first task's end.
 	if _, err := s.Grant(ctx, "acct-a", 50, "top-up", at(time.Second)); err != nil {
@@ -320,8 +321,8 @@ func testIdempotencyBalance(t *testing.T, s store.Store) {
 	retry := newTask("acct-a", taskID(c, "idem000003"), 20, c)
 	k := idem("k", "h", c)
 	k.Replaces = first.ID
-	if bal, err := s.CreateTask(ctx, retry, domain.StartGuard{Idempotency: k}); err != nil || bal != 120 {
-		t.Fatalf("CreateTask replacing the first task = %d, %v; want 120, nil", bal, err)
+	if ch, err := s.CreateTask(ctx, retry, domain.StartGuard{Idempotency: k}); err != nil || ch.Balance != 120 {
+		t.Fatalf("CreateTask replacing the first task = %d, %v; want 120, nil", ch.Balance, err)
 	}
 	if _, err := s.Grant(ctx, "acct-a", 5, "top-up", at(7*time.Second)); err != nil {
 		t.Fatalf("Grant: %v", err)

@@ -325,7 +325,8 @@ func (w *propWorker) create(account string, i int) {
 		g.Idempotency = &domain.IdempotencyKey{Key: pt.idemKey, RequestHash: pt.id, ExpiresAt: t0.Add(24 * time.Hour)}
 	}
 	tk := newTask(account, pt.id, pt.cost, created)
-	bal, err := w.ps.get().CreateTask(t.Context(), tk, g)
+	charged, err := w.ps.get().CreateTask(t.Context(), tk, g)
+	bal := charged.Balance
 
 	var (
 		ice *domain.InsufficientCreditsError

@@ -70,7 +70,9 @@ func testRaceCharges(t *testing.T, s store.Store) {
 	stop := make(chan struct{})
 	low := watchBalance(t, s, "acct-a", stop)
 	race(len(tasks), func(i int) {
-		balances[i], errs[i] = s.CreateTask(t.Context(), tasks[i], domain.StartGuard{})
+		var ch domain.Charged
+		ch, errs[i] = s.CreateTask(t.Context(), tasks[i], domain.StartGuard{})
+		balances[i] = ch.Balance
 	})
 	close(stop)
 

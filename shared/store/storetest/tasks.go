@@ -17,7 +17,8 @@ func testCreateTask(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 100)
 	created := at(time.Minute)
 	tk := newTask("acct-a", taskID(created, "a1b2c3d4e5"), 30, created)
-	bal, err := s.CreateTask(t.Context(), tk, domain.StartGuard{MaxInFlight: 5})
+	charged, err := s.CreateTask(t.Context(), tk, domain.StartGuard{MaxInFlight: 5})
+	bal := charged.Balance
 	if err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
@@ -41,8 +42,8 @@ func testCreateTask(t *testing.T, s store.Store) {
 	created = at(2 * time.Minute)
 	bare := newTask("acct-a", taskID(created, "f6g7h8i9j0"), 0, created)
 	bare.Inputs, bare.Deadline, bare.Params.NegativePrompt = nil, time.Time{}, ""
-	if bal, err := s.CreateTask(t.Context(), bare, domain.StartGuard{}); err != nil || bal != 70 {
-		t.Fatalf("CreateTask(free task) = %d, %v; want 70, nil", bal, err)
+	if ch, err := s.CreateTask(t.Context(), bare, domain.StartGuard{}); err != nil || ch.Balance != 70 {
+		t.Fatalf("CreateTask(free task) = %d, %v; want 70, nil", ch.Balance, err)
 	}
 	want = bare
 	want.Status = task.Pending
@@ -79,8 +80,8 @@ func testCreateTaskInsufficientCredits(t *testing.T, s store.Store) {
 
 	// Exactly the balance is enough.
 	tk = newTask("acct-a", taskID(at(time.Second), "bbbbbbbbbb"), 10, at(time.Second))
-	if bal, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil || bal != 0 {
-		t.Errorf("CreateTask(cost 10, balance 10) = %d, %v; want 0, nil", bal, err)
+	if ch, err := s.CreateTask(t.Context(), tk, domain.StartGuard{}); err != nil || ch.Balance != 0 {
+		t.Errorf("CreateTask(cost 10, balance 10) = %d, %v; want 0, nil", ch.Balance, err)
 	}
 	CheckInvariants(t, s, "acct-a")
 }
