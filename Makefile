@@ -22,8 +22,8 @@ run: run-tools ## start the service on http://$(GEN_ADDR), data in $(GEN_DATA_DI
 
 # The AWS assembly on one machine: template.yaml's functions built for this
 # host behind an API Gateway emulator, Step Functions, S3 and DynamoDB Local,
-# no AWS account, no Docker. Needs java and npm (DynamoDB Local). See the
-# README, "The AWS assembly on one machine", and infra/docs/deploy.md.
+# no AWS account, no Docker. Needs java and npm (DynamoDB Local). See
+# infra/docs/deploy.md, "The AWS assembly on one machine".
 run-aws-local: tools ## the AWS assembly on one machine on http://$(GEN_ADDR)/v1, data in $(GEN_DATA_DIR)
 	$(GO) run ./infra/aws-local
 

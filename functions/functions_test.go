@@ -510,7 +510,7 @@ func TestFunctions(t *testing.T) {
 	})
 
 	// The OpenAI-compatible API's functions, with the key as a bearer
-	// token (README "OpenAI-compatible videos API").
+	// token (infra/docs/clients.md, "OpenAI-compatible videos API").
 	t.Run("openai-video", func(t *testing.T) {
 		var v struct {
 			ID, Object, Status, Seconds, Size string

@@ -7,7 +7,7 @@
 // server's: each event is sent as it happens, heartbeats between, closed
 // after the terminal event or after the stream's bound, below API
 // Gateway's 15 minutes, when the client reconnects with Last-Event-ID
-// (README "Live events").
+// (infra/docs/contract.md, "Live events").
 package main
 
 import (

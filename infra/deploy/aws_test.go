@@ -158,7 +158,7 @@ func streamsEveryRoute(tp *template, id string) (every, any bool) {
 
 // The event stream's function answers in the streaming format on every
 // route, within API Gateway's 15 minutes of a stream, and its main
-// integration waits as long (README "Live events").
+// integration waits as long (infra/docs/contract.md, "Live events").
 func TestEventStreamIsStreamed(t *testing.T) {
 	tp := loadTemplate(t)
 	for _, id := range tp.ofType("AWS::Serverless::Function") {

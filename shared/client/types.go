@@ -213,7 +213,7 @@ type Task struct {
 	Progress int `json:"progress,omitempty"`
 	// Route and ProviderModel name, once the task completed, the
 	// provider route that made its videos and the provider's model id
-	// (extensions; see the README, "Provider routes and failover").
+	// (extensions; see infra/docs/providers.md, "Routes and failover").
 	Route         string `json:"route,omitempty"`
 	ProviderModel string `json:"providerModel,omitempty"`
 	// Error and CreditsRefunded are set for a failed task; CreditsRefunded

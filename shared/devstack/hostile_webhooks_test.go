@@ -88,10 +88,10 @@ func (e *env) registerHook(key, url string) string {
 	return str(reg.body["webhook"].(map[string]any)["id"])
 }
 
-// TestWebhookReplaySentNow (issue 20, 1): a replay is sent now, as the
-// README says, not at the worker's next poll: with the poll an hour
-// away, the replayed delivery still arrives (within the minute the test
-// waits; before the fix, never).
+// TestWebhookReplaySentNow (issue 20, 1): a replay is sent now, as
+// infra/docs/webhooks.md says, not at the worker's next poll: with the
+// poll an hour away, the replayed delivery still arrives (within the
+// minute the test waits; before the fix, never).
 func TestWebhookReplaySentNow(t *testing.T) {
 	rcv := newHookReceiver(t)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true; c.WebhookPoll = time.Hour })

@@ -184,18 +184,19 @@ func TestOpenAIStartFiresWebhooks(t *testing.T) {
 	}
 }
 
-// TestREADMEOpenAISnippet runs the README's TypeScript snippet of the
-// OpenAI-compatible API as a reader pastes it, with the official SDK,
-// against the running stack: it writes the MP4 and lists the video.
-func TestREADMEOpenAISnippet(t *testing.T) {
+// TestDocsOpenAISnippet runs the TypeScript snippet of
+// infra/docs/clients.md's OpenAI-compatible section as a reader pastes
+// it, with the official SDK, against the running stack: it writes the
+// MP4 and lists the video.
+func TestDocsOpenAISnippet(t *testing.T) {
 	tools := nodetools.Require(t, nodetools.OpenAIPackage)
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../infra/docs/clients.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "\n### OpenAI-compatible videos API (`/openai/v1`)\n")
+	_, after, ok := strings.Cut(string(doc), "\n## OpenAI-compatible videos API (`/openai/v1`)\n")
 	if !ok {
-		t.Fatal("README.md has no OpenAI-compatible videos API section")
+		t.Fatal("infra/docs/clients.md has no OpenAI-compatible videos API section")
 	}
 	_, block, ok := strings.Cut(after, "\n```ts\n")
 	if !ok {
@@ -210,7 +211,7 @@ func TestREADMEOpenAISnippet(t *testing.T) {
 	snippet = strings.ReplaceAll(snippet, "http://127.0.0.1:8080", e.url)
 	// An ES module resolves "openai" from its own directory up: it runs
 	// beside the installation's node_modules.
-	script := filepath.Join(tools.Dir, "readme-"+filepath.Base(t.TempDir())+".mjs")
+	script := filepath.Join(tools.Dir, "snippet-"+filepath.Base(t.TempDir())+".mjs")
 	if err := os.WriteFile(script, []byte(snippet), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestREADMEOpenAISnippet(t *testing.T) {
 	cmd.Env = append(cmd.Env, "GEN_API_KEY="+k.APIKey)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README's snippet: %v\n%s", err, out)
+		t.Fatalf("the doc's snippet: %v\n%s", err, out)
 	}
 	if d := rendertest.Probe(t, filepath.Join(dir, "lighthouse.mp4")).Duration; math.Abs(d-4) > 0.15 {
 		t.Errorf("lighthouse.mp4 lasts %.2f s, want 4", d)

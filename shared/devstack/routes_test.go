@@ -47,8 +47,8 @@ func readRoutes(t *testing.T, routes string) settings.Provider {
 	return p
 }
 
-// wanRoute is the README's self-hosted route: vLLM-Omni serving a
-// text-only Wan 2.2 for Lite at url.
+// wanRoute is infra/docs/providers.md's self-hosted route: vLLM-Omni
+// serving a text-only Wan 2.2 for Lite at url.
 func wanRoute(url string) string {
 	return `{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "` + url + `", "usdPerSecond": 0.02,
 		"modes": ["text-to-video"], "models": {"gen-3.1-lite-generate-001": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}`
@@ -230,11 +230,11 @@ func TestRoutesRestart(t *testing.T) {
 	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
 }
 
-// TestRoutesSelfHostedFirst is the README's self-hosted Wan behind gen,
-// on the strict fakes: vLLM-Omni serving a text-only model first for
-// Lite, Vertex AI after it. Text starts go to the GPU; image starts,
-// which it cannot honour, to Vertex AI without asking it; and while the
-// GPU answers 503, text starts fail over to Vertex AI too.
+// TestRoutesSelfHostedFirst is infra/docs/providers.md's self-hosted
+// Wan behind gen, on the strict fakes: vLLM-Omni serving a text-only
+// model first for Lite, Vertex AI after it. Text starts go to the GPU;
+// image starts, which it cannot honour, to Vertex AI without asking it;
+// and while the GPU answers 503, text starts fail over to Vertex AI too.
 func TestRoutesSelfHostedFirst(t *testing.T) {
 	gpu := openaitest.New(openaitest.Config{Profile: settings.ProfileVLLMOmni, Polls: 1})
 	gpu.When("busy gpu", openaitest.Outcome{SubmitStatus: http.StatusServiceUnavailable})

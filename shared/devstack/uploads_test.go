@@ -169,8 +169,9 @@ func with(fields map[string]string, k, v string) map[string]string {
 // TestDeletedTaskTakesItsUploadsWithIt (issue 20, 3): once a task made
 // from direct uploads is deleted, a new start naming the same upload ids
 // is refused as an unknown upload (400 MISSING_IMAGE) and charged
-// nothing: the delete removed the uploads, as the README says, for
-// image-to-video's image and for both of first-last-frame's frames.
+// nothing: the delete removed the uploads, as infra/docs/contract.md
+// says ("Cancel, delete and credits"), for image-to-video's image and for
+// both of first-last-frame's frames.
 func TestDeletedTaskTakesItsUploadsWithIt(t *testing.T) {
 	e := startEnv(t, "", nil)
 	k := e.key(10000, store.Limits{})

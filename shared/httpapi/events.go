@@ -13,7 +13,7 @@ import (
 	"github.com/genvideo/gen/shared/task"
 )
 
-// The pace of the event stream (README "Live events").
+// The pace of the event stream (infra/docs/contract.md, "Live events").
 var (
 	// A stream reads its task eventsPollMin after the last change of its
 	// status, then twice as long after each read that found none, up to

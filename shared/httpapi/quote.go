@@ -10,8 +10,9 @@ import (
 )
 
 // quoteResponse is the 200 of POST /api/gen/quote/{endpoint} (an
-// extension of the contract, README "Quotes"): what the start with the
-// same body would charge now and whether it would be let through.
+// extension of the contract, infra/docs/contract.md, "Quotes"): what the
+// start with the same body would charge now and whether it would be let
+// through.
 type quoteResponse struct {
 	Success  bool   `json:"success"`
 	Endpoint string `json:"endpoint"`

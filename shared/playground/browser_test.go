@@ -38,7 +38,7 @@ const (
 	playwrightPkg = "playwright-core@1.65.1"
 	chromiumPath  = "/usr/bin/chromium"
 	// updateScreenshotsEnv=1 writes the screenshots into the docs
-	// (infra/docs/playground), which the README shows.
+	// (infra/docs/playground), which playground.md and the README show.
 	updateScreenshotsEnv = "GEN_UPDATE_SCREENSHOTS"
 	screenshotsDir       = "../../infra/docs/playground"
 )

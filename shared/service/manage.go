@@ -117,9 +117,10 @@ func blobKeys(t task.Task) []string {
 	}
 	for _, in := range t.Inputs {
 		add(in.Key)
-		// The direct upload it was copied from: the README promises a
-		// delete removes the task's uploaded images, and a new start
-		// naming the upload must find it gone (issue 20).
+		// The direct upload it was copied from: the contract's delete
+		// (infra/docs/contract.md, "Cancel, delete and credits")
+		// removes the task's uploaded images, and a new start naming the
+		// upload must find it gone (issue 20).
 		add(in.Upload)
 	}
 	return keys

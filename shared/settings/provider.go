@@ -77,7 +77,8 @@ const DefaultProviderPollInterval = 10 * time.Second
 // every model sells every video it can be asked for above its list price
 // at Google on both APIs (the closest: an 8-second Quality video without
 // audio on the Gemini API, which bills audio always, $3.20 for 250
-// credits = $3.75). README "Real videos with Veo" has the margins.
+// credits = $3.75). infra/docs/providers.md, "Real videos with Veo", has
+// the margins.
 const DefaultCreditUSD = 0.015
 
 // The bounds of ProviderPollInterval. Each poll costs a provider request

@@ -121,7 +121,8 @@ func TestPrices(t *testing.T) {
 			"gen-3.1-lite-generate-001 on sora-2-pro: 8 s at 720p with audio costs $2.40"},
 		{"credits too cheap", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01},
 			"gen-3.1-lite-generate-001 on sora-2: 8 s at 720p with audio costs $0.80, sold for 65 credits = $0.65"},
-		// README's lowest credit price at the default mapping: $0.80 for 65 credits.
+		// infra/docs/providers.md's lowest credit price at the default
+		// mapping: $0.80 for 65 credits.
 		{"the lowest credit price", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01231}, ""},
 		{"just below it", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.0123}, "gen-3.1-lite-generate-001 on sora-2"},
 		{"vllm at no cost", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni}, ""},

@@ -97,7 +97,7 @@ import (
 //	               transcribed 2026-10-04 and in LiteLLM's cost map)
 //	[vertex-price] https://cloud.google.com/vertex-ai/generative-ai/pricing (Veo section): Veo 3.1
 //	               $0.40/s with audio, $0.20/s without; Fast $0.15/s with audio, $0.10/s without (the
-//	               list prices this README quoted before 2026; later resellers' figures are lower, so
+//	               list prices the README quoted before 2026; later resellers' figures are lower, so
 //	               these err towards cost); Lite $0.05/s at 720p, $0.08/s at 1080p (LiteLLM's cost
 //	               map for vertex_ai/veo-3.1-lite-generate-001; no separate price without audio)
 //

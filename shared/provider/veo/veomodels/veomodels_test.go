@@ -129,8 +129,9 @@ func providerSettings(t *testing.T, api, models, credit string) settings.Provide
 }
 
 // TestLowestCreditPrice: the lowest credit price each API starts with
-// at the default mapping is the one README gives: $3.20 for 250 credits
-// on the Gemini API, $0.40 for 35 on Vertex AI.
+// at the default mapping is the one infra/docs/providers.md gives ("Real
+// videos with Veo"): $3.20 for 250 credits on the Gemini API, $0.40 for
+// 35 on Vertex AI.
 func TestLowestCreditPrice(t *testing.T) {
 	for _, tt := range []struct {
 		api               string
