@@ -232,7 +232,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	// Cursors are sealed with a key derived from the data directory's
 	// signing secret: they survive a restart, as links do.
 	s.api = httpapi.New(svc, httpapi.Config{CursorKeys: cursor.Static{secret}})
-	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
+	s.webhooks = &delivery.Worker{Outbox: s.Store, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
 	// The playground plays the signed links and posts direct uploads to
 	// the public URL, which is the page's own origin unless GEN_PUBLIC_URL

@@ -14,46 +14,35 @@ import (
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
-// Error codes of the contract (infra/docs/contract.md, "Paths and bodies"; the
-// validation codes are params'.
+// Error codes of the contract (wire, infra/docs/contract.md), by the
+// names the HTTP layer has always used.
 const (
-	CodeValidation    = params.CodeValidation
-	CodeInvalidModel  = params.CodeInvalidModel
-	CodeInvalidPrompt = params.CodeInvalidPrompt
-	// CodeModelUnavailable: no provider route serves the model right now
-	// (400; an extension of the contract, issue 33).
-	CodeModelUnavailable = "MODEL_UNAVAILABLE"
-	CodeMissingImage     = "MISSING_IMAGE"
-	CodeInvalidImageType = "INVALID_IMAGE_TYPE"
-	CodeVideoNotReady    = "VIDEO_NOT_READY"
-	CodeUnauthorized     = "UNAUTHORIZED"
-	CodeInsufficient     = "INSUFFICIENT_CREDITS"
-	// CodeMaxCredits: a start that costs more than its maxCredits (402;
-	// an extension).
-	CodeMaxCredits       = "MAX_CREDITS_EXCEEDED"
-	CodeTaskNotFound     = "TASK_NOT_FOUND"
-	CodeNotFound         = "NOT_FOUND"
-	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
-	CodeFileTooLarge     = "FILE_TOO_LARGE"
-	// CodeIdempotencyConflict: an Idempotency-Key reused with another
-	// request (409; an extension of the contract).
-	CodeIdempotencyConflict = "IDEMPOTENCY_CONFLICT"
-	CodeRateLimit           = "RATE_LIMIT_EXCEEDED"
-	CodeDailyLimit          = "DAILY_LIMIT_EXCEEDED"
-	CodeConcurrencyLimit    = "CONCURRENCY_LIMIT_EXCEEDED"
-	CodeInternal            = "INTERNAL_ERROR"
-	CodeUnavailable         = "SERVICE_UNAVAILABLE"
-)
-
-// Codes of cancel and delete (409s; extensions of the contract): a
-// finished task cannot be cancelled, one in flight cannot be deleted, and
-// an Idempotency-Key cannot replay the start of a deleted task.
-const (
-	CodeTaskNotCancellable = "TASK_NOT_CANCELLABLE"
-	CodeTaskNotFinished    = "TASK_NOT_FINISHED"
-	CodeTaskDeleted        = "TASK_DELETED"
+	CodeValidation          = wire.CodeValidation
+	CodeInvalidModel        = wire.CodeInvalidModel
+	CodeInvalidPrompt       = wire.CodeInvalidPrompt
+	CodeModelUnavailable    = wire.CodeModelUnavailable
+	CodeMissingImage        = wire.CodeMissingImage
+	CodeInvalidImageType    = wire.CodeInvalidImageType
+	CodeVideoNotReady       = wire.CodeVideoNotReady
+	CodeUnauthorized        = wire.CodeUnauthorized
+	CodeInsufficient        = wire.CodeInsufficient
+	CodeMaxCredits          = wire.CodeMaxCredits
+	CodeTaskNotFound        = wire.CodeTaskNotFound
+	CodeNotFound            = wire.CodeNotFound
+	CodeMethodNotAllowed    = wire.CodeMethodNotAllowed
+	CodeFileTooLarge        = wire.CodeFileTooLarge
+	CodeIdempotencyConflict = wire.CodeIdempotencyConflict
+	CodeRateLimit           = wire.CodeRateLimit
+	CodeDailyLimit          = wire.CodeDailyLimit
+	CodeConcurrencyLimit    = wire.CodeConcurrencyLimit
+	CodeInternal            = wire.CodeInternal
+	CodeUnavailable         = wire.CodeUnavailable
+	CodeTaskNotCancellable  = wire.CodeTaskNotCancellable
+	CodeTaskNotFinished     = wire.CodeTaskNotFinished
+	CodeTaskDeleted         = wire.CodeTaskDeleted
 )
 
 // The messages of the two 401s, which the spec fixes.
@@ -107,33 +96,6 @@ func (e *Error) Error() string {
 // Unwrap returns the error the response was made from, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// errorBody is the JSON of every error but 429.
-type errorBody struct {
-	Success   bool           `json:"success"`
-	Error     string         `json:"error"`
-	Message   string         `json:"message"`
-	Field     string         `json:"field,omitempty"`
-	Value     any            `json:"value,omitempty"`
-	Required  *int64         `json:"required,omitempty"`
-	Available *int64         `json:"available,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-// rateLimitBody is the spec's nested 429 body, the one body without a
-// success field.
-type rateLimitBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Details struct {
-			Limit      int   `json:"limit"`
-			Remaining  int   `json:"remaining"`
-			Reset      int64 `json:"reset"`
-			RetryAfter int   `json:"retry_after"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
 // WriteError writes e as the response: the one error writer of the
 // service. A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
 // its Allow header.
@@ -164,20 +126,15 @@ func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
 		if rl == nil {
 			rl = &RateLimit{Reset: time.Now().Add(time.Second), RetryAfter: 1}
 		}
-		var b rateLimitBody
-		b.Error.Code = e.Code
-		b.Error.Message = e.Message
-		b.Error.Details.Limit = rl.Limit
-		b.Error.Details.Remaining = rl.Remaining
-		b.Error.Details.Reset = rl.Reset.Unix()
-		b.Error.Details.RetryAfter = max(rl.RetryAfter, 1)
+		b := wire.RateLimitBody{Error: wire.RateLimitError{Code: e.Code, Message: e.Message,
+			Details: wire.RateLimitDetails{Limit: rl.Limit, Remaining: rl.Remaining, Reset: rl.Reset.Unix(), RetryAfter: max(rl.RetryAfter, 1)}}}
 		secs := strconv.Itoa(b.Error.Details.RetryAfter)
 		w.Header().Set("Retry-After", secs)
 		w.Header().Set("X-RateLimit-Retry-After", secs)
 		writeJSON(w, e.Status, b)
 		return
 	}
-	b := errorBody{
+	b := wire.ErrorBody{
 		Error:     e.Code,
 		Message:   e.Message,
 		Field:     e.Field,
