@@ -1,7 +1,9 @@
 // Package openapitest checks, in tests, that what goes over the wire
 // matches the service's OpenAPI document: Transport wraps an HTTP client's
 // transport and reports every response (and, for clients, every request)
-// that the document does not describe as a test error. The Validator under
+// that the document does not describe as a test error, and every answer
+// that does not decode into its Go type (shared/wire for the contract)
+// with no member left over. The Validator under
 // it, and Doc, the document loaded by kin-openapi, are here rather than in
 // package openapi so that only tests link kin-openapi.
 package openapitest
@@ -95,7 +97,10 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // CheckResponse reports to tb a response to req that does not match the
-// document, for tests that read responses without an http.Client.
+// document, for tests that read responses without an http.Client; and
+// one that does, but whose body does not decode into the Go type of its
+// answer (shared/wire's, which the Go client reads) with every member
+// known: the document and the types have drifted apart.
 func CheckResponse(tb testing.TB, req *http.Request, status int, header http.Header, body []byte) {
 	v, err := validator()
 	if err != nil {
@@ -104,6 +109,10 @@ func CheckResponse(tb testing.TB, req *http.Request, status int, header http.Hea
 	}
 	if err := v.ValidateResponse(req.Context(), req, status, header, body); err != nil {
 		tb.Errorf("openapi: the response does not match the document: %v\nbody: %s", err, clip(body))
+		return
+	}
+	if err := v.decodeAnswer(req, status, header, body); err != nil {
+		tb.Errorf("openapi: the response does not decode into its Go type: %v\nbody: %s", err, clip(body))
 	}
 }
 
