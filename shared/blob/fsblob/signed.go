@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // PathPrefix is where the Handler expects to be mounted.
@@ -153,5 +155,5 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"success": false, "error": code, "message": message})
+	json.NewEncoder(w).Encode(wire.ErrorBody{Error: code, Message: message})
 }
