@@ -209,7 +209,7 @@ type flaky struct {
 func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.seen.Add(1) <= f.n.Load() {
 		io.Copy(io.Discard, r.Body)
-		httpapi.WriteError(w, &httpapi.Error{Status: 503, Code: httpapi.CodeUnavailable, Message: "try again"})
+		httpapi.WriteError(w, &httpapi.Error{Status: 503, Code: client.CodeUnavailable, Message: "try again"})
 		return
 	}
 	f.next.ServeHTTP(w, r)

@@ -37,6 +37,7 @@ import (
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
+	"github.com/genvideo/gen/shared/wire"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -269,7 +270,7 @@ func route(files, uploads, page, api http.Handler) http.Handler {
 		case r.Method == http.MethodConnect:
 			// Not a path at all (CONNECT host:port); the API's router
 			// would leave it to ServeMux's plain-text 404.
-			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: httpapi.CodeNotFound,
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 				Message: "no such endpoint: CONNECT"})
 		case strings.HasPrefix(p, fsblob.PathPrefix) && canonical(p):
 			files.ServeHTTP(w, r)

@@ -11,10 +11,6 @@ import (
 	"github.com/genvideo/gen/shared/wire"
 )
 
-// CodeSpendingCap: a start that would take its key past a spending cap
-// (402; an extension).
-const CodeSpendingCap = wire.CodeSpendingCap
-
 // The headers of a start by a key with a spending cap in force: per cap
 // (Day, Month), its limit, what is left after the start and when it
 // resets (RFC 3339, UTC). A key without caps gets none.
@@ -36,7 +32,7 @@ func capName(k domain.WindowKind) string {
 // the cap, its limit, what is left and when it resets.
 func spendingCapError(e *domain.SpendingCapError) *Error {
 	reset := formatTime(e.Window.ExpiresAt)
-	return &Error{Status: http.StatusPaymentRequired, Code: CodeSpendingCap,
+	return &Error{Status: http.StatusPaymentRequired, Code: wire.CodeSpendingCap,
 		Message: fmt.Sprintf("This generation costs %d credits; this key's %s spending cap of %d credits has %d left. "+
 			"Nothing was charged; the cap resets at %s.", e.Required, daily(e.Window.Kind), e.Window.Limit, e.Left(), reset),
 		Details: map[string]any{"cap": string(e.Window.Kind), "limit": e.Window.Limit, "remaining": e.Left(),
@@ -101,7 +97,7 @@ func (a *API) setCaps(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	}
 	for name, v := range map[string]*int64{"maxCreditsPerDay": req.MaxCreditsPerDay, "maxCreditsPerMonth": req.MaxCreditsPerMonth} {
 		if v != nil && *v < 0 {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: name, Value: *v,
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: name, Value: *v,
 				Message: name + " must be 0 (no cap of your own) or a positive number of credits."}
 		}
 	}

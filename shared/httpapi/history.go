@@ -39,7 +39,7 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	if vs, ok := q["status"]; ok {
 		s, ok := task.ParseStatus(vs[0])
 		if len(vs) > 1 || !ok {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "status", Value: vs[0],
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "status", Value: vs[0],
 				Message: "status must be one of pending, processing, completed, failed."}
 		}
 		status = s
@@ -181,7 +181,7 @@ func intParam(q url.Values, name string, def, min, max int) (int, error) {
 		if max >= 0 {
 			msg = fmt.Sprintf("%s must be an integer from %d to %d.", name, min, max)
 		}
-		return 0, &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: name, Value: vs[0], Message: msg}
+		return 0, &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: name, Value: vs[0], Message: msg}
 	}
 	return n, nil
 }

@@ -25,7 +25,7 @@ var imageRoles = map[string][]string{
 func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	kind := r.PathValue("endpoint")
 	if kind != catalog.TextToVideo && imageRoles[kind] == nil {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		return &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: fmt.Sprintf("No start endpoint %q to quote; quote text-to-video, image-to-video or first-last-frame.", kind)}
 	}
 	req, err := a.readStart(w, r, c, kind)

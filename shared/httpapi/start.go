@@ -109,7 +109,7 @@ func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.
 	}
 	for _, role := range roles {
 		if _, ok := up.input(role); !ok {
-			return service.StartRequest{}, &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
+			return service.StartRequest{}, &Error{Status: http.StatusBadRequest, Code: wire.CodeMissingImage, Field: role,
 				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image), or the field %q naming a direct upload (POST /api/gen/uploads).", role, uploadIDField(role))}
 		}
 	}
