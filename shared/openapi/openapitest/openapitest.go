@@ -33,6 +33,10 @@ type Transport struct {
 	// requests must all be valid, not for tests that send invalid ones on
 	// purpose.
 	CheckRequests bool
+	// Prefix is the path the API is served under, if any (the AWS
+	// assembly's stage, /v1): it is taken off each request's path before
+	// the document, whose paths start at the root, is consulted.
+	Prefix string
 }
 
 // Client returns an HTTP client whose every exchange with the API is
@@ -55,7 +59,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.TB.Errorf("openapi: %v", err)
 		return t.base().RoundTrip(req)
 	}
-	if !v.Documents(req) && !strings.HasPrefix(req.URL.Path, "/api/") {
+	check := t.documented(req)
+	if !v.Documents(check) && !strings.HasPrefix(check.URL.Path, "/api/") {
 		return t.base().RoundTrip(req)
 	}
 	if t.CheckRequests {
@@ -70,7 +75,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req = req.Clone(req.Context())
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		if err := v.ValidateRequest(req.Context(), req, body); err != nil {
+		if err := v.ValidateRequest(req.Context(), check, body); err != nil {
 			t.TB.Errorf("openapi: the request does not match the document: %v", err)
 		}
 	}
@@ -84,8 +89,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	res.Body = io.NopCloser(bytes.NewReader(body))
-	CheckResponse(t.TB, req, res.StatusCode, res.Header, body)
+	CheckResponse(t.TB, check, res.StatusCode, res.Header, body)
 	return res, nil
+}
+
+// documented is req as the document sees it: its path without Prefix.
+func (t *Transport) documented(req *http.Request) *http.Request {
+	p := strings.TrimSuffix(t.Prefix, "/")
+	rest, ok := strings.CutPrefix(req.URL.Path, p)
+	if p == "" || !ok || !strings.HasPrefix(rest, "/") {
+		return req
+	}
+	r := req.Clone(req.Context())
+	r.URL.Path = rest
+	if raw, ok := strings.CutPrefix(req.URL.RawPath, p); ok {
+		r.URL.RawPath = raw
+	}
+	return r
 }
 
 // CloseIdleConnections closes Base's idle connections, for

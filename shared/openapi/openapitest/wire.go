@@ -8,7 +8,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/strictjson"
@@ -128,7 +131,7 @@ func openAIType(v any) bool {
 // event stream, any other JSON body whole. It returns an error for a JSON
 // answer of no known type.
 func (v *Validator) decodeAnswer(req *http.Request, status int, header http.Header, body []byte) error {
-	if req.Method == http.MethodHead || len(body) == 0 {
+	if req.Method == http.MethodHead {
 		return nil
 	}
 	route, _, err := v.route(req)
@@ -136,6 +139,61 @@ func (v *Validator) decodeAnswer(req *http.Request, status int, header http.Head
 		return err
 	}
 	op := route.Operation.OperationID
+	if err := decodeBody(op, req, status, header, body); err != nil {
+		return err
+	}
+	decoded.Lock()
+	defer decoded.Unlock()
+	if decoded.m == nil {
+		decoded.m = map[string]bool{}
+	}
+	decoded.m[answerKey(op, status)] = true
+	return nil
+}
+
+// decoded are the answers decodeAnswer accepted in this process, by
+// answerKey.
+var decoded struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+func answerKey(op string, status int) string { return op + " " + strconv.Itoa(status) }
+
+// Undecoded lists the success answers ("operationId status") of the
+// document's operations on paths under prefix that no response checked
+// in this process gave: for a suite that means to receive, and so decode,
+// every one of them.
+func Undecoded(prefix string) ([]string, error) {
+	doc, err := Doc()
+	if err != nil {
+		return nil, err
+	}
+	decoded.Lock()
+	defer decoded.Unlock()
+	var out []string
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, prefix) {
+			continue
+		}
+		for _, op := range item.Operations() {
+			for code := range op.Responses.Map() {
+				status, err := strconv.Atoi(code)
+				if err == nil && status < 400 && !decoded.m[answerKey(op.OperationID, status)] {
+					out = append(out, answerKey(op.OperationID, status))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// decodeBody is decodeAnswer's work on the body of an answer to op.
+func decodeBody(op string, req *http.Request, status int, header http.Header, body []byte) error {
+	if len(body) == 0 {
+		return nil
+	}
 	target, ok := answerType(op, req.URL.Path, status)
 	if !ok {
 		return fmt.Errorf("%s %s -> %d: no Go type for operation %q's answer (openapitest.answers)", req.Method, req.URL.Path, status, op)
