@@ -20,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store/dynamostore"
+	"github.com/genvideo/gen/shared/wire"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -458,19 +459,19 @@ type gatewayResponse struct {
 }
 
 var wantGatewayResponses = map[string]gatewayResponse{
-	"UNAUTHORIZED":                 {401, httpapi.CodeUnauthorized, httpapi.MessageKeyMissing, nil},
-	"ACCESS_DENIED":                {401, httpapi.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
-	"INVALID_API_KEY":              {401, httpapi.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
-	"MISSING_AUTHENTICATION_TOKEN": {404, httpapi.CodeNotFound, "", nil},
-	"THROTTLED":                    {429, httpapi.CodeRateLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
-	"QUOTA_EXCEEDED":               {429, httpapi.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
-	"REQUEST_TOO_LARGE":            {413, httpapi.CodeFileTooLarge, "", nil},
-	"AUTHORIZER_FAILURE":           {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
+	"UNAUTHORIZED":                 {401, wire.CodeUnauthorized, httpapi.MessageKeyMissing, nil},
+	"ACCESS_DENIED":                {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
+	"INVALID_API_KEY":              {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
+	"MISSING_AUTHENTICATION_TOKEN": {404, wire.CodeNotFound, "", nil},
+	"THROTTLED":                    {429, wire.CodeRateLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
+	"QUOTA_EXCEEDED":               {429, wire.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
+	"REQUEST_TOO_LARGE":            {413, wire.CodeFileTooLarge, "", nil},
+	"AUTHORIZER_FAILURE":           {503, wire.CodeUnavailable, "", []string{"Retry-After"}},
 	// An authorizer that errs (the key store down) is this one, not
 	// AUTHORIZER_FAILURE: without it the client got a 500.
-	"AUTHORIZER_CONFIGURATION_ERROR": {503, httpapi.CodeUnavailable, "", []string{"Retry-After"}},
+	"AUTHORIZER_CONFIGURATION_ERROR": {503, wire.CodeUnavailable, "", []string{"Retry-After"}},
 	"DEFAULT_4XX":                    {0, "BAD_REQUEST", "", nil},
-	"DEFAULT_5XX":                    {0, httpapi.CodeInternal, "", nil},
+	"DEFAULT_5XX":                    {0, wire.CodeInternal, "", nil},
 }
 
 func TestGatewayResponses(t *testing.T) {

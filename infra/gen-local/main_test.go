@@ -102,9 +102,9 @@ func TestFaultDirectivesAreWordsByDefault(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", p.prompt, err)
 		}
-		if tk.Status != client.StatusCompleted || len(tk.Videos) != p.samples || tk.CreditsRefunded != 0 || tk.Error != nil {
+		if tk.Status != client.StatusCompleted || len(tk.Videos) != p.samples || tk.CreditsRefunded != nil || tk.Error != nil {
 			t.Errorf("%q: status %s, %d videos, %d credits refunded, error %+v; want completed with %d videos and no refund",
-				p.prompt, tk.Status, len(tk.Videos), tk.CreditsRefunded, tk.Error, p.samples)
+				p.prompt, tk.Status, len(tk.Videos), tk.Refunded(), tk.Error, p.samples)
 		}
 		paths, err := c.SaveVideos(ctx, started.TaskID, t.TempDir())
 		if err != nil {

@@ -161,15 +161,17 @@ func printTask(w io.Writer, t *client.Task) {
 	if !t.CompletedAt.IsZero() {
 		fmt.Fprintf(tw, "Finished:\t%s\n", t.CompletedAt.Local().Format(time.DateTime))
 	}
+	if t.ProcessingTime != nil {
+		fmt.Fprintf(tw, "Took:\t%ds\n", *t.ProcessingTime)
+	}
 	if t.Status == client.StatusCompleted {
-		fmt.Fprintf(tw, "Took:\t%ds\n", t.ProcessingTime)
 		fmt.Fprintf(tw, "Videos:\t%d (save them with: gen download %s)\n", len(t.Videos), t.TaskID)
 	}
 	if t.Error != nil {
 		fmt.Fprintf(tw, "Error:\t%s: %s\n", t.Error.Code, t.Error.Message)
 	}
-	if t.CreditsRefunded > 0 {
-		fmt.Fprintf(tw, "Refunded:\t%d credits\n", t.CreditsRefunded)
+	if n := t.Refunded(); n > 0 {
+		fmt.Fprintf(tw, "Refunded:\t%d credits\n", n)
 	}
 	tw.Flush()
 }
@@ -218,7 +220,7 @@ func historyCmd(opts *options) *cobra.Command {
 			}
 			var page *client.HistoryPage
 			if all {
-				page = &client.HistoryPage{Skip: q.Skip}
+				page = &client.HistoryPage{Success: true, Pagination: client.Pagination{Skip: q.Skip}}
 				for it, err := range c.AllHistory(cmd.Context(), q) {
 					if err != nil {
 						return err
@@ -253,8 +255,8 @@ func printHistory(w io.Writer, page *client.HistoryPage) {
 	fmt.Fprintln(tw, "TASK\tSTATUS\tMODEL\tCREDITS\tVIDEOS\tCREATED\tPROMPT")
 	for _, it := range page.Items {
 		credits := fmt.Sprint(it.CreditsCost)
-		if it.CreditsRefunded > 0 {
-			credits += fmt.Sprintf(" (-%d)", it.CreditsRefunded)
+		if n := it.Refunded(); n > 0 {
+			credits += fmt.Sprintf(" (-%d)", n)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", it.TaskID, it.Status, shortModel(it.Model), credits,
 			it.VideoCount, it.CreatedAt.Local().Format(time.DateTime), oneLine(it.Prompt, 40))

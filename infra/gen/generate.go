@@ -170,9 +170,16 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 
 // generateResult is generate's JSON output.
 type generateResult struct {
-	Started *client.Started `json:"started"`
-	Task    *client.Task    `json:"task,omitempty"`
-	Files   []string        `json:"files,omitempty"`
+	Started startedJSON  `json:"started"`
+	Task    *client.Task `json:"task,omitempty"`
+	Files   []string     `json:"files,omitempty"`
+}
+
+// startedJSON is the start's answer with the Idempotency-Key it was sent
+// with, which sends it again (the answer itself does not carry it).
+type startedJSON struct {
+	*client.Started
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 func generate(cmd *cobra.Command, opts *options, g generateFlags, req client.Request) error {
@@ -203,7 +210,7 @@ func generate(cmd *cobra.Command, opts *options, g generateFlags, req client.Req
 		s.TaskID, s.CreditsUsed, s.RemainingCredits, s.EstimatedWaitTime)
 	if g.noWait {
 		if opts.json {
-			return opts.printJSON(generateResult{Started: s})
+			return opts.printJSON(generateResult{Started: startedJSON{s, s.IdempotencyKey}})
 		}
 		fmt.Fprintln(opts.env.stdout, s.TaskID)
 		return nil
@@ -215,7 +222,7 @@ func generate(cmd *cobra.Command, opts *options, g generateFlags, req client.Req
 	var timeout *client.WaitTimeoutError
 	if errors.As(err, &timeout) {
 		if opts.json {
-			opts.printJSON(generateResult{Started: s, Task: task})
+			opts.printJSON(generateResult{Started: startedJSON{s, s.IdempotencyKey}, Task: task})
 		}
 		return &stillWaiting{timeout}
 	}
@@ -227,7 +234,7 @@ func generate(cmd *cobra.Command, opts *options, g generateFlags, req client.Req
 		return err
 	}
 	if opts.json {
-		return opts.printJSON(generateResult{Started: s, Task: task, Files: paths})
+		return opts.printJSON(generateResult{Started: startedJSON{s, s.IdempotencyKey}, Task: task, Files: paths})
 	}
 	for _, path := range paths {
 		fmt.Fprintln(opts.env.stdout, path)

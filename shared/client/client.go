@@ -3,7 +3,9 @@
 // a streamed multipart form), status, download, history (with an iterator
 // over every page) and models; Wait, which polls a task until it ends;
 // retries with jitter; and errors that carry the contract's error code
-// (*Error, for errors.As).
+// (*Error, for errors.As). The requests and answers are the service's own
+// types, shared/wire, under the names the client has always given them
+// (Task is wire.Task): the client reads exactly what the service writes.
 //
 // Reads are retried on 429 and server errors. A start is retried only
 // when it carries an Idempotency-Key (WithIdempotencyKey, or

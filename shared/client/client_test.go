@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +75,28 @@ func run(m *testing.M) int {
 	// environment, as a program would.
 	os.Setenv("GEN_BASE_URL", baseURL)
 	os.Setenv("GEN_API_KEY", k.APIKey)
-	return awslocaltest.Main(m)
+	code := awslocaltest.Main(m)
+	if code == 0 && wholeSuite() {
+		// Every answer the client received was decoded into its type with
+		// no member left over (openapitest); the whole suite receives
+		// every success answer the document describes, on either stack.
+		missing, err := openapitest.Undecoded("/api/gen/")
+		if err != nil || len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "the suite received none of these documented answers, so did not check that the client decodes them: %v %v\n", missing, err)
+			return 1
+		}
+	}
+	return code
+}
+
+// wholeSuite reports whether every test ran: no -run or -skip.
+func wholeSuite() bool {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // mainTB is the testing.TB of TestMain, where a failure ends the run.
@@ -107,8 +130,30 @@ func newClient(t *testing.T, key string, opts ...client.Option) *client.Client {
 // on purpose).
 func clientOf(t *testing.T, base, key string, checkRequests bool, opts ...client.Option) *client.Client {
 	t.Helper()
-	hc := &http.Client{Transport: &openapitest.Transport{TB: t, CheckRequests: checkRequests}}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On the assembly the API is under its stage, /v1.
+	hc := &http.Client{Transport: &openapitest.Transport{TB: t, CheckRequests: checkRequests, Prefix: u.Path}}
 	c, err := client.New(base, key, append([]client.Option{client.WithHTTPClient(hc)}, opts...)...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}
+
+// gatewayClient is clientOf the stack for a test that meets, on the
+// assembly, an answer of API Gateway's own that the document does not
+// describe (its usage plan's 429s come without X-RateLimit-* headers;
+// an encoded slash in a task id is an unknown route to it): there its
+// exchanges are not checked against the document.
+func gatewayClient(t *testing.T, key string, opts ...client.Option) *client.Client {
+	t.Helper()
+	if local != nil {
+		return clientOf(t, baseURL, key, true, opts...)
+	}
+	c, err := client.New(baseURL, key, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -177,6 +222,14 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 	}
 	if task.Route != "builtin" || task.ProviderModel != "" {
 		t.Errorf("task made on route %q, provider model %q; want the built-in generator's route and no provider model", task.Route, task.ProviderModel)
+	}
+	// The history shows it as the status does, the route included.
+	page, err := c.History(ctx, client.HistoryQuery{Limit: 1})
+	if err != nil || page.Total != 1 || len(page.Items) != 1 || page.HasMore {
+		t.Fatalf("History = %+v, %v; want this key's one task", page, err)
+	}
+	if it := page.Items[0]; it.TaskID != s.TaskID || it.Status != client.StatusCompleted || it.VideoCount != 2 || it.Route != "builtin" {
+		t.Errorf("history item = %+v, want the task, completed with 2 videos on the built-in route", it)
 	}
 
 	dir := t.TempDir()

@@ -7,34 +7,36 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
-// Error codes of the contract, in Error.Code.
+// Error codes of the contract, in Error.Code (shared/wire has them all).
 const (
-	CodeValidation    = "VALIDATION_ERROR"
-	CodeInvalidModel  = "INVALID_MODEL"
-	CodeInvalidPrompt = "INVALID_PROMPT"
+	CodeValidation    = wire.CodeValidation
+	CodeInvalidModel  = wire.CodeInvalidModel
+	CodeInvalidPrompt = wire.CodeInvalidPrompt
 	// CodeModelUnavailable: no provider serves the model right now (400,
 	// nothing charged); Model.Available is false until one does.
-	CodeModelUnavailable    = "MODEL_UNAVAILABLE"
-	CodeMissingImage        = "MISSING_IMAGE"
-	CodeInvalidImageType    = "INVALID_IMAGE_TYPE"
-	CodeVideoNotReady       = "VIDEO_NOT_READY"
-	CodeUnauthorized        = "UNAUTHORIZED"
-	CodeInsufficientCredits = "INSUFFICIENT_CREDITS"
+	CodeModelUnavailable    = wire.CodeModelUnavailable
+	CodeMissingImage        = wire.CodeMissingImage
+	CodeInvalidImageType    = wire.CodeInvalidImageType
+	CodeVideoNotReady       = wire.CodeVideoNotReady
+	CodeUnauthorized        = wire.CodeUnauthorized
+	CodeInsufficientCredits = wire.CodeInsufficient
 	// CodeSpendingCap: the start would pass a spending cap of the key
 	// (402); Details name the cap, its limit, what is left, the reset.
-	CodeSpendingCap         = "SPENDING_CAP_EXCEEDED"
-	CodeTaskNotFound        = "TASK_NOT_FOUND"
-	CodeNotFound            = "NOT_FOUND"
-	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
-	CodeIdempotencyConflict = "IDEMPOTENCY_CONFLICT"
-	CodeFileTooLarge        = "FILE_TOO_LARGE"
-	CodeRateLimit           = "RATE_LIMIT_EXCEEDED"
-	CodeDailyLimit          = "DAILY_LIMIT_EXCEEDED"
-	CodeConcurrencyLimit    = "CONCURRENCY_LIMIT_EXCEEDED"
-	CodeInternal            = "INTERNAL_ERROR"
-	CodeUnavailable         = "SERVICE_UNAVAILABLE"
+	CodeSpendingCap         = wire.CodeSpendingCap
+	CodeTaskNotFound        = wire.CodeTaskNotFound
+	CodeNotFound            = wire.CodeNotFound
+	CodeMethodNotAllowed    = wire.CodeMethodNotAllowed
+	CodeIdempotencyConflict = wire.CodeIdempotencyConflict
+	CodeFileTooLarge        = wire.CodeFileTooLarge
+	CodeRateLimit           = wire.CodeRateLimit
+	CodeDailyLimit          = wire.CodeDailyLimit
+	CodeConcurrencyLimit    = wire.CodeConcurrencyLimit
+	CodeInternal            = wire.CodeInternal
+	CodeUnavailable         = wire.CodeUnavailable
 )
 
 // Error is an error answer of the service. Use errors.As to get it:
@@ -97,32 +99,6 @@ func (e *Error) Temporary() bool {
 	return e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
-// flatError is every error body but 429's.
-type flatError struct {
-	Success   *bool          `json:"success"`
-	Error     string         `json:"error"`
-	Message   string         `json:"message"`
-	Field     string         `json:"field"`
-	Value     any            `json:"value"`
-	Required  int64          `json:"required"`
-	Available int64          `json:"available"`
-	Details   map[string]any `json:"details"`
-}
-
-// nestedError is the 429 body.
-type nestedError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Details struct {
-			Limit      int   `json:"limit"`
-			Remaining  int   `json:"remaining"`
-			Reset      int64 `json:"reset"`
-			RetryAfter int   `json:"retry_after"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
 // parseError makes an *Error of an error answer: the flat body, the
 // nested 429 body, or anything else (then Code is empty).
 func parseError(res *http.Response, body []byte, now time.Time) *Error {
@@ -130,7 +106,7 @@ func parseError(res *http.Response, body []byte, now time.Time) *Error {
 	var raw map[string]json.RawMessage
 	if json.Unmarshal(body, &raw) == nil {
 		if len(raw["error"]) > 0 && raw["error"][0] == '{' {
-			var n nestedError
+			var n wire.RateLimitBody
 			if json.Unmarshal(body, &n) == nil {
 				d := n.Error.Details
 				e.Code, e.Message = n.Error.Code, n.Error.Message
@@ -145,10 +121,16 @@ func parseError(res *http.Response, body []byte, now time.Time) *Error {
 				return e
 			}
 		}
-		var f flatError
+		var f wire.ErrorBody
 		if json.Unmarshal(body, &f) == nil && f.Error != "" {
 			e.Code, e.Message, e.Field, e.Value = f.Error, f.Message, f.Field, f.Value
-			e.Required, e.Available, e.Details = f.Required, f.Available, f.Details
+			e.Details = f.Details
+			if f.Required != nil {
+				e.Required = *f.Required
+			}
+			if f.Available != nil {
+				e.Available = *f.Available
+			}
 			return e
 		}
 	}

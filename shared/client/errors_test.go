@@ -105,7 +105,7 @@ func TestErrorCodes(t *testing.T) {
 	t.Run("TASK_NOT_FOUND", func(t *testing.T) {
 		_, err := c.Status(ctx, "gen_1700000000000_abcdefghij")
 		apiError(t, err, 404, client.CodeTaskNotFound)
-		_, err = c.Download(ctx, "not/a/task")
+		_, err = gatewayClient(t, rich.APIKey).Download(ctx, "not/a/task")
 		if local == nil {
 			// An encoded slash is no {taskId} to API Gateway: its answer
 			// for an unknown route.
@@ -126,7 +126,7 @@ func TestErrorCodes(t *testing.T) {
 	t.Run("RATE_LIMIT_EXCEEDED", func(t *testing.T) {
 		k := stack.Key(t, 0, store.Limits{RequestsPerMinute: 1, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
 		// The window may last up to a minute: the client must not wait.
-		c := clientOf(t, baseURL, k.APIKey, true, client.WithRetry(client.RetryPolicy{MaxRetryAfter: time.Millisecond}))
+		c := gatewayClient(t, k.APIKey, client.WithRetry(client.RetryPolicy{MaxRetryAfter: time.Millisecond}))
 		if _, err := c.Models(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestErrorCodes(t *testing.T) {
 	})
 	t.Run("DAILY_LIMIT_EXCEEDED", func(t *testing.T) {
 		k := stack.Key(t, 0, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1, StartsPerMinute: 10, MaxInFlight: 5})
-		c := clientOf(t, baseURL, k.APIKey, true)
+		c := gatewayClient(t, k.APIKey)
 		if _, err := c.Models(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ type flaky struct {
 func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.seen.Add(1) <= f.n.Load() {
 		io.Copy(io.Discard, r.Body)
-		httpapi.WriteError(w, &httpapi.Error{Status: 503, Code: httpapi.CodeUnavailable, Message: "try again"})
+		httpapi.WriteError(w, &httpapi.Error{Status: 503, Code: client.CodeUnavailable, Message: "try again"})
 		return
 	}
 	f.next.ServeHTTP(w, r)

@@ -85,7 +85,7 @@ func (c *Client) Watch(ctx context.Context, taskID string, opts WatchOptions) (*
 		}
 	}
 	if task.Status == StatusFailed {
-		e := &GenerationError{TaskID: task.TaskID, CreditsRefunded: task.CreditsRefunded}
+		e := &GenerationError{TaskID: task.TaskID, CreditsRefunded: task.Refunded()}
 		if task.Error != nil {
 			e.Code, e.Message = task.Error.Code, task.Error.Message
 		}

@@ -22,22 +22,11 @@ func (c *Client) History(ctx context.Context, q HistoryQuery) (*HistoryPage, err
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
 	}
-	var body struct {
-		Videos     []HistoryItem `json:"videos"`
-		Pagination struct {
-			Total      int    `json:"total"`
-			Limit      int    `json:"limit"`
-			Skip       int    `json:"skip"`
-			HasMore    bool   `json:"hasMore"`
-			NextCursor string `json:"nextCursor"`
-		} `json:"pagination"`
-	}
-	if _, err := c.getJSON(ctx, "/api/gen/history", v, &body); err != nil {
+	var page HistoryPage
+	if _, err := c.getJSON(ctx, "/api/gen/history", v, &page); err != nil {
 		return nil, err
 	}
-	p := body.Pagination
-	return &HistoryPage{Items: body.Videos, Total: p.Total, Limit: p.Limit, Skip: p.Skip, HasMore: p.HasMore,
-		NextCursor: p.NextCursor}, nil
+	return &page, nil
 }
 
 // AllHistory yields every task matching q from q.Skip on, newest first,

@@ -8,18 +8,19 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Codes of cancel and delete (extensions of the contract).
 const (
 	// CodeTaskNotCancellable: Cancel of a task that is finished.
-	CodeTaskNotCancellable = "TASK_NOT_CANCELLABLE"
+	CodeTaskNotCancellable = wire.CodeTaskNotCancellable
 	// CodeTaskNotFinished: Delete of a task pending or processing.
-	CodeTaskNotFinished = "TASK_NOT_FINISHED"
+	CodeTaskNotFinished = wire.CodeTaskNotFinished
 	// CodeTaskDeleted: a start replayed under the Idempotency-Key of a
 	// task deleted since; nothing was charged.
-	CodeTaskDeleted = "TASK_DELETED"
+	CodeTaskDeleted = wire.CodeTaskDeleted
 )
 
 // Cancel ends a pending or processing task: it fails with error code
@@ -56,58 +57,27 @@ type CreditsQuery struct {
 	Cursor string
 }
 
-// Credits is the account's credits and the key's limits.
-type Credits struct {
-	// Balance is what starts can spend.
-	Balance int64 `json:"balance"`
-	// Held is what generations pending or processing were charged:
-	// refunded if they fail.
-	Held     int64  `json:"held"`
-	InFlight int    `json:"inFlight"`
-	Tier     string `json:"tier"`
-	Limits   struct {
-		RequestsPerMinute LimitWindow `json:"requestsPerMinute"`
-		RequestsPerDay    LimitWindow `json:"requestsPerDay"`
-		// StartsPerMinute is nil when the service could not read it.
-		StartsPerMinute       *LimitWindow `json:"startsPerMinute,omitempty"`
-		ConcurrentGenerations LimitWindow  `json:"concurrentGenerations"`
-	} `json:"limits"`
-	// Ledger is one page of the account's movements of credits, newest
-	// first.
-	Ledger     []LedgerEntry `json:"ledger"`
-	HasMore    bool          `json:"-"`
-	NextCursor string        `json:"-"`
-	// SpendingCaps is the key's spend this UTC day and month and its
-	// caps; nil from a service without them.
-	SpendingCaps *SpendingCaps `json:"spendingCaps,omitempty"`
-}
+// Credits is the account's credits and the key's limits, and one page
+// of the ledger; its pagination's fields (HasMore, NextCursor) are its
+// own.
+type Credits = wire.Credits
+
+// CreditLimits are the key's limits and what is left of each.
+type CreditLimits = wire.CreditLimits
 
 // SpendingCaps is what the key spent (charged less refunded) per UTC day
 // and month, and its caps.
-type SpendingCaps struct {
-	Day   SpendWindow `json:"day"`
-	Month SpendWindow `json:"month"`
-}
+type SpendingCaps = wire.SpendingCaps
 
 // SpendWindow is one cap: Limit is the cap in force (0: none), the
 // lower of OperatorLimit and HolderLimit (each 0 when unset); Remaining
-// what it still allows; Reset when it starts again.
-type SpendWindow struct {
-	Limit         int64     `json:"limit"`
-	Spent         int64     `json:"spent"`
-	Remaining     int64     `json:"remaining"`
-	Reset         time.Time `json:"reset"`
-	OperatorLimit int64     `json:"operatorLimit"`
-	HolderLimit   int64     `json:"holderLimit"`
-}
+// what it still allows (nil without a cap); Reset when it starts again.
+type SpendWindow = wire.SpendWindow
 
 // CapsUpdate is the key holder's own spending caps, in credits: nil
 // leaves one as it is, 0 removes the holder's own. The operator's cap
 // stays in force when it is lower.
-type CapsUpdate struct {
-	MaxCreditsPerDay   *int64 `json:"maxCreditsPerDay,omitempty"`
-	MaxCreditsPerMonth *int64 `json:"maxCreditsPerMonth,omitempty"`
-}
+type CapsUpdate = wire.CapsUpdate
 
 // SetSpendingCaps sets the calling key's own spending caps (PATCH
 // /api/gen/credits) and returns the credits with the caps as they are in
@@ -131,22 +101,11 @@ func (c *Client) SetSpendingCaps(ctx context.Context, u CapsUpdate) (*Credits, e
 
 // LimitWindow is a limit and what is left of it until Reset (zero for
 // the concurrent generations, which no window bounds).
-type LimitWindow struct {
-	Limit     int       `json:"limit"`
-	Remaining int       `json:"remaining"`
-	Reset     time.Time `json:"reset,omitzero"`
-}
+type LimitWindow = wire.LimitWindow
 
 // LedgerEntry is one movement of credits: a grant, a charge (negative)
 // or a refund, with the balance after it.
-type LedgerEntry struct {
-	Kind    string    `json:"kind"`
-	Amount  int64     `json:"amount"`
-	Balance int64     `json:"balance"`
-	TaskID  string    `json:"taskId,omitempty"`
-	Note    string    `json:"note,omitempty"`
-	At      time.Time `json:"at"`
-}
+type LedgerEntry = wire.LedgerEntry
 
 // Credits returns the balance, the credits held, the key's tier and
 // limits (this request counted), and one page of the ledger.
@@ -158,18 +117,10 @@ func (c *Client) Credits(ctx context.Context, q CreditsQuery) (*Credits, error) 
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
 	}
-	var body struct {
-		Credits
-		Pagination struct {
-			HasMore    bool   `json:"hasMore"`
-			NextCursor string `json:"nextCursor"`
-		} `json:"pagination"`
-	}
-	if _, err := c.getJSON(ctx, "/api/gen/credits", v, &body); err != nil {
+	var cr Credits
+	if _, err := c.getJSON(ctx, "/api/gen/credits", v, &cr); err != nil {
 		return nil, err
 	}
-	cr := body.Credits
-	cr.HasMore, cr.NextCursor = body.Pagination.HasMore, body.Pagination.NextCursor
 	return &cr, nil
 }
 

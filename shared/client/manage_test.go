@@ -36,7 +36,7 @@ func TestCancelDeleteCredits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Status != client.StatusFailed || task.Error == nil || task.Error.Code != "CANCELLED" || task.CreditsRefunded != 35 {
+		if task.Status != client.StatusFailed || task.Error == nil || task.Error.Code != "CANCELLED" || task.Refunded() != 35 {
 			t.Errorf("Cancel = %+v", task)
 		}
 	}

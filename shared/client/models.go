@@ -1,14 +1,21 @@
 package client
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
 
 // Models returns the models the service offers, one entry per model id,
 // and the default model.
 func (c *Client) Models(ctx context.Context) (*ModelList, error) {
-	var l ModelList
-	if _, err := c.getJSON(ctx, "/api/gen/models", nil, &l); err != nil {
+	_, body, err := c.do(ctx, call{method: http.MethodGet, path: "/api/gen/models", retry: true})
+	if err != nil {
 		return nil, err
 	}
-	l.Models = merge(l.Models)
+	l, err := decodeModels(body)
+	if err != nil {
+		return nil, fmt.Errorf("gen: GET /api/gen/models: decode answer: %w", err)
+	}
 	return &l, nil
 }

@@ -5,40 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // CodeMaxCreditsExceeded: a start (or its quote) that costs more than
 // its Request.MaxCredits (402; an extension).
-const CodeMaxCreditsExceeded = "MAX_CREDITS_EXCEEDED"
+const CodeMaxCreditsExceeded = wire.CodeMaxCredits
 
 // Quote is what a start with the same request would do now (an extension
 // of the contract): the credits it would charge and whether a limit
 // would refuse it. A quote charges nothing, counts no start and creates
 // no task; it is a snapshot, which another request may change.
-type Quote struct {
-	Endpoint string `json:"endpoint"`
-	Model    string `json:"model"`
-	// CreditsRequired is the CreditsUsed the start would answer.
-	CreditsRequired int `json:"creditsRequired"`
-	// Balance is the balance now; BalanceAfter what the start would leave
-	// (negative when the balance cannot pay it).
-	Balance      int64 `json:"balance"`
-	BalanceAfter int64 `json:"balanceAfter"`
-	// Allowed: the start would be let through now; otherwise Refusal is
-	// what it would be answered.
-	Allowed bool          `json:"allowed"`
-	Refusal *QuoteRefusal `json:"refusal,omitempty"`
-}
+type Quote = wire.Quote
 
 // QuoteRefusal is the refusal a start would get now.
-type QuoteRefusal struct {
-	// Status is the HTTP status (402 or 429), Code the error code.
-	Status  int    `json:"status"`
-	Code    string `json:"error"`
-	Message string `json:"message"`
-	// RetryAfterSeconds, for a 429, is when the limit may let it through.
-	RetryAfterSeconds int `json:"retryAfter,omitempty"`
-}
+type QuoteRefusal = wire.QuoteRefusal
 
 // QuoteTextToVideo quotes TextToVideo with req: it is validated exactly
 // as the start would be (an invalid request is the start's *Error).

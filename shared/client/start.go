@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -117,8 +116,8 @@ func (c *Client) start(ctx context.Context, cl call, opts []StartOption, images 
 	if err != nil {
 		return nil, err
 	}
-	var s Started
-	if err := json.Unmarshal(body, &s); err != nil {
+	s, err := decodeStarted(body)
+	if err != nil {
 		return nil, fmt.Errorf("gen: POST %s: decode answer: %w", cl.path, err)
 	}
 	s.IdempotencyKey = cl.idempotencyKey
@@ -160,7 +159,7 @@ func multipartBody(req Request, files []filePart, extra [][2]string) func() (io.
 }
 
 func writeForm(w *multipart.Writer, req Request, files []filePart, extra [][2]string, readers []io.ReadCloser) error {
-	for _, f := range append(req.formFields(), extra...) {
+	for _, f := range append(formFields(req), extra...) {
 		if err := w.WriteField(f[0], f[1]); err != nil {
 			return err
 		}

@@ -189,7 +189,7 @@ func (c *Client) Wait(ctx context.Context, taskID string, opts WaitOptions) (*Ta
 		case StatusCompleted:
 			return t, nil
 		case StatusFailed:
-			e := &GenerationError{TaskID: t.TaskID, CreditsRefunded: t.CreditsRefunded}
+			e := &GenerationError{TaskID: t.TaskID, CreditsRefunded: t.Refunded()}
 			if t.Error != nil {
 				e.Code, e.Message = t.Error.Code, t.Error.Message
 			}

@@ -10,7 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // DefaultDirectUploadAbove is the image size above which a start sends
@@ -26,15 +27,7 @@ const DefaultDirectUploadAbove = 4 << 20
 func WithDirectUploadAbove(n int64) Option { return func(c *Client) { c.directAbove = n } }
 
 // Upload is a direct upload the service signed.
-type Upload struct {
-	UploadID    string            `json:"uploadId"`
-	UploadURL   string            `json:"uploadUrl"`
-	Fields      map[string]string `json:"fields"`
-	FileField   string            `json:"fileField"`
-	ContentType string            `json:"contentType"`
-	MaxBytes    int64             `json:"maxBytes"`
-	ExpiresAt   time.Time         `json:"expiresAt"`
-}
+type Upload = wire.Upload
 
 // UploadImage uploads image straight to the service's storage (on AWS, an
 // S3 presigned POST) and returns the upload's id, which a start takes in
@@ -55,11 +48,11 @@ func (c *Client) UploadImage(ctx context.Context, image Image) (string, error) {
 	if contentType == "" {
 		return "", fmt.Errorf("gen: upload %q: not a JPEG or PNG image", image.Name)
 	}
-	reqBody, _ := json.Marshal(map[string]string{"contentType": contentType})
-	_, body, err := c.do(ctx, call{method: http.MethodPost, path: "/api/gen/uploads", retry: true,
-		body: func() (io.ReadCloser, string, error) {
-			return io.NopCloser(strings.NewReader(string(reqBody))), "application/json", nil
-		}})
+	reqBody, err := jsonBody(wire.UploadRequest{ContentType: contentType})
+	if err != nil {
+		return "", fmt.Errorf("gen: upload %q: %w", image.Name, err)
+	}
+	_, body, err := c.do(ctx, call{method: http.MethodPost, path: "/api/gen/uploads", retry: true, body: reqBody})
 	if err != nil {
 		return "", err
 	}

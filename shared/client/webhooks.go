@@ -16,33 +16,23 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Webhook event types.
 const (
-	EventProcessing = "generation.processing"
-	EventCompleted  = "generation.completed"
-	EventFailed     = "generation.failed"
+	EventProcessing = wire.EventProcessing
+	EventCompleted  = wire.EventCompleted
+	EventFailed     = wire.EventFailed
 )
 
-// Webhook is an endpoint registered for the account's events.
-type Webhook struct {
-	ID     string   `json:"id"`
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-	// Secret ("whsec_...") signs the endpoint's deliveries. The service
-	// shows it once, in CreateWebhook's answer: keep it then.
-	Secret    string    `json:"secret,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-}
+// Webhook is an endpoint registered for the account's events. Its Secret
+// ("whsec_...") signs the endpoint's deliveries; the service shows it
+// once, in CreateWebhook's answer: keep it then.
+type Webhook = wire.Webhook
 
 // WebhookRequest registers an endpoint.
-type WebhookRequest struct {
-	// URL is an https URL on the public internet.
-	URL string `json:"url"`
-	// Events are the event types to send (default all three).
-	Events []string `json:"events,omitempty"`
-}
+type WebhookRequest = wire.WebhookRequest
 
 // CreateWebhook registers an endpoint; the answer carries its signing
 // secret, shown this once. It is not retried: a retry could register a
@@ -56,9 +46,7 @@ func (c *Client) CreateWebhook(ctx context.Context, req WebhookRequest) (*Webhoo
 	if err != nil {
 		return nil, err
 	}
-	var v struct {
-		Webhook Webhook `json:"webhook"`
-	}
+	var v wire.WebhookCreated
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("gen: POST /api/gen/webhooks: decode answer: %w", err)
 	}
@@ -68,9 +56,7 @@ func (c *Client) CreateWebhook(ctx context.Context, req WebhookRequest) (*Webhoo
 // Webhooks lists the account's endpoints, oldest first, without their
 // secrets.
 func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
-	var v struct {
-		Webhooks []Webhook `json:"webhooks"`
-	}
+	var v wire.WebhookList
 	if _, err := c.getJSON(ctx, "/api/gen/webhooks", nil, &v); err != nil {
 		return nil, err
 	}
@@ -88,9 +74,7 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
 // WebhookSigningSecret is the account's secret that signs the events
 // sent to the webhookUrl a start carries (Request.WebhookURL).
 func (c *Client) WebhookSigningSecret(ctx context.Context) (string, error) {
-	var v struct {
-		Secret string `json:"secret"`
-	}
+	var v wire.WebhookSecret
 	if _, err := c.getJSON(ctx, "/api/gen/webhooks/secret", nil, &v); err != nil {
 		return "", err
 	}
@@ -98,18 +82,7 @@ func (c *Client) WebhookSigningSecret(ctx context.Context) (string, error) {
 }
 
 // DeliveryAttempt is one try to deliver an event to an endpoint.
-type DeliveryAttempt struct {
-	// DeliveryID is the webhook-id: the same on every try of an event.
-	DeliveryID string    `json:"deliveryId"`
-	Event      string    `json:"event"`
-	TaskID     string    `json:"taskId"`
-	Attempt    int       `json:"attempt"`
-	At         time.Time `json:"at"`
-	// Status is the receiver's HTTP status, 0 when none came back.
-	Status    int    `json:"status"`
-	LatencyMS int64  `json:"latencyMs"`
-	Error     string `json:"error,omitempty"`
-}
+type DeliveryAttempt = wire.DeliveryAttempt
 
 // DeliveriesQuery selects a page of an endpoint's delivery attempts.
 type DeliveriesQuery struct {
@@ -118,11 +91,7 @@ type DeliveriesQuery struct {
 }
 
 // DeliveriesPage is a page of attempts, newest first.
-type DeliveriesPage struct {
-	Deliveries []DeliveryAttempt `json:"deliveries"`
-	// NextCursor fetches the next page; "" on the last.
-	NextCursor string `json:"nextCursor,omitempty"`
-}
+type DeliveriesPage = wire.DeliveriesPage
 
 // WebhookDeliveries returns a page of the endpoint's delivery attempts,
 // newest first.
@@ -163,16 +132,11 @@ func (c *Client) ReplayDelivery(ctx context.Context, webhookID, deliveryID strin
 	return err
 }
 
-// WebhookEvent is a delivered event.
-type WebhookEvent struct {
-	// ID is the webhook-id: dedupe on it, delivery is at least once.
-	ID        string    `json:"-"`
-	Type      string    `json:"type"`
-	Timestamp time.Time `json:"timestamp"`
-	// Data is the task as GET /api/gen/status shows it, without videos:
-	// Status fetches fresh links.
-	Data Task `json:"data"`
-}
+// WebhookEvent is a delivered event; its ID is the delivery's
+// webhook-id (dedupe on it: delivery is at least once), its Data the task
+// as GET /api/gen/status shows it, without videos (Status fetches fresh
+// links).
+type WebhookEvent = wire.WebhookEvent
 
 // ErrWebhookSignature is VerifyWebhook's error for a delivery that is
 // not signed with the secret, or signed too long ago (errors.Is).

@@ -13,6 +13,7 @@ import (
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/httpguard"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Serve runs the local service until ctx is done: it builds the stack,
@@ -58,7 +59,7 @@ func Serve(ctx context.Context, cfg Config, out io.Writer) error {
 		Timeouts: cfg.Timeouts,
 		Refuse: func(w http.ResponseWriter, why httpguard.Refusal) {
 			stack.logger.Info("request refused for its framing", "header", why.Header, "reason", why.Message)
-			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadRequest, Code: httpapi.CodeValidation,
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadRequest, Code: wire.CodeValidation,
 				Field: why.Header, Message: why.Message})
 		},
 	})

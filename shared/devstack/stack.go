@@ -37,6 +37,7 @@ import (
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
+	"github.com/genvideo/gen/shared/wire"
 	"github.com/genvideo/gen/shared/workflow"
 )
 
@@ -232,7 +233,7 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	// Cursors are sealed with a key derived from the data directory's
 	// signing secret: they survive a restart, as links do.
 	s.api = httpapi.New(svc, httpapi.Config{CursorKeys: cursor.Static{secret}})
-	s.webhooks = &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.logger,
+	s.webhooks = &delivery.Worker{Outbox: s.Store, Logger: s.logger,
 		Sender: &webhook.Sender{AllowPrivate: cfg.WebhookAllowPrivate}}
 	// The playground plays the signed links and posts direct uploads to
 	// the public URL, which is the page's own origin unless GEN_PUBLIC_URL
@@ -269,7 +270,7 @@ func route(files, uploads, page, api http.Handler) http.Handler {
 		case r.Method == http.MethodConnect:
 			// Not a path at all (CONNECT host:port); the API's router
 			// would leave it to ServeMux's plain-text 404.
-			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: httpapi.CodeNotFound,
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 				Message: "no such endpoint: CONNECT"})
 		case strings.HasPrefix(p, fsblob.PathPrefix) && canonical(p):
 			files.ServeHTTP(w, r)

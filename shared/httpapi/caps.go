@@ -8,11 +8,8 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/wire"
 )
-
-// CodeSpendingCap: a start that would take its key past a spending cap
-// (402; an extension).
-const CodeSpendingCap = "SPENDING_CAP_EXCEEDED"
 
 // The headers of a start by a key with a spending cap in force: per cap
 // (Day, Month), its limit, what is left after the start and when it
@@ -35,7 +32,7 @@ func capName(k domain.WindowKind) string {
 // the cap, its limit, what is left and when it resets.
 func spendingCapError(e *domain.SpendingCapError) *Error {
 	reset := formatTime(e.Window.ExpiresAt)
-	return &Error{Status: http.StatusPaymentRequired, Code: CodeSpendingCap,
+	return &Error{Status: http.StatusPaymentRequired, Code: wire.CodeSpendingCap,
 		Message: fmt.Sprintf("This generation costs %d credits; this key's %s spending cap of %d credits has %d left. "+
 			"Nothing was charged; the cap resets at %s.", e.Required, daily(e.Window.Kind), e.Window.Limit, e.Left(), reset),
 		Details: map[string]any{"cap": string(e.Window.Kind), "limit": e.Window.Limit, "remaining": e.Left(),
@@ -64,64 +61,27 @@ func spendHeaders(w http.ResponseWriter, spend []service.Allowance) {
 	}
 }
 
-// spendingCaps is the credits endpoint's extension field: per cap, the
-// limit in force (absent without one), what the key spent and has left,
-// when it resets, and the caps the operator and the holder set.
-type spendingCaps struct {
-	Day   spendWindow `json:"day"`
-	Month spendWindow `json:"month"`
-}
-
-type spendWindow struct {
-	// Limit is the cap in force; absent when there is none.
-	Limit     *int64 `json:"limit,omitempty"`
-	Spent     int64  `json:"spent"`
-	Remaining *int64 `json:"remaining,omitempty"`
-	Reset     string `json:"reset"`
-	// OperatorLimit and HolderLimit are the two caps it is the lower
-	// of; absent when unset.
-	OperatorLimit *int64 `json:"operatorLimit,omitempty"`
-	HolderLimit   *int64 `json:"holderLimit,omitempty"`
-}
-
-func positive(v int64) *int64 {
-	if v <= 0 {
-		return nil
-	}
-	return &v
-}
-
 // spending reads the caller's spending caps for the credits endpoint.
-func (a *API) spending(r *http.Request, c *service.Caller, caps store.SpendCaps) (*spendingCaps, error) {
+func (a *API) spending(r *http.Request, c *service.Caller, caps store.SpendCaps) (*wire.SpendingCaps, error) {
 	als, err := a.svc.Allowances(r.Context(), *c)
 	if err != nil {
 		return nil, err
 	}
-	out := &spendingCaps{}
+	out := &wire.SpendingCaps{}
 	for _, al := range als {
-		sw := spendWindow{Spent: al.Spent, Reset: formatTime(al.Reset)}
+		sw := wire.SpendWindow{Spent: al.Spent, Reset: wire.TimeOf(al.Reset)}
 		if al.Limit > 0 {
-			sw.Limit, sw.Remaining = positive(al.Limit), new(al.Remaining)
+			sw.Limit, sw.Remaining = al.Limit, new(al.Remaining)
 		}
 		if al.Cap == domain.CapMonth {
-			sw.OperatorLimit, sw.HolderLimit = positive(caps.MaxPerMonth), positive(caps.HolderPerMonth)
+			sw.OperatorLimit, sw.HolderLimit = max(caps.MaxPerMonth, 0), max(caps.HolderPerMonth, 0)
 			out.Month = sw
 		} else {
-			sw.OperatorLimit, sw.HolderLimit = positive(caps.MaxPerDay), positive(caps.HolderPerDay)
+			sw.OperatorLimit, sw.HolderLimit = max(caps.MaxPerDay, 0), max(caps.HolderPerDay, 0)
 			out.Day = sw
 		}
 	}
 	return out, nil
-}
-
-// capsRequest is the body of PATCH /api/gen/credits: the key holder's
-// own caps, in credits. An absent field leaves that cap as it is; 0
-// removes the holder's own, leaving the operator's. null is refused, as
-// the schema (integer, minimum 0) says: it would mean one of those two,
-// and a client cannot know which.
-type capsRequest struct {
-	MaxCreditsPerDay   *int64 `json:"maxCreditsPerDay"`
-	MaxCreditsPerMonth *int64 `json:"maxCreditsPerMonth"`
 }
 
 // maxCapsBody bounds the body of PATCH /api/gen/credits.
@@ -131,14 +91,14 @@ const maxCapsBody = 1 << 10
 // operator's: the lower is in force) and answers the credits endpoint's
 // body with them.
 func (a *API) setCaps(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	var req capsRequest
+	var req wire.CapsUpdate
 	if err := decodeObject(w, r, maxCapsBody, &req,
 		`The body must be a JSON object such as {"maxCreditsPerDay": 500, "maxCreditsPerMonth": 5000}.`); err != nil {
 		return err
 	}
 	for name, v := range map[string]*int64{"maxCreditsPerDay": req.MaxCreditsPerDay, "maxCreditsPerMonth": req.MaxCreditsPerMonth} {
 		if v != nil && *v < 0 {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: name, Value: *v,
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: name, Value: *v,
 				Message: name + " must be 0 (no cap of your own) or a positive number of credits."}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // The lists whose cursors are sealed (shared/cursor): a cursor opens only
@@ -41,7 +42,7 @@ func (a *API) openCursor(ctx context.Context, q url.Values, list string, c *serv
 	if !ok {
 		return "", false, nil
 	}
-	refused := &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "cursor", Value: vs[0], Message: msg}
+	refused := &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "cursor", Value: vs[0], Message: msg}
 	if len(vs) > 1 {
 		return "", false, refused
 	}
@@ -58,6 +59,6 @@ func (a *API) openCursor(ctx context.Context, q url.Values, list string, c *serv
 // cursorKeysUnavailable is the 503 of keys that could not be read (the
 // signer secret on AWS): nothing was changed, a retry may work.
 func cursorKeysUnavailable(err error) *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
+	return &Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, cause: err,
 		Message: "The service is temporarily unavailable. Please retry shortly."}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/genvideo/gen/shared/openapi"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Swagger UI renders the page in a browser that can reach jsDelivr. The
@@ -76,7 +77,7 @@ const DocsFilePrefix = "/docs/"
 func public(log *slog.Logger, h http.HandlerFunc) http.Handler {
 	return unrouted(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: "GET, HEAD",
+			WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed, Allow: "GET, HEAD",
 				Message: fmt.Sprintf("%s is not allowed on %s; use GET.", r.Method, r.URL.Path)})
 			return
 		}

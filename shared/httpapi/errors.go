@@ -14,46 +14,7 @@ import (
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
-)
-
-// Error codes of the contract (infra/docs/contract.md, "Paths and bodies"; the
-// validation codes are params'.
-const (
-	CodeValidation    = params.CodeValidation
-	CodeInvalidModel  = params.CodeInvalidModel
-	CodeInvalidPrompt = params.CodeInvalidPrompt
-	// CodeModelUnavailable: no provider route serves the model right now
-	// (400; an extension of the contract, issue 33).
-	CodeModelUnavailable = "MODEL_UNAVAILABLE"
-	CodeMissingImage     = "MISSING_IMAGE"
-	CodeInvalidImageType = "INVALID_IMAGE_TYPE"
-	CodeVideoNotReady    = "VIDEO_NOT_READY"
-	CodeUnauthorized     = "UNAUTHORIZED"
-	CodeInsufficient     = "INSUFFICIENT_CREDITS"
-	// CodeMaxCredits: a start that costs more than its maxCredits (402;
-	// an extension).
-	CodeMaxCredits       = "MAX_CREDITS_EXCEEDED"
-	CodeTaskNotFound     = "TASK_NOT_FOUND"
-	CodeNotFound         = "NOT_FOUND"
-	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
-	CodeFileTooLarge     = "FILE_TOO_LARGE"
-	// CodeIdempotencyConflict: an Idempotency-Key reused with another
-	// request (409; an extension of the contract).
-	CodeIdempotencyConflict = "IDEMPOTENCY_CONFLICT"
-	CodeRateLimit           = "RATE_LIMIT_EXCEEDED"
-	CodeDailyLimit          = "DAILY_LIMIT_EXCEEDED"
-	CodeConcurrencyLimit    = "CONCURRENCY_LIMIT_EXCEEDED"
-	CodeInternal            = "INTERNAL_ERROR"
-	CodeUnavailable         = "SERVICE_UNAVAILABLE"
-)
-
-// Codes of cancel and delete (409s; extensions of the contract): a
-// finished task cannot be cancelled, one in flight cannot be deleted, and
-// an Idempotency-Key cannot replay the start of a deleted task.
-const (
-	CodeTaskNotCancellable = "TASK_NOT_CANCELLABLE"
-	CodeTaskNotFinished    = "TASK_NOT_FINISHED"
-	CodeTaskDeleted        = "TASK_DELETED"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // The messages of the two 401s, which the spec fixes.
@@ -107,33 +68,6 @@ func (e *Error) Error() string {
 // Unwrap returns the error the response was made from, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// errorBody is the JSON of every error but 429.
-type errorBody struct {
-	Success   bool           `json:"success"`
-	Error     string         `json:"error"`
-	Message   string         `json:"message"`
-	Field     string         `json:"field,omitempty"`
-	Value     any            `json:"value,omitempty"`
-	Required  *int64         `json:"required,omitempty"`
-	Available *int64         `json:"available,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-// rateLimitBody is the spec's nested 429 body, the one body without a
-// success field.
-type rateLimitBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Details struct {
-			Limit      int   `json:"limit"`
-			Remaining  int   `json:"remaining"`
-			Reset      int64 `json:"reset"`
-			RetryAfter int   `json:"retry_after"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
 // WriteError writes e as the response: the one error writer of the
 // service. A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
 // its Allow header.
@@ -164,20 +98,15 @@ func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
 		if rl == nil {
 			rl = &RateLimit{Reset: time.Now().Add(time.Second), RetryAfter: 1}
 		}
-		var b rateLimitBody
-		b.Error.Code = e.Code
-		b.Error.Message = e.Message
-		b.Error.Details.Limit = rl.Limit
-		b.Error.Details.Remaining = rl.Remaining
-		b.Error.Details.Reset = rl.Reset.Unix()
-		b.Error.Details.RetryAfter = max(rl.RetryAfter, 1)
+		b := wire.RateLimitBody{Error: wire.RateLimitError{Code: e.Code, Message: e.Message,
+			Details: wire.RateLimitDetails{Limit: rl.Limit, Remaining: rl.Remaining, Reset: rl.Reset.Unix(), RetryAfter: max(rl.RetryAfter, 1)}}}
 		secs := strconv.Itoa(b.Error.Details.RetryAfter)
 		w.Header().Set("Retry-After", secs)
 		w.Header().Set("X-RateLimit-Retry-After", secs)
 		writeJSON(w, e.Status, b)
 		return
 	}
-	b := errorBody{
+	b := wire.ErrorBody{
 		Error:     e.Code,
 		Message:   e.Message,
 		Field:     e.Field,
@@ -221,56 +150,56 @@ func toError(err error, now time.Time) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: paramErr.Code, Message: paramErr.Message,
 			Field: paramErr.Field, Value: paramErr.Value}
 	case errors.As(err, &gone):
-		return &Error{Status: http.StatusBadRequest, Code: CodeModelUnavailable, Field: "model", Value: gone.Model,
+		return &Error{Status: http.StatusBadRequest, Code: wire.CodeModelUnavailable, Field: "model", Value: gone.Model,
 			Message: fmt.Sprintf("Model %s is not served by its providers right now; nothing was charged. "+
 				"Choose another model, or retry later: it sells again once a provider serves it.", gone.Model)}
 	case errors.Is(err, service.ErrKeyMissing):
-		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyMissing}
+		return &Error{Status: http.StatusUnauthorized, Code: wire.CodeUnauthorized, Message: MessageKeyMissing}
 	case errors.Is(err, service.ErrKeyInvalid):
-		return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: MessageKeyInvalid}
+		return &Error{Status: http.StatusUnauthorized, Code: wire.CodeUnauthorized, Message: MessageKeyInvalid}
 	case errors.Is(err, service.ErrWebhookNotFound):
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "Webhook endpoint or delivery not found."}
+		return &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: "Webhook endpoint or delivery not found."}
 	case errors.Is(err, service.ErrTaskNotFound):
-		return &Error{Status: http.StatusNotFound, Code: CodeTaskNotFound, Message: "Task not found."}
+		return &Error{Status: http.StatusNotFound, Code: wire.CodeTaskNotFound, Message: "Task not found."}
 	case errors.As(err, &notReady):
 		msg := fmt.Sprintf("The task is %s; its videos can be downloaded once its status is completed.", notReady.Status)
 		if notReady.Status == task.Failed {
 			msg = "The task failed; it has no videos to download."
 		}
-		return &Error{Status: http.StatusBadRequest, Code: CodeVideoNotReady, Message: msg,
+		return &Error{Status: http.StatusBadRequest, Code: wire.CodeVideoNotReady, Message: msg,
 			Details: map[string]any{"status": notReady.Status}}
 	case errors.As(err, &notCancel):
-		return &Error{Status: http.StatusConflict, Code: CodeTaskNotCancellable,
+		return &Error{Status: http.StatusConflict, Code: wire.CodeTaskNotCancellable,
 			Message: fmt.Sprintf("The task is already %s; only a pending or processing task can be cancelled.", notCancel.Status),
 			Details: map[string]any{"taskId": notCancel.TaskID, "status": notCancel.Status}}
 	case errors.As(err, &notDelete):
-		return &Error{Status: http.StatusConflict, Code: CodeTaskNotFinished,
+		return &Error{Status: http.StatusConflict, Code: wire.CodeTaskNotFinished,
 			Message: fmt.Sprintf("The task is %s; cancel it first, or delete it once it has finished.", notDelete.Status),
 			Details: map[string]any{"taskId": notDelete.TaskID, "status": notDelete.Status}}
 	case errors.As(err, &deleted):
-		return &Error{Status: http.StatusConflict, Code: CodeTaskDeleted, Field: headerIdempotencyKey,
+		return &Error{Status: http.StatusConflict, Code: wire.CodeTaskDeleted, Field: headerIdempotencyKey,
 			Message: "The task this Idempotency-Key started has been deleted; nothing was charged. Use a new key for a new generation.",
 			Details: map[string]any{"taskId": deleted.TaskID}}
 	case errors.As(err, &conflict):
-		return &Error{Status: http.StatusConflict, Code: CodeIdempotencyConflict, Field: headerIdempotencyKey,
+		return &Error{Status: http.StatusConflict, Code: wire.CodeIdempotencyConflict, Field: headerIdempotencyKey,
 			Message: "This Idempotency-Key was used with a different request in the last 24 hours; " +
 				"send the same request to get its answer again, or use a new key for a new request.",
 			Details: map[string]any{"taskId": conflict.TaskID}}
 	case errors.As(err, &notStarted):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
+		return &Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, cause: err,
 			Message: "The generation could not be started; its credits were refunded. Please retry shortly."}
 	case errors.As(err, &maxCredits):
-		return &Error{Status: http.StatusPaymentRequired, Code: CodeMaxCredits, Field: "maxCredits", Value: maxCredits.Max,
+		return &Error{Status: http.StatusPaymentRequired, Code: wire.CodeMaxCredits, Field: "maxCredits", Value: maxCredits.Max,
 			Message: fmt.Sprintf("This generation costs %d credits, more than maxCredits (%d); nothing was charged.", maxCredits.Cost, maxCredits.Max),
 			Details: map[string]any{"creditsRequired": maxCredits.Cost, "maxCredits": maxCredits.Max}}
 	case errors.As(err, &capped):
 		return spendingCapError(capped)
 	case errors.As(err, &credits):
-		return &Error{Status: http.StatusPaymentRequired, Code: CodeInsufficient,
+		return &Error{Status: http.StatusPaymentRequired, Code: wire.CodeInsufficient,
 			Message:  fmt.Sprintf("This generation costs %d credits; the balance is %d.", credits.Required, credits.Available),
 			Required: &credits.Required, Available: &credits.Available}
 	case errors.As(err, &inFlight):
-		return &Error{Status: http.StatusTooManyRequests, Code: CodeConcurrencyLimit,
+		return &Error{Status: http.StatusTooManyRequests, Code: wire.CodeConcurrencyLimit,
 			Message: fmt.Sprintf("%d generations are already pending or processing; start another when one finishes.", inFlight.Limit),
 			RateLimit: &RateLimit{Limit: inFlight.Limit, Reset: now.Add(concurrencyRetryAfter),
 				RetryAfter: int(concurrencyRetryAfter / time.Second)}}
@@ -279,45 +208,45 @@ func toError(err error, now time.Time) *Error {
 		rl := &RateLimit{Limit: c.Limit, Reset: c.ExpiresAt, RetryAfter: ratelimit.RetryAfter(c.ExpiresAt, now)}
 		switch c.Kind {
 		case ratelimit.Day:
-			return &Error{Status: http.StatusTooManyRequests, Code: CodeDailyLimit, RateLimit: rl,
+			return &Error{Status: http.StatusTooManyRequests, Code: wire.CodeDailyLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Daily limit of %d requests exceeded; it resets at 00:00 UTC.", c.Limit)}
 		case ratelimit.Streams:
-			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+			return &Error{Status: http.StatusTooManyRequests, Code: wire.CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("This key already has %d live event streams open, its limit; "+
 					"close one, or poll GET /api/gen/status/{taskId} instead.", c.Limit)}
 		case ratelimit.Starts:
-			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+			return &Error{Status: http.StatusTooManyRequests, Code: wire.CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Limit of %d generation starts per minute exceeded.", c.Limit)}
 		default:
-			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimit, RateLimit: rl,
+			return &Error{Status: http.StatusTooManyRequests, Code: wire.CodeRateLimit, RateLimit: rl,
 				Message: fmt.Sprintf("Limit of %d requests per minute exceeded.", c.Limit)}
 		}
 	case errors.As(err, &upload):
 		switch upload.Problem {
 		case service.UploadBadType, service.UploadNotImage, service.UploadDamaged:
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidImageType, Field: upload.Field, Message: upload.Message}
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeInvalidImageType, Field: upload.Field, Message: upload.Message}
 		case service.UploadTooLarge:
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeFileTooLarge, Field: upload.Field, Message: upload.Message,
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeFileTooLarge, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"maxBytes": upload.Max}}
 		case service.UploadUnavailable:
-			return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: upload.Message, cause: err}
+			return &Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, Message: upload.Message, cause: err}
 		case service.UploadUnreadable:
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message, cause: err}
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: upload.Field, Message: upload.Message, cause: err}
 		case service.UploadCanvas:
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: upload.Field, Message: upload.Message,
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: upload.Field, Message: upload.Message,
 				Details: map[string]any{"width": upload.Width, "height": upload.Height, "maxWidth": upload.MaxSide, "maxHeight": upload.MaxSide}}
 		}
 		// UploadMissing, UploadEmpty.
-		return &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: upload.Field, Message: upload.Message}
+		return &Error{Status: http.StatusBadRequest, Code: wire.CodeMissingImage, Field: upload.Field, Message: upload.Message}
 	case errors.Is(err, store.ErrUnavailable), errors.As(err, &blobFault):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, cause: err,
+		return &Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, cause: err,
 			Message: "The service is temporarily unavailable; nothing was charged. Please retry shortly."}
 	}
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, cause: err,
+	return &Error{Status: http.StatusInternalServerError, Code: wire.CodeInternal, cause: err,
 		Message: "An internal error occurred. Please retry; if it persists, contact support."}
 }
 
 // badRequest is a VALIDATION_ERROR naming field (which may be empty).
 func badRequest(field, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: field, Message: fmt.Sprintf(format, args...)}
 }

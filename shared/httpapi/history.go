@@ -16,6 +16,8 @@ import (
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
+	"github.com/genvideo/gen/shared/wire/taskview"
 )
 
 // History page bounds (infra/docs/contract.md).
@@ -23,38 +25,6 @@ const (
 	defaultHistoryLimit = 20
 	maxHistoryLimit     = 100
 )
-
-type pagination struct {
-	Total   int  `json:"total"`
-	Limit   int  `json:"limit"`
-	Skip    int  `json:"skip"`
-	HasMore bool `json:"hasMore"`
-	// NextCursor, sent back as cursor, gets the next page at the cost
-	// of the first, however deep; absent on the last page.
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
-// historyItem is one task of the history. APIKey is the name label of the
-// key that started it, never the key.
-type historyItem struct {
-	TaskID          string      `json:"taskId"`
-	Type            string      `json:"type"`
-	Model           string      `json:"model"`
-	Prompt          string      `json:"prompt"`
-	Status          task.Status `json:"status"`
-	CreditsCost     int         `json:"creditsCost"`
-	CreatedAt       string      `json:"createdAt"`
-	CompletedAt     string      `json:"completedAt,omitempty"`
-	ProcessingTime  *int        `json:"processingTime,omitempty"`
-	VideoCount      int         `json:"videoCount"`
-	APIKey          string      `json:"apiKey"`
-	HasImage        bool        `json:"hasImage"`
-	Error           *failure    `json:"error,omitempty"`
-	CreditsRefunded *int        `json:"creditsRefunded,omitempty"`
-	// Route and ProviderModel: as on the status body (statusResponse).
-	Route         string `json:"route,omitempty"`
-	ProviderModel string `json:"providerModel,omitempty"`
-}
 
 func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	q := r.URL.Query()
@@ -70,7 +40,7 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	if vs, ok := q["status"]; ok {
 		s, ok := task.ParseStatus(vs[0])
 		if len(vs) > 1 || !ok {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "status", Value: vs[0],
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "status", Value: vs[0],
 				Message: "status must be one of pending, processing, completed, failed."}
 		}
 		status = s
@@ -101,7 +71,7 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	if !after.IsZero() {
 		hasMore = more
 	}
-	page := pagination{Total: total, Limit: limit, Skip: skip, HasMore: hasMore}
+	page := wire.Pagination{Total: total, Limit: limit, Skip: skip, HasMore: hasMore}
 	if more {
 		next, err := a.sealCursor(r.Context(), listHistory, c, formatPosition(store.CursorOf(tasks[len(tasks)-1])))
 		if err != nil {
@@ -121,10 +91,10 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 }
 
 // encodeHistory writes the bytes writeJSON would write for a
-// historyResponse of items and page, the items as they are: encoding/json
+// wire.HistoryPage of items and page, the items as they are: encoding/json
 // would check and compact each cached item again, which was a third of
 // a page's CPU, to the same bytes (itemCache's are compact already).
-func encodeHistory(buf *bytes.Buffer, items []json.RawMessage, page pagination) {
+func encodeHistory(buf *bytes.Buffer, items []json.RawMessage, page wire.Pagination) {
 	buf.WriteString(`{"success":true,"videos":[`)
 	for i, it := range items {
 		if i > 0 {
@@ -170,29 +140,10 @@ func (c itemCache) item(t task.Task) json.RawMessage {
 		return b
 	}
 	var buf bytes.Buffer
-	encodeJSON(&buf, historyItemOf(t))
+	encodeJSON(&buf, taskview.History(t))
 	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	c.m.Add(k, b)
 	return b
-}
-
-// historyItemOf is t's history item.
-func historyItemOf(t task.Task) historyItem {
-	it := historyItem{
-		TaskID:      t.ID,
-		Type:        t.Type,
-		Model:       t.Model,
-		Prompt:      t.Prompt,
-		Status:      t.Status,
-		CreditsCost: t.CreditsCost,
-		CreatedAt:   formatTime(t.CreatedAt),
-		VideoCount:  len(t.Videos),
-		APIKey:      t.KeyName,
-		HasImage:    t.HasImage(),
-	}
-	it.CompletedAt, it.ProcessingTime, it.Error, it.CreditsRefunded = outcome(t)
-	it.Route, it.ProviderModel = madeBy(t)
-	return it
 }
 
 // A history position is "<createdAt unix ms>.<task id>", sealed into the
@@ -228,7 +179,7 @@ func intParam(q url.Values, name string, def, min, max int) (int, error) {
 		if max >= 0 {
 			msg = fmt.Sprintf("%s must be an integer from %d to %d.", name, min, max)
 		}
-		return 0, &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: name, Value: vs[0], Message: msg}
+		return 0, &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: name, Value: vs[0], Message: msg}
 	}
 	return n, nil
 }

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
+	"github.com/genvideo/gen/shared/wire/taskview"
 )
 
 // TestHistoryItemBytes: a page written from cached items is the bytes
-// writeJSON writes for the page's plain structs, HTML characters included.
+// writeJSON writes for the page's wire.HistoryPage, HTML characters
+// included.
 func TestHistoryItemBytes(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	tasks := []task.Task{
@@ -24,11 +27,6 @@ func TestHistoryItemBytes(t *testing.T) {
 		{ID: "gen_1_ccccccccc", Type: "text-to-video", Model: "m", Prompt: "p", Status: task.Failed, CreditsCost: 3, CreatedAt: at,
 			CompletedAt: at.Add(time.Minute), CreditsRefunded: 3, Failure: &task.Failure{Code: "CANCELLED", Message: "x < y"}},
 	}
-	type plain struct {
-		Success    bool          `json:"success"`
-		Videos     []historyItem `json:"videos"`
-		Pagination pagination    `json:"pagination"`
-	}
 	enc := func(v any) []byte {
 		rec := httptest.NewRecorder()
 		writeJSON(rec, 200, v)
@@ -37,18 +35,18 @@ func TestHistoryItemBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		tasks []task.Task
-		page  pagination
+		page  wire.Pagination
 	}{
-		{"all three", tasks, pagination{Total: 3, Limit: 20}},
-		{"a cursor to follow", tasks[:2], pagination{Total: 3, Limit: 2, HasMore: true, NextCursor: "c<&>"}},
-		{"empty", nil, pagination{Total: 0, Limit: 20}},
+		{"all three", tasks, wire.Pagination{Total: 3, Limit: 20}},
+		{"a cursor to follow", tasks[:2], wire.Pagination{Total: 3, Limit: 2, HasMore: true, NextCursor: "c<&>"}},
+		{"empty", nil, wire.Pagination{Total: 0, Limit: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := plain{Success: true, Videos: []historyItem{}, Pagination: tc.page}
+			want := wire.HistoryPage{Success: true, Items: []wire.HistoryItem{}, Pagination: tc.page}
 			c := newItemCache()
 			var items []json.RawMessage
 			for _, tk := range tc.tasks {
-				want.Videos = append(want.Videos, historyItemOf(tk))
+				want.Items = append(want.Items, taskview.History(tk))
 				c.item(tk)
 				items = append(items, c.item(tk)) // from the cache
 			}
@@ -57,8 +55,8 @@ func TestHistoryItemBytes(t *testing.T) {
 			if w := enc(want); !bytes.Equal(w, got.Bytes()) {
 				t.Errorf("page with cached items:\n%s\nwant\n%s", got.Bytes(), w)
 			}
-			var back struct{ Videos []historyItem }
-			if err := json.Unmarshal(got.Bytes(), &back); err != nil || len(back.Videos) != len(tc.tasks) {
+			var back wire.HistoryPage
+			if err := json.Unmarshal(got.Bytes(), &back); err != nil || len(back.Items) != len(tc.tasks) {
 				t.Fatalf("decode: %v", err)
 			}
 		})
@@ -70,13 +68,14 @@ func TestHistoryItemBytes(t *testing.T) {
 // with.
 func TestStatusCache(t *testing.T) {
 	tk := task.Task{ID: "gen_1_aaaaaaaaa", Status: task.Processing, Progress: 10}
-	links := []video{{URL: "https://x/v?sig=1", MimeType: "video/mp4", ExpiresAt: "t"}}
+	at := wire.TimeOf(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	links := []wire.Video{{URL: "https://x/v?sig=1", MimeType: "video/mp4", ExpiresAt: at}}
 	c := newStatusCache()
 	c.put(tk, nil, []byte("processing 10"))
 	for _, tc := range []struct {
 		name   string
 		change func(*task.Task)
-		videos []video
+		videos []wire.Video
 		want   string // "" for a miss
 	}{
 		{"the same", func(*task.Task) {}, nil, "processing 10"},
@@ -96,7 +95,7 @@ func TestStatusCache(t *testing.T) {
 	done := tk
 	done.Status = task.Completed
 	c.put(done, links, []byte("completed"))
-	resigned := []video{{URL: "https://x/v?sig=2", MimeType: "video/mp4", ExpiresAt: "t2"}}
+	resigned := []wire.Video{{URL: "https://x/v?sig=2", MimeType: "video/mp4", ExpiresAt: wire.TimeOf(at.Add(time.Hour))}}
 	if _, ok := c.get(done, resigned); ok {
 		t.Error("a body with links signed before was answered for new links")
 	}

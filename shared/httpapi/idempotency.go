@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Idempotency-Key (infra/docs/contract.md, "Extensions"): a start sent again
@@ -36,7 +37,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 		return "", nil
 	}
 	bad := func(msg string) error {
-		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: headerIdempotencyKey, Message: msg}
+		return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: headerIdempotencyKey, Message: msg}
 	}
 	if len(vals) > 1 {
 		return "", bad("Send one Idempotency-Key header.")

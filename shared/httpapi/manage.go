@@ -7,6 +7,7 @@ import (
 
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // cancel answers the cancelled task's status body: status failed, error
@@ -37,52 +38,6 @@ const (
 	maxLedgerLimit     = 100
 )
 
-// creditsResponse is the credits endpoint's 200.
-type creditsResponse struct {
-	Success bool  `json:"success"`
-	Balance int64 `json:"balance"`
-	// Held is what the generations in flight were charged.
-	Held       int64            `json:"held"`
-	InFlight   int              `json:"inFlight"`
-	Tier       string           `json:"tier"`
-	Limits     creditsLimits    `json:"limits"`
-	Ledger     []ledgerEntry    `json:"ledger"`
-	Pagination ledgerPagination `json:"pagination"`
-	// SpendingCaps: the key's spend per UTC day and month and its caps
-	// (caps.go), an extension.
-	SpendingCaps *spendingCaps `json:"spendingCaps,omitempty"`
-}
-
-type creditsLimits struct {
-	RequestsPerMinute     limitWindow  `json:"requestsPerMinute"`
-	RequestsPerDay        limitWindow  `json:"requestsPerDay"`
-	StartsPerMinute       *limitWindow `json:"startsPerMinute,omitempty"`
-	ConcurrentGenerations limitWindow  `json:"concurrentGenerations"`
-}
-
-// limitWindow is one limit and what is left of it; Reset is absent for
-// the concurrent generations, which no window bounds.
-type limitWindow struct {
-	Limit     int    `json:"limit"`
-	Remaining int    `json:"remaining"`
-	Reset     string `json:"reset,omitempty"`
-}
-
-type ledgerEntry struct {
-	Kind    string `json:"kind"`
-	Amount  int64  `json:"amount"`
-	Balance int64  `json:"balance"`
-	TaskID  string `json:"taskId,omitempty"`
-	Note    string `json:"note,omitempty"`
-	At      string `json:"at"`
-}
-
-type ledgerPagination struct {
-	Limit      int    `json:"limit"`
-	HasMore    bool   `json:"hasMore"`
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
 func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	q := r.URL.Query()
 	limit, err := intParam(q, "limit", defaultLedgerLimit, 1, maxLedgerLimit)
@@ -105,23 +60,23 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	if err != nil {
 		return err
 	}
-	window := func(w service.Window) limitWindow {
-		return limitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: formatTime(w.Reset)}
+	window := func(w service.Window) wire.LimitWindow {
+		return wire.LimitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: wire.TimeOf(w.Reset)}
 	}
-	resp := creditsResponse{
+	resp := wire.Credits{
 		Success:  true,
 		Balance:  cr.Balance,
 		Held:     cr.Held,
 		InFlight: cr.InFlight,
 		Tier:     cr.Tier,
-		Limits: creditsLimits{
+		Limits: wire.CreditLimits{
 			RequestsPerMinute: window(cr.Requests),
 			RequestsPerDay:    window(cr.Day),
-			ConcurrentGenerations: limitWindow{Limit: cr.InFlightLimit,
+			ConcurrentGenerations: wire.LimitWindow{Limit: cr.InFlightLimit,
 				Remaining: max(cr.InFlightLimit-cr.InFlight, 0)},
 		},
-		Ledger:     make([]ledgerEntry, 0, len(cr.Ledger)),
-		Pagination: ledgerPagination{Limit: limit, HasMore: cr.Next > 0},
+		Ledger:           make([]wire.LedgerEntry, 0, len(cr.Ledger)),
+		LedgerPagination: wire.LedgerPagination{Limit: limit, HasMore: cr.Next > 0},
 	}
 	if resp.SpendingCaps, err = a.spending(r, c, c.Key.Caps); err != nil {
 		return err
@@ -138,11 +93,11 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		if err != nil {
 			return err
 		}
-		resp.Pagination.NextCursor = next
+		resp.NextCursor = next
 	}
 	for _, e := range cr.Ledger {
-		resp.Ledger = append(resp.Ledger, ledgerEntry{Kind: e.Kind, Amount: e.Amount, Balance: e.Balance,
-			TaskID: e.TaskID, Note: e.Note, At: formatTime(e.At)})
+		resp.Ledger = append(resp.Ledger, wire.LedgerEntry{Kind: e.Kind, Amount: e.Amount, Balance: e.Balance,
+			TaskID: e.TaskID, Note: e.Note, At: wire.TimeOf(e.At)})
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

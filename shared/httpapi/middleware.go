@@ -13,6 +13,7 @@ import (
 
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // headerAPIKey carries the caller's key. Its value is never logged.
@@ -71,7 +72,7 @@ func (a *API) serve(r Route) http.Handler {
 		}
 		rec := &recorder{ResponseWriter: w}
 		defer finish(a.log, rec, req, time.Now(), &requestLog{})
-		writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed,
 			Allow:   strings.Join(allow, ", "),
 			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))},
 			isOpenAI(r.methods[0].pattern))
@@ -94,7 +95,7 @@ func (a *API) endpoint(rt route) http.Handler {
 		setPathValues(r, rt.pattern)
 		openai := isOpenAI(rt.pattern)
 		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-			writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Allow: allow,
+			writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed, Allow: allow,
 				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)}, openai)
 			return
 		}
@@ -131,7 +132,7 @@ func unrouted(log *slog.Logger, h http.Handler) http.Handler {
 
 // notFoundRoute answers a path that is no endpoint of the API.
 func notFoundRoute(w http.ResponseWriter, r *http.Request) {
-	WriteError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+	WriteError(w, &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 		Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 }
 

@@ -9,53 +9,13 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/wire"
 )
 
-type modelsResponse struct {
-	Success      bool    `json:"success"`
-	Models       []model `json:"models"`
-	DefaultModel string  `json:"defaultModel"`
-}
-
-type model struct {
-	ModelID      string   `json:"modelId"`
-	Name         string   `json:"name"`
-	Description  string   `json:"description"`
-	Capabilities []string `json:"capabilities"`
-	Pricing      pricing  `json:"pricing"`
-	// Available is an extension of the contract: false while none of
-	// the model's provider routes serves it (its starts are refused
-	// MODEL_UNAVAILABLE, before any charge).
-	Available bool `json:"available"`
-	// Limits is an extension of the contract: what the backend in use
-	// accepts for the model (shared/provider/capability).
-	Limits *limits `json:"limits,omitempty"`
-}
-
-// limits are a model's capability.Limits as a client reads them; every
-// list's first value is the default where the client leaves the field
-// out (personGeneration per mode, resolution per duration).
-type limits struct {
-	Backend   string   `json:"backend"`
-	Modes     []string `json:"modes"`
-	Durations []int    `json:"durations"`
-	// DurationsByMode narrows durations for a mode that takes fewer
-	// (an extension; absent where none does).
-	DurationsByMode  map[string][]int    `json:"durationsByMode,omitempty"`
-	Resolutions      map[string][]string `json:"resolutions"`
-	AspectRatios     []string            `json:"aspectRatios"`
-	MaxSampleCount   int                 `json:"maxSampleCount"`
-	PersonGeneration map[string][]string `json:"personGeneration"`
-	Seed             bool                `json:"seed"`
-	EnhancePrompt    []bool              `json:"enhancePrompt"`
-	NegativePrompt   bool                `json:"negativePrompt"`
-	// GenerateAudio are the values generateAudio takes, its default
-	// first: [true] where the videos always have audio, [false] where
-	// they never do.
-	GenerateAudio []bool `json:"generateAudio"`
-}
-
-func limitsOf(t capability.Table, m catalog.Model) *limits {
+// limitsOf is model m's capability.Limits as a client reads them
+// (wire.Limits): every list's first value is the default where the client
+// leaves the field out.
+func limitsOf(t capability.Table, m catalog.Model) *wire.Limits {
 	l, ok := t.Models[m.ID]
 	if !ok {
 		return nil
@@ -72,7 +32,7 @@ func limitsOf(t capability.Table, m catalog.Model) *limits {
 		l.ModeDurations = nil
 	}
 	id := m.ID
-	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
+	out := &wire.Limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
 		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
 	for d, res := range l.ResolutionsOf(id) {
@@ -84,24 +44,19 @@ func limitsOf(t capability.Table, m catalog.Model) *limits {
 	return out
 }
 
-type pricing struct {
-	CreditsPerVideo        int `json:"creditsPerVideo"`
-	CreditsPerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
-}
-
 func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	all, def := a.svc.Models()
 	caps := a.svc.Capabilities()
 	gone := a.svc.Unavailable(r.Context())
-	resp := modelsResponse{Success: true, DefaultModel: def}
+	resp := wire.ModelList{Success: true, DefaultModel: def}
 	for _, m := range all {
-		resp.Models = append(resp.Models, model{
-			ModelID:      m.ID,
+		resp.Models = append(resp.Models, wire.Model{
+			ID:           m.ID,
 			Name:         m.Name,
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
-			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
-			Available:    !gone[m.ID],
+			Pricing:      wire.Pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
+			Available:    new(!gone[m.ID]),
 			Limits:       limitsOf(caps, m),
 		})
 	}

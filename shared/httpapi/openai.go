@@ -15,6 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // The OpenAI-compatible videos API (issue 23), beside the contract under
@@ -41,7 +42,7 @@ func isOpenAI(pattern string) bool { return strings.HasPrefix(pattern, openaiapi
 // openaiNotFound answers a path under openaiapi.Base that is no route of
 // it, in OpenAI's shape.
 func openaiNotFound(w http.ResponseWriter, r *http.Request) {
-	writeErrorAs(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+	writeErrorAs(w, &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 		Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, true)
 }
 
@@ -227,7 +228,7 @@ func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.C
 	variant := openaiapi.VariantVideo
 	if vs, ok := r.URL.Query()["variant"]; ok {
 		if len(vs) > 1 || (vs[0] != openaiapi.VariantVideo && vs[0] != openaiapi.VariantThumbnail) {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "variant", Value: vs[0],
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "variant", Value: vs[0],
 				Message: fmt.Sprintf("variant %q is not available: this service makes the video and its poster frame (no spritesheet); use variant=video, variant=thumbnail, or leave it out.", vs[0])}
 		}
 		variant = vs[0]
@@ -248,7 +249,7 @@ func (a *API) openaiContent(w http.ResponseWriter, r *http.Request, c *service.C
 		// A video whose poster could not be made, or stored before
 		// posters were, has none.
 		if link = videos[0].PosterURL; link == "" {
-			return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+			return &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 				Message: "This video has no thumbnail: its poster frame could not be made, or it was stored before gen made them. variant=video still serves it."}
 		}
 	}
@@ -275,7 +276,7 @@ func (a *API) openaiList(w http.ResponseWriter, r *http.Request, c *service.Call
 		case len(vs) == 1 && vs[0] == "asc":
 			order = store.OldestFirst
 		default:
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "order", Value: vs[0],
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "order", Value: vs[0],
 				Message: "order must be desc (newest first) or asc (oldest first)."}
 		}
 	}
@@ -283,7 +284,7 @@ func (a *API) openaiList(w http.ResponseWriter, r *http.Request, c *service.Call
 	if vs, ok := q["after"]; ok {
 		t, err := a.svc.Task(r.Context(), *c, vs[0])
 		if len(vs) > 1 || errors.Is(err, service.ErrTaskNotFound) {
-			return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Field: "after", Value: vs[0],
+			return &Error{Status: http.StatusBadRequest, Code: wire.CodeValidation, Field: "after", Value: vs[0],
 				Message: "after must be the id of one of your videos (a page's last_id)."}
 		}
 		if err != nil {

@@ -7,36 +7,8 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
-
-// quoteResponse is the 200 of POST /api/gen/quote/{endpoint} (an
-// extension of the contract, infra/docs/contract.md, "Quotes"): what the
-// start with the same body would charge now and whether it would be let
-// through.
-type quoteResponse struct {
-	Success  bool   `json:"success"`
-	Endpoint string `json:"endpoint"`
-	Model    string `json:"model"`
-	// CreditsRequired is the creditsUsed the start would answer.
-	CreditsRequired int `json:"creditsRequired"`
-	// Balance is the balance now; BalanceAfter what the start would
-	// leave (negative when the balance cannot pay it).
-	Balance      int64 `json:"balance"`
-	BalanceAfter int64 `json:"balanceAfter"`
-	// Allowed: the start would be let through now. Otherwise Refusal is
-	// the error it would be answered with.
-	Allowed bool          `json:"allowed"`
-	Refusal *quoteRefusal `json:"refusal,omitempty"`
-}
-
-// quoteRefusal is the refusal a start would get now: its status, its
-// error code and message, and for a limit when to retry.
-type quoteRefusal struct {
-	Status     int    `json:"status"`
-	Error      string `json:"error"`
-	Message    string `json:"message"`
-	RetryAfter int    `json:"retryAfter,omitempty"`
-}
 
 // imageRoles are the file fields of each image start, for the quote,
 // which reads any start's body.
@@ -53,7 +25,7 @@ var imageRoles = map[string][]string{
 func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	kind := r.PathValue("endpoint")
 	if kind != catalog.TextToVideo && imageRoles[kind] == nil {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		return &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: fmt.Sprintf("No start endpoint %q to quote; quote text-to-video, image-to-video or first-last-frame.", kind)}
 	}
 	req, err := a.readStart(w, r, c, kind)
@@ -65,16 +37,16 @@ func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) e
 	if err != nil {
 		return err
 	}
-	resp := quoteResponse{
+	resp := wire.Quote{
 		Success: true, Endpoint: kind, Model: q.Task.Model,
 		CreditsRequired: q.Task.CreditsCost, Balance: q.Balance, BalanceAfter: q.After,
 		Allowed: q.Refusal == nil,
 	}
 	if q.Refusal != nil {
 		e := toError(q.Refusal, c.Now)
-		resp.Refusal = &quoteRefusal{Status: e.Status, Error: e.Code, Message: e.Message}
+		resp.Refusal = &wire.QuoteRefusal{Status: e.Status, Code: e.Code, Message: e.Message}
 		if e.RateLimit != nil {
-			resp.Refusal.RetryAfter = max(e.RateLimit.RetryAfter, 1)
+			resp.Refusal.RetryAfterSeconds = max(e.RateLimit.RetryAfter, 1)
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)

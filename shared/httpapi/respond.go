@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/genvideo/gen/shared/wire"
 )
 
-// timeLayout is the contract's timestamp: ISO 8601, UTC, milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime is t as the contract writes a timestamp (wire.TimeLayout),
+// for the headers and messages that carry one.
+func formatTime(t time.Time) string { return t.UTC().Format(wire.TimeLayout) }
 
 // DataContentSecurityPolicy is the policy of an answer that is data, not
 // a page (every JSON body, the OpenAPI document): a browser that opens

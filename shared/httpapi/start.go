@@ -9,39 +9,13 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // maxJSONBody bounds a text-to-video body: the longest valid request (a
 // 2,000-character prompt and a 1,000-character negative prompt, up to 4
 // bytes each) is far below it.
 const maxJSONBody = 64 << 10
-
-// startResponse is the 202 of every start endpoint. image-to-video adds
-// imageInfo; first-last-frame adds firstFrame and lastFrame, each of
-// imageInfo's shape, one per uploaded frame. The cost is creditsUsed in
-// every start response (infra/docs/contract.md).
-type startResponse struct {
-	Success           bool        `json:"success"`
-	Message           string      `json:"message"`
-	TaskID            string      `json:"taskId"`
-	Status            task.Status `json:"status"`
-	EstimatedWaitTime string      `json:"estimatedWaitTime"`
-	CreditsUsed       int         `json:"creditsUsed"`
-	RemainingCredits  int64       `json:"remainingCredits"`
-	StatusURL         string      `json:"statusUrl"`
-	DownloadURL       string      `json:"downloadUrl"`
-	ImageInfo         *imageInfo  `json:"imageInfo,omitempty"`
-	FirstFrame        *imageInfo  `json:"firstFrame,omitempty"`
-	LastFrame         *imageInfo  `json:"lastFrame,omitempty"`
-}
-
-// imageInfo describes an uploaded image: its name as the client sent it,
-// its size in bytes and its type as detected from its bytes.
-type imageInfo struct {
-	OriginalName string `json:"originalName"`
-	Size         int64  `json:"size"`
-	MimeType     string `json:"mimeType"`
-}
 
 func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	in, err := a.readTextStart(w, r, c)
@@ -135,7 +109,7 @@ func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.
 	}
 	for _, role := range roles {
 		if _, ok := up.input(role); !ok {
-			return service.StartRequest{}, &Error{Status: http.StatusBadRequest, Code: CodeMissingImage, Field: role,
+			return service.StartRequest{}, &Error{Status: http.StatusBadRequest, Code: wire.CodeMissingImage, Field: role,
 				Message: fmt.Sprintf("The file field %q is required (a JPEG or PNG image), or the field %q naming a direct upload (POST /api/gen/uploads).", role, uploadIDField(role))}
 		}
 	}
@@ -175,19 +149,19 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, r
 // answer of the start, and of every replay of it.
 func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 	lo, hi := a.svc.Estimate(t.Params)
-	resp := startResponse{
+	resp := wire.Started{
 		Success:           true,
 		Message:           "Video generation started.",
 		TaskID:            t.ID,
-		Status:            task.Pending,
+		Status:            wire.StatusPending,
 		EstimatedWaitTime: fmt.Sprintf("%d-%d seconds", int(lo/time.Second), int((hi+time.Second-1)/time.Second)),
 		CreditsUsed:       t.CreditsCost,
 		RemainingCredits:  balance,
-		StatusURL:         statusPath(t.ID),
-		DownloadURL:       downloadPath(t.ID),
+		StatusURL:         wire.StatusPath(t.ID),
+		DownloadURL:       wire.DownloadPath(t.ID),
 	}
 	for _, in := range t.Inputs {
-		info := &imageInfo{OriginalName: in.OriginalName, Size: in.Size, MimeType: in.MimeType}
+		info := &wire.ImageInfo{OriginalName: in.OriginalName, Size: in.Size, MimeType: in.MimeType}
 		switch in.Role {
 		case task.RoleImage:
 			resp.ImageInfo = info
@@ -200,6 +174,3 @@ func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 	w.Header().Set("Location", resp.StatusURL)
 	writeJSON(w, http.StatusAccepted, resp)
 }
-
-func statusPath(id string) string   { return "/api/gen/status/" + id }
-func downloadPath(id string) string { return "/api/gen/download/" + id }

@@ -5,11 +5,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/strictjson"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // uploadFileField is the form field of the file in a direct upload.
@@ -20,27 +20,12 @@ const uploadFileField = "file"
 // lastFrameUploadId.
 func uploadIDField(role string) string { return role + "UploadId" }
 
-// uploadResponse is the 201 of POST /api/gen/uploads.
-type uploadResponse struct {
-	Success     bool              `json:"success"`
-	UploadID    string            `json:"uploadId"`
-	UploadURL   string            `json:"uploadUrl"`
-	Method      string            `json:"method"`
-	Fields      map[string]string `json:"fields"`
-	FileField   string            `json:"fileField"`
-	ContentType string            `json:"contentType"`
-	MaxBytes    int64             `json:"maxBytes"`
-	ExpiresAt   string            `json:"expiresAt"`
-}
-
 // createUpload serves POST /api/gen/uploads: {"contentType": "image/png"}
 // gets a signed form for one image of that type, up to the contract's 20
 // MiB, uploaded straight to storage; a start then names it by its
 // uploadId instead of carrying the file.
 func (a *API) createUpload(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	var req struct {
-		ContentType string `json:"contentType"`
-	}
+	var req wire.UploadRequest
 	if err := decodeObject(w, r, 4<<10, &req, "The body must be a JSON object with contentType (image/jpeg or image/png)."); err != nil {
 		return err
 	}
@@ -48,10 +33,10 @@ func (a *API) createUpload(w http.ResponseWriter, r *http.Request, c *service.Ca
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, uploadResponse{
+	writeJSON(w, http.StatusCreated, wire.Upload{
 		Success: true, UploadID: up.ID, UploadURL: up.Signed.URL, Method: http.MethodPost,
 		Fields: up.Signed.Fields, FileField: uploadFileField, ContentType: up.ContentType,
-		MaxBytes: up.MaxBytes, ExpiresAt: up.ExpiresAt.Format(time.RFC3339),
+		MaxBytes: up.MaxBytes, ExpiresAt: wire.TimeOf(up.ExpiresAt),
 	})
 	return nil
 }

@@ -7,35 +7,18 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
-// WebhookData is the data of a webhook event about t: its body as GET
-// /api/gen/status answers it, without the signed video links, which
-// expire; a receiver of generation.completed follows downloadUrl with
-// its key for fresh ones.
-func WebhookData(t task.Task) any { return statusBody(t) }
-
-// webhookJSON is an endpoint as the API shows it.
-type webhookJSON struct {
-	ID        string   `json:"id"`
-	URL       string   `json:"url"`
-	Events    []string `json:"events"`
-	Secret    string   `json:"secret,omitempty"`
-	CreatedAt string   `json:"createdAt"`
-}
-
-func toWebhookJSON(e domain.WebhookEndpoint) webhookJSON {
-	return webhookJSON{ID: e.ID, URL: e.URL, Events: e.Events, Secret: e.Secret, CreatedAt: formatTime(e.CreatedAt)}
+// webhookOf is an endpoint as the API shows it.
+func webhookOf(e domain.WebhookEndpoint) wire.Webhook {
+	return wire.Webhook{ID: e.ID, URL: e.URL, Events: e.Events, Secret: e.Secret, CreatedAt: wire.TimeOf(e.CreatedAt)}
 }
 
 const maxWebhookBody = 8 << 10
 
 func (a *API) createWebhook(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
-	var req struct {
-		URL    string   `json:"url"`
-		Events []string `json:"events"`
-	}
+	var req wire.WebhookRequest
 	if err := decodeObject(w, r, maxWebhookBody, &req, "The body must be a JSON object with url (https) and, optionally, events "+
 		"(generation.processing, generation.completed, generation.failed)."); err != nil {
 		return err
@@ -44,10 +27,7 @@ func (a *API) createWebhook(w http.ResponseWriter, r *http.Request, c *service.C
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, struct {
-		Success bool        `json:"success"`
-		Webhook webhookJSON `json:"webhook"`
-	}{true, toWebhookJSON(e)})
+	writeJSON(w, http.StatusCreated, wire.WebhookCreated{Success: true, Webhook: webhookOf(e)})
 	return nil
 }
 
@@ -56,14 +36,11 @@ func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request, c *service.Ca
 	if err != nil {
 		return err
 	}
-	out := make([]webhookJSON, 0, len(es))
+	out := make([]wire.Webhook, 0, len(es))
 	for _, e := range es {
-		out = append(out, toWebhookJSON(e))
+		out = append(out, webhookOf(e))
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Success  bool          `json:"success"`
-		Webhooks []webhookJSON `json:"webhooks"`
-	}{true, out})
+	writeJSON(w, http.StatusOK, wire.WebhookList{Success: true, Webhooks: out})
 	return nil
 }
 
@@ -72,10 +49,7 @@ func (a *API) webhookSecret(w http.ResponseWriter, r *http.Request, c *service.C
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Success bool   `json:"success"`
-		Secret  string `json:"secret"`
-	}{true, secret})
+	writeJSON(w, http.StatusOK, wire.WebhookSecret{Success: true, Secret: secret})
 	return nil
 }
 
@@ -83,23 +57,8 @@ func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request, c *service.C
 	if err := a.svc.DeleteWebhook(r.Context(), *c, r.PathValue("webhookId")); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Success bool   `json:"success"`
-		ID      string `json:"id"`
-	}{true, r.PathValue("webhookId")})
+	writeJSON(w, http.StatusOK, wire.WebhookDeleted{Success: true, ID: r.PathValue("webhookId")})
 	return nil
-}
-
-// attemptJSON is one delivery attempt as the API shows it.
-type attemptJSON struct {
-	DeliveryID string `json:"deliveryId"`
-	Event      string `json:"event"`
-	TaskID     string `json:"taskId"`
-	Attempt    int    `json:"attempt"`
-	At         string `json:"at"`
-	Status     int    `json:"status"`
-	LatencyMS  int64  `json:"latencyMs"`
-	Error      string `json:"error,omitempty"`
 }
 
 func (a *API) webhookAttempts(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -130,17 +89,13 @@ func (a *API) webhookAttempts(w http.ResponseWriter, r *http.Request, c *service
 			return err
 		}
 	}
-	out := make([]attemptJSON, 0, len(as))
+	out := make([]wire.DeliveryAttempt, 0, len(as))
 	for _, at := range as {
-		out = append(out, attemptJSON{DeliveryID: at.DeliveryID, Event: at.Event, TaskID: at.TaskID,
-			Attempt: at.Attempt, At: formatTime(at.At), Status: at.Status,
+		out = append(out, wire.DeliveryAttempt{DeliveryID: at.DeliveryID, Event: at.Event, TaskID: at.TaskID,
+			Attempt: at.Attempt, At: wire.TimeOf(at.At), Status: at.Status,
 			LatencyMS: at.Latency.Milliseconds(), Error: at.Error})
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Success    bool          `json:"success"`
-		Deliveries []attemptJSON `json:"deliveries"`
-		NextCursor string        `json:"nextCursor,omitempty"`
-	}{true, out, next})
+	writeJSON(w, http.StatusOK, wire.DeliveriesPage{Success: true, Deliveries: out, NextCursor: next})
 	return nil
 }
 
@@ -148,10 +103,6 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, c *service.
 	if err := a.svc.ReplayDelivery(r.Context(), *c, r.PathValue("webhookId"), r.PathValue("deliveryId")); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, struct {
-		Success    bool   `json:"success"`
-		DeliveryID string `json:"deliveryId"`
-		QueuedAt   string `json:"queuedAt"`
-	}{true, r.PathValue("deliveryId"), formatTime(c.Now)})
+	writeJSON(w, http.StatusAccepted, wire.DeliveryReplayed{Success: true, DeliveryID: r.PathValue("deliveryId"), QueuedAt: wire.TimeOf(c.Now)})
 	return nil
 }

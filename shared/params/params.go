@@ -13,13 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Error codes a validation failure carries; they are the contract's 400 codes.
 const (
-	CodeValidation    = "VALIDATION_ERROR"
-	CodeInvalidModel  = "INVALID_MODEL"
-	CodeInvalidPrompt = "INVALID_PROMPT"
+	CodeValidation    = wire.CodeValidation
+	CodeInvalidModel  = wire.CodeInvalidModel
+	CodeInvalidPrompt = wire.CodeInvalidPrompt
 )
 
 // Bounds from the contract decisions.

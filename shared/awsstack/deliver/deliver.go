@@ -16,7 +16,6 @@ import (
 	"log/slog"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 )
@@ -32,7 +31,7 @@ type Handler struct {
 // sets (tests and one-machine assemblies set it for loopback receivers).
 func New(s *awsstack.Deployment) *Handler {
 	return &Handler{
-		worker: &delivery.Worker{Outbox: s.Store, Data: httpapi.WebhookData, Logger: s.Logger,
+		worker: &delivery.Worker{Outbox: s.Store, Logger: s.Logger,
 			Sender: &webhook.Sender{AllowPrivate: s.Env.WebhookAllowPrivate}},
 		log: s.Logger,
 	}

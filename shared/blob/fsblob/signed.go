@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/genvideo/gen/shared/wire"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -142,5 +143,5 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"success": false, "error": code, "message": message})
+	json.NewEncoder(w).Encode(wire.ErrorBody{Error: code, Message: message})
 }

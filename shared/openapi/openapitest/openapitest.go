@@ -1,7 +1,9 @@
 // Package openapitest checks, in tests, that what goes over the wire
 // matches the service's OpenAPI document: Transport wraps an HTTP client's
 // transport and reports every response (and, for clients, every request)
-// that the document does not describe as a test error. The Validator under
+// that the document does not describe as a test error, and every answer
+// that does not decode into its Go type (shared/wire for the contract)
+// with no member left over. The Validator under
 // it, and Doc, the document loaded by kin-openapi, are here rather than in
 // package openapi so that only tests link kin-openapi.
 package openapitest
@@ -31,6 +33,10 @@ type Transport struct {
 	// requests must all be valid, not for tests that send invalid ones on
 	// purpose.
 	CheckRequests bool
+	// Prefix is the path the API is served under, if any (the AWS
+	// assembly's stage, /v1): it is taken off each request's path before
+	// the document, whose paths start at the root, is consulted.
+	Prefix string
 }
 
 // Client returns an HTTP client whose every exchange with the API is
@@ -53,7 +59,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.TB.Errorf("openapi: %v", err)
 		return t.base().RoundTrip(req)
 	}
-	if !v.Documents(req) && !strings.HasPrefix(req.URL.Path, "/api/") {
+	check := t.documented(req)
+	if !v.Documents(check) && !strings.HasPrefix(check.URL.Path, "/api/") {
 		return t.base().RoundTrip(req)
 	}
 	if t.CheckRequests {
@@ -68,7 +75,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req = req.Clone(req.Context())
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		if err := v.ValidateRequest(req.Context(), req, body); err != nil {
+		if err := v.ValidateRequest(req.Context(), check, body); err != nil {
 			t.TB.Errorf("openapi: the request does not match the document: %v", err)
 		}
 	}
@@ -82,8 +89,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	res.Body = io.NopCloser(bytes.NewReader(body))
-	CheckResponse(t.TB, req, res.StatusCode, res.Header, body)
+	CheckResponse(t.TB, check, res.StatusCode, res.Header, body)
 	return res, nil
+}
+
+// documented is req as the document sees it: its path without Prefix.
+func (t *Transport) documented(req *http.Request) *http.Request {
+	p := strings.TrimSuffix(t.Prefix, "/")
+	rest, ok := strings.CutPrefix(req.URL.Path, p)
+	if p == "" || !ok || !strings.HasPrefix(rest, "/") {
+		return req
+	}
+	r := req.Clone(req.Context())
+	r.URL.Path = rest
+	if raw, ok := strings.CutPrefix(req.URL.RawPath, p); ok {
+		r.URL.RawPath = raw
+	}
+	return r
 }
 
 // CloseIdleConnections closes Base's idle connections, for
@@ -95,7 +117,10 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // CheckResponse reports to tb a response to req that does not match the
-// document, for tests that read responses without an http.Client.
+// document, for tests that read responses without an http.Client; and
+// one that does, but whose body does not decode into the Go type of its
+// answer (shared/wire's, which the Go client reads) with every member
+// known: the document and the types have drifted apart.
 func CheckResponse(tb testing.TB, req *http.Request, status int, header http.Header, body []byte) {
 	v, err := validator()
 	if err != nil {
@@ -104,6 +129,10 @@ func CheckResponse(tb testing.TB, req *http.Request, status int, header http.Hea
 	}
 	if err := v.ValidateResponse(req.Context(), req, status, header, body); err != nil {
 		tb.Errorf("openapi: the response does not match the document: %v\nbody: %s", err, clip(body))
+		return
+	}
+	if err := v.decodeAnswer(req, status, header, body); err != nil {
+		tb.Errorf("openapi: the response does not decode into its Go type: %v\nbody: %s", err, clip(body))
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/webhook"
+	"github.com/genvideo/gen/shared/wire"
+	"github.com/genvideo/gen/shared/wire/taskview"
 )
 
 // Defaults of Worker.
@@ -67,9 +68,6 @@ type Outbox interface {
 type Worker struct {
 	Outbox Outbox
 	Sender *webhook.Sender
-	// Data is an event's data: the task's status body
-	// (httpapi.WebhookData).
-	Data func(task.Task) any
 	// Now is the clock (default time.Now): tests make hours pass.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -105,16 +103,11 @@ func (w *Worker) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Payload is the body of an event.
-type Payload struct {
-	Type      string `json:"type"`
-	Timestamp string `json:"timestamp"`
-	Data      any    `json:"data"`
-}
-
-// Body is the JSON body of d: the same bytes on every attempt.
+// Body is the JSON body of d, a wire.WebhookEvent whose data is the
+// task's status body as the delivery recorded it: the same bytes on
+// every attempt.
 func (w *Worker) Body(d domain.Delivery) ([]byte, error) {
-	return json.Marshal(Payload{Type: d.Event, Timestamp: d.CreatedAt.UTC().Format(time.RFC3339Nano), Data: w.Data(d.Task)})
+	return json.Marshal(wire.WebhookEvent{Type: d.Event, Timestamp: d.CreatedAt.UTC(), Data: taskview.Status(d.Task)})
 }
 
 // Backoff is the wait after the n-th failed attempt: FirstRetry doubled

@@ -2,7 +2,6 @@ package delivery_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,10 +14,12 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
 	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // receiver records what it got; it answers 500 until healthy.
@@ -79,8 +80,7 @@ func TestOutageOfTenMinutes(t *testing.T) {
 	defer srv.Close()
 	s, secret := setup(t, clk, srv.URL+"/hook")
 	ctx := t.Context()
-	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true},
-		Data: func(t task.Task) any { return map[string]any{"taskId": t.ID, "status": t.Status} }, Now: clk.Now}
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true}, Now: clk.Now}
 
 	const n = 3
 	for i := range n {
@@ -120,11 +120,21 @@ func TestOutageOfTenMinutes(t *testing.T) {
 	// 3 processing + 2 completed + 1 failed events, each delivered once.
 	byID := map[string]int{}
 	types := map[string]int{}
+	// Each body is the contract's webhook event, nothing more: its data
+	// the task's status body as the move left it, without videos.
+	statusOf := map[string]wire.Status{domain.EventProcessing: wire.StatusProcessing,
+		domain.EventCompleted: wire.StatusCompleted, domain.EventFailed: wire.StatusFailed}
 	for _, m := range rcv.ok {
 		byID[m.Header.Get("webhook-id")]++
-		var p struct{ Type string }
-		json.Unmarshal(m.Body, &p)
-		types[p.Type]++
+		var ev wire.WebhookEvent
+		if err := strictjson.Unmarshal(m.Body, &ev); err != nil {
+			t.Fatalf("body %s: %v; want a wire.WebhookEvent", m.Body, err)
+		}
+		types[ev.Type]++
+		if d := ev.Data; d.Status != statusOf[ev.Type] || d.TaskID == "" || len(d.Videos) != 0 ||
+			(d.Status == wire.StatusFailed) != (d.Error != nil) || ev.Timestamp.IsZero() {
+			t.Errorf("%s event: %+v, want the task %s as its status body, without videos", ev.Type, ev, statusOf[ev.Type])
+		}
 	}
 	if len(byID) != 6 || types[domain.EventProcessing] != 3 || types[domain.EventCompleted] != 2 || types[domain.EventFailed] != 1 {
 		t.Fatalf("accepted %d events by id %v, by type %v", len(rcv.ok), byID, types)
@@ -167,8 +177,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 	defer srv.Close()
 	s, _ := setup(t, clk, srv.URL)
 	ctx := t.Context()
-	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true},
-		Data: func(t task.Task) any { return t.ID }, Now: clk.Now}
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true}, Now: clk.Now}
 	tk := newTask(clk, "a")
 	if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
 		t.Fatal(err)
@@ -287,8 +296,7 @@ func TestSlowEndpointHoldsUpNotItsNeighbour(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true}, Now: clk.Now,
-		Data: func(t task.Task) any { return t.ID }}
+	w := &delivery.Worker{Outbox: s, Sender: &webhook.Sender{AllowPrivate: true}, Now: clk.Now}
 	done := make(chan error, 1)
 	go func() { _, err := w.RunDue(ctx); done <- err }()
 	// The fast endpoint has one delivery (it was created after the first

@@ -127,10 +127,9 @@ func TestNoSecondAttemptWithinTheFirst(t *testing.T) {
 	seen := &attempts{inFlight: map[string]string{}, count: map[string]int{}}
 	started := make(chan string)
 	gate := make(chan struct{})
-	data := func(t task.Task) any { return t.ID }
-	a := &Worker{Outbox: s, Data: data, Now: clk.Now,
+	a := &Worker{Outbox: s, Now: clk.Now,
 		Sender: &webhook.Sender{Transport: &gatedTransport{name: "A", seen: seen, started: started, gate: gate}}}
-	b := &Worker{Outbox: s, Data: data, Now: clk.Now,
+	b := &Worker{Outbox: s, Now: clk.Now,
 		Sender: &webhook.Sender{Transport: &gatedTransport{name: "B", seen: seen}}}
 
 	done := make(chan error, 1)

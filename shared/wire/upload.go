@@ -1,0 +1,24 @@
+package wire
+
+// UploadRequest is the body of POST /api/gen/uploads.
+type UploadRequest struct {
+	// ContentType is image/jpeg or image/png.
+	ContentType string `json:"contentType"`
+}
+
+// Upload is the 201 of POST /api/gen/uploads: a signed form for one image
+// uploaded straight to storage, which a start then names by UploadID.
+type Upload struct {
+	Success   bool   `json:"success"`
+	UploadID  string `json:"uploadId"`
+	UploadURL string `json:"uploadUrl"`
+	// Method is POST: the form is posted to UploadURL.
+	Method string `json:"method"`
+	// Fields are the form fields to send, unchanged, before the file.
+	Fields map[string]string `json:"fields"`
+	// FileField is the form field of the file.
+	FileField   string `json:"fileField"`
+	ContentType string `json:"contentType"`
+	MaxBytes    int64  `json:"maxBytes"`
+	ExpiresAt   Time   `json:"expiresAt"`
+}
