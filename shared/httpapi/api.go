@@ -15,6 +15,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/genvideo/gen/shared/cursor"
 	"github.com/genvideo/gen/shared/openaiapi"
@@ -66,41 +67,66 @@ type route struct {
 // what a Lambda of the template serves (Endpoint), as a path's other
 // methods reach the same function, whose 405 must name every method the
 // path allows.
-type Route struct{ methods []route }
+type Route struct {
+	methods []route
+	// dialect is how the route's requests carry the key and how its
+	// errors are written; nil is the contract's (contractDialect).
+	dialect *dialect
+}
+
+// dialect is what differs between the contract's routes and the
+// OpenAI-compatible ones (openai.go), so that the middleware every route
+// shares knows of neither.
+type dialect struct {
+	// authenticate finds the caller of a request.
+	authenticate func(*API, *http.Request, time.Time) (service.Caller, error)
+	// writeError answers an error.
+	writeError func(http.ResponseWriter, *Error)
+}
+
+// contractDialect: the key in X-API-Key, the contract's error bodies.
+var contractDialect = dialect{authenticate: (*API).authenticate, writeError: WriteError}
+
+func (r Route) speaks() dialect {
+	if r.dialect == nil {
+		return contractDialect
+	}
+	return *r.dialect
+}
 
 // The routes of the API. Each is a static value naming its handlers, so
 // that a program that uses one links no other.
 var (
-	TextToVideo    = Route{[]route{{http.MethodPost, "/api/gen/text-to-video", (*API).textToVideo}}}
-	ImageToVideo   = Route{[]route{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
-	FirstLastFrame = Route{[]route{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
-	Status         = Route{[]route{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
+	TextToVideo    = Route{methods: []route{{http.MethodPost, "/api/gen/text-to-video", (*API).textToVideo}}}
+	ImageToVideo   = Route{methods: []route{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
+	FirstLastFrame = Route{methods: []route{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
+	Status         = Route{methods: []route{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
 	// StatusEvents (events.go): the task's status as Server-Sent Events,
 	// an extension.
-	StatusEvents = Route{[]route{{http.MethodGet, "/api/gen/status/{taskId}/events", (*API).events}}}
-	Download     = Route{[]route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
-	History      = Route{[]route{{http.MethodGet, "/api/gen/history", (*API).history}}}
-	Models       = Route{[]route{{http.MethodGet, "/api/gen/models", (*API).models}}}
-	Uploads      = Route{[]route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
+	StatusEvents = Route{methods: []route{{http.MethodGet, "/api/gen/status/{taskId}/events", (*API).events}}}
+	Download     = Route{methods: []route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
+	History      = Route{methods: []route{{http.MethodGet, "/api/gen/history", (*API).history}}}
+	Models       = Route{methods: []route{{http.MethodGet, "/api/gen/models", (*API).models}}}
+	Uploads      = Route{methods: []route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
 	// Cancel, delete and credits (manage.go): extensions of the contract.
-	Cancel     = Route{[]route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
-	DeleteTask = Route{[]route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
+	Cancel     = Route{methods: []route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
+	DeleteTask = Route{methods: []route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
 	// PATCH credits sets the key holder's spending caps (caps.go).
-	Credits = Route{[]route{
+	Credits = Route{methods: []route{
 		{http.MethodGet, "/api/gen/credits", (*API).credits},
 		{http.MethodPatch, "/api/gen/credits", (*API).setCaps},
 	}}
 	// Quote (quote.go): what a start would charge, an extension.
-	Quote = Route{[]route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
+	Quote = Route{methods: []route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
 	// The webhook endpoints (webhooks.go), an extension of the contract.
-	Webhooks = Route{[]route{
+	Webhooks = Route{methods: []route{
 		{http.MethodPost, "/api/gen/webhooks", (*API).createWebhook},
 		{http.MethodGet, "/api/gen/webhooks", (*API).listWebhooks},
 	}}
-	WebhookSecret     = Route{[]route{{http.MethodGet, "/api/gen/webhooks/secret", (*API).webhookSecret}}}
-	WebhookDelete     = Route{[]route{{http.MethodDelete, "/api/gen/webhooks/{webhookId}", (*API).deleteWebhook}}}
-	WebhookDeliveries = Route{[]route{{http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", (*API).webhookAttempts}}}
-	WebhookReplay     = Route{[]route{{http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", (*API).replayDelivery}}}
+	WebhookSecret     = Route{methods: []route{{http.MethodGet, "/api/gen/webhooks/secret", (*API).webhookSecret}}}
+	WebhookDelete     = Route{methods: []route{{http.MethodDelete, "/api/gen/webhooks/{webhookId}", (*API).deleteWebhook}}}
+	WebhookDeliveries = Route{methods: []route{{http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", (*API).webhookAttempts}}}
+	WebhookReplay     = Route{methods: []route{{http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", (*API).replayDelivery}}}
 )
 
 // newAPI is an API over svc without routes.

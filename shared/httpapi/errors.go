@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
@@ -68,31 +67,12 @@ func (e *Error) Error() string {
 // Unwrap returns the error the response was made from, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// WriteError writes e as the response: the one error writer of the
-// service. A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
+// WriteError writes e as the response in the contract's shape: the error
+// writer of every route but the OpenAI-compatible ones (openai.go writes
+// theirs). A 429 also gets Retry-After and X-RateLimit-Retry-After; a 405
 // its Allow header.
-func WriteError(w http.ResponseWriter, e *Error) { writeErrorAs(w, e, false) }
-
-// writeErrorAs is WriteError, in OpenAI's error envelope when openai is
-// set (the paths under openaiapi.Base): the same status and headers, the
-// body that the OpenAI SDKs read.
-func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
-	if e.Allow != "" {
-		w.Header().Set("Allow", e.Allow)
-	}
-	if openai {
-		if e.Status == http.StatusTooManyRequests {
-			rl := e.RateLimit
-			if rl == nil {
-				rl = &RateLimit{RetryAfter: 1}
-			}
-			secs := strconv.Itoa(max(rl.RetryAfter, 1))
-			w.Header().Set("Retry-After", secs)
-			w.Header().Set("X-RateLimit-Retry-After", secs)
-		}
-		writeJSON(w, e.Status, openaiapi.NewError(e.Status, e.Code, e.Message, e.Field))
-		return
-	}
+func WriteError(w http.ResponseWriter, e *Error) {
+	setAllow(w, e)
 	if e.Status == http.StatusTooManyRequests {
 		rl := e.RateLimit
 		if rl == nil {
@@ -100,9 +80,7 @@ func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
 		}
 		b := wire.RateLimitBody{Error: wire.RateLimitError{Code: e.Code, Message: e.Message,
 			Details: wire.RateLimitDetails{Limit: rl.Limit, Remaining: rl.Remaining, Reset: rl.Reset.Unix(), RetryAfter: max(rl.RetryAfter, 1)}}}
-		secs := strconv.Itoa(b.Error.Details.RetryAfter)
-		w.Header().Set("Retry-After", secs)
-		w.Header().Set("X-RateLimit-Retry-After", secs)
+		setRetryAfter(w, b.Error.Details.RetryAfter)
 		writeJSON(w, e.Status, b)
 		return
 	}
@@ -118,6 +96,20 @@ func writeErrorAs(w http.ResponseWriter, e *Error, openai bool) {
 		b.Value = e.Value
 	}
 	writeJSON(w, e.Status, b)
+}
+
+// setAllow sets the Allow header of a 405.
+func setAllow(w http.ResponseWriter, e *Error) {
+	if e.Allow != "" {
+		w.Header().Set("Allow", e.Allow)
+	}
+}
+
+// setRetryAfter sets the retry hint of a 429, in seconds.
+func setRetryAfter(w http.ResponseWriter, secs int) {
+	v := strconv.Itoa(max(secs, 1))
+	w.Header().Set("Retry-After", v)
+	w.Header().Set("X-RateLimit-Retry-After", v)
 }
 
 // toError is the one table from errors to responses: each kind of error

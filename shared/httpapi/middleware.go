@@ -23,8 +23,8 @@ const headerAPIKey = "X-API-Key"
 // Header (http.CanonicalHeaderKey).
 const canonicalAPIKey = "X-Api-Key"
 
-// headerAuthorization carries the key as a bearer token on the
-// OpenAI-shaped paths (openai.go), and only there.
+// headerAuthorization carries the key as a bearer token on the routes
+// of openaiDialect (openai.go), and only there.
 const headerAuthorization = "Authorization"
 
 // handlerFunc serves an authenticated request that passed the rate limit.
@@ -51,13 +51,14 @@ func noteTask(w http.ResponseWriter, id string) {
 // serve serves the methods of route r, each through endpoint; another
 // method is a 405 allowing them all, which needs no key.
 func (a *API) serve(r Route) http.Handler {
+	d := r.speaks()
 	if len(r.methods) == 1 {
-		return a.endpoint(r.methods[0])
+		return a.endpoint(r.methods[0], d)
 	}
 	var allow []string
 	handlers := make([]http.Handler, len(r.methods))
 	for i, rt := range r.methods {
-		handlers[i] = a.endpoint(rt)
+		handlers[i] = a.endpoint(rt, d)
 		allow = append(allow, rt.method)
 		if rt.method == http.MethodGet {
 			allow = append(allow, http.MethodHead)
@@ -72,17 +73,17 @@ func (a *API) serve(r Route) http.Handler {
 		}
 		rec := &recorder{ResponseWriter: w}
 		defer finish(a.log, rec, req, time.Now(), &requestLog{})
-		writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed,
+		d.writeError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed,
 			Allow:   strings.Join(allow, ", "),
-			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))},
-			isOpenAI(r.methods[0].pattern))
+			Message: fmt.Sprintf("%s is not allowed on %s; use %s.", req.Method, req.URL.Path, strings.Join(allow, " or "))})
 	})
 }
 
 // endpoint wraps a handler with everything every endpoint does, in order:
 // recovery and the request log, the method check (405, no key needed),
-// authentication (401), the request rate limit (429), then the handler.
-func (a *API) endpoint(rt route) http.Handler {
+// authentication (401), the request rate limit (429), then the handler;
+// d says how the key comes and how errors are written.
+func (a *API) endpoint(rt route, d dialect) http.Handler {
 	allow := rt.method
 	if rt.method == http.MethodGet {
 		allow = "GET, HEAD"
@@ -93,29 +94,24 @@ func (a *API) endpoint(rt route) http.Handler {
 		defer finish(a.log, rec, r, time.Now(), &rl)
 
 		setPathValues(r, rt.pattern)
-		openai := isOpenAI(rt.pattern)
 		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-			writeErrorAs(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed, Allow: allow,
-				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)}, openai)
+			d.writeError(rec, &Error{Status: http.StatusMethodNotAllowed, Code: wire.CodeMethodNotAllowed, Allow: allow,
+				Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, rt.method)})
 			return
 		}
 		now := a.svc.Now()
-		authenticate := a.authenticate
-		if openai {
-			authenticate = a.authenticateBearer
-		}
-		c, err := authenticate(r, now)
+		c, err := d.authenticate(a, r, now)
 		if err != nil {
-			a.fail(rec, r, err, now, openai)
+			a.fail(rec, r, err, now, d)
 			return
 		}
 		rl.accountID, rl.keyID = c.Key.AccountID, c.Key.ID
 		if err := a.countRequest(rec, r, &c); err != nil {
-			a.fail(rec, r, err, now, openai)
+			a.fail(rec, r, err, now, d)
 			return
 		}
 		if err := rt.serve(a, rec, r, &c); err != nil {
-			a.fail(rec, r, err, now, openai)
+			a.fail(rec, r, err, now, d)
 		}
 	})
 }
@@ -224,9 +220,9 @@ func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Ca
 	return err
 }
 
-// fail answers err through the error table, in OpenAI's shape on its
-// paths, and logs what the client is not told: the cause of every 5xx.
-func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time, openai bool) {
+// fail answers err through the error table, written as d writes errors,
+// and logs what the client is not told: the cause of every 5xx.
+func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time, d dialect) {
 	e := toError(err, now)
 	if e.Status >= 500 {
 		a.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
@@ -236,7 +232,7 @@ func (a *API) fail(w *recorder, r *http.Request, err error, now time.Time, opena
 	if w.wrote {
 		return // too late for an error response; the log has it
 	}
-	writeErrorAs(w, e, openai)
+	d.writeError(w, e)
 }
 
 // finish recovers a panic into a 500 and writes the request log line.

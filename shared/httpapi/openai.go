@@ -24,26 +24,41 @@ import (
 // OpenAI SDKs read (shared/openaiapi). A task started here is a task of
 // the contract and the other way round; its id is the video's id.
 var (
-	OpenAIVideos = Route{[]route{
+	OpenAIVideos = Route{methods: []route{
 		{http.MethodPost, openaiapi.Base + "/videos", (*API).openaiCreate},
 		{http.MethodGet, openaiapi.Base + "/videos", (*API).openaiList},
-	}}
-	OpenAIVideo = Route{[]route{
+	}, dialect: &openaiDialect}
+	OpenAIVideo = Route{methods: []route{
 		{http.MethodGet, openaiapi.Base + "/videos/{taskId}", (*API).openaiRetrieve},
 		{http.MethodDelete, openaiapi.Base + "/videos/{taskId}", (*API).openaiDelete},
-	}}
-	OpenAIContent = Route{[]route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}}}
+	}, dialect: &openaiDialect}
+	OpenAIContent = Route{methods: []route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}},
+		dialect: &openaiDialect}
 )
 
-// isOpenAI reports whether a route pattern is under openaiapi.Base,
-// where requests carry the key as a bearer token and errors are OpenAI's.
-func isOpenAI(pattern string) bool { return strings.HasPrefix(pattern, openaiapi.Base+"/") }
+// openaiDialect: the key as a bearer token (what the OpenAI SDKs send),
+// OpenAI's error envelope.
+var openaiDialect = dialect{authenticate: (*API).authenticateBearer, writeError: writeOpenAIError}
+
+// writeOpenAIError writes e in OpenAI's error envelope: the status and
+// headers WriteError would send, the body that the OpenAI SDKs read.
+func writeOpenAIError(w http.ResponseWriter, e *Error) {
+	setAllow(w, e)
+	if e.Status == http.StatusTooManyRequests {
+		secs := 1
+		if e.RateLimit != nil {
+			secs = e.RateLimit.RetryAfter
+		}
+		setRetryAfter(w, secs)
+	}
+	writeJSON(w, e.Status, openaiapi.NewError(e.Status, e.Code, e.Message, e.Field))
+}
 
 // openaiNotFound answers a path under openaiapi.Base that is no route of
 // it, in OpenAI's shape.
 func openaiNotFound(w http.ResponseWriter, r *http.Request) {
-	writeErrorAs(w, &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
-		Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, true)
+	writeOpenAIError(w, &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
+		Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 }
 
 // openaiEndpoint names the requests of the OpenAI shape in idempotency
@@ -92,7 +107,7 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 			return err
 		}
 		handedOver = true
-		return a.openaiStart(w, r, c, id, req, inputs, idem)
+		return a.start(w, r, c, service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem}, openaiStarted)
 	}
 	body, err := readJSONBody(w, r, maxJSONBody)
 	if err != nil {
@@ -105,7 +120,7 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 	if err != nil {
 		return err
 	}
-	return a.openaiStart(w, r, c, id, req, nil, idem)
+	return a.start(w, r, c, service.StartRequest{TaskID: id, Request: req, Idempotency: idem}, openaiStarted)
 }
 
 // openaiJSONFields reads a JSON create body as form fields: strings as
@@ -163,20 +178,10 @@ func openaiRequest(fields map[string]string, inputs []task.Input, digests map[st
 	return req, idem, nil
 }
 
-// openaiStart hands a validated start to the service and answers the
-// new video object (200, as OpenAI does). It owns inputs.
-func (a *API) openaiStart(w http.ResponseWriter, r *http.Request, c *service.Caller, id string, req params.Request, inputs []task.Input, idem *service.Idempotency) error {
-	st, err := a.svc.Start(r.Context(), *c, service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem})
-	if err != nil {
-		return err
-	}
-	noteTask(w, st.Task.ID)
-	if st.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	spendHeaders(w, st.Spend)
+// openaiStarted answers a start with the new video object (200, as
+// OpenAI does).
+func openaiStarted(w http.ResponseWriter, st service.Started) {
 	writeJSON(w, http.StatusOK, openaiVideo(st.Task))
-	return nil
 }
 
 // openaiVideo is t as OpenAI's video object.

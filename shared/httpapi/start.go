@@ -22,7 +22,7 @@ func (a *API) textToVideo(w http.ResponseWriter, r *http.Request, c *service.Cal
 	if err != nil {
 		return err
 	}
-	return a.start(w, r, c, in)
+	return a.start(w, r, c, in, a.accepted)
 }
 
 func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -30,7 +30,7 @@ func (a *API) imageToVideo(w http.ResponseWriter, r *http.Request, c *service.Ca
 	if err != nil {
 		return err
 	}
-	return a.start(w, r, c, in)
+	return a.start(w, r, c, in, a.accepted)
 }
 
 func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -38,7 +38,7 @@ func (a *API) firstLastFrame(w http.ResponseWriter, r *http.Request, c *service.
 	if err != nil {
 		return err
 	}
-	return a.start(w, r, c, in)
+	return a.start(w, r, c, in, a.accepted)
 }
 
 // readStart reads and validates the body of a start of kind, as its
@@ -129,9 +129,12 @@ func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.
 	return service.StartRequest{TaskID: id, Request: req, Inputs: up.inputs, Idempotency: idem}, nil
 }
 
-// start hands a validated start to the service and answers its 202. It
-// owns req's inputs: the service deletes them unless the task is created.
-func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, req service.StartRequest) error {
+// start hands a validated start to the service, sets the headers every
+// start's answer carries, and has answer write the body: the contract's
+// 202 (accepted) or OpenAI's video object (openaiStarted). It owns req's
+// inputs: the service deletes them unless the task is created.
+func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, req service.StartRequest,
+	answer func(http.ResponseWriter, service.Started)) error {
 	st, err := a.svc.Start(r.Context(), *c, req)
 	if err != nil {
 		return err
@@ -141,13 +144,14 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, r
 		w.Header().Set(headerReplayed, "true")
 	}
 	spendHeaders(w, st.Spend)
-	a.accepted(w, st.Task, st.Balance)
+	answer(w, st)
 	return nil
 }
 
 // accepted writes the 202 of a start that created t and left balance: the
 // answer of the start, and of every replay of it.
-func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
+func (a *API) accepted(w http.ResponseWriter, st service.Started) {
+	t, balance := st.Task, st.Balance
 	lo, hi := a.svc.Estimate(t.Params)
 	resp := wire.Started{
 		Success:           true,
