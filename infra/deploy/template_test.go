@@ -1014,21 +1014,26 @@ var (
 	// A step moves a task: the task, its account and the move's webhook
 	// events; never Scan, DeleteItem or BatchWriteItem (issue 24).
 	stepPolicies = slices.Concat(writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"))
+	// Issue 34, defect 9: the provider configuration's secret, and its
+	// customer managed key, only where routes or models are read
+	// (awsstack/providerconfig), and only when there is one.
+	providerConfigPolicies = []string{"if HasProviderConfigSecret: AWSSecretsManagerGetSecretValuePolicy ProviderConfigSecretArn",
+		"if ProviderConfigCustomerKey: kms:Decrypt ProviderConfigKmsKeyArn"}
 	wantPolicies = map[string][]string{
-		"TextToVideoFunction":    startPolicies,
-		"ImageToVideoFunction":   uploadPolicies,
-		"FirstLastFrameFunction": uploadPolicies,
+		"TextToVideoFunction":    slices.Concat(startPolicies, providerConfigPolicies),
+		"ImageToVideoFunction":   slices.Concat(uploadPolicies, providerConfigPolicies),
+		"FirstLastFrameFunction": slices.Concat(uploadPolicies, providerConfigPolicies),
 		"StatusFunction":         gatewayLimitedPolicies,
 		"StatusEventsFunction":   readerPolicies,
 		"DownloadFunction":       gatewayLimitedPolicies,
 		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
-		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
+		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), providerConfigPolicies),
 		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
 			"secretsmanager:DescribeSecret SignerSecret", "secretsmanager:GetSecretValue SignerSecret",
 			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
 		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
-		"PlaygroundFunction":     {},
+		"PlaygroundFunction":     providerConfigPolicies,
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
 		// The model check, under the same role, writes the routes' checks
@@ -1036,8 +1041,9 @@ var (
 		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"dynamodb:UpdateItem CountersTable", "secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
 			"secretsmanager:GetSecretValue RouteKeySecretArns|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-route-key",
 			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn", "if RouteKeysCustomerKeys: kms:Decrypt RouteKeyKmsKeyArns",
+			"if HasProviderConfigSecret: secretsmanager:GetSecretValue ProviderConfigSecretArn", "if ProviderConfigCustomerKey: kms:Decrypt ProviderConfigKmsKeyArn",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
-		"CompleteFunction":   stepPolicies,
+		"CompleteFunction":   slices.Concat(stepPolicies, providerConfigPolicies),
 		"PollFunction":       nil, // GenerateFunction's: the same role (init)
 		"ModelCheckFunction": nil, // GenerateFunction's: the same role (init)
 		"FailFunction":       stepPolicies,
@@ -1070,8 +1076,8 @@ func init() {
 	// The OpenAI-compatible API's: create and list start like
 	// image-to-video (no direct uploads), retrieve and delete as status
 	// and delete-task, content signs as download.
-	wantPolicies["OpenaiVideosFunction"] = append(slices.Clone(startPolicies),
-		"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
+	wantPolicies["OpenaiVideosFunction"] = slices.Concat(startPolicies, providerConfigPolicies,
+		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"})
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = gatewayLimitedPolicies
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
@@ -1080,7 +1086,7 @@ func init() {
 	// deletes the images it checks as an image start does.
 	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
-			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"})
+			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"}, providerConfigPolicies)
 
 	// The webhook endpoints touch the webhooks table, and of the accounts
 	// only the condition that the account exists; only the delete of an
