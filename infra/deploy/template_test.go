@@ -791,6 +791,38 @@ var (
 	}
 )
 
+// providerConfigFunctions are the functions that read the provider
+// configuration (awsstack/providerconfig): the starts, quote, models and
+// playground, which check, price or list models; Complete, which prices
+// what it refunds (lifecycle.PartialRefund); Generate, Poll and the model
+// check, which build the routes.
+var providerConfigFunctions = []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction",
+	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "PlaygroundFunction", "CompleteFunction",
+	"GenerateFunction", "PollFunction", "ModelCheckFunction"}
+
+// providerConfigEnv is the provider configuration's variables.
+var providerConfigEnv = []string{awsstack.EnvProviderModels, awsstack.EnvRoutes, awsstack.EnvModels, awsstack.EnvProviderConfigSecretARN}
+
+// Issue 34, defect 9: the provider configuration goes to the functions
+// that read it, all of its variables (sam local invoke lets env.json set
+// only what the template declares), and to no other: a function that does
+// not read it must not refuse its cold start over a model mapping that
+// names a model only the secret declares, nor carry routes in its 4 KB.
+// (That each reads it, and no other is given it, infra/genctl's
+// TestMakeInvoke shows: awsstack.FromEnv refuses the secret's ARN.)
+func TestProviderConfigOnlyWhereRead(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		env := functionEnv(t, tp, id)
+		reads := slices.Contains(providerConfigFunctions, id)
+		for _, k := range providerConfigEnv {
+			if _, ok := env[k]; ok != reads {
+				t.Errorf("%s declares %s: %v, want %v", id, k, ok, reads)
+			}
+		}
+	}
+}
+
 // runtimeEnv are the variables a function may set that the Go runtime
 // reads, not shared/awsstack: no Env constant names them.
 var runtimeEnv = map[string]bool{"GOMEMLIMIT": true}
