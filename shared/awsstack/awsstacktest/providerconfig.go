@@ -14,14 +14,14 @@ const ProviderConfigSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:s
 
 // What ManyRoutes routes where: a model of the operator's own, on the
 // built-in generator, and the route it alone goes to; the contract's
-// lite model goes to two routes, its fast model to one that makes text
+// lite model goes to two routes, its quality model to one that makes text
 // starts only.
 const (
 	DeclaredModelID     = "cards-720p"
 	DeclaredModelRoute  = "cards-042"
 	DeclaredModelPrice  = 20
 	TextOnlyRoute       = "cards-text-only"
-	TextOnlyRoutedModel = "gen-3.1-fast-generate-001"
+	TextOnlyRoutedModel = "gen-3.1-generate-001"
 )
 
 // ManyRoutes is a provider configuration's secret string
