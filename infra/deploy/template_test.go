@@ -792,12 +792,13 @@ var (
 )
 
 // providerConfigFunctions are the functions that read the provider
-// configuration (awsstack/providerconfig): the starts, quote, models and
-// playground, which check, price or list models; Complete, which prices
-// what it refunds (lifecycle.PartialRefund); Generate, Poll and the model
-// check, which build the routes.
+// configuration (awsstack/providerconfig): the starts, quote and models,
+// which check, price or list models; Complete, which prices what it
+// refunds (lifecycle.PartialRefund); Generate, Poll and the model check,
+// which build the routes. Not the playground: public, it reads no
+// secret, and its page lists the models GET /api/gen/models gives.
 var providerConfigFunctions = []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction",
-	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "PlaygroundFunction", "CompleteFunction",
+	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "CompleteFunction",
 	"GenerateFunction", "PollFunction", "ModelCheckFunction"}
 
 // providerConfigEnv is the provider configuration's variables.
@@ -1065,7 +1066,7 @@ var (
 			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
 		"UploadsFunction":        slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), []string{"s3:PutObject MediaBucket/inputs/uploads/*"}),
 		"DocsFunction":           {},
-		"PlaygroundFunction":     providerConfigPolicies,
+		"PlaygroundFunction":     {},
 		"AuthorizerFunction":     {"dynamodb:GetItem KeysTable"},
 		"MarkProcessingFunction": stepPolicies,
 		// The model check, under the same role, writes the routes' checks

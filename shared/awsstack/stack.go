@@ -9,7 +9,9 @@
 //   - docs: GET /openapi.json and GET /docs, with no AWS client at all;
 //   - steps: the workflow steps that need only the store;
 //   - generate: the Generate step, with S3 and the ffmpeg renderer;
-//   - sweep: the sweeper, with Step Functions.
+//   - sweep: the sweeper, with Step Functions;
+//   - providerconfig: the start of the functions that read the routes and
+//     declared models, which may be in a Secrets Manager secret.
 //
 // The authorizer needs only the store (shared/authorizer on Deployment.Store).
 // Each functions/<name>/main.go builds its handler at cold start, so that

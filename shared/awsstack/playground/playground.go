@@ -1,14 +1,15 @@
 // Package playground builds the handler of the playground Lambda: the
 // web page at / and its files under /playground/ (shared/playground),
 // public like the docs. The page is compiled in, so the function needs no
-// table, bucket, state machine or signer secret; it reads the origin the
-// videos and uploads come from, and the models it offers: the provider
-// configuration, from its secret when GEN_PROVIDER_CONFIG_SECRET_ARN
-// names one (awsstack/providerconfig), the one AWS call it may make.
+// table, bucket, state machine or secret, and loads no AWS configuration;
+// it reads only the origin the videos and uploads come from. Nor does it
+// read the provider configuration (the routes and the operator's models,
+// which may be in a secret): the page takes the models, their limits and
+// prices from GET /api/gen/models with the user's key, and its
+// limits.json holds the contract's bounds.
 package playground
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 	page "github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/settings"
 )
@@ -39,7 +39,7 @@ func Handler() (http.Handler, error) {
 
 // handler is Handler on an environment and a log destination.
 func handler(lookup func(string) (string, bool), w io.Writer) (http.Handler, *slog.Logger, error) {
-	env, err := providerconfig.ReadEnv(context.Background(), lookup, awsstack.LambdaConfig(lookup))
+	env, err := awsstack.ParseEnv(lookup)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,8 +1,8 @@
 // Package providerconfig starts the functions that need the provider
 // configuration, the routes and the declared models: the starts, the
-// quote, the models and the playground, which check and price starts or
-// list models, the Complete step, which prices what it refunds, and the
-// Generate and Poll steps and the model check, which build the routes.
+// quote and the models, which check and price starts or list models, the
+// Complete step, which prices what it refunds, and the Generate and Poll
+// steps and the model check, which build the routes.
 // Template.yaml gives only them the configuration, as GEN_ROUTES and
 // GEN_MODELS, or as the secret GEN_PROVIDER_CONFIG_SECRET_ARN names
 // (awsstack.ProviderConfig), which they read once at cold start: routes
