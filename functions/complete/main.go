@@ -9,11 +9,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 	"github.com/genvideo/gen/shared/awsstack/steps"
 )
 
 func main() {
-	stack, err := awsstack.FromEnv(context.Background())
+	stack, err := providerconfig.FromEnv(context.Background())
 	if err != nil {
 		awsstack.Exit(err)
 	}

@@ -12,11 +12,12 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/modelcheck"
+	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 )
 
 func main() {
 	ctx := context.Background()
-	stack, err := awsstack.FromEnv(ctx)
+	stack, err := providerconfig.FromEnv(ctx)
 	if err != nil {
 		awsstack.Exit(err)
 	}

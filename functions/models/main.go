@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	s := endpoint.MustDeployment()
-	svc := service.New(endpoint.Config(s, nil, nil)) // it keeps no object and starts nothing
+	s := endpoint.MustProviderDeployment()
+	svc := service.New(endpoint.Offers(s, endpoint.Config(s, nil, nil))) // it keeps no object and starts nothing
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.Models))
 }

@@ -14,10 +14,10 @@ import (
 )
 
 func main() {
-	s := endpoint.MustDeployment()
+	s := endpoint.MustProviderDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
 	flows := endpoint.Must(executions.New(s))
-	cfg := endpoint.Config(s, blobs, flows)
+	cfg := endpoint.Offers(s, endpoint.Config(s, blobs, flows))
 	cfg.Images = intake.New(blobs, 0) // input_reference is checked as image-to-video's image
 	svc := service.New(cfg)
 	lambda.Start(endpoint.Proxy(svc, endpoint.Images(s, 1), httpapi.OpenAIVideos))

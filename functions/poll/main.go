@@ -13,10 +13,11 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/generate"
+	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 )
 
 func main() {
-	stack, err := awsstack.FromEnv(context.Background())
+	stack, err := providerconfig.FromEnv(context.Background())
 	if err != nil {
 		awsstack.Exit(err)
 	}

@@ -15,9 +15,9 @@ import (
 )
 
 func main() {
-	s := endpoint.MustDeployment()
+	s := endpoint.MustProviderDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
-	cfg := endpoint.Config(s, blobs, nil) // it starts nothing
+	cfg := endpoint.Offers(s, endpoint.Config(s, blobs, nil)) // it starts nothing
 	cfg.Images = intake.New(blobs, 0)
 	svc := service.New(cfg)
 	// The image limit of image-to-video, whose one image may take the

@@ -13,9 +13,9 @@ import (
 )
 
 func main() {
-	s := endpoint.MustDeployment()
+	s := endpoint.MustProviderDeployment()
 	blobs := endpoint.Must(endpoint.Media(s))
 	flows := endpoint.Must(executions.New(s))
-	svc := service.New(endpoint.Config(s, blobs, flows))
+	svc := service.New(endpoint.Offers(s, endpoint.Config(s, blobs, flows)))
 	lambda.Start(endpoint.Proxy(svc, httpapi.Config{}, httpapi.TextToVideo))
 }

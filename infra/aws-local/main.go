@@ -24,6 +24,15 @@ import (
 // envScheduleInterval shortens every Schedule event's rate, e.g. 10s.
 const envScheduleInterval = "GEN_AWS_LOCAL_SCHEDULE_INTERVAL"
 
+// envProviderConfig names a file holding a provider configuration
+// secret's string (awsstack.ProviderConfig): the assembly keeps it in its
+// Secrets Manager under providerConfigARN and sets the template's
+// ProviderConfigSecretArn to it, as an operator with many routes deploys.
+const envProviderConfig = "GEN_AWS_LOCAL_PROVIDER_CONFIG"
+
+// providerConfigARN is the made-up ARN of that secret.
+const providerConfigARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-local-provider-config-AbCdEf"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Stdout, os.Stderr)
@@ -44,6 +53,16 @@ func run(ctx context.Context, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cfg.ScheduleInterval = d
+	}
+	if file := os.Getenv(envProviderConfig); file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "aws-local: %s: %v\n", envProviderConfig, err)
+			return 2
+		}
+		// The functions check it at their cold start, as on AWS.
+		cfg.Secrets = map[string]string{providerConfigARN: string(b)}
+		cfg.Parameters = map[string]string{"ProviderConfigSecretArn": providerConfigARN}
 	}
 	// GEN_WEBHOOK_ALLOW_PRIVATE is the operator's, for this assembly only:
 	// passed to the functions so that a receiver on this machine works.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 )
 
@@ -1228,6 +1229,8 @@ func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
 		secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gemini-AbCdEf"
 		kmsKey = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 		wif    = `{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/aws"}`
+		// providerConfig is ProviderConfigSecretArn's.
+		providerConfig = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-provider-config-AbCdEf"
 	)
 	for _, tc := range []struct {
 		name   string
@@ -1259,6 +1262,17 @@ func TestRulesRefuseSettingsThatCannotWork(t *testing.T) {
 			failed: []string{"SignerKmsNeedsASecret"}},
 		{name: "a signer KMS key with its secret", params: map[string]string{"SignerSecretKmsKeyArn": kmsKey,
 			"SignerSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:signer-AbCdEf"}},
+		// Issue 34, defect 9: the provider configuration in one place.
+		{name: "the provider configuration in a secret", params: map[string]string{"ProviderConfigSecretArn": providerConfig}},
+		{name: "the provider configuration's secret and Routes", params: map[string]string{"ProviderConfigSecretArn": providerConfig,
+			"Routes": `{"routes": [{"name": "cards", "kind": "builtin"}]}`}, failed: []string{"ProviderConfigInOnePlace"}, functionsRefuse: true},
+		{name: "the provider configuration's secret and Models", params: map[string]string{"ProviderConfigSecretArn": providerConfig,
+			"Models": `{"models": [{"modelId": "m", "name": "M", "capabilities": ["text-to-video"], "resolutions": ["720p"], "pricing": {"creditsPerVideo": 1, "creditsPerVideoNoAudio": 1}}]}`},
+			failed: []string{"ProviderConfigInOnePlace"}, functionsRefuse: true},
+		{name: "a provider configuration KMS key without its secret", params: map[string]string{"ProviderConfigKmsKeyArn": kmsKey},
+			failed: []string{"ProviderConfigKmsNeedsASecret"}},
+		{name: "a provider configuration KMS key with its secret", params: map[string]string{"ProviderConfigKmsKeyArn": kmsKey,
+			"ProviderConfigSecretArn": providerConfig}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withParameters(t, tp, tc.params, func() {
@@ -1391,12 +1405,13 @@ const lambdaEnvLimit = 4096
 const routesRoom = 2600
 
 // TestEnvironmentFitsLambda (issue 34, defect 9): Routes and Models are
-// JSON in every function's environment, which Lambda bounds at 4 KB: a
-// deploy with many routes fails at CloudFormation, far from the cause.
-// Every function's environment, with the other parameters' longest
-// plausible values, leaves routesRoom bytes for the two, which deploy.md
-// states; and an example of that size (three routes, two declared
-// models) fits.
+// JSON in the environment of the functions that read them, which Lambda
+// bounds at 4 KB: a deploy with many routes failed at CloudFormation, far
+// from the cause. Every function's environment, with the other
+// parameters' longest plausible values, leaves routesRoom bytes for the
+// two, which deploy.md states; an example of that size (three routes,
+// two declared models) fits; and past that, with ProviderConfigSecretArn,
+// every function's environment fits whatever the routes weigh.
 func TestEnvironmentFitsLambda(t *testing.T) {
 	tp := loadTemplate(t)
 	routes := `{"routes": [{"name": "vertex-east", "kind": "vertex", "project": "my-video-project-123", "location": "us-east4"},` +
@@ -1440,4 +1455,48 @@ func TestEnvironmentFitsLambda(t *testing.T) {
 	if id, size := largestEnv(long); size > lambdaEnvLimit {
 		t.Errorf("%s's environment is %d bytes with three routes and two models, over Lambda's %d", id, size, lambdaEnvLimit)
 	}
+
+	// Past that, ProviderConfigSecretArn: the routes and models are in
+	// the secret, and every function's environment holds its ARN alone,
+	// whatever they weigh. The functions given it take a secret of 500
+	// routes (ParseEnvWith: what each reads at cold start), and the
+	// template refuses Routes or Models beside it.
+	secret := awsstacktest.ManyRoutes(500)
+	if len(secret) < 4*lambdaEnvLimit || len(secret) > 64<<10 {
+		t.Fatalf("the secret is %d bytes, want far past the environment's 4 KB and within a secret string's 64 KB", len(secret))
+	}
+	long["Routes"], long["Models"] = "", ""
+	long["ProviderConfigSecretArn"] = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gen-production-provider-configuration-AbCdEf"
+	withParameters(t, tp, long, func() {
+		if failed := failedRules(t, tp); len(failed) > 0 {
+			t.Errorf("the rules refuse the secret alone: %v", failed)
+		}
+		readers := 0
+		for _, f := range tp.ofType("AWS::Serverless::Function") {
+			env := functionEnv(t, tp, f)
+			n := 0
+			for k, v := range env {
+				n += len(k) + len(v)
+			}
+			if n > largest+len(long["ProviderConfigSecretArn"]) {
+				t.Errorf("%s's environment is %d bytes with the secret, more than %d without Routes and Models and the ARN", f, n, largest+len(long["ProviderConfigSecretArn"]))
+			}
+			if env[awsstack.EnvProviderConfigSecretARN] == "" {
+				continue
+			}
+			readers++
+			if _, err := awsstack.ParseEnvWith(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, secret); err != nil {
+				t.Errorf("%s with a secret of 500 routes: %v", f, err)
+			}
+		}
+		if readers != len(providerConfigFunctions) {
+			t.Errorf("%d functions are given the secret, want %d", readers, len(providerConfigFunctions))
+		}
+	})
+	long["Routes"] = routes
+	withParameters(t, tp, long, func() {
+		if failed := failedRules(t, tp); !slices.Equal(failed, []string{"ProviderConfigInOnePlace"}) {
+			t.Errorf("the secret and Routes: failed rules %v, want ProviderConfigInOnePlace", failed)
+		}
+	})
 }

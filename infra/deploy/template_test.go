@@ -792,6 +792,39 @@ var (
 	}
 )
 
+// providerConfigFunctions are the functions that read the provider
+// configuration (awsstack/providerconfig): the starts, quote and models,
+// which check, price or list models; Complete, which prices what it
+// refunds (lifecycle.PartialRefund); Generate, Poll and the model check,
+// which build the routes. Not the playground: public, it reads no
+// secret, and its page lists the models GET /api/gen/models gives.
+var providerConfigFunctions = []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction",
+	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "CompleteFunction",
+	"GenerateFunction", "PollFunction", "ModelCheckFunction"}
+
+// providerConfigEnv is the provider configuration's variables.
+var providerConfigEnv = []string{awsstack.EnvProviderModels, awsstack.EnvRoutes, awsstack.EnvModels, awsstack.EnvProviderConfigSecretARN}
+
+// Issue 34, defect 9: the provider configuration goes to the functions
+// that read it, all of its variables (sam local invoke lets env.json set
+// only what the template declares), and to no other: a function that does
+// not read it must not refuse its cold start over a model mapping that
+// names a model only the secret declares, nor carry routes in its 4 KB.
+// (That each reads it, and no other is given it, infra/genctl's
+// TestMakeInvoke shows: awsstack.FromEnv refuses the secret's ARN.)
+func TestProviderConfigOnlyWhereRead(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.ofType("AWS::Serverless::Function") {
+		env := functionEnv(t, tp, id)
+		reads := slices.Contains(providerConfigFunctions, id)
+		for _, k := range providerConfigEnv {
+			if _, ok := env[k]; ok != reads {
+				t.Errorf("%s declares %s: %v, want %v", id, k, ok, reads)
+			}
+		}
+	}
+}
+
 // runtimeEnv are the variables a function may set that the Go runtime
 // reads, not shared/awsstack: no Env constant names them.
 var runtimeEnv = map[string]bool{"GOMEMLIMIT": true}
@@ -1015,15 +1048,20 @@ var (
 	// A step moves a task: the task, its account and the move's webhook
 	// events; never Scan, DeleteItem or BatchWriteItem (issue 24).
 	stepPolicies = slices.Concat(writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"))
+	// Issue 34, defect 9: the provider configuration's secret, and its
+	// customer managed key, only where routes or models are read
+	// (awsstack/providerconfig), and only when there is one.
+	providerConfigPolicies = []string{"if HasProviderConfigSecret: AWSSecretsManagerGetSecretValuePolicy ProviderConfigSecretArn",
+		"if ProviderConfigCustomerKey: kms:Decrypt ProviderConfigKmsKeyArn"}
 	wantPolicies = map[string][]string{
-		"TextToVideoFunction":    startPolicies,
-		"ImageToVideoFunction":   uploadPolicies,
-		"FirstLastFrameFunction": uploadPolicies,
+		"TextToVideoFunction":    slices.Concat(startPolicies, providerConfigPolicies),
+		"ImageToVideoFunction":   slices.Concat(uploadPolicies, providerConfigPolicies),
+		"FirstLastFrameFunction": slices.Concat(uploadPolicies, providerConfigPolicies),
 		"StatusFunction":         gatewayLimitedPolicies,
 		"StatusEventsFunction":   readerPolicies,
 		"DownloadFunction":       gatewayLimitedPolicies,
 		"HistoryFunction":        slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"), readTable("TasksTable")),
-		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable")),
+		"ModelsFunction":         slices.Concat(writeTable("CountersTable"), readTable("KeysTable"), providerConfigPolicies),
 		"RotateSignerFunction": {"iam:CreateAccessKey SigningUser", "iam:DeleteAccessKey SigningUser", "iam:ListAccessKeys SigningUser",
 			"secretsmanager:DescribeSecret SignerSecret", "secretsmanager:GetSecretValue SignerSecret",
 			"secretsmanager:PutSecretValue SignerSecret", "secretsmanager:UpdateSecretVersionStage SignerSecret"},
@@ -1037,8 +1075,9 @@ var (
 		"GenerateFunction": slices.Concat(writeTable("TasksTable"), []string{"dynamodb:UpdateItem CountersTable", "secretsmanager:GetSecretValue GeminiApiKeySecretArn|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-gemini-key",
 			"secretsmanager:GetSecretValue RouteKeySecretArns|arn:AWS::Partition:secretsmanager:AWS::Region:AWS::AccountId:secret:gen-no-route-key",
 			"if GeminiKeyCustomerKey: kms:Decrypt GeminiApiKeyKmsKeyArn", "if RouteKeysCustomerKeys: kms:Decrypt RouteKeyKmsKeyArns",
+			"if HasProviderConfigSecret: secretsmanager:GetSecretValue ProviderConfigSecretArn", "if ProviderConfigCustomerKey: kms:Decrypt ProviderConfigKmsKeyArn",
 			"s3:AbortMultipartUpload MediaBucket/videos/*", "s3:GetObject MediaBucket/inputs/*", "s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/videos/*"}),
-		"CompleteFunction":   stepPolicies,
+		"CompleteFunction":   slices.Concat(stepPolicies, providerConfigPolicies),
 		"PollFunction":       nil, // GenerateFunction's: the same role (init)
 		"ModelCheckFunction": nil, // GenerateFunction's: the same role (init)
 		"FailFunction":       stepPolicies,
@@ -1071,8 +1110,8 @@ func init() {
 	// The OpenAI-compatible API's: create and list start like
 	// image-to-video (no direct uploads), retrieve and delete as status
 	// and delete-task, content signs as download.
-	wantPolicies["OpenaiVideosFunction"] = append(slices.Clone(startPolicies),
-		"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*")
+	wantPolicies["OpenaiVideosFunction"] = slices.Concat(startPolicies, providerConfigPolicies,
+		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"})
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = gatewayLimitedPolicies
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
@@ -1081,7 +1120,7 @@ func init() {
 	// deletes the images it checks as an image start does.
 	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
-			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"})
+			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"}, providerConfigPolicies)
 
 	// The webhook endpoints touch the webhooks table, and of the accounts
 	// only the condition that the account exists; only the delete of an

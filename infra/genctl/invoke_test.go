@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/assembly"
 	"github.com/genvideo/gen/infra/awslocal/samlocal"
+	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
 	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
@@ -33,6 +36,12 @@ var invokeOrder = []string{
 // run with exactly the environment sam local would give it (the template
 // resolved as SAM resolves it, env.json over the variables it declares)
 // and its event, answering without an error.
+//
+// The assembly keeps its routes and models in the secret
+// ProviderConfigSecretArn names (issue 34, defect 9; every route the
+// built-in generator, as without it): each function given the secret
+// must read it through env.json's AWS_ENDPOINT_URL, and one that does not
+// read it must not be given it (awsstack.FromEnv refuses it).
 func TestMakeInvoke(t *testing.T) {
 	if os.Getenv(dynamolocal.SkipEnv) == "1" {
 		t.Skipf("%s=1: the assembly needs DynamoDB Local", dynamolocal.SkipEnv)
@@ -43,7 +52,9 @@ func TestMakeInvoke(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	logs := &logtest.Buffer{}
-	a, err := assembly.Start(ctx, assembly.Config{Root: "../..", Addr: "127.0.0.1:0", DataDir: dir, Log: logs})
+	a, err := assembly.Start(ctx, assembly.Config{Root: "../..", Addr: "127.0.0.1:0", DataDir: dir, Log: logs,
+		Parameters: map[string]string{"ProviderConfigSecretArn": awsstacktest.ProviderConfigSecretARN},
+		Secrets:    map[string]string{awsstacktest.ProviderConfigSecretARN: awsstacktest.ManyRoutes(100)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +100,17 @@ func TestMakeInvoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	readers := 0
 	for id, f := range fns {
 		if ign := samlocal.Ignored(f, samlocal.EnvVars{id: envVars[id]}); len(ign) > 0 {
 			t.Errorf("env.json sets %v for %s, which sam local would drop: the template does not declare them", ign, id)
 		}
+		if envVars[id][awsstack.EnvProviderConfigSecretARN] == awsstacktest.ProviderConfigSecretARN {
+			readers++
+		}
+	}
+	if readers == 0 {
+		t.Errorf("env.json gives no function the provider configuration's secret")
 	}
 
 	for _, name := range invokeOrder {
@@ -138,6 +156,9 @@ func TestMakeInvoke(t *testing.T) {
 				if code, _ := out["statusCode"].(float64); int(code) != want.status {
 					t.Errorf("%s answered HTTP %v: %.400s; want %d", name, out["statusCode"], res.Payload, want.status)
 				}
+			}
+			if name == "models" && !strings.Contains(fmt.Sprint(out["body"]), `"`+awsstacktest.DeclaredModelID+`"`) {
+				t.Errorf("models answered %.400s, without the secret's model %s", res.Payload, awsstacktest.DeclaredModelID)
 			}
 		})
 	}

@@ -89,14 +89,22 @@ const (
 	EnvCreditUSD            = settings.CreditUSD
 	EnvProviderPollInterval = settings.ProviderPollInterval
 	// EnvRoutes is the models' provider routes (template parameter
-	// Routes): every function reads it, for what a start may ask; the
-	// generate and poll functions build the routes, reading the keys of
-	// gemini and openai routes from the secrets they name
-	// (apiKeySecretArn).
+	// Routes): the functions that check starts or list models read it,
+	// for what a start may ask; the generate and poll functions build
+	// the routes, reading the keys of gemini and openai routes from the
+	// secrets they name (apiKeySecretArn).
 	EnvRoutes = settings.Routes
 	// EnvModels is the operator's models (template parameter Models):
-	// every function installs them as its catalog at cold start.
+	// the functions that price, check or list models install them as
+	// their catalog at cold start.
 	EnvModels = settings.DeclaredModels
+	// EnvProviderConfigSecretARN names a Secrets Manager secret holding
+	// what EnvRoutes and EnvModels would (ProviderConfig; template
+	// parameter ProviderConfigSecretArn), for routes and models too large
+	// for Lambda's 4 KB environment. The functions given it read it once
+	// at cold start (awsstack/providerconfig) and check it as they would
+	// the variables; it is refused beside either of them.
+	EnvProviderConfigSecretARN = "GEN_PROVIDER_CONFIG_SECRET_ARN"
 	// EnvGeminiKeySecretARN names the Secrets Manager secret whose
 	// string is the Gemini API's key, for GEN_GENERATOR=gemini: the
 	// generate step reads it at cold start (GEN_GEMINI_API_KEY, which
@@ -143,10 +151,13 @@ type Env struct {
 	FontFile          string // "" means render's default
 	LogLevel          slog.Level
 	// Provider is the generator and its settings (GEN_GENERATOR, ...),
-	// read as the local service reads them.
-	Provider           settings.Provider
-	GeminiKeySecretARN string
-	VertexWIFConfig    string
+	// read as the local service reads them: its Routes and Declared are
+	// the provider configuration secret's when ParseEnvWith read one.
+	Provider settings.Provider
+	// ProviderConfigSecretARN is EnvProviderConfigSecretARN.
+	ProviderConfigSecretARN string
+	GeminiKeySecretARN      string
+	VertexWIFConfig         string
 	// WebhookAllowPrivate is GEN_WEBHOOK_ALLOW_PRIVATE (settings), which
 	// lets webhooks go to plain http and private addresses. The template
 	// never sets it (infra/deploy checks that no function has it): it is
@@ -160,8 +171,35 @@ type Env struct {
 // Every value that is set but malformed is an error naming its variable;
 // all of them are reported at once. Variables that are not set keep their
 // defaults ("" for the names and ARNs: Deployment checks those it needs).
+// It reads no secret: with EnvProviderConfigSecretARN set, the provider's
+// routes and declared models are empty here; a function that needs them
+// reads the secret (awsstack/providerconfig) and parses with ParseEnvWith.
 func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
+	return parseEnv(lookup, nil)
+}
+
+// parseEnv is ParseEnv, with the variables of the provider configuration
+// secret's string (nil for none) read from it through the same readers.
+func parseEnv(lookup func(string) (string, bool), providerConfig *string) (Env, error) {
 	r := settings.NewReader(lookup)
+	configARN := r.Check(EnvProviderConfigSecretARN, isARN, "want the ARN of a Secrets Manager secret")
+	if configARN != "" {
+		// One place for the routes and models: two would leave which one
+		// counts to a guess.
+		for _, name := range []string{EnvRoutes, EnvModels} {
+			if v, _ := lookup(name); strings.TrimSpace(v) != "" {
+				r.Reject(name, "(not shown)", "give the routes and models in the secret "+EnvProviderConfigSecretARN+
+					" names or in "+EnvRoutes+" and "+EnvModels+", not both (template: ProviderConfigSecretArn or Routes and Models)")
+			}
+		}
+	}
+	if providerConfig != nil {
+		vars, err := providerConfigVars(*providerConfig)
+		if err != nil {
+			r.Reject(EnvProviderConfigSecretARN, configARN, "its secret: "+err.Error())
+		}
+		r.From("the provider configuration secret "+configARN, vars)
+	}
 	shared := r.Shared()
 	e := Env{
 		TablePrefix: r.Check(EnvTablePrefix, isName, "want a DynamoDB table-name prefix ([A-Za-z0-9_.-])"),
@@ -182,6 +220,7 @@ func ParseEnv(lookup func(string) (string, bool)) (Env, error) {
 		VertexWIFConfig:     r.String(EnvVertexWIFConfig, ""),
 		WebhookAllowPrivate: r.Switch(settings.WebhookAllowPrivate, false),
 	}
+	e.ProviderConfigSecretARN = configARN
 	if e.VertexWIFConfig != "" && !isExternalAccount(e.VertexWIFConfig) {
 		// Not quoted: what was pasted by mistake may be a key file.
 		r.Reject(EnvVertexWIFConfig, "(not shown)",

@@ -9,7 +9,9 @@
 //   - docs: GET /openapi.json and GET /docs, with no AWS client at all;
 //   - steps: the workflow steps that need only the store;
 //   - generate: the Generate step, with S3 and the ffmpeg renderer;
-//   - sweep: the sweeper, with Step Functions.
+//   - sweep: the sweeper, with Step Functions;
+//   - providerconfig: the start of the functions that read the routes and
+//     declared models, which may be in a Secrets Manager secret.
 //
 // The authorizer needs only the store (shared/authorizer on Deployment.Store).
 // Each functions/<name>/main.go builds its handler at cold start, so that
@@ -49,13 +51,28 @@ type Deployment struct {
 // store. Every function needs GEN_TABLE_PREFIX; the builders check the
 // variables they need besides. It also makes the stack's logger the
 // default one, so that everything logs JSON lines with the request id.
+//
+// It reads no secret: a function that needs the provider configuration
+// (routes and declared models), which may be in a secret, starts from
+// awsstack/providerconfig's FromEnv instead, and one that gets
+// GEN_PROVIDER_CONFIG_SECRET_ARN here stops, so that it never runs on
+// the contract's catalog by mistake.
 func FromEnv(ctx context.Context) (*Deployment, error) {
 	env, err := ParseEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
+	if env.ProviderConfigSecretARN != "" {
+		return nil, fmt.Errorf("%s is set, and this function does not read the provider configuration: "+
+			"template.yaml gives it only to the functions that do (awsstack/providerconfig)", EnvProviderConfigSecretARN)
+	}
+	return Open(env, LambdaConfig(osLookup))
+}
+
+// Open makes env the function's: it installs its catalog, makes its
+// JSON logger the default one and opens the store (New).
+func Open(env Env, cfg aws.Config) (*Deployment, error) {
 	InstallCatalog(env)
-	cfg := LambdaConfig(osLookup)
 	logger := NewLogger(os.Stdout, env.LogLevel)
 	slog.SetDefault(logger)
 	return New(env, cfg, logger)

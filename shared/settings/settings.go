@@ -75,6 +75,10 @@ type Shared struct {
 // is unset, empty or malformed; Err then says whether any was malformed.
 type Reader struct {
 	lookup func(string) (string, bool)
+	// from holds the variables read from a document rather than through
+	// lookup (From); source names the document in errors.
+	from   Vars
+	source string
 	errs   []error
 }
 
@@ -94,6 +98,16 @@ func (v Vars) Lookup(name string) (string, bool) {
 	return value, ok
 }
 
+// From makes the reader take the variables of vars from them, not from
+// the environment: a stack that keeps some settings in a document of
+// their own (on AWS the provider configuration's secret, since Lambda
+// bounds a function's environment at 4 KB) reads them through the same
+// readers and checks as the variables, and their errors name source as
+// well as the variable. Call it before reading.
+func (r *Reader) From(source string, vars Vars) {
+	r.from, r.source = vars, source
+}
+
 // Shared reads the variables both stacks share.
 func (r *Reader) Shared() Shared {
 	return Shared{
@@ -107,7 +121,10 @@ func (r *Reader) Shared() Shared {
 
 // value is the variable's value without surrounding blanks, "" if unset.
 func (r *Reader) value(name string) string {
-	v, _ := r.lookup(name)
+	v, ok := r.from[name]
+	if !ok {
+		v, _ = r.lookup(name)
+	}
 	return strings.TrimSpace(v)
 }
 
@@ -115,6 +132,9 @@ func (r *Reader) value(name string) string {
 // should be ("want ..."). The readers call it; a caller calls it for a
 // value that is wrong only in the light of another one.
 func (r *Reader) Reject(name, value, want string) {
+	if _, ok := r.from[name]; ok {
+		name += " (" + r.source + ")"
+	}
 	r.errs = append(r.errs, fmt.Errorf("%s=%q: %s", name, value, want))
 }
 

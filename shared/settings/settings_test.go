@@ -159,3 +159,45 @@ func TestBothStacks(t *testing.T) {
 		}
 	}
 }
+
+// A document read with From goes through the very readers and checks of
+// the variables it stands for: its values are checked, what it declares
+// is what the environment's other variables are checked against, its
+// errors name the document, and the environment's value of a variable
+// it gives is not read.
+func TestFrom(t *testing.T) {
+	const source = "the secret arn:aws:secretsmanager:us-east-1:123456789012:secret:cfg"
+	models := `{"models": [{"modelId": "wan-2.2-720p", "name": "Wan 2.2", "capabilities": ["text-to-video"],` +
+		` "resolutions": ["720p"], "pricing": {"creditsPerVideo": 40, "creditsPerVideoNoAudio": 40}}]}`
+	routes := `{"routes": [{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "http://gpu:8000"}],` +
+		` "models": {"wan-2.2-720p": ["wan"]}}`
+	env := settings.Vars{settings.ProviderModels: "wan-2.2-720p=Wan-AI/Wan2.2-T2V-A14B-Diffusers", settings.Routes: `{"routes": "not read"}`}
+
+	// Without the document the mapping names no model of the catalog.
+	r := settings.NewReader(env.Lookup)
+	r.Provider()
+	if r.Err() == nil {
+		t.Fatal("the environment alone: no error, want GEN_PROVIDER_MODELS and GEN_ROUTES refused")
+	}
+
+	r = settings.NewReader(env.Lookup)
+	r.From(source, settings.Vars{settings.Routes: routes, settings.DeclaredModels: models})
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		t.Fatalf("with the document: %v", err)
+	}
+	if p.Routes != routes || p.Declared != models {
+		t.Errorf("Provider = routes %q, models %q; want the document's", p.Routes, p.Declared)
+	}
+	if _, ok := p.Catalog().Lookup("wan-2.2-720p"); !ok || len(p.ModelRoutes()["wan-2.2-720p"]) != 1 {
+		t.Errorf("the declared model is not in the catalog or has no route: %v", p.ModelRoutes()["wan-2.2-720p"])
+	}
+
+	r = settings.NewReader(settings.Vars{}.Lookup)
+	r.From(source, settings.Vars{settings.Routes: `{"routes": [{"name": "x", "kind": "teleport"}]}`})
+	r.Provider()
+	err := r.Err()
+	if err == nil || !strings.Contains(err.Error(), settings.Routes+" ("+source+")=") || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("a bad route in the document: %v, want an error naming %s and the document", err, settings.Routes)
+	}
+}

@@ -94,6 +94,10 @@ type Config struct {
 	ScheduleInterval time.Duration
 	// Parameters override template parameters (GenerationTimeout=1).
 	Parameters map[string]string
+	// Secrets are put in the emulated Secrets Manager, by ARN, beside the
+	// URL signer's: what a parameter naming a secret
+	// (ProviderConfigSecretArn, RouteKeySecretArns) points at here.
+	Secrets map[string]string
 	// WebhookAllowPrivate sets GEN_WEBHOOK_ALLOW_PRIVATE=1 in every
 	// function's environment, so that webhooks may go to a receiver on
 	// this machine (plain http, loopback). Only here: template.yaml never
@@ -226,6 +230,9 @@ func Start(ctx context.Context, cfg Config) (a *Assembly, err error) {
 	secrets := localsecrets.New()
 	secret, _ := json.Marshal(awsstack.SignerSecret{AccessKeyID: signerKeyID, SecretAccessKey: signerSecret})
 	secrets.Put(signerSecretARN, string(secret))
+	for arn, v := range cfg.Secrets {
+		secrets.Put(arn, v)
+	}
 	secretsURL, err := a.serve(secrets)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/genvideo/gen/shared/availability"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/media"
+	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 	"github.com/genvideo/gen/shared/blob/s3blob"
 	"github.com/genvideo/gen/shared/blob/s3links"
 	"github.com/genvideo/gen/shared/httpapi"
@@ -43,8 +44,18 @@ func Must[T any](v T, err error) T {
 }
 
 // MustDeployment reads the environment, loads the AWS configuration and opens
-// the DynamoDB store (awsstack.FromEnv), or ends the cold start.
+// the DynamoDB store (awsstack.FromEnv), or ends the cold start: the
+// endpoints that neither check starts nor list models, which need no
+// provider configuration.
 func MustDeployment() *awsstack.Deployment { return Must(awsstack.FromEnv(context.Background())) }
+
+// MustProviderDeployment is MustDeployment with the provider
+// configuration, the routes and the declared models, read as well, from
+// its secret when the function is given one (providerconfig.FromEnv):
+// the starts, the quote and the models, which call Offers.
+func MustProviderDeployment() *awsstack.Deployment {
+	return Must(providerconfig.FromEnv(context.Background()))
+}
 
 // Media is the S3 store of GEN_BUCKET, whose links are signed with the
 // key in GEN_SIGNER_SECRET_ARN: an endpoint checks both at its cold
@@ -74,7 +85,7 @@ func Links(s *awsstack.Deployment) (*s3links.Links, error) {
 // function that starts nothing) and the environment's settings.
 // Webhook URLs are checked as on the local stack, private addresses
 // refused unless GEN_WEBHOOK_ALLOW_PRIVATE, which the template never
-// sets.
+// sets. What the providers accept is Offers'.
 func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Executions) service.Config {
 	cfg := service.Config{
 		Store:               s.Store,
@@ -84,20 +95,30 @@ func Config(s *awsstack.Deployment, blobs *s3blob.Store, executions service.Exec
 		MaxEventStreams:     s.Env.MaxEventStreams,
 		Webhooks:            s.Store,
 		WebhookAllowPrivate: s.Env.WebhookAllowPrivate,
-		// A start is checked against what the configured generator
-		// accepts (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), or
-		// one of the model's routes (GEN_ROUTES), as the generate step's
-		// provider is, and models shows its limits.
-		Capabilities: Must(tables.Capabilities(s.Env.Provider)),
-		// Which models no route serves, as the scheduled model check
-		// last found (functions/model-check), read at most once a
-		// minute per process (availability.ReaderTTL).
-		Availability: availability.NewReader(availability.ReaderConfig{Store: s.Store,
-			Routes: tables.Availability(s.Env.Provider), Logger: s.Logger}),
 	}
 	if blobs != nil { // not a typed nil inside the interfaces
 		cfg.Blobs, cfg.Uploads = blobs, blobs
 	}
+	return cfg
+}
+
+// Offers is cfg with what the configured providers accept, for the
+// functions that check starts or list models, on a deployment with the
+// provider configuration (MustProviderDeployment). A function that does
+// neither leaves it out: it is given no routes, declared models or model
+// mapping (template.yaml), and a check of the generator's own table
+// without them could refuse its cold start over prices it never quotes.
+func Offers(s *awsstack.Deployment, cfg service.Config) service.Config {
+	// A start is checked against what the configured generator accepts
+	// (GEN_GENERATOR, GEN_PROVIDER_MODELS, GEN_CREDIT_USD), or one of the
+	// model's routes (GEN_ROUTES), as the generate step's provider is,
+	// and models shows its limits.
+	cfg.Capabilities = Must(tables.Capabilities(s.Env.Provider))
+	// Which models no route serves, as the scheduled model check last
+	// found (functions/model-check), read at most once a minute per
+	// process (availability.ReaderTTL).
+	cfg.Availability = availability.NewReader(availability.ReaderConfig{Store: s.Store,
+		Routes: tables.Availability(s.Env.Provider), Logger: s.Logger})
 	return cfg
 }
 

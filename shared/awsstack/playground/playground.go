@@ -2,7 +2,11 @@
 // web page at / and its files under /playground/ (shared/playground),
 // public like the docs. The page is compiled in, so the function needs no
 // table, bucket, state machine or secret, and loads no AWS configuration;
-// it reads only the origin the videos and uploads come from.
+// it reads only the origin the videos and uploads come from. Nor does it
+// read the provider configuration (the routes and the operator's models,
+// which may be in a secret): the page takes the models, their limits and
+// prices from GET /api/gen/models with the user's key, and its
+// limits.json holds the contract's bounds.
 package playground
 
 import (

@@ -8,12 +8,9 @@ package providerkeys
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/genvideo/gen/shared/awsstack"
+	"github.com/genvideo/gen/shared/awsstack/secrets"
 )
 
 // GeminiKey reads the Gemini API key from its secret. The error never
@@ -35,14 +32,5 @@ func RouteKey(s *awsstack.Deployment) func(ctx context.Context, arn string) (str
 // Secret reads the string of a Secrets Manager secret holding what;
 // the error never quotes it.
 func Secret(ctx context.Context, s *awsstack.Deployment, arn, what string) (string, error) {
-	out, err := secretsmanager.NewFromConfig(s.AWS).GetSecretValue(ctx,
-		&secretsmanager.GetSecretValueInput{SecretId: &arn})
-	if err != nil {
-		return "", fmt.Errorf("read the secret of %s %s: %w", what, arn, err)
-	}
-	key := strings.TrimSpace(aws.ToString(out.SecretString))
-	if key == "" {
-		return "", fmt.Errorf("the secret of %s %s is empty", what, arn)
-	}
-	return key, nil
+	return secrets.String(ctx, s.AWS, arn, what)
 }
