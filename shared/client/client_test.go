@@ -470,6 +470,20 @@ func TestLargeImagesUploadDirectly(t *testing.T) {
 			}
 		})
 	}
+	// An upload made already is named by its id, whatever the threshold,
+	// and started from as a file is.
+	cl := newClient(t, k.APIKey, client.WithDirectUploadAbove(-1))
+	id, err := cl.UploadImage(ctx, client.ImageBytes("red.png", red))
+	if err != nil {
+		t.Fatalf("UploadImage: %v", err)
+	}
+	s, err := cl.ImageToVideo(ctx, lite("the red flag waves"), client.UploadedImage(id))
+	if err != nil {
+		t.Fatalf("ImageToVideo(UploadedImage(%q)): %v", id, err)
+	}
+	if s.ImageInfo == nil || s.ImageInfo.OriginalName != id || s.ImageInfo.Size != int64(len(red)) {
+		t.Errorf("imageInfo = %+v, want the upload %s of %d bytes", s.ImageInfo, id, len(red))
+	}
 	if _, err := newClient(t, k.APIKey).UploadImage(ctx, client.ImageBytes("x.gif", []byte("GIF89a..."))); err == nil || !strings.Contains(err.Error(), "not a JPEG or PNG") {
 		t.Errorf("UploadImage of a GIF = %v, want an error naming JPEG or PNG", err)
 	}
