@@ -30,6 +30,7 @@ const (
 // can run it in-process.
 type environment struct {
 	getenv        func(string) string
+	stdin         io.Reader
 	stdout        io.Writer
 	stderr        io.Writer
 	stderrIsATerm bool
@@ -91,6 +92,7 @@ func newRoot(opts *options) *cobra.Command {
 	root.AddCommand(generateCmd(opts), quoteCmd(opts), statusCmd(opts), watchCmd(opts), downloadCmd(opts), historyCmd(opts), modelsCmd(opts))
 	root.AddCommand(manageCmds(opts)...)
 	root.AddCommand(webhooksCmd(opts))
+	root.AddCommand(mcpCmd(opts))
 	return root
 }
 

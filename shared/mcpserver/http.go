@@ -97,7 +97,8 @@ func NewHandler(cfg HTTPConfig) http.Handler {
 		}
 		// Images go in the start's own request: in-process there is no
 		// request size to keep under.
-		api, err := NewClient(internalBase, key, client.WithHTTPClient(internal), client.WithDirectUploadAbove(-1))
+		api, err := client.New(internalBase, key, append(ClientOptions(),
+			client.WithHTTPClient(internal), client.WithDirectUploadAbove(-1))...)
 		if err != nil {
 			cfg.Logger.ErrorContext(r.Context(), "mcp: client", "err", err)
 			writeError(w, http.StatusInternalServerError, "INTERNAL_ERROR", "An internal error occurred.")

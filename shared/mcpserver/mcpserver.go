@@ -18,6 +18,7 @@ package mcpserver
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -49,6 +50,13 @@ var _ API = (*client.Client)(nil)
 // addresses only, checked at every dial, no redirect followed).
 type Fetcher interface {
 	Fetch(ctx context.Context, url string, limit int64) (body []byte, contentType string, err error)
+}
+
+// URLFetcher is the Fetcher of images by URL: a webhook.Sender, which
+// reaches public https addresses alone unless allowPrivate (plain http
+// and private addresses too, for development on one machine).
+func URLFetcher(allowPrivate bool) *webhook.Sender {
+	return &webhook.Sender{AllowPrivate: allowPrivate, Timeout: fetchTimeout}
 }
 
 // Defaults of Options.
@@ -86,7 +94,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Fetcher == nil {
-		o.Fetcher = &webhook.Sender{Timeout: fetchTimeout}
+		o.Fetcher = URLFetcher(false)
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = DefaultMaxWait
@@ -127,16 +135,23 @@ func New(api API, opts Options) *mcp.Server {
 	return s
 }
 
-// NewClient returns the client the tools call the service with: it
-// starts with an Idempotency-Key of its own, so that a start is retried
-// safely, and hands a 429 back to the agent at once with its
-// retryAfterSeconds rather than sleeping through it.
-func NewClient(baseURL, key string, opts ...client.Option) (*client.Client, error) {
-	return client.New(baseURL, key, append([]client.Option{
+// ClientOptions are the options of the client the tools call the
+// service with: it starts with an Idempotency-Key of its own, so that a
+// start is retried safely, and hands a 429 back to the agent at once,
+// with its retryAfterSeconds, rather than sleeping through it.
+func ClientOptions() []client.Option {
+	return []client.Option{
 		client.WithUserAgent("gen-mcp/1"),
 		client.WithAutoIdempotency(),
 		client.WithRetry(client.RetryPolicy{MaxRetryAfter: time.Nanosecond}),
-	}, opts...)...)
+	}
+}
+
+// ServeStdio serves the tools over api on one connection: an MCP host's
+// stdio, newline-delimited JSON-RPC read from in and written to out,
+// until in ends or ctx is done. Nothing else may be written to out.
+func ServeStdio(ctx context.Context, api API, opts Options, in io.ReadCloser, out io.WriteCloser) error {
+	return New(api, opts).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxRequestBytes})
 }
 
 // quiet is l for the SDK, which logs every session's connection at Info:
