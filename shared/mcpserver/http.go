@@ -75,13 +75,19 @@ func NewHandler(cfg HTTPConfig) http.Handler {
 				r.Method+" is not allowed on "+Path+": this MCP server is stateless and takes POST alone (no stream of its own, no session).")
 			return
 		}
-		key, ok := bearer(r.Header.Get("Authorization"))
-		if !ok {
+		auth := r.Header.Values("Authorization")
+		if len(auth) == 0 || auth[0] == "" {
 			// RFC 6750 3.1: a request without credentials gets the
 			// challenge without an error code.
 			w.Header().Set("WWW-Authenticate", ChallengeMissing)
 			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "API key missing or invalid")
 			return
+		}
+		// Another scheme, or several headers, is a key that is not a live
+		// one, as the AWS authorizer judges it.
+		key, ok := bearer(auth[0])
+		if !ok || len(auth) > 1 {
+			key = ""
 		}
 		live, err := cfg.Keys.CheckKey(r.Context(), key)
 		if err != nil {

@@ -450,7 +450,7 @@ func TestHandler(t *testing.T) {
 		{"GET", http.MethodGet, "Bearer gen_live", false, 405, ""},
 		{"DELETE", http.MethodDelete, "", false, 405, ""},
 		{"no key", http.MethodPost, "", false, 401, mcpserver.ChallengeMissing},
-		{"not bearer", http.MethodPost, "Basic gen_live", false, 401, mcpserver.ChallengeMissing},
+		{"not bearer", http.MethodPost, "Basic gen_live", false, 401, mcpserver.ChallengeInvalid},
 		{"wrong key", http.MethodPost, "Bearer gen_other", false, 401, mcpserver.ChallengeInvalid},
 		{"store down", http.MethodPost, "Bearer gen_live", true, 503, ""},
 	} {
