@@ -96,7 +96,9 @@ type mcpReport struct {
 	Runs     map[string]mcpRun
 	Refusals struct {
 		NoCredits, BadParameter, WrongType, OtherTenant, SpendingCap mcpCall
-		RateLimit                                                    []mcpCall
+		// StartRate and RequestRate are a list of calls, or what
+		// connecting threw.
+		StartRate, RequestRate json.RawMessage
 	}
 	StdioRefusals struct{ BadParameter, NotFound mcpCall }
 	WrongKey      struct {
@@ -114,7 +116,7 @@ type mcpReport struct {
 // its progress while waiting, and downloads an MP4 of the asked
 // duration from the link it gets; the charge is the contract's, in
 // /api/gen/history. Then the refusals: no credits, a bad parameter
-// (named), a rate limit, another account's task, a spending cap, a
+// (named), the rate limits, another account's task, a spending cap, a
 // wrong key.
 func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	tools := nodetools.Require(t, nodetools.MCPPackage)
@@ -126,7 +128,8 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	poor := e.key(price-1, store.Limits{})
 	capped := e.key(10000, store.Limits{})
 	setCaps(t, e.store, capped.KeyID, price-1, 0)
-	limited := e.key(10000, store.Limits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
+	startLimited := e.key(10000, store.Limits{RequestsPerMinute: 1000, RequestsPerDay: 10000, StartsPerMinute: 1, MaxInFlight: 5})
+	requestLimited := e.key(10000, store.Limits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
 	other := e.key(10000, store.Limits{})
 	o := e.postJSON("/api/gen/text-to-video", other.APIKey, `{"prompt":"another account's","model":"`+model+`","durationSeconds":4,"generateAudio":false}`)
 	if o.status != http.StatusAccepted {
@@ -153,7 +156,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{
 		"stdio": host, "mcpURL": e.url + mcpserver.Path, "key": k.APIKey, "poorKey": poor.APIKey, "cappedKey": capped.APIKey,
-		"limitedKey": limited.APIKey, "limitedCalls": 3, "otherTaskID": str(o.body["taskId"]),
+		"startLimitedKey": startLimited.APIKey, "requestLimitedKey": requestLimited.APIKey, "otherTaskID": str(o.body["taskId"]),
 		"model": model, "duration": duration, "dir": dir,
 	})
 	script, _ := filepath.Abs("testdata/mcp-sdk.cjs")
@@ -213,15 +216,20 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 			t.Fatalf("%s: wait = %+v", kind, run.Waited)
 		}
 		// Progress came while the task moved (a render takes seconds;
-		// the wait begins within milliseconds of the start), each above
-		// the last, and ended at the whole.
+		// the wait begins within milliseconds of the start), of 100, each
+		// above the last. The server sends 100 too, just before the
+		// result, but the pinned SDK hands a notification to its handler
+		// a microtask late and drops one that its result overtook
+		// (@modelcontextprotocol/sdk dist/cjs/shared/protocol.js, _onnotification and
+		// _onresponse): it may or may not be heard.
 		n := len(run.Progress)
-		if n < 2 || run.Progress[n-1].Progress != 100 || run.Progress[n-1].Total != 100 {
-			t.Errorf("%s: progress %+v, want notifications before the end and at 100 of 100", kind, run.Progress)
+		if n == 0 || run.Progress[0].Progress >= 100 {
+			t.Errorf("%s: progress %+v, want notifications while the task was unfinished", kind, run.Progress)
 		}
-		for i := 1; i < n; i++ {
-			if run.Progress[i].Progress <= run.Progress[i-1].Progress {
-				t.Errorf("%s: progress went from %v to %v", kind, run.Progress[i-1].Progress, run.Progress[i].Progress)
+		for i, p := range run.Progress {
+			if p.Total != 100 || p.Progress > 100 || i > 0 && p.Progress <= run.Progress[i-1].Progress {
+				t.Errorf("%s: progress %+v, want each of 100 and above the last", kind, run.Progress)
+				break
 			}
 		}
 		videos, _ := task["videos"].([]any)
@@ -270,9 +278,24 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	if r := rep.Refusals.NoCredits.refusal(); num(r["required"]) != price || num(r["available"]) != price-1 {
 		t.Errorf("no credits: %v, want required %d, available %d", r, price, price-1)
 	}
-	if rl := rep.Refusals.RateLimit; len(rl) != 3 || rl[0].IsError || rl[1].IsError || !rl[2].IsError ||
-		str(rl[2].refusal()["code"]) != "RATE_LIMIT_EXCEEDED" || num(rl[2].refusal()["retryAfterSeconds"]) <= 0 {
-		t.Errorf("rate limit: %+v; want two answers, then RATE_LIMIT_EXCEEDED with retryAfterSeconds", rl)
+	// The service's limits are tool errors: the second start of a key
+	// allowed one a minute, and on the local stack the third request of
+	// a key allowed two a minute. On AWS the key's usage plan holds the
+	// MCP requests themselves to its rate before the function runs: the
+	// host's SDK gets API Gateway's 429 with the contract's body.
+	var starts, requests []mcpCall
+	if err := json.Unmarshal(rep.Refusals.StartRate, &starts); err != nil || len(starts) != 2 || starts[0].IsError || !starts[1].IsError ||
+		str(starts[1].refusal()["code"]) != "RATE_LIMIT_EXCEEDED" || num(starts[1].refusal()["retryAfterSeconds"]) <= 0 {
+		t.Errorf("starts per minute: %s; want a start, then RATE_LIMIT_EXCEEDED with retryAfterSeconds", rep.Refusals.StartRate)
+	}
+	if e.aws != nil {
+		var threw struct{ Threw string }
+		if err := json.Unmarshal(rep.Refusals.RequestRate, &threw); err != nil || !strings.Contains(threw.Threw, "RATE_LIMIT_EXCEEDED") {
+			t.Errorf("requests per minute on AWS: %s; want API Gateway's 429 RATE_LIMIT_EXCEEDED", rep.Refusals.RequestRate)
+		}
+	} else if err := json.Unmarshal(rep.Refusals.RequestRate, &requests); err != nil || len(requests) != 3 || requests[0].IsError || requests[1].IsError ||
+		!requests[2].IsError || str(requests[2].refusal()["code"]) != "RATE_LIMIT_EXCEEDED" || num(requests[2].refusal()["retryAfterSeconds"]) <= 0 {
+		t.Errorf("requests per minute: %s; want two answers, then RATE_LIMIT_EXCEEDED with retryAfterSeconds", rep.Refusals.RequestRate)
 	}
 	if rep.WrongKey.Threw == "" || rep.WrongKey.Code != float64(http.StatusUnauthorized) {
 		t.Errorf("a wrong key: %+v, want the transport's 401", rep.WrongKey)

@@ -85,9 +85,17 @@ async function main() {
     await client.close();
   }
 
-  // Refusals through /mcp, each with the key that meets it.
+  // Refusals through /mcp, each with the key that meets it. A refusal
+  // before any tool (API Gateway's usage plan on AWS) is what the SDK
+  // threw.
   const refuse = async (name, key, f) => {
-    const client = await connect("http", key);
+    let client;
+    try {
+      client = await connect("http", key);
+    } catch (e) {
+      out.refusals[name] = { threw: String(e && e.message), code: e && e.code };
+      return;
+    }
     out.refusals[name] = await f(client);
     await client.close();
   };
@@ -97,9 +105,18 @@ async function main() {
     call(c, "start_text_to_video", { prompt: "five seconds", model: cfg.model, durationSeconds: 5 }));
   await refuse("wrongType", cfg.key, (c) =>
     call(c, "start_text_to_video", { prompt: "four seconds", model: cfg.model, durationSeconds: "4" }));
-  await refuse("rateLimit", cfg.limitedKey, async (c) => {
+  await refuse("startRate", cfg.startLimitedKey, async (c) => {
     const results = [];
-    for (let i = 0; i < cfg.limitedCalls; i++) results.push(await call(c, "list_models", {}));
+    for (let i = 0; i < 2; i++) {
+      results.push(await call(c, "start_text_to_video", {
+        prompt: `one start a minute (${i})`, model: cfg.model, durationSeconds: cfg.duration, generateAudio: false,
+      }));
+    }
+    return results;
+  });
+  await refuse("requestRate", cfg.requestLimitedKey, async (c) => {
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await call(c, "list_models", {}));
     return results;
   });
   await refuse("otherTenant", cfg.key, (c) => call(c, "get_task", { taskId: cfg.otherTaskID }));
