@@ -111,6 +111,8 @@ func NewHandler(cfg HTTPConfig) http.Handler {
 			return
 		}
 		server := New(api, opts)
+		jw := &jsonErrors{ResponseWriter: w}
+		defer jw.finish()
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 			Stateless: true,
 			Logger:    quiet(cfg.Logger),
@@ -119,7 +121,7 @@ func NewHandler(cfg HTTPConfig) http.Handler {
 			// a key, which a page rebinding a name to it cannot know.
 			DisableLocalhostProtection: true,
 			MaxRequestBodyBytes:        maxRequestBytes,
-		}).ServeHTTP(w, r)
+		}).ServeHTTP(jw, r)
 	})
 }
 
@@ -147,6 +149,62 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"success": false, "error": code, "message": message})
+}
+
+// jsonErrors turns the transport's refusals, which the SDK answers in
+// plain text (a body that is not JSON-RPC, a wrong Content-Type or
+// Accept, a body over the bound), into the contract's JSON error body,
+// as every other answer of the service is. Everything else passes
+// through as it is written.
+type jsonErrors struct {
+	http.ResponseWriter
+	status int // of a refusal being held
+	text   bytes.Buffer
+}
+
+func (j *jsonErrors) WriteHeader(status int) {
+	if j.status == 0 && status >= 400 && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.status = status
+		return
+	}
+	j.ResponseWriter.WriteHeader(status)
+}
+
+func (j *jsonErrors) Write(b []byte) (int, error) {
+	if j.status != 0 {
+		return j.text.Write(b)
+	}
+	return j.ResponseWriter.Write(b)
+}
+
+// Flush sends what was written (the events of a stream) at once.
+func (j *jsonErrors) Flush() {
+	if f, ok := j.ResponseWriter.(http.Flusher); ok && j.status == 0 {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// finish writes a refusal held back.
+func (j *jsonErrors) finish() {
+	if j.status == 0 {
+		return
+	}
+	code := "VALIDATION_ERROR"
+	switch {
+	case j.status == http.StatusRequestEntityTooLarge:
+		code = "FILE_TOO_LARGE"
+	case j.status == http.StatusMethodNotAllowed:
+		code = "METHOD_NOT_ALLOWED"
+	case j.status == http.StatusNotFound:
+		code = "NOT_FOUND"
+	case j.status >= 500:
+		code = "INTERNAL_ERROR"
+	}
+	j.Header().Del("X-Content-Type-Options")
+	writeError(j.ResponseWriter, j.status, code, strings.TrimSpace(j.text.String()))
 }
 
 // handlerTransport serves a request with a handler in this process: the

@@ -447,6 +447,8 @@ func TestHandler(t *testing.T) {
 		status             int
 		challenge          string
 	}{
+		{"not JSON", "text", "Bearer gen_live", false, 415, ""},
+		{"not a stream", "accept", "Bearer gen_live", false, 400, ""},
 		{"GET", http.MethodGet, "Bearer gen_live", false, 405, ""},
 		{"DELETE", http.MethodDelete, "", false, 405, ""},
 		{"no key", http.MethodPost, "", false, 401, mcpserver.ChallengeMissing},
@@ -459,9 +461,19 @@ func TestHandler(t *testing.T) {
 			if tc.outage {
 				k.err = errors.New("store down")
 			}
-			req, _ := http.NewRequest(tc.method, srv.URL+mcpserver.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			method := tc.method
+			if method == "text" || method == "accept" {
+				method = http.MethodPost
+			}
+			req, _ := http.NewRequest(method, srv.URL+mcpserver.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			switch tc.method {
+			case "text":
+				req.Header.Set("Content-Type", "text/plain")
+			case "accept":
+				req.Header.Set("Accept", "application/json")
+			}
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)
 			}
@@ -472,7 +484,8 @@ func TestHandler(t *testing.T) {
 			defer res.Body.Close()
 			var body struct{ Error string }
 			json.NewDecoder(res.Body).Decode(&body)
-			if res.StatusCode != tc.status || res.Header.Get("WWW-Authenticate") != tc.challenge || body.Error == "" {
+			if res.StatusCode != tc.status || res.Header.Get("WWW-Authenticate") != tc.challenge || body.Error == "" ||
+				res.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("%s = %d, WWW-Authenticate %q, error %q; want %d, %q", tc.name, res.StatusCode,
 					res.Header.Get("WWW-Authenticate"), body.Error, tc.status, tc.challenge)
 			}
