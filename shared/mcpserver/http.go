@@ -110,7 +110,8 @@ func NewHandler(cfg HTTPConfig) http.Handler {
 			writeError(w, http.StatusInternalServerError, "INTERNAL_ERROR", "An internal error occurred.")
 			return
 		}
-		server := New(api, opts)
+		// A wait stops polling when its caller leaves.
+		server := newServer(api, opts, r.Context())
 		jw := &jsonErrors{ResponseWriter: w}
 		defer jw.finish()
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{

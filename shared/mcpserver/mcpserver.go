@@ -124,13 +124,27 @@ is a tool error whose structured error names the contract's code (INSUFFICIENT_C
 VALIDATION_ERROR with its field, RATE_LIMIT_EXCEEDED with retryAfterSeconds, ...); nothing was charged.`
 
 // New returns the MCP server of gen's tools over api.
-func New(api API, opts Options) *mcp.Server {
+func New(api API, opts Options) *mcp.Server { return newServer(api, opts, nil) }
+
+// newServer is New, whose tool calls also end when lifetime does (nil:
+// never): the HTTP request a stateless exchange is, which ends when its
+// caller leaves, while the SDK runs the call on a context of its own.
+func newServer(api API, opts Options, lifetime context.Context) *mcp.Server {
 	opts = opts.withDefaults()
 	s := mcp.NewServer(&mcp.Implementation{Name: "gen", Title: "gen video generation", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: quiet(opts.Logger)})
 	t := &tools{api: api, opts: opts}
 	for _, d := range t.definitions() {
-		s.AddTool(d.tool, d.handler)
+		h := d.handler
+		if lifetime != nil {
+			h = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				ctx, stop := context.WithCancel(ctx)
+				defer stop()
+				defer context.AfterFunc(lifetime, stop)()
+				return d.handler(ctx, req)
+			}
+		}
+		s.AddTool(d.tool, h)
 	}
 	return s
 }

@@ -529,3 +529,42 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.key)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// A wait whose caller left (its HTTP request gone) stops looking at the
+// task, rather than spending the key's requests until its timeout.
+func TestWaitStopsWhenTheCallerLeaves(t *testing.T) {
+	var mu sync.Mutex
+	polls := 0
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		polls++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"success":true,"taskId":"gen_1_a","status":"processing","progress":10}`))
+	})
+	srv := httptest.NewServer(mcpserver.NewHandler(mcpserver.HTTPConfig{API: rest, Keys: keys{live: "gen_live"},
+		Options: mcpserver.Options{MinPoll: 10 * time.Millisecond, MaxPoll: 10 * time.Millisecond}}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+mcpserver.Path, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_for_task","arguments":{"taskId":"gen_1_a","timeoutSeconds":30}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer gen_live")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		io.Copy(io.Discard, res.Body) // the caller leaves as the body comes
+		res.Body.Close()
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return polls
+	}
+	time.Sleep(200 * time.Millisecond)
+	left := count()
+	time.Sleep(300 * time.Millisecond)
+	if left == 0 || count() != left {
+		t.Errorf("polls: %d when the caller had left, %d a while after; want some, then no more", left, count())
+	}
+}
