@@ -62,7 +62,7 @@ func TestMCPOverStdio(t *testing.T) {
 	var done mcpserver.TaskOutput
 	b, _ = json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &done)
-	if !done.Finished || done.Task.Status != client.StatusCompleted || len(done.Task.Videos) != 1 || done.Task.CreditsCost != started.Started.CreditsUsed {
+	if done.Finished == nil || !*done.Finished || done.Task.Status != client.StatusCompleted || len(done.Task.Videos) != 1 || done.Task.CreditsCost != started.Started.CreditsUsed {
 		t.Errorf("the task ended %s", b)
 	}
 	cs.Close()

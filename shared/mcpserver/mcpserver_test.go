@@ -367,7 +367,7 @@ func TestWaitSendsProgress(t *testing.T) {
 	var out mcpserver.TaskOutput
 	b, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &out)
-	if !out.Finished || out.Task == nil || out.Task.Status != client.StatusCompleted || len(out.Task.Videos) != 1 {
+	if out.Finished == nil || !*out.Finished || out.Task == nil || out.Task.Status != client.StatusCompleted || len(out.Task.Videos) != 1 {
 		t.Errorf("wait answered %s", b)
 	}
 	var links []string
@@ -403,7 +403,7 @@ func TestWaitRunsOut(t *testing.T) {
 	cs := connect(t, api, mcpserver.Options{MinPoll: 10 * time.Millisecond, MaxWait: 50 * time.Millisecond}, nil)
 	start := time.Now()
 	res, sc := call(t, cs, mcpserver.ToolWaitForTask, `{"taskId":"gen_1_a","timeoutSeconds":60}`)
-	if res.IsError || sc["finished"] == true || sc["task"].(map[string]any)["status"] != "processing" {
+	if res.IsError || sc["finished"] != false || sc["task"].(map[string]any)["status"] != "processing" {
 		t.Errorf("wait answered %v", sc)
 	}
 	if d := time.Since(start); d > 2*time.Second || api.polls < 2 {

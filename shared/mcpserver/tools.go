@@ -318,7 +318,8 @@ func (t *tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in TaskR
 // taskResult is a task's output, with a link to each of its videos and
 // posters, which a host can show or open.
 func taskResult(task *client.Task) result[TaskOutput] {
-	r := result[TaskOutput]{out: TaskOutput{Task: task, Finished: task.Status.Terminal()}}
+	finished := task.Status.Terminal()
+	r := result[TaskOutput]{out: TaskOutput{Task: task, Finished: &finished}}
 	for i, v := range task.Videos {
 		name := task.TaskID + ".mp4"
 		if len(task.Videos) > 1 {

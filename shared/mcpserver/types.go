@@ -153,7 +153,7 @@ type TaskOutput struct {
 	Task *client.Task `json:"task,omitempty"`
 	// Finished says whether the task is completed or failed: a wait that
 	// ran out of time answers the task as it is, unfinished.
-	Finished bool     `json:"finished,omitempty" jsonschema:"the task is completed or failed; false: wait again"`
+	Finished *bool    `json:"finished,omitempty" jsonschema:"the task is completed or failed; false: wait again"`
 	Error    *Refusal `json:"error,omitempty"`
 }
 
