@@ -66,7 +66,7 @@ var functionNames = []string{
 func init() {
 	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote", "status-events",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver",
-		"openai-videos", "openai-video", "openai-content", "model-check")
+		"openai-videos", "openai-video", "openai-content", "model-check", "mcp")
 }
 
 type harness struct {
@@ -494,6 +494,59 @@ func TestFunctions(t *testing.T) {
 		i, j, k := strings.Index(b, "event: pending"), strings.Index(b, "event: processing"), strings.Index(b, "id: 3000\nevent: completed")
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(strings.Join(resp.Headers["Content-Type"], ","), "text/event-stream") || i < 0 || j < i || k < j {
 			t.Errorf("status-events: %d %v %q; want 200 text/event-stream: pending, processing, completed", resp.StatusCode, resp.Headers, b)
+		}
+	})
+
+	// The MCP endpoint: get_task of the completed task, answered in a
+	// stream (a prelude, eight NUL bytes, the body: endpoint.Stream) as
+	// one Server-Sent Event with the tool's result; and a request without
+	// a key refused 401 with its challenge before any message is read.
+	t.Run("mcp", func(t *testing.T) {
+		streamed := func(t *testing.T, ev []byte) (int, map[string][]string, string) {
+			t.Helper()
+			res := h.fn(t, "mcp").Invoke(t, ev)
+			if res.IsError {
+				t.Fatalf("function error %s: %s", res.ErrorType, res.ErrorMessage)
+			}
+			prelude, body, ok := bytes.Cut(res.Payload, make([]byte, 8))
+			var resp struct {
+				StatusCode int                 `json:"statusCode"`
+				Headers    map[string][]string `json:"multiValueHeaders"`
+			}
+			if err := json.Unmarshal(prelude, &resp); !ok || err != nil {
+				t.Fatalf("response %q: not a prelude and eight NUL bytes (%v)", res.Payload, err)
+			}
+			return resp.StatusCode, resp.Headers, string(body)
+		}
+		status, headers, body := streamed(t, readEvent(t, "mcp"))
+		data, _, _ := strings.Cut(strings.TrimSpace(body[strings.Index(body, "data: ")+len("data: "):]), "\n")
+		var msg struct {
+			Result struct {
+				IsError           bool
+				StructuredContent struct {
+					Task struct {
+						TaskID, Status string
+						Videos         []video
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &msg); err != nil || status != http.StatusOK ||
+			!strings.HasPrefix(strings.Join(headers["Content-Type"], ","), "text/event-stream") {
+			t.Fatalf("mcp: %d %v %q (%v); want 200 text/event-stream with the result", status, headers, body, err)
+		}
+		task := msg.Result.StructuredContent.Task
+		if msg.Result.IsError || task.TaskID != task1 || task.Status != "completed" || len(task.Videos) != 1 {
+			t.Fatalf("get_task through MCP = %s", data)
+		}
+		checkPresigned(t, env, task.Videos[0].URL, task.Videos[0].ExpiresAt, generated.Videos[0].Key)
+
+		ev := proxyEvent(t, "mcp")
+		delete(ev.Headers, "Authorization")
+		delete(ev.MultiValueHeaders, "Authorization")
+		status, headers, body = streamed(t, mustJSON(t, ev))
+		if status != http.StatusUnauthorized || strings.Join(headers["Www-Authenticate"], ",") != `Bearer realm="gen"` || !strings.Contains(body, "UNAUTHORIZED") {
+			t.Errorf("mcp without a key: %d %v %q, want 401 with the Bearer challenge", status, headers, body)
 		}
 	})
 

@@ -20,6 +20,7 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
+	"github.com/genvideo/gen/shared/awsstack/mcpendpoint"
 )
 
 // The checks of this file are those of issue 12: what only a real account
@@ -167,9 +168,18 @@ func TestEventStreamIsStreamed(t *testing.T) {
 		if any && !every {
 			t.Errorf("%s: some of its routes stream and some do not; one function answers in one format", id)
 		}
-		if any != (id == "StatusEventsFunction") {
-			t.Errorf("%s: streamed %v, want only StatusEventsFunction streamed", id, any)
+		if any != (id == "StatusEventsFunction" || id == "McpFunction") {
+			t.Errorf("%s: streamed %v, want only StatusEventsFunction and McpFunction streamed", id, any)
 		}
+	}
+	// MCP's wait is bounded below a streamed response's 5 minutes of
+	// silence (mcpendpoint.MaxWait): the function and its route outlast
+	// it, and stop well before API Gateway's 15 minutes.
+	if got := functionTimeout(tp, "McpFunction"); time.Duration(got)*time.Second <= mcpendpoint.MaxWait || got > 900 {
+		t.Errorf("McpFunction: Timeout %d s, want above mcpendpoint.MaxWait (%v) and at most 900", got, mcpendpoint.MaxWait)
+	}
+	if got, _ := dig(tp.Resources["McpFunction"].Properties, "Events", "Route", "Properties", "TimeoutInMillis").(int); got != 1000*functionTimeout(tp, "McpFunction") {
+		t.Errorf("McpFunction's Route: TimeoutInMillis %v, want the function's Timeout", got)
 	}
 	if got := functionTimeout(tp, "StatusEventsFunction"); got != 900 {
 		t.Errorf("StatusEventsFunction: Timeout %d s, want 900 (a stream's 15 minutes; the stream ends after 14)", got)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/httpapi"
+	"github.com/genvideo/gen/shared/mcpserver"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/wire"
@@ -259,8 +260,15 @@ var openaiRoutes = []route{
 	{"GET", "/openai/v1/videos/{taskId}/content", "OpenaiContentFunction", false},
 }
 
-// bearerAuthorizer guards the OpenAI-compatible paths: the same function
-// as the default authorizer, with the Authorization header as identity.
+// mcpRoutes are the MCP endpoint's (shared/mcpserver), behind
+// bearerAuthorizer too: MCP hosts send the key as a bearer token.
+var mcpRoutes = []route{
+	{"POST", "/mcp", "McpFunction", false},
+}
+
+// bearerAuthorizer guards the OpenAI-compatible paths and MCP's: the same
+// function as the default authorizer, with the Authorization header as
+// identity.
 const bearerAuthorizer = "BearerAuthorizer"
 
 // apiEvent is an Api event of a function.
@@ -306,7 +314,7 @@ func TestRoutes(t *testing.T) {
 		}
 		return apiEvent{}, false
 	}
-	routes := slices.Concat(contractRoutes, openaiRoutes)
+	routes := slices.Concat(contractRoutes, openaiRoutes, mcpRoutes)
 	if _, err := os.Stat(filepath.Join(root, "functions", "docs", "main.go")); err == nil {
 		routes = append(routes,
 			route{"GET", "/openapi.json", "DocsFunction", true},
@@ -332,7 +340,7 @@ func TestRoutes(t *testing.T) {
 		if e.restAPI != api {
 			t.Errorf("%s %s: RestApiId refers to %q, want %s", rt.method, rt.path, e.restAPI, api)
 		}
-		openai := slices.Contains(openaiRoutes, rt)
+		openai := slices.Contains(openaiRoutes, rt) || slices.Contains(mcpRoutes, rt)
 		if rt.public {
 			if e.auth["Authorizer"] != "NONE" || e.auth["ApiKeyRequired"] != false {
 				t.Errorf("%s %s must be public: Auth = %v", rt.method, rt.path, e.auth)
@@ -456,22 +464,24 @@ type gatewayResponse struct {
 	code    string // error code
 	message string // exact message, or "" for any
 	headers []string
+	// challenge is the WWW-Authenticate of a 401.
+	challenge string
 }
 
 var wantGatewayResponses = map[string]gatewayResponse{
-	"UNAUTHORIZED":                 {401, wire.CodeUnauthorized, httpapi.MessageKeyMissing, nil},
-	"ACCESS_DENIED":                {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
-	"INVALID_API_KEY":              {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil},
-	"MISSING_AUTHENTICATION_TOKEN": {404, wire.CodeNotFound, "", nil},
-	"THROTTLED":                    {429, wire.CodeRateLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
-	"QUOTA_EXCEEDED":               {429, wire.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}},
-	"REQUEST_TOO_LARGE":            {413, wire.CodeFileTooLarge, "", nil},
-	"AUTHORIZER_FAILURE":           {503, wire.CodeUnavailable, "", []string{"Retry-After"}},
+	"UNAUTHORIZED":                 {401, wire.CodeUnauthorized, httpapi.MessageKeyMissing, nil, mcpserver.ChallengeMissing},
+	"ACCESS_DENIED":                {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil, mcpserver.ChallengeInvalid},
+	"INVALID_API_KEY":              {401, wire.CodeUnauthorized, httpapi.MessageKeyInvalid, nil, mcpserver.ChallengeInvalid},
+	"MISSING_AUTHENTICATION_TOKEN": {404, wire.CodeNotFound, "", nil, ""},
+	"THROTTLED":                    {429, wire.CodeRateLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}, ""},
+	"QUOTA_EXCEEDED":               {429, wire.CodeDailyLimit, "", []string{"Retry-After", "X-RateLimit-Retry-After"}, ""},
+	"REQUEST_TOO_LARGE":            {413, wire.CodeFileTooLarge, "", nil, ""},
+	"AUTHORIZER_FAILURE":           {503, wire.CodeUnavailable, "", []string{"Retry-After"}, ""},
 	// An authorizer that errs (the key store down) is this one, not
 	// AUTHORIZER_FAILURE: without it the client got a 500.
-	"AUTHORIZER_CONFIGURATION_ERROR": {503, wire.CodeUnavailable, "", []string{"Retry-After"}},
-	"DEFAULT_4XX":                    {0, "BAD_REQUEST", "", nil},
-	"DEFAULT_5XX":                    {0, wire.CodeInternal, "", nil},
+	"AUTHORIZER_CONFIGURATION_ERROR": {503, wire.CodeUnavailable, "", []string{"Retry-After"}, ""},
+	"DEFAULT_4XX":                    {0, "BAD_REQUEST", "", nil, ""},
+	"DEFAULT_5XX":                    {0, wire.CodeInternal, "", nil, ""},
 }
 
 func TestGatewayResponses(t *testing.T) {
@@ -492,6 +502,11 @@ func TestGatewayResponses(t *testing.T) {
 			if !regexp.MustCompile(`^'[0-9]+'$`).MatchString(v) {
 				t.Errorf("%s: header %s = %q, want a quoted number of seconds", typ, h, v)
 			}
+		}
+		// A 401 carries the Bearer challenge the local /mcp sends.
+		v, _ := dig(r, "ResponseParameters", "Headers", "WWW-Authenticate").(string)
+		if want.challenge != "" && v != "'"+want.challenge+"'" || want.challenge == "" && v != "" {
+			t.Errorf("%s: WWW-Authenticate = %q, want %q quoted", typ, v, want.challenge)
 		}
 		tmpl, err := tp.eval(dig(r, "ResponseTemplates", "application/json"))
 		if err != nil {
@@ -776,6 +791,7 @@ var (
 		"OpenaiVideosFunction":      endpointEnv,
 		"OpenaiVideoFunction":       endpointEnv,
 		"OpenaiContentFunction":     endpointEnv,
+		"McpFunction":               endpointEnv,
 		"WebhooksDeliverFunction":   {awsstack.EnvTablePrefix},
 		"RotateSignerFunction":      {awsstack.EnvSignerUser},
 		"DocsFunction":              {},                               // the documents are compiled in (awsstack/docs)
@@ -1114,6 +1130,16 @@ func init() {
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"})
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = gatewayLimitedPolicies
+	// The MCP function serves the routes the tools call in-process: the
+	// starts as image-to-video (uploads named by id too), cancel with its
+	// webhook events and StopExecution, and the cursors and links the
+	// reads seal and sign with the signer secret.
+	wantPolicies["McpFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), writeTable("AccountsTable"),
+		writeTable("TasksTable"), writeTable("WebhooksTable"), cursorPolicies,
+		[]string{"StepFunctionsExecutionPolicy GenerationStateMachine",
+			"states:StopExecution arn:AWS::Partition:states:AWS::Region:AWS::AccountId:execution:GenerationStateMachine.Name:*",
+			"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*",
+			"s3:GetObject MediaBucket/inputs/uploads/*", "s3:ListBucket MediaBucket"})
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
 		tableLines("KeysTable", "dynamodb:UpdateItem"), readTable("TasksTable"))
 	// A quote reads the balance and the starts window, and takes and

@@ -30,6 +30,7 @@ const (
 // can run it in-process.
 type environment struct {
 	getenv        func(string) string
+	stdin         io.Reader
 	stdout        io.Writer
 	stderr        io.Writer
 	stderrIsATerm bool
@@ -91,6 +92,7 @@ func newRoot(opts *options) *cobra.Command {
 	root.AddCommand(generateCmd(opts), quoteCmd(opts), statusCmd(opts), watchCmd(opts), downloadCmd(opts), historyCmd(opts), modelsCmd(opts))
 	root.AddCommand(manageCmds(opts)...)
 	root.AddCommand(webhooksCmd(opts))
+	root.AddCommand(mcpCmd(opts))
 	return root
 }
 
@@ -227,7 +229,7 @@ func historyCmd(opts *options) *cobra.Command {
 					}
 					page.Items = append(page.Items, it)
 				}
-				page.Total, page.Limit = q.Skip+len(page.Items), len(page.Items)
+				page.Pagination.Total, page.Pagination.Limit = q.Skip+len(page.Items), len(page.Items)
 			} else if page, err = c.History(cmd.Context(), q); err != nil {
 				return err
 			}
@@ -262,10 +264,10 @@ func printHistory(w io.Writer, page *client.HistoryPage) {
 			it.VideoCount, it.CreatedAt.Local().Format(time.DateTime), oneLine(it.Prompt, 40))
 	}
 	tw.Flush()
-	first := page.Skip + 1
-	fmt.Fprintf(w, "%d-%d of %d", first, page.Skip+len(page.Items), page.Total)
-	if page.HasMore {
-		fmt.Fprintf(w, "; next page: --skip %d", page.Skip+len(page.Items))
+	first := page.Pagination.Skip + 1
+	fmt.Fprintf(w, "%d-%d of %d", first, page.Pagination.Skip+len(page.Items), page.Pagination.Total)
+	if page.Pagination.HasMore {
+		fmt.Fprintf(w, "; next page: --skip %d", page.Pagination.Skip+len(page.Items))
 	}
 	fmt.Fprintln(w)
 }

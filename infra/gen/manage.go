@@ -100,7 +100,7 @@ func printCredits(w io.Writer, cr *client.Credits) {
 		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", e.At.Local().Format(time.DateTime), e.Kind, e.Amount, e.Balance, e.TaskID, e.Note)
 	}
 	tw.Flush()
-	if cr.NextCursor != "" {
-		fmt.Fprintf(w, "More: gen credits --cursor %s\n", cr.NextCursor)
+	if cr.Pagination.NextCursor != "" {
+		fmt.Fprintf(w, "More: gen credits --cursor %s\n", cr.Pagination.NextCursor)
 	}
 }

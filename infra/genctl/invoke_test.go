@@ -25,7 +25,7 @@ import (
 var invokeOrder = []string{
 	"models", "docs", "playground", "quote", "credits", "history", "uploads", "authorizer",
 	"mark-processing", "generate", "poll", "complete", "fail",
-	"status", "status-events", "download", "openai-video", "openai-content",
+	"status", "status-events", "download", "openai-video", "openai-content", "mcp",
 	"text-to-video", "image-to-video", "first-last-frame", "openai-videos",
 	"webhooks", "webhook-secret", "webhook-deliveries", "webhook-replay", "webhook-delete", "webhooks-deliver",
 	"cancel", "delete-task", "task-expiry", "sweeper", "model-check", "rotate-signer",
@@ -181,7 +181,7 @@ var invokeWant = map[string]struct {
 	"complete":        {keys: []string{"taskId", "status"}},
 	"fail":            {keys: []string{"taskId", "status"}},
 	"status":          {status: 200}, "status-events": {status: 200}, "download": {status: 200},
-	"openai-video": {status: 200}, "openai-content": {status: 302},
+	"openai-video": {status: 200}, "openai-content": {status: 302}, "mcp": {status: 200},
 	"text-to-video": {status: 202}, "image-to-video": {status: 202}, "first-last-frame": {status: 202},
 	"openai-videos": {status: 200}, "webhooks": {status: 200}, "webhook-secret": {status: 200},
 	// The sample events name a webhook (wh_testdata0001) that invoke-env

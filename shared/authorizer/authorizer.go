@@ -1,6 +1,6 @@
 // Package authorizer is the API Gateway Lambda authorizer (REQUEST type,
 // identity source the X-API-Key header, or Authorization: Bearer on the
-// OpenAI-compatible paths) of the service on AWS. It lets a
+// OpenAI-compatible paths and MCP's) of the service on AWS. It lets a
 // request through when its key is a live key of the store, and ties it to
 // the key's usage plan: API Gateway enforces the plan's rate, burst and
 // daily quota on the API key whose value is the usageIdentifierKey the
@@ -149,13 +149,23 @@ func deny(resource string) events.APIGatewayCustomAuthorizerResponse {
 // code; a test holds it to openaiapi.Base.
 const OpenAIPrefix = "/openai/v1/"
 
+// MCPPath is the path of the MCP endpoint (shared/mcpserver.Path), whose
+// requests carry the key as a bearer token too, as MCP hosts send one;
+// BearerAuthorizer guards it. A test holds it to mcpserver.Path.
+const MCPPath = "/mcp"
+
+// bearerPath reports whether the key of a request to p is its bearer
+// token.
+func bearerPath(p string) bool { return strings.HasPrefix(p, OpenAIPrefix) || p == MCPPath }
+
 // key returns the request's API key: its X-API-Key, or on the paths of
-// the OpenAI-compatible API (OpenAIPrefix) the token of its
-// Authorization: Bearer header, and only there, as the handlers read it.
+// the OpenAI-compatible API (OpenAIPrefix) and MCP's (MCPPath) the token
+// of its Authorization: Bearer header, and only there, as the handlers
+// read it.
 // A bearer header of another scheme, or without a token, is a key that
 // is not a live key (a Deny), as the handlers answer it.
 func key(req events.APIGatewayCustomAuthorizerRequestTypeRequest) (string, bool) {
-	if !strings.HasPrefix(req.Resource, OpenAIPrefix) && !strings.HasPrefix(req.Path, OpenAIPrefix) {
+	if !bearerPath(req.Resource) && !bearerPath(req.Path) {
 		return header(req, "X-API-Key")
 	}
 	v, ok := header(req, "Authorization")

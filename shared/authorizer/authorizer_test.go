@@ -12,6 +12,7 @@ import (
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/authorizer"
 	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/mcpserver"
 	"github.com/genvideo/gen/shared/openaiapi"
 	"github.com/genvideo/gen/shared/store"
 )
@@ -173,14 +174,17 @@ func TestAuthorizeBadMethodARN(t *testing.T) {
 	}
 }
 
-// On the OpenAI-compatible paths the key is the bearer token, and only
-// there; elsewhere Authorization is no key.
+// On the OpenAI-compatible paths and MCP's the key is the bearer token,
+// and only there; elsewhere Authorization is no key.
 func TestAuthorizeBearer(t *testing.T) {
 	live := apikey.New()
 	ks := &keys{byHash: map[string]store.Key{apikey.Hash(live): {ID: "key_live", AccountID: "acct_1", Tier: "pro"}}}
 	a := authorizer.New(ks, nil)
 	if authorizer.OpenAIPrefix != openaiapi.Base+"/" {
 		t.Fatalf("OpenAIPrefix = %q, want openaiapi.Base + / (%q)", authorizer.OpenAIPrefix, openaiapi.Base+"/")
+	}
+	if authorizer.MCPPath != mcpserver.Path {
+		t.Fatalf("MCPPath = %q, want mcpserver.Path (%q)", authorizer.MCPPath, mcpserver.Path)
 	}
 	for _, tc := range []struct {
 		name     string
@@ -194,6 +198,10 @@ func TestAuthorizeBearer(t *testing.T) {
 		{"basic on openai", "/openai/v1/videos", map[string][]string{"Authorization": {"Basic " + live}}, "deny"},
 		{"unknown bearer", "/openai/v1/videos", map[string][]string{"Authorization": {"Bearer " + apikey.New()}}, "deny"},
 		{"bearer on the contract", "/api/gen/history", map[string][]string{"Authorization": {"Bearer " + live}}, "unauthorized"},
+		{"bearer on mcp", "/mcp", map[string][]string{"Authorization": {"Bearer " + live}}, "allow"},
+		{"x-api-key on mcp", "/mcp", map[string][]string{"X-API-Key": {live}}, "unauthorized"},
+		{"unknown bearer on mcp", "/mcp", map[string][]string{"Authorization": {"Bearer " + apikey.New()}}, "deny"},
+		{"bearer under mcp", "/mcp/x", map[string][]string{"Authorization": {"Bearer " + live}}, "unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(tc.headers)

@@ -225,7 +225,7 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 	}
 	// The history shows it as the status does, the route included.
 	page, err := c.History(ctx, client.HistoryQuery{Limit: 1})
-	if err != nil || page.Total != 1 || len(page.Items) != 1 || page.HasMore {
+	if err != nil || page.Pagination.Total != 1 || len(page.Items) != 1 || page.Pagination.HasMore {
 		t.Fatalf("History = %+v, %v; want this key's one task", page, err)
 	}
 	if it := page.Items[0]; it.TaskID != s.TaskID || it.Status != client.StatusCompleted || it.VideoCount != 2 || it.Route != "builtin" {
@@ -393,7 +393,7 @@ func TestAllHistoryPages(t *testing.T) {
 	}
 
 	page, err := c.History(ctx, client.HistoryQuery{Limit: 2, Skip: 4})
-	if err != nil || len(page.Items) != 1 || page.Total != 5 || page.HasMore || page.Items[0].TaskID != started[4] {
+	if err != nil || len(page.Items) != 1 || page.Pagination.Total != 5 || page.Pagination.HasMore || page.Items[0].TaskID != started[4] {
 		t.Errorf("last page = %+v, %v, want 1 of 5 items, the oldest, no more", page, err)
 	}
 	it := page.Items[0]
@@ -403,10 +403,10 @@ func TestAllHistoryPages(t *testing.T) {
 
 	// A page's NextCursor gets the next page.
 	first, err := c.History(ctx, client.HistoryQuery{Limit: 2})
-	if err != nil || first.NextCursor == "" {
+	if err != nil || first.Pagination.NextCursor == "" {
 		t.Fatalf("first page = %+v, %v; want a NextCursor", first, err)
 	}
-	next, err := c.History(ctx, client.HistoryQuery{Limit: 2, Cursor: first.NextCursor})
+	next, err := c.History(ctx, client.HistoryQuery{Limit: 2, Cursor: first.Pagination.NextCursor})
 	if err != nil || len(next.Items) != 2 || next.Items[0].TaskID != started[2] || next.Items[1].TaskID != started[3] {
 		t.Errorf("page after the cursor = %+v, %v; want %v", next, err, started[2:4])
 	}
@@ -522,6 +522,20 @@ func TestLargeImagesUploadDirectly(t *testing.T) {
 				t.Errorf("imageInfo = %+v, want a direct upload: %v", s.ImageInfo, c.direct)
 			}
 		})
+	}
+	// An upload made already is named by its id, whatever the threshold,
+	// and started from as a file is.
+	cl := newClient(t, k.APIKey, client.WithDirectUploadAbove(-1))
+	id, err := cl.UploadImage(ctx, client.ImageBytes("red.png", red))
+	if err != nil {
+		t.Fatalf("UploadImage: %v", err)
+	}
+	s, err := cl.ImageToVideo(ctx, lite("the red flag waves"), client.UploadedImage(id))
+	if err != nil {
+		t.Fatalf("ImageToVideo(UploadedImage(%q)): %v", id, err)
+	}
+	if s.ImageInfo == nil || s.ImageInfo.OriginalName != id || s.ImageInfo.Size != int64(len(red)) {
+		t.Errorf("imageInfo = %+v, want the upload %s of %d bytes", s.ImageInfo, id, len(red))
 	}
 	if _, err := newClient(t, k.APIKey).UploadImage(ctx, client.ImageBytes("x.gif", []byte("GIF89a..."))); err == nil || !strings.Contains(err.Error(), "not a JPEG or PNG") {
 		t.Errorf("UploadImage of a GIF = %v, want an error naming JPEG or PNG", err)

@@ -271,7 +271,7 @@ func TestRetries(t *testing.T) {
 	}
 	// Two starts succeeded, one of them through two failures: two tasks.
 	page, err := c.History(ctx, client.HistoryQuery{})
-	if err != nil || page.Total != 2 {
+	if err != nil || page.Pagination.Total != 2 {
 		t.Errorf("history total = %+v, %v, want 2 tasks", page, err)
 	}
 }

@@ -64,11 +64,11 @@ func (c *Client) AllHistory(ctx context.Context, q HistoryQuery) iter.Seq2[Histo
 					return
 				}
 			}
-			if !page.HasMore || len(page.Items) == 0 {
+			if !page.Pagination.HasMore || len(page.Items) == 0 {
 				return
 			}
-			if page.NextCursor != "" {
-				q.Cursor, q.Skip = page.NextCursor, 0
+			if page.Pagination.NextCursor != "" {
+				q.Cursor, q.Skip = page.Pagination.NextCursor, 0
 			} else {
 				q.Skip += len(page.Items)
 			}

@@ -137,7 +137,7 @@ func (c *Client) AllLedger(ctx context.Context, q CreditsQuery) iter.Seq2[Ledger
 		if err != nil {
 			return nil, "", err
 		}
-		return page.Ledger, page.NextCursor, nil
+		return page.Ledger, page.Pagination.NextCursor, nil
 	})
 }
 

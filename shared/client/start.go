@@ -30,6 +30,16 @@ type Image struct {
 	path  string
 	size  int64
 	sized bool
+	// uploadID names a direct upload made already (UploadedImage).
+	uploadID string
+}
+
+// UploadedImage is the image of a direct upload made already (UploadImage,
+// or POST /api/gen/uploads and the upload itself): a start sends its id in
+// place of the file, and the service checks the uploaded bytes as it
+// checks a file sent with the start.
+func UploadedImage(uploadID string) Image {
+	return Image{Name: uploadID, uploadID: uploadID}
 }
 
 // ImageFile is the image in the file at path.

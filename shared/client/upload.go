@@ -141,12 +141,17 @@ func sniffType(head []byte) string {
 // the file parts still to send and the upload-id fields that replace the
 // others (imageUploadId, ...).
 func (c *Client) prepareImages(ctx context.Context, files []filePart, limit int64) ([]filePart, [][2]string, error) {
-	if c.directAbove < 0 {
-		return files, nil, nil
-	}
 	var keep []filePart
 	var ids [][2]string
 	for _, f := range files {
+		if f.image.uploadID != "" {
+			ids = append(ids, [2]string{f.field + "UploadId", f.image.uploadID})
+			continue
+		}
+		if c.directAbove < 0 {
+			keep = append(keep, f)
+			continue
+		}
 		size, known := f.image.sizeOf()
 		if !known || size <= limit {
 			keep = append(keep, f)

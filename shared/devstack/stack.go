@@ -26,6 +26,7 @@ import (
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/intake"
 	"github.com/genvideo/gen/shared/localcount"
+	"github.com/genvideo/gen/shared/mcpserver"
 	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/provider/factory"
 	"github.com/genvideo/gen/shared/provider/render"
@@ -246,7 +247,12 @@ func (s *Stack) build(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	s.handler = cfg.Hooks.handler(route(s.Blobs.Handler(), s.Blobs.UploadHandler(), page, s.api.Handler()))
+	// MCP over Streamable HTTP: the tools call the API above in-process
+	// with the caller's key, and fetch images by URL under the webhooks'
+	// rules.
+	agents := mcpserver.NewHandler(mcpserver.HTTPConfig{API: s.api.Handler(), Keys: svc, Logger: s.logger,
+		Options: mcpserver.Options{Fetcher: mcpserver.URLFetcher(cfg.WebhookAllowPrivate)}})
+	s.handler = cfg.Hooks.handler(route(s.Blobs.Handler(), s.Blobs.UploadHandler(), page, agents, s.api.Handler()))
 	return nil
 }
 
@@ -257,13 +263,13 @@ const webhookPoll = 30 * time.Second
 
 // route sends the signed links to files, the signed direct uploads to
 // uploads, the playground (/ and its files under /playground/) to page,
-// and everything else to api. It is
+// /mcp to agents, and everything else to api. It is
 // no http.ServeMux: that would answer a path with a dot segment or a
 // doubled slash (/files/../x, //api/gen/models) with a redirect and an
 // HTML body before the API could answer it, and every answer of the
 // service is one of the contract's JSON bodies. A path that is not in
 // canonical form goes to the API, which answers it as an unknown route.
-func route(files, uploads, page, api http.Handler) http.Handler {
+func route(files, uploads, page, agents, api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
 		switch {
@@ -278,6 +284,8 @@ func route(files, uploads, page, api http.Handler) http.Handler {
 			uploads.ServeHTTP(w, r)
 		case p == "/" || strings.HasPrefix(p, playground.AssetPrefix) && canonical(p):
 			page.ServeHTTP(w, r)
+		case p == mcpserver.Path:
+			agents.ServeHTTP(w, r)
 		default:
 			api.ServeHTTP(w, r)
 		}

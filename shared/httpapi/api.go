@@ -171,6 +171,20 @@ func New(svc *service.Service, cfg Config) *API {
 	return a
 }
 
+// Routes serves the given routes alone over svc, behind one router that
+// answers any other path as New's does (404 NOT_FOUND): the REST API a
+// Lambda calls in-process (the MCP endpoint's, shared/mcpserver), which
+// links those routes' handlers and no other's.
+func Routes(svc *service.Service, cfg Config, routes ...Route) http.Handler {
+	a := newAPI(svc, cfg)
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.methods[0].pattern, a.serve(r))
+	}
+	mux.Handle("/", unrouted(a.log, http.HandlerFunc(notFoundRoute)))
+	return canonicalPaths(a.log, mux)
+}
+
 // Handler returns the router serving every endpoint of the contract.
 // An unknown path is a 404 NOT_FOUND; a known path with another method a
 // 405 METHOD_NOT_ALLOWED. Neither needs a key.

@@ -75,8 +75,8 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 			ConcurrentGenerations: wire.LimitWindow{Limit: cr.InFlightLimit,
 				Remaining: max(cr.InFlightLimit-cr.InFlight, 0)},
 		},
-		Ledger:           make([]wire.LedgerEntry, 0, len(cr.Ledger)),
-		LedgerPagination: wire.LedgerPagination{Limit: limit, HasMore: cr.Next > 0},
+		Ledger:     make([]wire.LedgerEntry, 0, len(cr.Ledger)),
+		Pagination: wire.LedgerPagination{Limit: limit, HasMore: cr.Next > 0},
 	}
 	if resp.SpendingCaps, err = a.spending(r, c, c.Key.Caps); err != nil {
 		return err
@@ -93,7 +93,7 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		if err != nil {
 			return err
 		}
-		resp.NextCursor = next
+		resp.Pagination.NextCursor = next
 	}
 	for _, e := range cr.Ledger {
 		resp.Ledger = append(resp.Ledger, wire.LedgerEntry{Kind: e.Kind, Amount: e.Amount, Balance: e.Balance,

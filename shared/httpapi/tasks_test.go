@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -320,6 +321,38 @@ func TestEndpointHandlers(t *testing.T) {
 		}
 		if tt.status != 405 && w.Header().Get("X-RateLimit-Limit") == "" {
 			t.Errorf("%s %s: no X-RateLimit-Limit", tt.method, tt.path)
+		}
+	}
+}
+
+// TestRoutes serves a chosen set of routes behind one router, as the MCP
+// Lambda calls them in-process: those answer, any other path is the
+// router's 404.
+func TestRoutes(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.caller(1000)
+	h := httpapi.Routes(e.Service, httpapi.Config{}, httpapi.Status, httpapi.Models, httpapi.Credits)
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/api/gen/models", 200, ""},
+		{"GET", "/api/gen/credits", 200, ""},
+		{"GET", "/api/gen/status/gen_1700000000000_abcdefghij", 404, "TASK_NOT_FOUND"},
+		{"POST", "/api/gen/models", 405, "METHOD_NOT_ALLOWED"},
+		{"GET", "/api/gen/history", 404, "NOT_FOUND"},
+		{"POST", "/api/gen/text-to-video", 404, "NOT_FOUND"},
+		{"GET", "/api/gen/../gen/models", 404, "NOT_FOUND"},
+	} {
+		req := httptest.NewRequest(tt.method, tt.path, nil)
+		req.Header.Set("X-API-Key", c.Key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		var body struct{ Error string }
+		json.Unmarshal(w.Body.Bytes(), &body)
+		if w.Code != tt.status || body.Error != tt.code {
+			t.Errorf("%s %s: %d %q, want %d %q (%s)", tt.method, tt.path, w.Code, body.Error, tt.status, tt.code, w.Body)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package nodetools installs the npm packages some tests run (the ASL
-// validator, the local Step Functions, Playwright, the OpenAI SDK), pinned, with the
+// validator, the local Step Functions, Playwright, the OpenAI and MCP SDKs), pinned, with the
 // Node.js 22 they need, into the user's cache directory, outside the
 // module: nothing is downloaded at build or run time, and `go test ./...`
 // never walks a node_modules. Only tests import it.
@@ -31,6 +31,12 @@ const NodeVersion = "22.23.3"
 // 2026-11-26): the tests drive the OpenAI-compatible videos API
 // (shared/openaiapi) with it, as a customer's code would.
 const OpenAIPackage = "openai@7.57.0"
+
+// MCPPackage is the official Model Context Protocol SDK for TypeScript,
+// pinned (the registry's latest release when it was added, 2026-11-28):
+// the tests drive gen's MCP server (shared/mcpserver) with its client,
+// over stdio and Streamable HTTP, as an MCP host would.
+const MCPPackage = "@modelcontextprotocol/sdk@1.32.2"
 
 // The environment variables the tests read.
 const (

@@ -50,6 +50,23 @@ func (s *Service) Authenticate(ctx context.Context, key string, now time.Time) (
 	return Caller{Key: k, Limits: limits, Now: now}, nil
 }
 
+// CheckKey reports whether key is a live key, as Authenticate finds it,
+// without counting a request: false for a missing, malformed, unknown or
+// revoked key, an error when the store cannot tell. The remote MCP
+// endpoint (shared/mcpserver) checks its caller with it before reading a
+// message; the tools' requests are then authenticated and counted one by
+// one.
+func (s *Service) CheckKey(ctx context.Context, key string) (bool, error) {
+	_, err := s.Authenticate(ctx, key, s.cfg.Now())
+	switch {
+	case errors.Is(err, ErrKeyMissing), errors.Is(err, ErrKeyInvalid):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
+
 // Quota is the caller's per-minute request window after a request: what
 // the X-RateLimit-* headers of every authenticated response describe.
 type Quota struct {

@@ -135,6 +135,35 @@ func TestAuthenticate(t *testing.T) {
 	}
 }
 
+// CheckKey answers false for every key Authenticate refuses, and an
+// error only when the store cannot tell.
+func TestCheckKey(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct {
+		name      string
+		key       string
+		outage    bool
+		live, err bool
+	}{
+		{"missing", "", false, false, false},
+		{"malformed", "not-a-key", false, false, false},
+		{"unknown", apikey.New(), false, false, false},
+		{"valid", f.key, false, true, false},
+		{"store down", f.key, true, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f.inj.Reset()
+			if tt.outage {
+				f.inj.Set("Store.KeyByHash", faults.Always(faults.Fault{Err: faults.Unavailable()}))
+			}
+			live, err := f.svc.CheckKey(context.Background(), tt.key)
+			if live != tt.live || (err != nil) != tt.err {
+				t.Errorf("CheckKey = %v, %v; want %v, error %v", live, err, tt.live, tt.err)
+			}
+		})
+	}
+}
+
 // Only a task the caller cannot see is ErrTaskNotFound; a store that
 // fails is not, and keeps its cause.
 func TestTaskErrorsKeepTheirKind(t *testing.T) {

@@ -138,7 +138,7 @@ func Unmarshal(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return &Error{Kind: Type, Path: splitField(te.Field), Want: want(te.Type)}
+			return &Error{Kind: Type, Path: members(rv.Type().Elem(), te.Field), Want: want(te.Type)}
 		}
 		// A json.Unmarshaler of the target refused its value; its
 		// message is its own and may quote the value.
@@ -147,12 +147,37 @@ func Unmarshal(data []byte, v any) error {
 	return nil
 }
 
-// splitField is encoding/json's dotted field path as a Path.
-func splitField(f string) []string {
-	if f == "" {
+// members is encoding/json's dotted field path of a value of type t as
+// the document's members: encoding/json names a field promoted from an
+// embedded struct after the embedded struct's Go name
+// ("embedded.extra"), which is no member of the document.
+func members(t reflect.Type, field string) []string {
+	if field == "" {
 		return nil
 	}
-	return strings.Split(f, ".")
+	var path []string
+	for _, seg := range strings.Split(field, ".") {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		for t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			path, t = append(path, seg), nil
+			continue
+		}
+		if ft, ok := fieldsOf(t)[seg]; ok {
+			path, t = append(path, seg), ft
+			continue
+		}
+		if sf, ok := t.FieldByName(seg); ok && sf.Anonymous {
+			t = sf.Type // its fields are the struct's own members
+			continue
+		}
+		path, t = append(path, seg), nil
+	}
+	return path
 }
 
 // walker reads one document's tokens beside the type they decode into.

@@ -70,6 +70,8 @@ func TestUnmarshal(t *testing.T) {
 		{"cut short", `{"items":[`, Syntax, ""},
 		{"a string for an integer", `{"maxCreditsPerDay":"5"}`, Type, "maxCreditsPerDay"},
 		{"a fraction for an integer", `{"maxCreditsPerDay":5.5}`, Type, "maxCreditsPerDay"},
+		{"a wrong type in an embedded struct's field", `{"extra":5}`, Type, "extra"},
+		{"a wrong type deeper", `{"items":[{"name":"a","n":"1"}]}`, Type, "items.n"},
 		{"out of range", `{"maxCreditsPerDay":1e400}`, Type, "maxCreditsPerDay"},
 		{"an array document", `[]`, Type, ""},
 		{"a bad time", `{"when":"yesterday"}`, Type, ""},

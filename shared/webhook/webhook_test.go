@@ -209,3 +209,54 @@ func TestSenderAnswers(t *testing.T) {
 		t.Errorf("slow: %+v, want a timeout", res)
 	}
 }
+
+func TestFetch(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/image.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte("0123456789"))
+	})
+	mux.HandleFunc("/missing", http.NotFound)
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/image.png", http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	open := webhook.Sender{AllowPrivate: true, Timeout: time.Second}
+	for _, tc := range []struct {
+		path  string
+		limit int64
+		want  string // the body, or a piece of the error
+		ok    bool
+	}{
+		{"/image.png", 100, "0123456789", true},
+		{"/image.png", 4, "0123", true},
+		{"/missing", 100, "answered 404", false},
+		{"/redirect", 100, "answered 302", false},
+	} {
+		body, ct, err := open.Fetch(t.Context(), srv.URL+tc.path, tc.limit)
+		switch {
+		case tc.ok && (err != nil || string(body) != tc.want || ct != "image/png"):
+			t.Errorf("Fetch(%s, %d) = %q, %q, %v; want %q", tc.path, tc.limit, body, ct, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Fetch(%s) = %v, want an error with %q", tc.path, err, tc.want)
+		}
+	}
+
+	// By default the rules of a delivery hold: no plain http, no loopback
+	// however it is named, checked before anything is sent.
+	var s webhook.Sender
+	var ue *webhook.URLError
+	if _, _, err := s.Fetch(t.Context(), srv.URL+"/image.png", 100); !errors.As(err, &ue) {
+		t.Errorf("Fetch(http on loopback) = %v, want a URLError", err)
+	}
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the server on loopback was reached")
+	}))
+	defer tls.Close()
+	for _, u := range []string{tls.URL, strings.Replace(tls.URL, "127.0.0.1", "localhost", 1), "https://169.254.169.254/latest/meta-data"} {
+		if _, _, err := s.Fetch(t.Context(), u, 100); !errors.As(err, &ue) || !strings.Contains(err.Error(), "private, loopback") {
+			t.Errorf("Fetch(%s) = %v, want a URLError naming the address", u, err)
+		}
+	}
+}

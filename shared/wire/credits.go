@@ -16,8 +16,8 @@ type Credits struct {
 	Limits   CreditLimits `json:"limits"`
 	// Ledger is one page of the account's movements of credits, newest
 	// first.
-	Ledger           []LedgerEntry `json:"ledger"`
-	LedgerPagination `json:"pagination"`
+	Ledger     []LedgerEntry    `json:"ledger"`
+	Pagination LedgerPagination `json:"pagination"`
 	// SpendingCaps (an extension) is the key's spend this UTC day and
 	// month and its caps; nil from a service without them.
 	SpendingCaps *SpendingCaps `json:"spendingCaps,omitempty"`

@@ -29,11 +29,11 @@ func (h *HistoryItem) Refunded() int { return deref(h.CreditsRefunded) }
 
 // HistoryPage is the 200 of GET /api/gen/history: one page of tasks,
 // newest first. Its pagination's fields are HistoryPage's own in Go
-// (page.HasMore), under "pagination" in JSON.
+// (page.Pagination.HasMore), under "pagination" in JSON.
 type HistoryPage struct {
 	Success    bool          `json:"success"`
 	Items      []HistoryItem `json:"videos"`
-	Pagination `json:"pagination"`
+	Pagination Pagination    `json:"pagination"`
 }
 
 // Pagination is where a history page stands.

@@ -56,8 +56,8 @@ func TestPaginationNests(t *testing.T) {
 		t.Errorf("history page = %s, want %s", b, want)
 	}
 	var cr wire.Credits
-	if err := json.Unmarshal([]byte(`{"pagination":{"limit":20,"hasMore":true,"nextCursor":"n"}}`), &cr); err != nil || !cr.HasMore || cr.NextCursor != "n" || cr.Limit != 20 {
-		t.Errorf("credits pagination = %+v, %v; want limit 20, more, cursor n", cr.LedgerPagination, err)
+	if err := json.Unmarshal([]byte(`{"pagination":{"limit":20,"hasMore":true,"nextCursor":"n"}}`), &cr); err != nil || !cr.Pagination.HasMore || cr.Pagination.NextCursor != "n" || cr.Pagination.Limit != 20 {
+		t.Errorf("credits pagination = %+v, %v; want limit 20, more, cursor n", cr.Pagination, err)
 	}
 }
 

@@ -25,7 +25,11 @@ func (f *streamFn) InvokeStream(context.Context, string, []byte) (lambdaruntime.
 	return f.stream(), nil, false, nil
 }
 
-// streamedGateway serves the template's routes: the event stream's with
+// streamed are the template's functions whose integrations stream: the
+// event stream's and MCP's.
+var streamed = map[string]bool{"StatusEventsFunction": true, "McpFunction": true}
+
+// streamedGateway serves the template's routes: the streamed ones with
 // f, every other with a function that fails.
 func streamedGateway(t *testing.T, f *streamFn) *httptest.Server {
 	t.Helper()
@@ -40,11 +44,11 @@ func streamedGateway(t *testing.T, f *streamFn) *httptest.Server {
 	var routes []Route
 	for _, fnc := range tp.Functions {
 		for _, rt := range fnc.Routes {
-			if rt.Stream != (fnc.LogicalID == "StatusEventsFunction") {
+			if rt.Stream != streamed[fnc.LogicalID] {
 				t.Errorf("%s %s of %s: Stream %v", rt.Method, rt.Path, fnc.LogicalID, rt.Stream)
 			}
 			var inv Invoker = broken
-			if fnc.LogicalID == "StatusEventsFunction" {
+			if streamed[fnc.LogicalID] {
 				inv = f
 			}
 			// No authorizer here: the route is what is tested.

@@ -164,6 +164,11 @@ func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFun
 	return streamHandler(httpapi.Endpoint(svc, cfg, r))
 }
 
+// StreamHandler serves h, a handler of its own rather than a route's
+// (the MCP endpoint's, shared/awsstack/mcpendpoint), as Stream serves a
+// route: what h writes reaches API Gateway as it is written.
+func StreamHandler(h http.Handler) StreamFunc { return streamHandler(h) }
+
 // streamHandler serves h as Stream does.
 func streamHandler(h http.Handler) StreamFunc {
 	return func(ctx context.Context, event events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error) {
