@@ -53,6 +53,13 @@ type limits struct {
 	// first: [true] where the videos always have audio, [false] where
 	// they never do.
 	GenerateAudio []bool `json:"generateAudio"`
+	// ResolutionsByMode and AspectRatiosByMode narrow resolutions and
+	// aspectRatios for a mode that takes fewer (extensions; absent where
+	// none does); MaxExtendSeconds is the longest video the backend
+	// extends (absent where it extends none).
+	ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
+	AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
+	MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
 }
 
 func limitsOf(t capability.Table, m catalog.Model) *limits {
@@ -71,10 +78,16 @@ func limitsOf(t capability.Table, m catalog.Model) *limits {
 	if len(l.ModeDurations) == 0 {
 		l.ModeDurations = nil
 	}
+	l.ModeResolutions = supported(m, l.ModeResolutions)
+	l.ModeAspectRatios = supported(m, l.ModeAspectRatios)
+	if !m.Supports(catalog.VideoExtension) {
+		l.MaxExtendSeconds = 0
+	}
 	id := m.ID
 	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
-		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
+		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices(),
+		ResolutionsByMode: l.ModeResolutions, AspectRatiosByMode: l.ModeAspectRatios, MaxExtendSeconds: l.MaxExtendSeconds}
 	for d, res := range l.ResolutionsOf(id) {
 		out.Resolutions[strconv.Itoa(d)] = res
 	}
@@ -84,9 +97,23 @@ func limitsOf(t capability.Table, m catalog.Model) *limits {
 	return out
 }
 
+// supported is by, a narrowing per mode, for the modes m supports; nil
+// when none is left.
+func supported(m catalog.Model, by map[string][]string) map[string][]string {
+	by = maps.Clone(by)
+	maps.DeleteFunc(by, func(mode string, _ []string) bool { return !m.Supports(mode) })
+	if len(by) == 0 {
+		return nil
+	}
+	return by
+}
+
 type pricing struct {
 	CreditsPerVideo        int `json:"creditsPerVideo"`
 	CreditsPerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
+	// ByResolution prices a resolution dearer than the rest ("4k"), an
+	// extension; absent where every resolution costs the same.
+	ByResolution map[string]catalog.Credits `json:"byResolution,omitempty"`
 }
 
 func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -100,7 +127,7 @@ func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 			Name:         m.Name,
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
-			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
+			Pricing:      pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio, ByResolution: m.ResolutionCredits},
 			Available:    !gone[m.ID],
 			Limits:       limitsOf(caps, m),
 		})
