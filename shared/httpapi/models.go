@@ -60,6 +60,7 @@ type limits struct {
 	ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
 	AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
 	MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
+	ExtendResolutions  []string            `json:"extendResolutions,omitempty"`
 }
 
 func limitsOf(t capability.Table, m catalog.Model) *limits {
@@ -80,14 +81,15 @@ func limitsOf(t capability.Table, m catalog.Model) *limits {
 	}
 	l.ModeResolutions = supported(m, l.ModeResolutions)
 	l.ModeAspectRatios = supported(m, l.ModeAspectRatios)
-	if !m.Supports(catalog.VideoExtension) {
-		l.MaxExtendSeconds = 0
+	if !m.Supports(catalog.VideoExtension) || !slices.Contains(l.Modes, catalog.VideoExtension) {
+		l.MaxExtendSeconds, l.ExtendResolutions = 0, nil
 	}
 	id := m.ID
 	out := &limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
 		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices(),
-		ResolutionsByMode: l.ModeResolutions, AspectRatiosByMode: l.ModeAspectRatios, MaxExtendSeconds: l.MaxExtendSeconds}
+		ResolutionsByMode: l.ModeResolutions, AspectRatiosByMode: l.ModeAspectRatios, MaxExtendSeconds: l.MaxExtendSeconds,
+		ExtendResolutions: l.ExtendResolutions}
 	for d, res := range l.ResolutionsOf(id) {
 		out.Resolutions[strconv.Itoa(d)] = res
 	}

@@ -33,6 +33,11 @@ type startResponse struct {
 	ImageInfo         *imageInfo  `json:"imageInfo,omitempty"`
 	FirstFrame        *imageInfo  `json:"firstFrame,omitempty"`
 	LastFrame         *imageInfo  `json:"lastFrame,omitempty"`
+	// ReferenceImages describe a text-to-video start's reference
+	// images, in their order (an extension); ExtendsTaskID names the
+	// task an extension continues (extend.go).
+	ReferenceImages []imageInfo `json:"referenceImages,omitempty"`
+	ExtendsTaskID   string      `json:"extendsTaskId,omitempty"`
 }
 
 // imageInfo describes an uploaded image: its name as the client sent it,
@@ -76,8 +81,12 @@ func (a *API) readStart(w http.ResponseWriter, r *http.Request, c *service.Calle
 	return a.readImageStart(w, r, c, kind, imageRoles[kind])
 }
 
-// readTextStart reads a text-to-video body.
+// readTextStart reads a text-to-video body: JSON, or a form with
+// reference images as files (references.go).
 func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.Caller) (service.StartRequest, error) {
+	if isMultipart(r) {
+		return a.readReferenceForm(w, r, c)
+	}
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return service.StartRequest{}, err
@@ -90,17 +99,26 @@ func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.C
 	if err != nil {
 		return service.StartRequest{}, err
 	}
-	var idem *service.Idempotency
+	var rh *requestHash
 	if key != "" {
 		fields, err := canonicalJSON(body)
 		if err != nil {
 			return service.StartRequest{}, err
 		}
-		rh := newRequestHash(catalog.TextToVideo)
+		rh = newRequestHash(catalog.TextToVideo)
 		rh.fields(fields)
+	}
+	id := task.NewID(c.Now)
+	inputs, digests, err := a.referenceUploads(r, c, id, req.ReferenceUploads)
+	if err != nil {
+		return service.StartRequest{}, err
+	}
+	var idem *service.Idempotency
+	if rh != nil {
+		rh.images(inputs, digests)
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
-	return service.StartRequest{TaskID: task.NewID(c.Now), Request: req, Idempotency: idem}, nil
+	return service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem}, nil
 }
 
 // readImageStart reads a multipart start of kind, whose file fields are
@@ -195,8 +213,11 @@ func (a *API) accepted(w http.ResponseWriter, t task.Task, balance int64) {
 			resp.FirstFrame = info
 		case task.RoleLastFrame:
 			resp.LastFrame = info
+		case task.RoleVideo:
+			resp.ExtendsTaskID = in.Task
 		}
 	}
+	resp.ReferenceImages = referenceInfo(t)
 	w.Header().Set("Location", resp.StatusURL)
 	writeJSON(w, http.StatusAccepted, resp)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -102,8 +103,9 @@ type Source struct {
 	TaskID string
 	// Route made it: only that route can extend it (task.Billing.Route).
 	Route string
-	// Seconds is its length.
-	Seconds int
+	// Seconds is its length, Resolution its resolution.
+	Seconds    int
+	Resolution string
 }
 
 // Mode is the capability-table mode of the start: its type, or
@@ -384,6 +386,36 @@ func referenceUploads(kind, model string, m catalog.Model, v value) ([]string, e
 	}
 	return ids, nil
 }
+
+// TakeReferenceFiles records that a form's start brings n reference
+// images as files (the repeated file field referenceImages): what
+// referenceImages checks of upload ids, checked of files.
+func TakeReferenceFiles(r *Request, n int) error {
+	if n == 0 {
+		return nil
+	}
+	m, _ := catalog.Lookup(r.Model)
+	if _, err := referenceUploads(r.Type, r.Model, m, filesValue(n)); err != nil {
+		return err
+	}
+	r.References = n
+	return nil
+}
+
+// filesValue stands for n files in referenceUploads: n distinct names.
+type filesValue int
+
+func (v filesValue) raw() any { return int(v) }
+func (v filesValue) asStrings(string) ([]string, *Error) {
+	out := make([]string, int(v))
+	for i := range out {
+		out[i] = "file " + strconv.Itoa(i+1)
+	}
+	return out, nil
+}
+func (v filesValue) asString(f string) (string, *Error) { return "", &Error{Code: CodeValidation, Field: f} }
+func (v filesValue) asInt(f string) (int64, *Error)     { return 0, &Error{Code: CodeValidation, Field: f} }
+func (v filesValue) asBool(f string) (bool, *Error)     { return false, &Error{Code: CodeValidation, Field: f} }
 
 func known(name string) bool {
 	for _, f := range Fields {

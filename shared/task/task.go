@@ -258,7 +258,26 @@ func (t Task) NotStarted() bool {
 }
 
 // HasImage reports whether the task was started from uploaded images.
-func (t Task) HasImage() bool { return len(t.Inputs) > 0 }
+func (t Task) HasImage() bool {
+	for _, in := range t.Inputs {
+		if in.Role != RoleVideo {
+			return true
+		}
+	}
+	return false
+}
+
+// CreatedAtOf is when the task of id was created, from the id itself
+// (NewID); ok is false for an id of another shape.
+func CreatedAtOf(id string) (time.Time, bool) {
+	if !ValidID(id) {
+		return time.Time{}, false
+	}
+	_, rest, _ := strings.Cut(id, "_")
+	digits, _, _ := strings.Cut(rest, "_")
+	ms, _ := strconv.ParseInt(digits, 10, 64)
+	return time.UnixMilli(ms), true
+}
 
 // Input returns the input with the given role.
 func (t Task) Input(role string) (Input, bool) {

@@ -51,8 +51,10 @@ type Limits struct {
 	ModeResolutions  map[string][]string
 	ModeAspectRatios map[string][]string
 	// MaxExtendSeconds is the longest video it extends (mode
-	// catalog.VideoExtension): an extension adds about 7 seconds to it.
-	MaxExtendSeconds int
+	// catalog.VideoExtension): an extension adds about 7 seconds to it;
+	// ExtendResolutions the resolutions of the videos it extends.
+	MaxExtendSeconds  int
+	ExtendResolutions []string
 	// Audio is whether its videos have audio: AudioOptional (the zero
 	// value) as generateAudio asks, AudioAlways whatever is asked,
 	// AudioNever never. Apply refuses what it cannot honour, so that no

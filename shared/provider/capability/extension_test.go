@@ -30,7 +30,7 @@ func veoLike(extend bool) capability.Limits {
 	}
 	if extend {
 		l.Modes = append(l.Modes, catalog.VideoExtension)
-		l.MaxExtendSeconds = 141
+		l.MaxExtendSeconds, l.ExtendResolutions = 141, []string{"720p"}
 	}
 	return l
 }
@@ -105,6 +105,7 @@ func TestExtension(t *testing.T) {
 		{"a route gone", routed, "third", 8, `{"prompt":"x"}`, "taskId"},
 		{"another backend", single, "vertex", 8, `{"prompt":"x"}`, "taskId"},
 		{"too long", single, "gemini", 148, `{"prompt":"x"}`, "taskId"},
+		{"a 1080p video", single, "gemini", 8, `{"prompt":"x"}`, "taskId"},
 		{"1080p", single, "gemini", 8, `{"prompt":"x","resolution":"1080p"}`, "resolution"},
 		{"6 seconds", single, "gemini", 8, `{"prompt":"x","durationSeconds":6}`, "durationSeconds"},
 	} {
@@ -113,7 +114,10 @@ func TestExtension(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src := &params.Source{TaskID: "gen_1", Route: tt.route, Seconds: tt.seconds}
+			src := &params.Source{TaskID: "gen_1", Route: tt.route, Seconds: tt.seconds, Resolution: "720p"}
+			if tt.name == "a 1080p video" {
+				src.Resolution = "1080p"
+			}
 			r.Extends = src
 			err = tt.table.Apply(&r)
 			if tt.field != "" {

@@ -126,6 +126,9 @@ func (t Table) applyExtension(r *params.Request) error {
 	if src.Seconds > l.MaxExtendSeconds {
 		return refuse("task %s's video is %d seconds long; %s extends videos of at most %d seconds", src.TaskID, src.Seconds, route.Backend, l.MaxExtendSeconds)
 	}
+	if !slices.Contains(l.ExtendResolutions, src.Resolution) {
+		return refuse("task %s's video is %s; %s extends videos at %s only", src.TaskID, src.Resolution, route.Backend, strings.Join(l.ExtendResolutions, ", "))
+	}
 	c := *r
 	c.Extends = nil
 	if err := (Table{Backend: route.Backend, Models: map[string]Limits{r.Model: l}}).Apply(&c); err != nil {
@@ -176,6 +179,7 @@ func union(a, b Limits) Limits {
 	u.ModeResolutions = unionNarrowed(u.Modes, a, b, func(l Limits) map[string][]string { return l.ModeResolutions })
 	u.ModeAspectRatios = unionNarrowed(u.Modes, a, b, func(l Limits) map[string][]string { return l.ModeAspectRatios })
 	u.MaxExtendSeconds = max(a.MaxExtendSeconds, b.MaxExtendSeconds)
+	u.ExtendResolutions = merge(a.ExtendResolutions, b.ExtendResolutions)
 	u.AspectRatios = merge(a.AspectRatios, b.AspectRatios)
 	u.MaxSampleCount = max(a.MaxSampleCount, b.MaxSampleCount)
 	u.PersonGeneration = map[string][]string{}

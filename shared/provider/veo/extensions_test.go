@@ -125,7 +125,7 @@ func TestExtensionRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Params.AspectRatio = made.Params.AspectRatio
-			r.Extends = &params.Source{TaskID: made.TaskID, Route: b.name, Seconds: 8}
+			r.Extends = &params.Source{TaskID: made.TaskID, Route: b.name, Seconds: 8, Resolution: made.Params.Resolution}
 			if err := caps.Apply(&r); err != nil {
 				t.Fatal(err)
 			}

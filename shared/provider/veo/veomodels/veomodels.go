@@ -146,7 +146,7 @@ import (
 //	[vertex-extend] https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/video/extend-videos
 //	               (search excerpts of the English page and its Korean and Chinese editions): "the input
 //	               video must be 1 to 30 seconds in length and can be extended by 7 seconds (up to 37
-//	               seconds total)"; MP4, 24 fps, 720p, 1080p or 4k, 9:16 or 16:9; the three -001 ids.
+//	               seconds total)"; input MP4, 24 fps, 720p, 1080p or 4k, 9:16 or 16:9; the three -001 ids.
 //	               Not known first-hand: whether Vertex AI refuses a video Veo did not make (an older
 //	               edition: "extend videos that you previously generated using Veo"), which resolutions
 //	               and durationSeconds it takes for an extension (720p and 8 are sent, as on the Gemini
@@ -183,18 +183,25 @@ var (
 	vertexLiteModes = append(slices.Clone(allModes), catalog.VideoExtension)
 )
 
-// Extension limits: the longest video each API extends [gemini-extend],
-// [vertex-extend]; at 720p [gemini-params] and 8 seconds [gemini-interp],
-// [gemini-params] (Vertex AI: as sent to the Gemini API, [vertex-extend]).
+// Extension limits: the longest video each API extends, and at which
+// resolutions (the Gemini API: 720p [gemini-extend]; Vertex AI: 720p,
+// 1080p or 4K [vertex-extend]); an extension is made at 720p
+// [gemini-params] and 8 seconds [gemini-interp], [gemini-params]
+// (Vertex AI: as sent to the Gemini API, [vertex-extend]).
 const (
 	geminiMaxExtend = 141
 	vertexMaxExtend = 30
 )
 
+var (
+	geminiExtendRes = []string{"720p"}
+	vertexExtendRes = []string{"720p", "1080p", catalog.Resolution4K}
+)
+
 // extensionLimits narrows l for the modes it makes: reference images and
 // extensions at 8 seconds [gemini-params], [vertex-refs], extensions at
 // 720p; reference images not at 4K on Vertex AI [vertex-refs].
-func extensionLimits(l *capability.Limits, maxExtend int, refsRes []string) {
+func extensionLimits(l *capability.Limits, maxExtend int, extendRes, refsRes []string) {
 	if slices.Contains(l.Modes, catalog.ReferenceImages) {
 		l.ModeDurations[catalog.ReferenceImages] = []int{8}
 		if refsRes != nil {
@@ -204,7 +211,7 @@ func extensionLimits(l *capability.Limits, maxExtend int, refsRes []string) {
 	if slices.Contains(l.Modes, catalog.VideoExtension) {
 		l.ModeDurations[catalog.VideoExtension] = []int{8}
 		l.ModeResolutions[catalog.VideoExtension] = []string{"720p"}
-		l.MaxExtendSeconds = maxExtend
+		l.MaxExtendSeconds, l.ExtendResolutions = maxExtend, extendRes
 	}
 }
 
@@ -233,7 +240,7 @@ func vertexLimits(modes []string, res4k bool) capability.Limits {
 	for _, m := range modes {
 		l.PersonGeneration[m] = []string{"allow_adult", "dont_allow"}
 	}
-	extensionLimits(&l, vertexMaxExtend, []string{"720p", "1080p"})
+	extensionLimits(&l, vertexMaxExtend, vertexExtendRes, []string{"720p", "1080p"})
 	return l
 }
 
@@ -277,7 +284,7 @@ func geminiLimits(modes []string, res4k bool) capability.Limits {
 	if slices.Contains(modes, catalog.FirstLastFrame) {
 		l.ModeDurations[catalog.FirstLastFrame] = []int{8}
 	}
-	extensionLimits(&l, geminiMaxExtend, nil)
+	extensionLimits(&l, geminiMaxExtend, geminiExtendRes, nil)
 	if slices.Contains(modes, catalog.ReferenceImages) {
 		l.ModeAspectRatios = map[string][]string{catalog.ReferenceImages: {"16:9"}}
 	}

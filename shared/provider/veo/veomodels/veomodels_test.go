@@ -207,6 +207,13 @@ func TestReferenceImagesExtensionAnd4K(t *testing.T) {
 			if l.MaxExtendSeconds != tt.maxExtend {
 				t.Errorf("MaxExtendSeconds %d, want %d", l.MaxExtendSeconds, tt.maxExtend)
 			}
+			wantExtendRes := map[string][]string{settings.GeneratorGemini: {"720p"}, settings.GeneratorVertex: {"720p", "1080p", "4k"}}[tt.api]
+			if !tt.extend {
+				wantExtendRes = nil
+			}
+			if !slices.Equal(l.ExtendResolutions, wantExtendRes) {
+				t.Errorf("ExtendResolutions %v, want %v", l.ExtendResolutions, wantExtendRes)
+			}
 			if !slices.Equal(l.Resolutions[8], tt.res8) {
 				t.Errorf("resolutions at 8 s %v, want %v", l.Resolutions[8], tt.res8)
 			}

@@ -26,10 +26,11 @@ func TestExtensionOfItsOwnVideos(t *testing.T) {
 	srv := httptest.NewServer(veotest.New(veotest.Config{Now: clock}))
 	t.Cleanup(srv.Close)
 
+	res := "720p"
 	submit := func(api, instance string) (int, string, string) {
 		t.Helper()
 		url := srv.URL + "/v1beta/models/veo-3.1-generate-001:predictLongRunning"
-		params := `{"durationSeconds":8,"resolution":"720p","personGeneration":"allow_all"}`
+		params := `{"durationSeconds":8,"resolution":"` + res + `","personGeneration":"allow_all"}`
 		if api == "vertex" {
 			url = srv.URL + "/v1/projects/p/locations/us-central1/publishers/google/models/veo-3.1-generate-001:predictLongRunning"
 			params = `{"durationSeconds":8,"resolution":"720p","storageUri":"gs://b/out/"}`
@@ -107,6 +108,14 @@ func TestExtensionOfItsOwnVideos(t *testing.T) {
 	advance(veotest.Kept + time.Minute)
 	if status, _, _ := submit("gemini", extend("uri", first)); status != 400 {
 		t.Errorf("extension of a video past its 2 days: %d, want 400", status)
+	}
+
+	// The Gemini API extends 720p videos only.
+	res = "1080p"
+	_, sharp, _ := submit("gemini", `{"prompt":"x"}`)
+	res = "720p"
+	if status, _, msg := submit("gemini", extend("uri", sharp)); status != 400 || !strings.Contains(msg, "1080p") {
+		t.Errorf("extension of a 1080p video: %d %q, want a 400", status, msg)
 	}
 
 	_, gs, _ := submit("vertex", `{"prompt":"x"}`)

@@ -55,6 +55,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,8 +181,9 @@ type operation struct {
 	// an extension its source's and 7 more; kept is until when the
 	// Gemini API keeps them for an extension (2 days, restarted by each
 	// reference, veomodels [gemini-extend]).
-	seconds int
-	kept    time.Time
+	seconds    int
+	kept       time.Time
+	resolution string
 }
 
 // video is the bytes of sample i.
@@ -405,7 +407,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	}
 	op := &operation{name: prefix + "/operations/" + fake.NewID(8), api: api, model: model,
 		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), sample: s.cfg.Video, storageURI: p.StorageURI, outcome: o,
-		seconds: seconds}
+		seconds: seconds, resolution: resolutionOf(body.Parameters)}
 	op.kept = op.done.Add(Kept)
 	if s.cfg.Renderer != nil {
 		op.rendered = make(chan struct{})
@@ -449,7 +451,10 @@ func (s *Server) extension(api, model string, instance, parameters json.RawMessa
 			URI, EncodedVideo, GCSURI, BytesBase64Encoded string
 		}
 	}
-	var p struct{ DurationSeconds *int }
+	var p struct {
+		DurationSeconds *int
+		Resolution      *string
+	}
 	_ = json.Unmarshal(instance, &in)
 	_ = json.Unmarshal(parameters, &p)
 	made := 8 // Google's default durationSeconds
@@ -469,12 +474,22 @@ func (s *Server) extension(api, model string, instance, parameters json.RawMessa
 		return 0, "", task.ExtensionSeconds
 	case api == settings.GeneratorGemini && now.After(src.kept):
 		return 400, "The video to extend is no longer available: videos are kept for 2 days.", 0
+	case !slices.Contains(m.Limits.ExtendResolutions, src.resolution):
+		return 400, fmt.Sprintf("The video to extend is %s; videos at %s can be extended.", src.resolution, strings.Join(m.Limits.ExtendResolutions, ", ")), 0
 	case src.seconds > m.Limits.MaxExtendSeconds:
 		return 400, fmt.Sprintf("The video to extend is %d seconds long; videos of at most %d seconds can be extended.",
 			src.seconds, m.Limits.MaxExtendSeconds), 0
 	}
 	src.kept = now.Add(Kept)
 	return 0, "", src.seconds + task.ExtensionSeconds
+}
+
+// resolutionOf is a request's resolution, Google's default (720p) when
+// it names none.
+func resolutionOf(parameters json.RawMessage) string {
+	var p struct{ Resolution string }
+	_ = json.Unmarshal(parameters, &p)
+	return cmp.Or(p.Resolution, "720p")
 }
 
 // madeVideo is the done operation of api whose video uri names (a
