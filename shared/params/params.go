@@ -413,9 +413,13 @@ func (v filesValue) asStrings(string) ([]string, *Error) {
 	}
 	return out, nil
 }
-func (v filesValue) asString(f string) (string, *Error) { return "", &Error{Code: CodeValidation, Field: f} }
-func (v filesValue) asInt(f string) (int64, *Error)     { return 0, &Error{Code: CodeValidation, Field: f} }
-func (v filesValue) asBool(f string) (bool, *Error)     { return false, &Error{Code: CodeValidation, Field: f} }
+func (v filesValue) asString(f string) (string, *Error) {
+	return "", &Error{Code: CodeValidation, Field: f}
+}
+func (v filesValue) asInt(f string) (int64, *Error) { return 0, &Error{Code: CodeValidation, Field: f} }
+func (v filesValue) asBool(f string) (bool, *Error) {
+	return false, &Error{Code: CodeValidation, Field: f}
+}
 
 func known(name string) bool {
 	for _, f := range Fields {
