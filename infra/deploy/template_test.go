@@ -239,6 +239,8 @@ var contractRoutes = []route{
 	{"GET", "/api/gen/status/{taskId}/events", "StatusEventsFunction", false},
 	// Quotes: one function for the three start endpoints.
 	{"POST", "/api/gen/quote/{endpoint}", "QuoteFunction", false},
+	// Extensions of a task's video (issue 37).
+	{"POST", "/api/gen/extend/{taskId}", "ExtendFunction", false},
 	// Webhooks: one function per path.
 	{"POST", "/api/gen/webhooks", "WebhooksFunction", false},
 	{"GET", "/api/gen/webhooks", "WebhooksFunction", false},
@@ -755,6 +757,7 @@ var (
 	endpointEnv = []string{awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN}
 	needsEnv    = map[string][]string{
 		"TextToVideoFunction":       endpointEnv,
+		"ExtendFunction":            endpointEnv,
 		"ImageToVideoFunction":      endpointEnv,
 		"FirstLastFrameFunction":    endpointEnv,
 		"StatusFunction":            endpointEnv,
@@ -1015,7 +1018,13 @@ var (
 	// events; never Scan, DeleteItem or BatchWriteItem (issue 24).
 	stepPolicies = slices.Concat(writeTable("AccountsTable"), writeTable("TasksTable"), writeTable("WebhooksTable"))
 	wantPolicies = map[string][]string{
-		"TextToVideoFunction":    startPolicies,
+		// text-to-video takes reference images as image-to-video takes
+		// its image (issue 37).
+		"TextToVideoFunction": uploadPolicies,
+		// An extension reads the task's video and copies it to its
+		// inputs.
+		"ExtendFunction": append(slices.Clone(startPolicies), "s3:GetObject MediaBucket/videos/*",
+			"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"),
 		"ImageToVideoFunction":   uploadPolicies,
 		"FirstLastFrameFunction": uploadPolicies,
 		"StatusFunction":         gatewayLimitedPolicies,
@@ -1077,8 +1086,9 @@ func init() {
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
 		tableLines("KeysTable", "dynamodb:UpdateItem"), readTable("TasksTable"))
 	// A quote reads the balance and the starts window, and takes and
-	// deletes the images it checks as an image start does.
-	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
+	// deletes the images it checks as an image start does; the quote of
+	// an extension reads the task it names.
+	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"), readTable("TasksTable"),
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
 			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"})
 
