@@ -229,3 +229,52 @@ func TestVeoReferenceImagesExtensionAnd4K(t *testing.T) {
 		})
 	}
 }
+
+// TestVeoExtensionBodiesMeanOneThing is TestEveryJSONBodyMeansOneThing
+// for the extension and its quote, which need a completed task whose
+// route extends it: each body that could mean two things is a 400 naming
+// the field, before the task is even looked up, and changes nothing;
+// the valid body is then accepted.
+func TestVeoExtensionBodiesMeanOneThing(t *testing.T) {
+	e := startVeo(t, settings.GeneratorGemini, veotest.Config{}, "", nil)
+	k := e.key(100000, store.Limits{})
+	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a source","model":"gen-3.1-generate-001","resolution":"720p"}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
+	}
+	src := str(r.body["taskId"])
+	if done := e.wait(k.APIKey, src); done.body["status"] != "completed" {
+		t.Fatalf("the source ended %s", done.raw)
+	}
+	tried := 0
+	for _, op := range jsonOps(t) {
+		if !extensionOps[op.id] {
+			continue
+		}
+		tried++
+		t.Run(op.id, func(t *testing.T) {
+			op.path = strings.Replace(op.path, "{taskId}", src, 1)
+			if op.id == "quoteExtendVideo" {
+				op.path += "?taskId=" + src
+			}
+			before := e.accountState(k)
+			base := jsonBodies[op.id]
+			for _, v := range variants(t, base, op.nullAbsent) {
+				wantRefused(t, op, v, e.sendJSON(op, k.APIKey, v.body))
+			}
+			// Not even another account's task is looked up.
+			foreign := op
+			foreign.path = strings.Replace(op.path, src, "gen_1767225600000_notyours01", -1)
+			wantRefused(t, foreign, variant{"an unknown field", `{"prompt":"x","zz":1}`, "zz"}, e.sendJSON(foreign, k.APIKey, `{"prompt":"x","zz":1}`))
+			if after := e.accountState(k); after != before {
+				t.Errorf("the refused bodies changed the account: %+v, then %+v", before, after)
+			}
+			if r := e.sendJSON(op, k.APIKey, base); r.status/100 != 2 {
+				t.Errorf("the valid body %s answered %d %s", base, r.status, r.raw)
+			}
+		})
+	}
+	if tried != len(extensionOps) {
+		t.Errorf("the document has %d of the %d extension operations", tried, len(extensionOps))
+	}
+}

@@ -53,6 +53,9 @@ func (a *API) readExtension(w http.ResponseWriter, r *http.Request, c *service.C
 	if err != nil {
 		return service.StartRequest{}, task.Task{}, err
 	}
+	if err := params.CheckExtensionJSON(body); err != nil {
+		return service.StartRequest{}, task.Task{}, err
+	}
 	src, err := a.svc.ExtensionSource(r.Context(), *c, id)
 	if err != nil {
 		return service.StartRequest{}, task.Task{}, err

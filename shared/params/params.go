@@ -183,25 +183,8 @@ type value interface {
 // the start's model whatever the fields say (an extension's: its
 // source's).
 func validate(kind string, present map[string]value, model string) (Request, error) {
-	var names []string
-	for name := range present {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if !known(name) {
-			return Request{}, &Error{Code: CodeValidation, Field: name,
-				Message: fmt.Sprintf("unknown field %q; allowed fields are %s", name, strings.Join(Fields, ", "))}
-		}
-	}
-
-	if kind == catalog.VideoExtension {
-		for _, name := range fixedByExtension {
-			if _, ok := present[name]; ok {
-				return Request{}, &Error{Code: CodeValidation, Field: name,
-					Message: fmt.Sprintf("%s is not taken by an extension: it continues its task's video with that task's model and aspect ratio, as one video; leave %s out", name, name)}
-			}
-		}
+	if err := checkFields(kind, present); err != nil {
+		return Request{}, err
 	}
 
 	r := Request{Type: kind}
@@ -419,6 +402,31 @@ func (v filesValue) asString(f string) (string, *Error) {
 func (v filesValue) asInt(f string) (int64, *Error) { return 0, &Error{Code: CodeValidation, Field: f} }
 func (v filesValue) asBool(f string) (bool, *Error) {
 	return false, &Error{Code: CodeValidation, Field: f}
+}
+
+// checkFields refuses a field unknown, or one a start of kind does not
+// take, naming it; the first in name order.
+func checkFields(kind string, present map[string]value) *Error {
+	var names []string
+	for name := range present {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !known(name) {
+			return &Error{Code: CodeValidation, Field: name,
+				Message: fmt.Sprintf("unknown field %q; allowed fields are %s", name, strings.Join(Fields, ", "))}
+		}
+	}
+	if kind == catalog.VideoExtension {
+		for _, name := range fixedByExtension {
+			if _, ok := present[name]; ok {
+				return &Error{Code: CodeValidation, Field: name,
+					Message: fmt.Sprintf("%s is not taken by an extension: it continues its task's video with that task's model and aspect ratio, as one video; leave %s out", name, name)}
+			}
+		}
+	}
+	return nil
 }
 
 func known(name string) bool {

@@ -33,6 +33,26 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 	return validate(kind, present, "")
 }
 
+// CheckExtensionJSON checks what ParseExtensionJSON checks of an
+// extension's body without knowing its model: one JSON object, each key
+// once, no field unknown or not taken by an extension. The extension's
+// endpoint asks it before it looks up the task, so that a body that can
+// mean two things is refused as such whatever the task.
+func CheckExtensionJSON(body []byte) error {
+	var fields map[string]json.RawMessage
+	if err := strictjson.Unmarshal(body, &fields); err != nil {
+		return JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
+	}
+	present := map[string]value{}
+	for name := range fields {
+		present[name] = jsonValue(fields[name])
+	}
+	if err := checkFields(catalog.VideoExtension, present); err != nil {
+		return err
+	}
+	return nil
+}
+
 // ParseExtensionJSON validates the JSON body of an extension
 // (POST /api/gen/extend/{taskId}) of a video made by model: the body of
 // a start without model, aspectRatio, sampleCount or referenceImages.
