@@ -74,7 +74,7 @@ func (a *API) readExtension(w http.ResponseWriter, r *http.Request, c *service.C
 		rh.fields(fields)
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
-	return service.StartRequest{TaskID: task.NewID(c.Now), Request: service.ExtensionRequest(src, req), Idempotency: idem}, src, nil
+	return service.StartRequest{TaskID: task.NewID(c.Now), Request: service.ExtensionRequest(src, req, c.Now), Idempotency: idem}, src, nil
 }
 
 // quoteExtension answers what the extension of the task named by the

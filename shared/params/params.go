@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -106,6 +107,8 @@ type Source struct {
 	// Seconds is its length, Resolution its resolution.
 	Seconds    int
 	Resolution string
+	// Age is how long ago it was made.
+	Age time.Duration
 }
 
 // Mode is the capability-table mode of the start: its type, or

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
@@ -82,11 +83,13 @@ func (s *Service) deleted(ctx context.Context, c Caller, id string) bool {
 }
 
 // ExtensionRequest is req (params.ParseExtensionJSON of src's model) as
-// the extension of src: src's aspect ratio, and what the capability
-// table checks of its video (the route that made it, its length).
-func ExtensionRequest(src task.Task, req params.Request) params.Request {
+// the extension of src at now: src's aspect ratio, and what the
+// capability table checks of its video (the route that made it, its
+// length, resolution and age).
+func ExtensionRequest(src task.Task, req params.Request, now time.Time) params.Request {
 	req.Params.AspectRatio = src.Params.AspectRatio
-	req.Extends = &params.Source{TaskID: src.ID, Route: src.Billing.Route, Seconds: src.VideoSeconds(), Resolution: src.Params.Resolution}
+	req.Extends = &params.Source{TaskID: src.ID, Route: src.Billing.Route, Seconds: src.VideoSeconds(),
+		Resolution: src.Params.Resolution, Age: now.Sub(src.CompletedAt)}
 	return req
 }
 

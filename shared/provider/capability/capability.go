@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
@@ -55,6 +56,9 @@ type Limits struct {
 	// ExtendResolutions the resolutions of the videos it extends.
 	MaxExtendSeconds  int
 	ExtendResolutions []string
+	// ExtendWithin, when set, is how long after a video was made the
+	// route still extends it (the Gemini API keeps its videos 2 days).
+	ExtendWithin time.Duration
 	// Audio is whether its videos have audio: AudioOptional (the zero
 	// value) as generateAudio asks, AudioAlways whatever is asked,
 	// AudioNever never. Apply refuses what it cannot honour, so that no

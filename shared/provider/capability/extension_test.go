@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
@@ -30,7 +31,7 @@ func veoLike(extend bool) capability.Limits {
 	}
 	if extend {
 		l.Modes = append(l.Modes, catalog.VideoExtension)
-		l.MaxExtendSeconds, l.ExtendResolutions = 141, []string{"720p"}
+		l.MaxExtendSeconds, l.ExtendResolutions, l.ExtendWithin = 141, []string{"720p"}, 48*time.Hour
 	}
 	return l
 }
@@ -106,6 +107,7 @@ func TestExtension(t *testing.T) {
 		{"another backend", single, "vertex", 8, `{"prompt":"x"}`, "taskId"},
 		{"too long", single, "gemini", 148, `{"prompt":"x"}`, "taskId"},
 		{"a 1080p video", single, "gemini", 8, `{"prompt":"x"}`, "taskId"},
+		{"a video past its 2 days", single, "gemini", 8, `{"prompt":"x"}`, "taskId"},
 		{"1080p", single, "gemini", 8, `{"prompt":"x","resolution":"1080p"}`, "resolution"},
 		{"6 seconds", single, "gemini", 8, `{"prompt":"x","durationSeconds":6}`, "durationSeconds"},
 	} {
@@ -115,8 +117,11 @@ func TestExtension(t *testing.T) {
 				t.Fatal(err)
 			}
 			src := &params.Source{TaskID: "gen_1", Route: tt.route, Seconds: tt.seconds, Resolution: "720p"}
-			if tt.name == "a 1080p video" {
+			switch tt.name {
+			case "a 1080p video":
 				src.Resolution = "1080p"
+			case "a video past its 2 days":
+				src.Age = 49 * time.Hour
 			}
 			r.Extends = src
 			err = tt.table.Apply(&r)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
@@ -126,6 +127,10 @@ func (t Table) applyExtension(r *params.Request) error {
 	if src.Seconds > l.MaxExtendSeconds {
 		return refuse("task %s's video is %d seconds long; %s extends videos of at most %d seconds", src.TaskID, src.Seconds, route.Backend, l.MaxExtendSeconds)
 	}
+	if l.ExtendWithin > 0 && src.Age > l.ExtendWithin {
+		return refuse("task %s's video was made %s ago; %s extends videos for %s after they were made", src.TaskID,
+			src.Age.Round(time.Minute), route.Backend, l.ExtendWithin)
+	}
 	if !slices.Contains(l.ExtendResolutions, src.Resolution) {
 		return refuse("task %s's video is %s; %s extends videos at %s only", src.TaskID, src.Resolution, route.Backend, strings.Join(l.ExtendResolutions, ", "))
 	}
@@ -180,6 +185,11 @@ func union(a, b Limits) Limits {
 	u.ModeAspectRatios = unionNarrowed(u.Modes, a, b, func(l Limits) map[string][]string { return l.ModeAspectRatios })
 	u.MaxExtendSeconds = max(a.MaxExtendSeconds, b.MaxExtendSeconds)
 	u.ExtendResolutions = merge(a.ExtendResolutions, b.ExtendResolutions)
+	if a.ExtendWithin == 0 || b.ExtendWithin == 0 {
+		u.ExtendWithin = 0
+	} else {
+		u.ExtendWithin = max(a.ExtendWithin, b.ExtendWithin)
+	}
 	u.AspectRatios = merge(a.AspectRatios, b.AspectRatios)
 	u.MaxSampleCount = max(a.MaxSampleCount, b.MaxSampleCount)
 	u.PersonGeneration = map[string][]string{}

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
@@ -191,6 +192,11 @@ var (
 const (
 	geminiMaxExtend = 141
 	vertexMaxExtend = 30
+	// The Gemini API keeps a video 2 days [gemini-extend]; gen counts
+	// from when its task completed (a later reference, which restarts
+	// Google's timer, is not counted: a refusal at start is the safe
+	// side). Vertex AI extends what gen sends it, its own copy.
+	geminiKept = 48 * time.Hour
 )
 
 var (
@@ -201,7 +207,7 @@ var (
 // extensionLimits narrows l for the modes it makes: reference images and
 // extensions at 8 seconds [gemini-params], [vertex-refs], extensions at
 // 720p; reference images not at 4K on Vertex AI [vertex-refs].
-func extensionLimits(l *capability.Limits, maxExtend int, extendRes, refsRes []string) {
+func extensionLimits(l *capability.Limits, maxExtend int, within time.Duration, extendRes, refsRes []string) {
 	if slices.Contains(l.Modes, catalog.ReferenceImages) {
 		l.ModeDurations[catalog.ReferenceImages] = []int{8}
 		if refsRes != nil {
@@ -211,7 +217,7 @@ func extensionLimits(l *capability.Limits, maxExtend int, extendRes, refsRes []s
 	if slices.Contains(l.Modes, catalog.VideoExtension) {
 		l.ModeDurations[catalog.VideoExtension] = []int{8}
 		l.ModeResolutions[catalog.VideoExtension] = []string{"720p"}
-		l.MaxExtendSeconds, l.ExtendResolutions = maxExtend, extendRes
+		l.MaxExtendSeconds, l.ExtendResolutions, l.ExtendWithin = maxExtend, extendRes, within
 	}
 }
 
@@ -240,7 +246,7 @@ func vertexLimits(modes []string, res4k bool) capability.Limits {
 	for _, m := range modes {
 		l.PersonGeneration[m] = []string{"allow_adult", "dont_allow"}
 	}
-	extensionLimits(&l, vertexMaxExtend, vertexExtendRes, []string{"720p", "1080p"})
+	extensionLimits(&l, vertexMaxExtend, 0, vertexExtendRes, []string{"720p", "1080p"})
 	return l
 }
 
@@ -284,7 +290,7 @@ func geminiLimits(modes []string, res4k bool) capability.Limits {
 	if slices.Contains(modes, catalog.FirstLastFrame) {
 		l.ModeDurations[catalog.FirstLastFrame] = []int{8}
 	}
-	extensionLimits(&l, geminiMaxExtend, geminiExtendRes, nil)
+	extensionLimits(&l, geminiMaxExtend, geminiKept, geminiExtendRes, nil)
 	if slices.Contains(modes, catalog.ReferenceImages) {
 		l.ModeAspectRatios = map[string][]string{catalog.ReferenceImages: {"16:9"}}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/veo"
@@ -213,6 +214,9 @@ func TestReferenceImagesExtensionAnd4K(t *testing.T) {
 			}
 			if !slices.Equal(l.ExtendResolutions, wantExtendRes) {
 				t.Errorf("ExtendResolutions %v, want %v", l.ExtendResolutions, wantExtendRes)
+			}
+			if want := map[bool]time.Duration{true: 48 * time.Hour}[tt.extend && tt.api == settings.GeneratorGemini]; l.ExtendWithin != want {
+				t.Errorf("ExtendWithin %v, want %v (the Gemini API keeps its videos 2 days)", l.ExtendWithin, want)
 			}
 			if !slices.Equal(l.Resolutions[8], tt.res8) {
 				t.Errorf("resolutions at 8 s %v, want %v", l.Resolutions[8], tt.res8)
