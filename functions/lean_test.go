@@ -19,6 +19,8 @@ import (
 var endpointFunctions = []string{
 	"text-to-video", "image-to-video", "first-last-frame", "status", "download", "history", "models", "docs",
 	"playground", "authorizer",
+	// Extensions of a task's video (issue 37).
+	"extend",
 	// Cancel, delete, credits and direct uploads.
 	"cancel", "delete-task", "credits", "uploads",
 	// Quotes and the live event stream.
@@ -61,8 +63,9 @@ const maxMCPBytes = 13_500_000
 // What starts or steps the workflow: the functions that may link it;
 // what takes images in a request: the functions that check them.
 var (
-	imageStarts = []string{"image-to-video", "first-last-frame", "openai-videos", "quote", "mcp"}
-	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos", "mcp"}
+	// text-to-video takes reference images (issue 37).
+	imageStarts = []string{"text-to-video", "image-to-video", "first-last-frame", "openai-videos", "quote", "mcp"}
+	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos", "mcp", "extend"}
 	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 

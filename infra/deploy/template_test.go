@@ -241,6 +241,8 @@ var contractRoutes = []route{
 	{"GET", "/api/gen/status/{taskId}/events", "StatusEventsFunction", false},
 	// Quotes: one function for the three start endpoints.
 	{"POST", "/api/gen/quote/{endpoint}", "QuoteFunction", false},
+	// Extensions of a task's video (issue 37).
+	{"POST", "/api/gen/extend/{taskId}", "ExtendFunction", false},
 	// Webhooks: one function per path.
 	{"POST", "/api/gen/webhooks", "WebhooksFunction", false},
 	{"GET", "/api/gen/webhooks", "WebhooksFunction", false},
@@ -771,6 +773,7 @@ var (
 	endpointEnv = []string{awsstack.EnvTablePrefix, awsstack.EnvBucket, awsstack.EnvStateMachineARN, awsstack.EnvSignerSecretARN}
 	needsEnv    = map[string][]string{
 		"TextToVideoFunction":       endpointEnv,
+		"ExtendFunction":            endpointEnv,
 		"ImageToVideoFunction":      endpointEnv,
 		"FirstLastFrameFunction":    endpointEnv,
 		"StatusFunction":            endpointEnv,
@@ -816,7 +819,7 @@ var (
 // secret, and its page lists the models GET /api/gen/models gives.
 var providerConfigFunctions = []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction",
 	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "CompleteFunction",
-	"GenerateFunction", "PollFunction", "ModelCheckFunction"}
+	"GenerateFunction", "PollFunction", "ModelCheckFunction", "ExtendFunction"}
 
 // providerConfigEnv is the provider configuration's variables.
 var providerConfigEnv = []string{awsstack.EnvProviderModels, awsstack.EnvRoutes, awsstack.EnvModels, awsstack.EnvProviderConfigSecretARN}
@@ -1070,7 +1073,13 @@ var (
 	providerConfigPolicies = []string{"if HasProviderConfigSecret: AWSSecretsManagerGetSecretValuePolicy ProviderConfigSecretArn",
 		"if ProviderConfigCustomerKey: kms:Decrypt ProviderConfigKmsKeyArn"}
 	wantPolicies = map[string][]string{
-		"TextToVideoFunction":    slices.Concat(startPolicies, providerConfigPolicies),
+		// text-to-video takes reference images as image-to-video takes
+		// its image (issue 37).
+		"TextToVideoFunction": slices.Concat(uploadPolicies, providerConfigPolicies),
+		// An extension reads the task's video and copies it to its
+		// inputs.
+		"ExtendFunction": slices.Concat(startPolicies, providerConfigPolicies, []string{"s3:GetObject MediaBucket/videos/*",
+			"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"}),
 		"ImageToVideoFunction":   slices.Concat(uploadPolicies, providerConfigPolicies),
 		"FirstLastFrameFunction": slices.Concat(uploadPolicies, providerConfigPolicies),
 		"StatusFunction":         gatewayLimitedPolicies,
@@ -1143,8 +1152,9 @@ func init() {
 	wantPolicies["CreditsFunction"] = slices.Concat(cursorPolicies, writeTable("CountersTable"), readTable("AccountsTable"), readTable("KeysTable"),
 		tableLines("KeysTable", "dynamodb:UpdateItem"), readTable("TasksTable"))
 	// A quote reads the balance and the starts window, and takes and
-	// deletes the images it checks as an image start does.
-	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"),
+	// deletes the images it checks as an image start does; the quote of
+	// an extension reads the task it names.
+	wantPolicies["QuoteFunction"] = slices.Concat(readTable("KeysTable"), writeTable("CountersTable"), readTable("AccountsTable"), readTable("TasksTable"),
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:GetObject MediaBucket/inputs/uploads/*",
 			"s3:ListBucket MediaBucket", "s3:PutObject MediaBucket/inputs/*"}, providerConfigPolicies)
 

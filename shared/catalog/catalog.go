@@ -11,6 +11,7 @@
 package catalog
 
 import (
+	"maps"
 	"slices"
 	"sync/atomic"
 )
@@ -24,8 +25,27 @@ const (
 	AudioGeneration = "audio-generation"
 )
 
+// The extensions' capabilities (infra/docs/contract.md, "Reference
+// images, extension and 4K"). ReferenceImages is a text-to-video start
+// with up to three asset images the video keeps; it is a mode of the
+// capability tables (its own durations, aspect ratios and
+// personGeneration), never a task type. VideoExtension is both: the
+// type of the task POST /api/gen/extend/{taskId} creates, and its mode.
+const (
+	ReferenceImages = "reference-images"
+	VideoExtension  = "video-extension"
+)
+
 // Modes are the task types, in the contract's order.
 var Modes = []string{TextToVideo, ImageToVideo, FirstLastFrame}
+
+// TableModes are the modes a capability table may list for a model: the
+// contract's task types, then the extensions'.
+var TableModes = []string{TextToVideo, ImageToVideo, FirstLastFrame, ReferenceImages, VideoExtension}
+
+// Resolution4K is the extension resolution "4k", dearer than the
+// contract's two (Model.ResolutionCredits).
+const Resolution4K = "4k"
 
 // DefaultModel is the contract's default: the model a start naming none
 // gets, unless the operator's catalog names another (Default).
@@ -43,11 +63,21 @@ type Model struct {
 	CreditsPerVideoNoAudio int
 	// Resolutions lists what the model renders; the first is its default.
 	Resolutions []string
+	// ResolutionCredits prices a resolution that costs more than the
+	// rest ("4k"): a video at it is charged these instead of
+	// CreditsPerVideo and CreditsPerVideoNoAudio.
+	ResolutionCredits map[string]Credits
 	// Provider is what the operator declared of the provider model
 	// behind a declared model, for a provider whose table gen does not
 	// have (nil for the contract's models and for declared models routed
 	// to a provider gen knows).
 	Provider *ProviderModel
+}
+
+// Credits is the price of one video, with audio and without.
+type Credits struct {
+	PerVideo        int `json:"creditsPerVideo"`
+	PerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
 }
 
 // ProviderModel is an operator's statement of what the provider model
@@ -78,16 +108,23 @@ var builtin = []Model{
 		ID:                     "gen-3.1-generate-001",
 		Name:                   "Gen 3.1 Quality",
 		Description:            "Highest quality video generation with optional audio, up to 1080p.",
-		Capabilities:           []string{TextToVideo, ImageToVideo, FirstLastFrame, AudioGeneration},
+		Capabilities:           []string{TextToVideo, ImageToVideo, FirstLastFrame, AudioGeneration, ReferenceImages, VideoExtension},
 		CreditsPerVideo:        500,
 		CreditsPerVideoNoAudio: 250,
-		Resolutions:            []string{"1080p", "720p"},
+		Resolutions:            []string{"1080p", "720p", Resolution4K},
+		// 4K costs Google half as much again as 1080p per second (Veo
+		// 3.1: $0.60 against $0.40 with audio, $0.40 against $0.20
+		// without on Vertex AI; shared/provider/veo/veomodels), and the
+		// Gemini API bills audio always: 750 and 500 credits keep 4K's
+		// margin at or above the other resolutions' at every credit
+		// price the start-up check lets through (capability.CheckPrices).
+		ResolutionCredits: map[string]Credits{Resolution4K: {PerVideo: 750, PerVideoNoAudio: 500}},
 	},
 	{
 		ID:                     "gen-3.1-fast-generate-001",
 		Name:                   "Gen 3.1 Fast",
 		Description:            "Fast video generation with optional audio, up to 1080p.",
-		Capabilities:           []string{TextToVideo, ImageToVideo, FirstLastFrame, AudioGeneration},
+		Capabilities:           []string{TextToVideo, ImageToVideo, FirstLastFrame, AudioGeneration, ReferenceImages, VideoExtension},
 		CreditsPerVideo:        190,
 		CreditsPerVideoNoAudio: 120,
 		Resolutions:            []string{"1080p", "720p"},
@@ -150,6 +187,7 @@ func (c *Catalog) All() []Model {
 	for i, m := range c.models {
 		m.Capabilities = slices.Clone(m.Capabilities)
 		m.Resolutions = slices.Clone(m.Resolutions)
+		m.ResolutionCredits = maps.Clone(m.ResolutionCredits)
 		if m.Provider != nil {
 			p := *m.Provider
 			p.Durations, p.AspectRatios = slices.Clone(p.Durations), slices.Clone(p.AspectRatios)
@@ -209,12 +247,25 @@ func IDs() []string { return Current().IDs() }
 // Default is the process's default model.
 func Default() string { return Current().Default() }
 
-// Price is the cost in credits of one video from m.
+// Price is the cost in credits of one video from m at any resolution
+// without a price of its own (ResolutionCredits).
 func (m Model) Price(audio bool) int {
 	if audio {
 		return m.CreditsPerVideo
 	}
 	return m.CreditsPerVideoNoAudio
+}
+
+// PriceAt is the cost in credits of one video from m at resolution res.
+func (m Model) PriceAt(res string, audio bool) int {
+	c, ok := m.ResolutionCredits[res]
+	switch {
+	case !ok:
+		return m.Price(audio)
+	case audio:
+		return c.PerVideo
+	}
+	return c.PerVideoNoAudio
 }
 
 // Supports reports whether m has the capability c.

@@ -58,3 +58,32 @@ func TestDefaults(t *testing.T) {
 		t.Error("All() shares its slices with the catalog")
 	}
 }
+
+// TestPriceAt: 4K has its own price on the Quality model; every other
+// resolution, and every resolution of a model without one, costs the
+// model's price.
+func TestPriceAt(t *testing.T) {
+	tests := []struct {
+		model, res string
+		audio      bool
+		want       int
+	}{
+		{"gen-3.1-generate-001", Resolution4K, true, 750},
+		{"gen-3.1-generate-001", Resolution4K, false, 500},
+		{"gen-3.1-generate-001", "1080p", true, 500},
+		{"gen-3.1-generate-001", "720p", false, 250},
+		{"gen-3.1-fast-generate-001", "1080p", true, 190},
+		{"gen-3.1-lite-generate-001", "720p", false, 35},
+	}
+	for _, tt := range tests {
+		m, _ := Lookup(tt.model)
+		if got := m.PriceAt(tt.res, tt.audio); got != tt.want {
+			t.Errorf("PriceAt(%q, %q, %v) = %d, want %d", tt.model, tt.res, tt.audio, got, tt.want)
+		}
+	}
+	all := All()
+	all[0].ResolutionCredits[Resolution4K] = Credits{1, 1}
+	if m, _ := Lookup(all[0].ID); m.PriceAt(Resolution4K, true) == 1 {
+		t.Error("All() shares its resolution prices with the catalog")
+	}
+}

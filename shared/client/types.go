@@ -200,7 +200,7 @@ func merge(models []Model) []Model {
 		if first.Description == "" {
 			first.Description = m.Description
 		}
-		if first.Pricing == (Pricing{}) {
+		if first.Pricing.CreditsPerVideo == 0 && first.Pricing.CreditsPerVideoNoAudio == 0 && first.Pricing.ByResolution == nil {
 			first.Pricing = m.Pricing
 		}
 		for _, c := range m.Capabilities {

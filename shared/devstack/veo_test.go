@@ -397,11 +397,14 @@ func TestVeoModelsShowLimits(t *testing.T) {
 	want := map[string]limits{
 		"builtin": {"the built-in generator", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
 			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true, nil},
+		// Reference images and extensions at 8 seconds only (issue 37).
 		settings.GeneratorVertex: {"Vertex AI", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
-			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true, nil},
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true,
+			map[string][]int{"reference-images": {8}, "video-extension": {8}}},
 		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
-			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}}, false,
-			map[string][]int{"first-last-frame": {8}}},
+			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}, "reference-images": {"allow_adult"},
+				"video-extension": {"allow_all"}}, false,
+			map[string][]int{"first-last-frame": {8}, "reference-images": {8}, "video-extension": {8}}},
 		// OpenAI's shape: 4 and 8 of our durations, 720p, one video, no seed.
 		settings.GeneratorOpenAI: {"OpenAI", map[string][]string{"4": {"720p"}, "8": {"720p"}}, 1,
 			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false, nil},

@@ -152,7 +152,7 @@ func New(svc *service.Service, cfg Config) *API {
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
 	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, StatusEvents, Download, History, Models, Uploads,
-		Cancel, DeleteTask, Credits, Quote, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay} {
+		Cancel, DeleteTask, Credits, Quote, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay, Extend} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The OpenAI-compatible videos API (openai.go), with its own 404.

@@ -31,10 +31,17 @@ func limitsOf(t capability.Table, m catalog.Model) *wire.Limits {
 	if len(l.ModeDurations) == 0 {
 		l.ModeDurations = nil
 	}
+	l.ModeResolutions = supported(m, l.ModeResolutions)
+	l.ModeAspectRatios = supported(m, l.ModeAspectRatios)
+	if !m.Supports(catalog.VideoExtension) || !slices.Contains(l.Modes, catalog.VideoExtension) {
+		l.MaxExtendSeconds, l.ExtendResolutions = 0, nil
+	}
 	id := m.ID
 	out := &wire.Limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
-		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices()}
+		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices(),
+		ResolutionsByMode: l.ModeResolutions, AspectRatiosByMode: l.ModeAspectRatios, MaxExtendSeconds: l.MaxExtendSeconds,
+		ExtendResolutions: l.ExtendResolutions}
 	for d, res := range l.ResolutionsOf(id) {
 		out.Resolutions[strconv.Itoa(d)] = res
 	}
@@ -42,6 +49,17 @@ func limitsOf(t capability.Table, m catalog.Model) *wire.Limits {
 		out.EnhancePrompt = append(out.EnhancePrompt, false)
 	}
 	return out
+}
+
+// supported is by, a narrowing per mode, for the modes m supports; nil
+// when none is left.
+func supported(m catalog.Model, by map[string][]string) map[string][]string {
+	by = maps.Clone(by)
+	maps.DeleteFunc(by, func(mode string, _ []string) bool { return !m.Supports(mode) })
+	if len(by) == 0 {
+		return nil
+	}
+	return by
 }
 
 func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
@@ -55,11 +73,23 @@ func (a *API) models(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 			Name:         m.Name,
 			Description:  m.Description,
 			Capabilities: m.Capabilities,
-			Pricing:      wire.Pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio},
+			Pricing:      wire.Pricing{CreditsPerVideo: m.CreditsPerVideo, CreditsPerVideoNoAudio: m.CreditsPerVideoNoAudio, ByResolution: resolutionPrices(m)},
 			Available:    new(!gone[m.ID]),
 			Limits:       limitsOf(caps, m),
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// resolutionPrices is m's prices of the resolutions it prices apart.
+func resolutionPrices(m catalog.Model) map[string]wire.ResolutionPrice {
+	if len(m.ResolutionCredits) == 0 {
+		return nil
+	}
+	out := make(map[string]wire.ResolutionPrice, len(m.ResolutionCredits))
+	for res, c := range m.ResolutionCredits {
+		out[res] = wire.ResolutionPrice{CreditsPerVideo: c.PerVideo, CreditsPerVideoNoAudio: c.PerVideoNoAudio}
+	}
+	return out
 }

@@ -24,6 +24,9 @@ var imageRoles = map[string][]string{
 // checks them, then deleted.
 func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
 	kind := r.PathValue("endpoint")
+	if kind == extendEndpoint {
+		return a.quoteExtension(w, r, c)
+	}
 	if kind != catalog.TextToVideo && imageRoles[kind] == nil {
 		return &Error{Status: http.StatusNotFound, Code: wire.CodeNotFound,
 			Message: fmt.Sprintf("No start endpoint %q to quote; quote text-to-video, image-to-video or first-last-frame.", kind)}
@@ -37,6 +40,12 @@ func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) e
 	if err != nil {
 		return err
 	}
+	a.writeQuote(w, c, kind, q)
+	return nil
+}
+
+// writeQuote answers q, the quote of a start of kind.
+func (a *API) writeQuote(w http.ResponseWriter, c *service.Caller, kind string, q service.Quote) {
 	resp := wire.Quote{
 		Success: true, Endpoint: kind, Model: q.Task.Model,
 		CreditsRequired: q.Task.CreditsCost, Balance: q.Balance, BalanceAfter: q.After,
@@ -50,5 +59,4 @@ func (a *API) quote(w http.ResponseWriter, r *http.Request, c *service.Caller) e
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
-	return nil
 }

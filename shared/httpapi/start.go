@@ -50,8 +50,12 @@ func (a *API) readStart(w http.ResponseWriter, r *http.Request, c *service.Calle
 	return a.readImageStart(w, r, c, kind, imageRoles[kind])
 }
 
-// readTextStart reads a text-to-video body.
+// readTextStart reads a text-to-video body: JSON, or a form with
+// reference images as files (references.go).
 func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.Caller) (service.StartRequest, error) {
+	if isMultipart(r) {
+		return a.readReferenceForm(w, r, c)
+	}
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return service.StartRequest{}, err
@@ -64,17 +68,26 @@ func (a *API) readTextStart(w http.ResponseWriter, r *http.Request, c *service.C
 	if err != nil {
 		return service.StartRequest{}, err
 	}
-	var idem *service.Idempotency
+	var rh *requestHash
 	if key != "" {
 		fields, err := canonicalJSON(body)
 		if err != nil {
 			return service.StartRequest{}, err
 		}
-		rh := newRequestHash(catalog.TextToVideo)
+		rh = newRequestHash(catalog.TextToVideo)
 		rh.fields(fields)
+	}
+	id := task.NewID(c.Now)
+	inputs, digests, err := a.referenceUploads(r, c, id, req.ReferenceUploads)
+	if err != nil {
+		return service.StartRequest{}, err
+	}
+	var idem *service.Idempotency
+	if rh != nil {
+		rh.images(inputs, digests)
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
-	return service.StartRequest{TaskID: task.NewID(c.Now), Request: req, Idempotency: idem}, nil
+	return service.StartRequest{TaskID: id, Request: req, Inputs: inputs, Idempotency: idem}, nil
 }
 
 // readImageStart reads a multipart start of kind, whose file fields are
@@ -173,8 +186,11 @@ func (a *API) accepted(w http.ResponseWriter, st service.Started) {
 			resp.FirstFrame = info
 		case task.RoleLastFrame:
 			resp.LastFrame = info
+		case task.RoleVideo:
+			resp.ExtendsTaskID = in.Task
 		}
 	}
+	resp.ReferenceImages = referenceInfo(t)
 	w.Header().Set("Location", resp.StatusURL)
 	writeJSON(w, http.StatusAccepted, resp)
 }

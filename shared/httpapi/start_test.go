@@ -221,7 +221,9 @@ func TestStartRejected(t *testing.T) {
 	jsonCases := []jsonCase{
 		{"no content type", "", `{"prompt":"x"}`, 400, "VALIDATION_ERROR", "", nil},
 		{"text content type", "text/plain", `{"prompt":"x"}`, 400, "VALIDATION_ERROR", "", nil},
-		{"multipart to the JSON endpoint", "multipart/form-data; boundary=x", `--x--`, 400, "VALIDATION_ERROR", "", nil},
+		// A form is a start with reference images as files (issue 37):
+		// an empty one has no prompt.
+		{"an empty form", "multipart/form-data; boundary=x", `--x--`, 400, "INVALID_PROMPT", "prompt", nil},
 		{"not JSON", "application/json", `prompt=x`, 400, "VALIDATION_ERROR", "", nil},
 		{"empty body", "application/json", ``, 400, "VALIDATION_ERROR", "", nil},
 		{"body over 64 KiB", "application/json", big, 400, "VALIDATION_ERROR", "", nil},

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/task"
 )
@@ -65,7 +66,7 @@ func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files
 	}
 	// The multipart reader reads a bounded copy of the body (r.Body stays
 	// as it is, so that the server still knows how much was left unread).
-	body := http.MaxBytesReader(w, r.Body, int64(len(files))*a.cfg.MaxImageBytes+maxFormBytes)
+	body := http.MaxBytesReader(w, r.Body, int64(imageCount(files))*a.cfg.MaxImageBytes+maxFormBytes)
 	mr := multipart.NewReader(body, ps["boundary"])
 
 	up.fields = map[string][]string{}
@@ -95,6 +96,12 @@ func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files
 			return up, badRequest("", "Every part of the form needs a name.")
 		}
 		if role, ok := files[name]; ok {
+			if role == task.RoleReferences {
+				// Up to three files under one name, each its own role.
+				if role = up.nextReference(); role == "" {
+					return up, badRequest(name, "The file field %q is given more than %d times.", name, params.MaxReferenceImages)
+				}
+			}
 			if _, dup := up.input(role); dup {
 				return up, badRequest(name, "The file field %q is given more than once; send one file.", name)
 			}

@@ -113,7 +113,7 @@ func refund(t task.Task, amount int, note string) *domain.LedgerEntry {
 }
 
 // PartialRefund is what a task that produced only some of its samples
-// gets back: the catalog price, for its model and audio setting, of each
+// gets back: the catalog price, for its model, resolution and audio setting, of each
 // sample it did not produce. It is an error for the task to have
 // produced more videos than samples, or fewer than none, or a model the
 // catalog does not know.
@@ -125,7 +125,7 @@ func PartialRefund(t task.Task, produced int) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("task %s has unknown model %q", t.ID, t.Model)
 	}
-	return (t.Params.SampleCount - produced) * model.Price(t.Params.GenerateAudio), nil
+	return (t.Params.SampleCount - produced) * model.PriceAt(t.Params.Resolution, t.Params.GenerateAudio), nil
 }
 
 // PastDeadline reports whether t's deadline has passed at at. A task

@@ -7,8 +7,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,6 +37,9 @@ const (
 	MaxMaxCredits = 1_000_000_000
 	// DefaultDuration is durationSeconds when a request names none.
 	DefaultDuration = 8
+	// MaxReferenceImages is the most reference images a start brings:
+	// Veo 3.1's "up to three asset images" (shared/provider/veo/veomodels).
+	MaxReferenceImages = 3
 )
 
 // Parameters are the generation settings a task is made with, defaults
@@ -79,12 +85,50 @@ type Request struct {
 	// contract's defaults, which the backend in use may replace by what
 	// it accepts (shared/provider/capability).
 	Sent map[string]bool
+	// ReferenceUploads are the direct uploads a JSON text-to-video start
+	// names as its reference images (referenceImages, an extension);
+	// the HTTP layer turns them into the start's inputs.
+	ReferenceUploads []string
+	// References is how many reference images the start brings, from
+	// its uploads or its form's files (set by the HTTP layer); a
+	// text-to-video start with some is of mode catalog.ReferenceImages.
+	References int
+	// Extends is the video an extension continues (set by the service
+	// from the task it names); nil for any other start.
+	Extends *Source
+}
+
+// Source is the video an extension continues: what a capability table
+// needs to know of it.
+type Source struct {
+	// TaskID is the completed task whose video it is.
+	TaskID string
+	// Route made it: only that route can extend it (task.Billing.Route).
+	Route string
+	// Seconds is its length, Resolution its resolution.
+	Seconds    int
+	Resolution string
+	// Age is how long ago it was made.
+	Age time.Duration
+}
+
+// Mode is the capability-table mode of the start: its type, or
+// catalog.ReferenceImages for a text-to-video start with reference
+// images.
+func (r Request) Mode() string { return ModeOf(r.Type, r.References) }
+
+// ModeOf is the mode of a start of type typ with refs reference images.
+func ModeOf(typ string, refs int) string {
+	if typ == catalog.TextToVideo && refs > 0 {
+		return catalog.ReferenceImages
+	}
+	return typ
 }
 
 // Cost is the number of credits the request is charged at start.
 func (r Request) Cost() int {
 	m, _ := catalog.Lookup(r.Model)
-	return m.Price(r.Params.GenerateAudio) * r.Params.SampleCount
+	return m.PriceAt(r.Params.Resolution, r.Params.GenerateAudio) * r.Params.SampleCount
 }
 
 // Error is a validation failure: which field, the value given, and why.
@@ -101,8 +145,13 @@ func (e *Error) Error() string { return e.Message }
 var Fields = []string{
 	"prompt", "model", "sampleCount", "durationSeconds", "aspectRatio",
 	"resolution", "generateAudio", "enhancePrompt", "negativePrompt", "seed",
-	"personGeneration", "webhookUrl", "maxCredits",
+	"personGeneration", "webhookUrl", "maxCredits", "referenceImages",
 }
+
+// fixedByExtension are the fields an extension does not take: its model
+// and aspect ratio are those of the video it continues, and it makes one
+// video (infra/docs/contract.md, "Reference images, extension and 4K").
+var fixedByExtension = []string{"model", "aspectRatio", "sampleCount", "referenceImages"}
 
 var (
 	durations        = []int{4, 6, 8}
@@ -127,22 +176,19 @@ type value interface {
 	asString(field string) (string, *Error)
 	asInt(field string) (int64, *Error)
 	asBool(field string) (bool, *Error)
+	// asStrings reads a list of strings: a JSON array; a form has none
+	// (its repeated file field referenceImages is read as files).
+	asStrings(field string) ([]string, *Error)
 	raw() any
 }
 
 // validate turns raw fields into a Request. present holds only the fields
-// the client sent (a JSON null counts as absent).
-func validate(kind string, present map[string]value) (Request, error) {
-	var names []string
-	for name := range present {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if !known(name) {
-			return Request{}, &Error{Code: CodeValidation, Field: name,
-				Message: fmt.Sprintf("unknown field %q; allowed fields are %s", name, strings.Join(Fields, ", "))}
-		}
+// the client sent (a JSON null counts as absent). model, when not "", is
+// the start's model whatever the fields say (an extension's: its
+// source's).
+func validate(kind string, present map[string]value, model string) (Request, error) {
+	if err := checkFields(kind, present); err != nil {
+		return Request{}, err
 	}
 
 	r := Request{Type: kind}
@@ -161,7 +207,9 @@ func validate(kind string, present map[string]value) (Request, error) {
 	r.Prompt = prompt
 
 	r.Model = catalog.Default()
-	if v, ok := present["model"]; ok {
+	if model != "" {
+		r.Model = model
+	} else if v, ok := present["model"]; ok {
 		id, verr := v.asString("model")
 		if verr != nil {
 			verr.Code = CodeInvalidModel
@@ -169,22 +217,29 @@ func validate(kind string, present map[string]value) (Request, error) {
 		}
 		r.Model = id
 	}
-	model, ok := catalog.Lookup(r.Model)
+	m, ok := catalog.Lookup(r.Model)
 	if !ok {
 		return Request{}, &Error{Code: CodeInvalidModel, Field: "model", Value: r.Model,
 			Message: fmt.Sprintf("unknown model %q; available models are %s", r.Model, strings.Join(catalog.IDs(), ", "))}
 	}
-	if !model.Supports(kind) {
+	if !m.Supports(kind) {
 		return Request{}, &Error{Code: CodeInvalidModel, Field: "model", Value: r.Model,
 			Message: fmt.Sprintf("model %q does not support %s", r.Model, kind)}
+	}
+	if v, ok := present["referenceImages"]; ok {
+		ids, err := referenceUploads(kind, r.Model, m, v)
+		if err != nil {
+			return Request{}, err
+		}
+		r.ReferenceUploads, r.References = ids, len(ids)
 	}
 
 	p := Parameters{
 		SampleCount:      1,
 		DurationSeconds:  DefaultDuration,
 		AspectRatio:      "16:9",
-		Resolution:       model.DefaultResolution(),
-		GenerateAudio:    model.Supports(catalog.AudioGeneration),
+		Resolution:       m.DefaultResolution(),
+		GenerateAudio:    m.Supports(catalog.AudioGeneration),
 		EnhancePrompt:    true,
 		PersonGeneration: "allow_adult",
 	}
@@ -213,7 +268,7 @@ func validate(kind string, present map[string]value) (Request, error) {
 	if err := oneOf(present, "aspectRatio", aspectRatios, &p.AspectRatio); err != nil {
 		return Request{}, err
 	}
-	if err := oneOf(present, "resolution", model.Resolutions, &p.Resolution); err != nil {
+	if err := oneOf(present, "resolution", m.Resolutions, &p.Resolution); err != nil {
 		return Request{}, err
 	}
 	if err := oneOf(present, "personGeneration", personGeneration, &p.PersonGeneration); err != nil {
@@ -228,7 +283,7 @@ func validate(kind string, present map[string]value) (Request, error) {
 			*dst = b
 		}
 	}
-	if p.GenerateAudio && !model.Supports(catalog.AudioGeneration) {
+	if p.GenerateAudio && !m.Supports(catalog.AudioGeneration) {
 		// A model declared without audio (GEN_MODELS) is sold at its
 		// silent price: a start may not ask it for audio.
 		return Request{}, &Error{Code: CodeValidation, Field: "generateAudio", Value: true,
@@ -286,6 +341,96 @@ func validate(kind string, present map[string]value) (Request, error) {
 		r.MaxCredits = int(n)
 	}
 	return r, nil
+}
+
+// referenceUploads reads referenceImages: on a JSON text-to-video start,
+// one to MaxReferenceImages direct-upload ids of a model that takes
+// reference images. Google takes reference images with a text prompt
+// alone, never with a first frame, a last frame or a video to extend
+// (shared/provider/veo/veomodels, [refs]), so no other start takes them.
+func referenceUploads(kind, model string, m catalog.Model, v value) ([]string, error) {
+	if kind != catalog.TextToVideo {
+		return nil, &Error{Code: CodeValidation, Field: "referenceImages",
+			Message: fmt.Sprintf("referenceImages is not taken by %s: reference images guide a video made from the prompt alone, never with a first or last frame or a video to extend; start text-to-video with them", kind)}
+	}
+	if !m.Supports(catalog.ReferenceImages) {
+		return nil, &Error{Code: CodeValidation, Field: "referenceImages",
+			Message: fmt.Sprintf("model %q takes no reference images", model)}
+	}
+	ids, verr := v.asStrings("referenceImages")
+	if verr != nil {
+		return nil, verr
+	}
+	if len(ids) < 1 || len(ids) > MaxReferenceImages {
+		return nil, &Error{Code: CodeValidation, Field: "referenceImages", Value: v.raw(),
+			Message: fmt.Sprintf("referenceImages must name 1 to %d uploads", MaxReferenceImages)}
+	}
+	for i, id := range ids {
+		if id == "" || slices.Contains(ids[:i], id) {
+			return nil, &Error{Code: CodeValidation, Field: "referenceImages", Value: v.raw(),
+				Message: "referenceImages must name each upload once, by its uploadId"}
+		}
+	}
+	return ids, nil
+}
+
+// TakeReferenceFiles records that a form's start brings n reference
+// images as files (the repeated file field referenceImages): what
+// referenceImages checks of upload ids, checked of files.
+func TakeReferenceFiles(r *Request, n int) error {
+	if n == 0 {
+		return nil
+	}
+	m, _ := catalog.Lookup(r.Model)
+	if _, err := referenceUploads(r.Type, r.Model, m, filesValue(n)); err != nil {
+		return err
+	}
+	r.References = n
+	return nil
+}
+
+// filesValue stands for n files in referenceUploads: n distinct names.
+type filesValue int
+
+func (v filesValue) raw() any { return int(v) }
+func (v filesValue) asStrings(string) ([]string, *Error) {
+	out := make([]string, int(v))
+	for i := range out {
+		out[i] = "file " + strconv.Itoa(i+1)
+	}
+	return out, nil
+}
+func (v filesValue) asString(f string) (string, *Error) {
+	return "", &Error{Code: CodeValidation, Field: f}
+}
+func (v filesValue) asInt(f string) (int64, *Error) { return 0, &Error{Code: CodeValidation, Field: f} }
+func (v filesValue) asBool(f string) (bool, *Error) {
+	return false, &Error{Code: CodeValidation, Field: f}
+}
+
+// checkFields refuses a field unknown, or one a start of kind does not
+// take, naming it; the first in name order.
+func checkFields(kind string, present map[string]value) *Error {
+	var names []string
+	for name := range present {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !known(name) {
+			return &Error{Code: CodeValidation, Field: name,
+				Message: fmt.Sprintf("unknown field %q; allowed fields are %s", name, strings.Join(Fields, ", "))}
+		}
+	}
+	if kind == catalog.VideoExtension {
+		for _, name := range fixedByExtension {
+			if _, ok := present[name]; ok {
+				return &Error{Code: CodeValidation, Field: name,
+					Message: fmt.Sprintf("%s is not taken by an extension: it continues its task's video with that task's model and aspect ratio, as one video; leave %s out", name, name)}
+			}
+		}
+	}
+	return nil
 }
 
 func known(name string) bool {

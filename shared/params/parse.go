@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/strictjson"
 )
 
@@ -29,7 +30,45 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 		}
 		present[name] = jsonValue(raw)
 	}
-	return validate(kind, present)
+	return validate(kind, present, "")
+}
+
+// CheckExtensionJSON checks what ParseExtensionJSON checks of an
+// extension's body without knowing its model: one JSON object, each key
+// once, no field unknown or not taken by an extension. The extension's
+// endpoint asks it before it looks up the task, so that a body that can
+// mean two things is refused as such whatever the task.
+func CheckExtensionJSON(body []byte) error {
+	var fields map[string]json.RawMessage
+	if err := strictjson.Unmarshal(body, &fields); err != nil {
+		return JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
+	}
+	present := map[string]value{}
+	for name := range fields {
+		present[name] = jsonValue(fields[name])
+	}
+	if err := checkFields(catalog.VideoExtension, present); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ParseExtensionJSON validates the JSON body of an extension
+// (POST /api/gen/extend/{taskId}) of a video made by model: the body of
+// a start without model, aspectRatio, sampleCount or referenceImages.
+func ParseExtensionJSON(model string, body []byte) (Request, error) {
+	var fields map[string]json.RawMessage
+	if err := strictjson.Unmarshal(body, &fields); err != nil {
+		return Request{}, JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
+	}
+	present := make(map[string]value, len(fields))
+	for name, raw := range fields {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			continue
+		}
+		present[name] = jsonValue(raw)
+	}
+	return validate(catalog.VideoExtension, present, model)
 }
 
 // JSONError is the VALIDATION_ERROR of a body strictjson refused:
@@ -61,7 +100,7 @@ func ParseForm(kind string, form map[string][]string) (Request, error) {
 		}
 		present[name] = formValue(vals[0])
 	}
-	return validate(kind, present)
+	return validate(kind, present, "")
 }
 
 type jsonValue json.RawMessage
@@ -174,6 +213,23 @@ func (v jsonValue) asInt(field string) (int64, *Error) {
 	return i, nil
 }
 
+func (v jsonValue) asStrings(field string) ([]string, *Error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return nil, &Error{Code: CodeValidation, Field: field, Value: v.raw(), Message: field + " must be an array of strings"}
+	}
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		s, err := jsonValue(r).asString(field)
+		if err != nil {
+			err.Message = field + " must be an array of strings"
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
 func (v jsonValue) asBool(field string) (bool, *Error) {
 	var b bool
 	if err := json.Unmarshal(v, &b); err != nil {
@@ -195,6 +251,11 @@ func (v formValue) asInt(field string) (int64, *Error) {
 		return 0, &Error{Code: CodeValidation, Field: field, Value: string(v), Message: field + " must be a decimal integer"}
 	}
 	return i, nil
+}
+
+func (v formValue) asStrings(field string) ([]string, *Error) {
+	return nil, &Error{Code: CodeValidation, Field: field,
+		Message: field + " is sent in a form as files (up to three file fields named " + field + "), or as upload ids in a JSON body"}
 }
 
 func (v formValue) asBool(field string) (bool, *Error) {

@@ -26,10 +26,38 @@ type Job struct {
 	Model  string
 	Params params.Parameters
 	// Images maps an input role (task.RoleImage, task.RoleFirstFrame,
-	// task.RoleLastFrame) to the local path of the uploaded image.
+	// task.RoleLastFrame, task.ReferenceRole(i)) to the local path of
+	// the uploaded image.
 	Images map[string]string
+	// Video is the video an extension continues (a job of type
+	// catalog.VideoExtension); nil for any other job.
+	Video *SourceVideo
 	// OutDir is where the generator writes the videos.
 	OutDir string
+}
+
+// SourceVideo is the video an extension continues.
+type SourceVideo struct {
+	// Path is a local copy of it.
+	Path string
+	// URI is the provider's own address of it (Result.URIs), "" when
+	// the provider answered it inline.
+	URI string
+	// Route is the route that made it: only that route may extend it,
+	// so a router never hands the job to another.
+	Route string
+}
+
+// Mode is the capability-table mode of the job (params.ModeOf): its
+// type, or catalog.ReferenceImages for one with reference images.
+func (j Job) Mode() string {
+	refs := 0
+	for role := range j.Images {
+		if task.IsReference(role) {
+			refs++
+		}
+	}
+	return params.ModeOf(j.Type, refs)
 }
 
 // Result is what a generation produced: one MP4 per sample that survived
@@ -46,6 +74,10 @@ type Result struct {
 	// size, per video, at the same index as Paths. A missing or ""
 	// entry is none: the workflow makes that video's.
 	Posters []string
+	// URIs are where the provider keeps each video, at the same index
+	// as Paths, when it said (task.Video.ProviderURI): what an extension
+	// of the video names it by.
+	URIs []string
 }
 
 // Generator renders videos while the caller waits: the built-in ffmpeg

@@ -99,6 +99,30 @@ const (
 	RoleLastFrame  = "lastFrame"
 )
 
+// RoleReferences is the file field (and the JSON field of upload ids) of
+// a text-to-video start's reference images, an extension: up to three,
+// each stored under its own role, ReferenceRole(i).
+const RoleReferences = "referenceImages"
+
+// ReferenceRole is the role of a start's i-th reference image (from 0):
+// referenceImage1, referenceImage2, referenceImage3.
+func ReferenceRole(i int) string { return "referenceImage" + strconv.Itoa(i+1) }
+
+// IsReference reports whether role is a reference image's.
+func IsReference(role string) bool {
+	n, ok := strings.CutPrefix(role, "referenceImage")
+	i, err := strconv.Atoi(n)
+	return ok && err == nil && i >= 1 && ReferenceRole(i-1) == role
+}
+
+// RoleVideo is the input of an extension: a copy of the video it
+// continues.
+const RoleVideo = "video"
+
+// ExtensionSeconds is what an extension adds to the video it continues
+// (Veo: "by 7 seconds", shared/provider/veo/veomodels).
+const ExtensionSeconds = 7
+
 // Input is an uploaded image the generation starts from.
 type Input struct {
 	Role         string `json:"role"`
@@ -110,6 +134,14 @@ type Input struct {
 	// from ("" for a file sent with the start): deleting the task deletes
 	// it too, so that the upload cannot start another task (issue 20).
 	Upload string `json:"upload,omitempty"`
+	// The video an extension continues (RoleVideo) also records the
+	// task that made it, that task's route (the only one that may extend
+	// it), the provider's own address of it (Video.ProviderURI) and its
+	// length.
+	Task        string `json:"task,omitempty"`
+	Route       string `json:"route,omitempty"`
+	ProviderURI string `json:"providerUri,omitempty"`
+	Seconds     int    `json:"seconds,omitempty"`
 }
 
 // Video is one generated video, stored under Key in blob storage.
@@ -120,6 +152,11 @@ type Video struct {
 	// Poster is the blob key of the video's poster frame (a JPEG,
 	// blob.PosterKey), when the workflow could make one.
 	Poster string `json:"poster,omitempty"`
+	// ProviderURI is where the provider keeps the video (the Gemini
+	// API's file URI, Vertex AI's gs:// object), when it said: an
+	// extension names the video so (the Gemini API extends only videos
+	// it made). Never shown to clients.
+	ProviderURI string `json:"providerUri,omitempty"`
 }
 
 // Task is one generation.
@@ -221,7 +258,26 @@ func (t Task) NotStarted() bool {
 }
 
 // HasImage reports whether the task was started from uploaded images.
-func (t Task) HasImage() bool { return len(t.Inputs) > 0 }
+func (t Task) HasImage() bool {
+	for _, in := range t.Inputs {
+		if in.Role != RoleVideo {
+			return true
+		}
+	}
+	return false
+}
+
+// CreatedAtOf is when the task of id was created, from the id itself
+// (NewID); ok is false for an id of another shape.
+func CreatedAtOf(id string) (time.Time, bool) {
+	if !ValidID(id) {
+		return time.Time{}, false
+	}
+	_, rest, _ := strings.Cut(id, "_")
+	digits, _, _ := strings.Cut(rest, "_")
+	ms, _ := strconv.ParseInt(digits, 10, 64)
+	return time.UnixMilli(ms), true
+}
 
 // Input returns the input with the given role.
 func (t Task) Input(role string) (Input, bool) {
@@ -231,6 +287,26 @@ func (t Task) Input(role string) (Input, bool) {
 		}
 	}
 	return Input{}, false
+}
+
+// VideoSeconds is the length of t's videos: its duration, or for an
+// extension the video it continues and ExtensionSeconds more.
+func (t Task) VideoSeconds() int {
+	if in, ok := t.Input(RoleVideo); ok {
+		return in.Seconds + ExtensionSeconds
+	}
+	return t.Params.DurationSeconds
+}
+
+// References is how many reference images t was started with.
+func (t Task) References() int {
+	n := 0
+	for _, in := range t.Inputs {
+		if IsReference(in.Role) {
+			n++
+		}
+	}
+	return n
 }
 
 // ProcessingTime is the whole seconds between creation and completion.

@@ -51,6 +51,16 @@ func (m Model) Supports(capability string) bool { return slices.Contains(m.Capab
 type Pricing struct {
 	CreditsPerVideo        int `json:"creditsPerVideo"`
 	CreditsPerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
+	// ByResolution prices a resolution dearer than the rest ("4k"), an
+	// extension; absent where every resolution costs the same.
+	ByResolution map[string]ResolutionPrice `json:"byResolution,omitempty"`
+}
+
+// ResolutionPrice is the credits of one video at a resolution priced
+// apart, with and without audio.
+type ResolutionPrice struct {
+	CreditsPerVideo        int `json:"creditsPerVideo"`
+	CreditsPerVideoNoAudio int `json:"creditsPerVideoNoAudio"`
 }
 
 // Price is the credits of one video with or without audio.
@@ -86,4 +96,13 @@ type Limits struct {
 	// first: [true] where the videos always have audio, [false] where
 	// they never do.
 	GenerateAudio []bool `json:"generateAudio"`
+	// ResolutionsByMode and AspectRatiosByMode narrow Resolutions and
+	// AspectRatios for a mode that takes fewer (extensions; absent where
+	// none does); MaxExtendSeconds is the longest video the backend
+	// extends and ExtendResolutions what it extends (absent where it
+	// extends none).
+	ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
+	AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
+	MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
+	ExtendResolutions  []string            `json:"extendResolutions,omitempty"`
 }

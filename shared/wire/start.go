@@ -6,6 +6,22 @@ import (
 	"time"
 )
 
+// ExtendRequest is the JSON body of POST /api/gen/extend/{taskId} (an
+// extension): a text-to-video body without model, sampleCount,
+// aspectRatio and referenceImages, which the extended task decides.
+type ExtendRequest struct {
+	Prompt           string `json:"prompt"`
+	DurationSeconds  int    `json:"durationSeconds,omitempty"`
+	Resolution       string `json:"resolution,omitempty"`
+	GenerateAudio    *bool  `json:"generateAudio,omitempty"`
+	EnhancePrompt    *bool  `json:"enhancePrompt,omitempty"`
+	NegativePrompt   string `json:"negativePrompt,omitempty"`
+	Seed             *int64 `json:"seed,omitempty"`
+	PersonGeneration string `json:"personGeneration,omitempty"`
+	WebhookURL       string `json:"webhookUrl,omitempty"`
+	MaxCredits       int    `json:"maxCredits,omitempty"`
+}
+
 // StartRequest is the body of POST /api/gen/text-to-video, and the text
 // fields of the multipart image starts: a prompt and optional parameters.
 // A zero field (a nil pointer) is left to the service's default. The
@@ -43,6 +59,10 @@ type StartRequest struct {
 	// start that costs more is refused 402 MAX_CREDITS_EXCEEDED, and
 	// nothing is charged; 0 is no bound.
 	MaxCredits int `json:"maxCredits,omitempty"`
+	// ReferenceImages are up to three direct uploads' ids (POST
+	// /api/gen/uploads) whose images the video keeps (an extension,
+	// where the backend offers it; infra/docs/contract.md).
+	ReferenceImages []string `json:"referenceImages,omitempty"`
 }
 
 // Started is the 202 of every start endpoint. image-to-video adds
@@ -64,6 +84,11 @@ type Started struct {
 	ImageInfo        *ImageInfo `json:"imageInfo,omitempty"`
 	FirstFrame       *ImageInfo `json:"firstFrame,omitempty"`
 	LastFrame        *ImageInfo `json:"lastFrame,omitempty"`
+	// ReferenceImages describe a text-to-video start's reference images,
+	// in their order (an extension); ExtendsTaskID names the task an
+	// extension continues.
+	ReferenceImages []ImageInfo `json:"referenceImages,omitempty"`
+	ExtendsTaskID   string      `json:"extendsTaskId,omitempty"`
 	// IdempotencyKey is not in the body: the Go client sets it to the
 	// Idempotency-Key the start was sent with, if any; the same request
 	// sent with it again gets this answer again.

@@ -168,6 +168,12 @@ func (s *Steps) prepareGeneration(ctx context.Context, in TaskRef) (g *generatio
 			g.close()
 			return nil, Generated{}, err
 		}
+		// An extension's video is no image: the job names it apart,
+		// with the provider's address of it and the route that made it.
+		if in, ok := t.Input(task.RoleVideo); ok {
+			g.job.Video = &provider.SourceVideo{Path: g.job.Images[task.RoleVideo], URI: in.ProviderURI, Route: in.Route}
+			delete(g.job.Images, task.RoleVideo)
+		}
 	}
 	return g, Generated{}, nil
 }
@@ -237,6 +243,9 @@ func (s *Steps) generationResult(ctx context.Context, g *generation, op provider
 		v, err := s.storeVideo(ctx, t.ID, VideoKey(t.ID, i), p, poster)
 		if err != nil {
 			return Generated{}, err
+		}
+		if i < len(op.Result.URIs) {
+			v.ProviderURI = op.Result.URIs[i]
 		}
 		videos = append(videos, v)
 	}
@@ -580,6 +589,8 @@ func imageExt(mimeType string) string {
 		return ".png"
 	case "image/jpeg":
 		return ".jpg"
+	case videoMimeType:
+		return ".mp4"
 	}
 	return ""
 }

@@ -36,6 +36,8 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	want = append(want, "/api/gen/status/{taskId}/events")
 	// Quotes, one path per start endpoint.
 	want = append(want, "/api/gen/quote/text-to-video", "/api/gen/quote/image-to-video", "/api/gen/quote/first-last-frame")
+	// Extensions of a task's video, and their quote (issue 37).
+	want = append(want, "/api/gen/extend/{taskId}", "/api/gen/quote/extend")
 	for _, p := range want {
 		if doc.Paths.Value(p) == nil {
 			t.Errorf("path %s is missing", p)
@@ -103,7 +105,9 @@ func TestValidatorRejectsWhatTheContractForbids(t *testing.T) {
 		{"start naming the cost creditsCost", "POST", "/api/gen/text-to-video", 202, rl("Location", "/api/gen/status/"+taskID), strings.Replace(started, "creditsUsed", "creditsCost", 1), false},
 		{"image start without imageInfo", "POST", "/api/gen/image-to-video", 202, rl("Location", "/api/gen/status/"+taskID), started, false},
 		{"undocumented status", "POST", "/api/gen/text-to-video", 418, plain(), `{"success":false,"error":"INTERNAL_ERROR","message":"m"}`, false},
-		{"413 on text-to-video", "POST", "/api/gen/text-to-video", 413, plain(), `{"success":false,"error":"FILE_TOO_LARGE","message":"m","details":{"maxBytes":1}}`, false},
+		// text-to-video takes reference images as files (issue 37).
+		{"413 on text-to-video", "POST", "/api/gen/text-to-video", 413, plain(), `{"success":false,"error":"FILE_TOO_LARGE","message":"m","details":{"maxBytes":1}}`, true},
+		{"413 on the extension", "POST", "/api/gen/extend/" + taskID, 413, plain(), `{"success":false,"error":"FILE_TOO_LARGE","message":"m","details":{"maxBytes":1}}`, false},
 		{"413", "POST", "/api/gen/image-to-video", 413, plain(), `{"success":false,"error":"FILE_TOO_LARGE","message":"m","field":"image","details":{"maxBytes":1}}`, true},
 		{"pending", "GET", "/api/gen/status/" + taskID, 200, rl("Retry-After", "5"), pending, true},
 		{"completed", "GET", "/api/gen/status/" + taskID, 200, rl(), complete, true},

@@ -29,6 +29,7 @@ var answers = map[string]map[int]func() any{
 	"textToVideo":           {http.StatusAccepted: newOf[wire.Started]},
 	"imageToVideo":          {http.StatusAccepted: newOf[wire.Started]},
 	"firstLastFrame":        {http.StatusAccepted: newOf[wire.Started]},
+	"extendVideo":           {http.StatusAccepted: newOf[wire.Started]},
 	"getStatus":             {http.StatusOK: newOf[wire.Task]},
 	"getStatusEvents":       {http.StatusOK: newOf[wire.Task]}, // each event's data
 	"cancelTask":            {http.StatusOK: newOf[wire.Task]},
@@ -41,6 +42,7 @@ var answers = map[string]map[int]func() any{
 	"quoteTextToVideo":      {http.StatusOK: newOf[wire.Quote]},
 	"quoteImageToVideo":     {http.StatusOK: newOf[wire.Quote]},
 	"quoteFirstLastFrame":   {http.StatusOK: newOf[wire.Quote]},
+	"quoteExtendVideo":      {http.StatusOK: newOf[wire.Quote]},
 	"createUpload":          {http.StatusCreated: newOf[wire.Upload]},
 	"createWebhook":         {http.StatusCreated: newOf[wire.WebhookCreated]},
 	"listWebhooks":          {http.StatusOK: newOf[wire.WebhookList]},
@@ -66,6 +68,8 @@ var answers = map[string]map[int]func() any{
 var requests = map[string]func() any{
 	"textToVideo":      newOf[wire.StartRequest],
 	"quoteTextToVideo": newOf[wire.StartRequest],
+	"extendVideo":      newOf[wire.ExtendRequest],
+	"quoteExtendVideo": newOf[wire.ExtendRequest],
 	"setSpendingCaps":  newOf[wire.CapsUpdate],
 	"createUpload":     newOf[wire.UploadRequest],
 	"createWebhook":    newOf[wire.WebhookRequest],

@@ -158,6 +158,12 @@ func TestDecodeAnswerRefusesDrift(t *testing.T) {
 		Seed             bool                `json:"seed"`
 		EnhancePrompt    []bool              `json:"enhancePrompt"`
 		NegativePrompt   bool                `json:"negativePrompt"`
+		// What came after it (issue 37), so that generateAudio alone is
+		// missing.
+		ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
+		AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
+		MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
+		ExtendResolutions  []string            `json:"extendResolutions,omitempty"`
 	}
 	limits, _ := json.Marshal(sample(doc.Components.Schemas["ModelLimits"], 0))
 	if err := decode(limits, new(oldLimits)); err == nil || !strings.Contains(err.Error(), "generateAudio") {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
@@ -45,6 +46,19 @@ type Limits struct {
 	EnhancePromptOff bool
 	// NegativePrompt: it takes a negative prompt.
 	NegativePrompt bool
+	// ModeResolutions narrows Resolutions for a mode that renders fewer
+	// of them (an extension: 720p only); ModeAspectRatios narrows
+	// AspectRatios likewise. A mode they do not name takes them all.
+	ModeResolutions  map[string][]string
+	ModeAspectRatios map[string][]string
+	// MaxExtendSeconds is the longest video it extends (mode
+	// catalog.VideoExtension): an extension adds about 7 seconds to it;
+	// ExtendResolutions the resolutions of the videos it extends.
+	MaxExtendSeconds  int
+	ExtendResolutions []string
+	// ExtendWithin, when set, is how long after a video was made the
+	// route still extends it (the Gemini API keeps its videos 2 days).
+	ExtendWithin time.Duration
 	// Audio is whether its videos have audio: AudioOptional (the zero
 	// value) as generateAudio asks, AudioAlways whatever is asked,
 	// AudioNever never. Apply refuses what it cannot honour, so that no
@@ -79,7 +93,11 @@ func (a Audio) AudioChoices() []bool {
 type Table struct {
 	// Backend names the backend in messages ("the Gemini API").
 	Backend string
-	Models  map[string]Limits
+	// Name is the route name of a table of one backend: the name its
+	// done jobs record (task.Billing.Route: vertex, gemini, openai,
+	// builtin), which an extension of their videos must go back to.
+	Name   string
+	Models map[string]Limits
 	// Routes, when set (Routed), are the routes of each model, whose
 	// Models entry is their union: Apply takes what one route honours.
 	Routes map[string][]Route
@@ -88,20 +106,24 @@ type Table struct {
 // Builtin is the built-in generator's table: the contract's whole range
 // for each model of the catalog.
 func Builtin() Table {
-	t := Table{Backend: "the built-in generator", Models: map[string]Limits{}}
+	t := Table{Backend: "the built-in generator", Name: "builtin", Models: map[string]Limits{}}
 	for _, m := range catalog.All() {
 		l := Limits{Durations: params.Durations(), Resolutions: map[int][]string{},
 			AspectRatios: params.AspectRatios(), MaxSampleCount: params.MaxSampleCount,
 			PersonGeneration: map[string][]string{}, Seed: true, EnhancePromptOff: true, NegativePrompt: true}
-		for _, c := range m.Capabilities {
-			if c == catalog.AudioGeneration {
+		// It renders the contract's modes; reference images and
+		// extensions are Veo's alone.
+		for _, c := range catalog.Modes {
+			if !m.Supports(c) {
 				continue
 			}
 			l.Modes = append(l.Modes, c)
 			l.PersonGeneration[c] = params.PersonGenerations()
 		}
+		// It renders the contract's resolutions, not 4K.
+		res := slices.DeleteFunc(slices.Clone(m.Resolutions), func(r string) bool { return r == catalog.Resolution4K })
 		for _, d := range l.Durations {
-			l.Resolutions[d] = m.Resolutions
+			l.Resolutions[d] = res
 		}
 		t.Models[m.ID] = l
 	}
@@ -117,6 +139,9 @@ func Builtin() Table {
 // changes r only when it returns nil.
 func (t Table) Apply(r *params.Request) error {
 	sent := func(field string) bool { return r.Sent == nil || r.Sent[field] }
+	if r.Extends != nil {
+		return t.applyExtension(r)
+	}
 	if routes := t.Routes[r.Model]; len(routes) > 0 {
 		return t.applyRouted(r, routes)
 	}
@@ -127,40 +152,52 @@ func (t Table) Apply(r *params.Request) error {
 	}
 	m, _ := catalog.Lookup(r.Model)
 	p := r.Params
-	if !slices.Contains(l.Modes, r.Type) {
+	mode := r.Mode()
+	if !slices.Contains(l.Modes, mode) {
+		if mode == catalog.ReferenceImages {
+			return &params.Error{Code: params.CodeValidation, Field: "referenceImages",
+				Message: fmt.Sprintf("reference images are not available for %s on %s; leave referenceImages out", r.Model, t.Backend)}
+		}
 		return &params.Error{Code: params.CodeInvalidModel, Field: "model", Value: r.Model,
-			Message: fmt.Sprintf("model %q does not support %s on %s", r.Model, r.Type, t.Backend)}
+			Message: fmt.Sprintf("model %q does not support %s on %s", r.Model, mode, t.Backend)}
 	}
 	if p.SampleCount > l.MaxSampleCount {
 		return t.refuse("sampleCount", p.SampleCount, r.Model, "", ints(1, l.MaxSampleCount))
 	}
-	if ds := l.DurationsOf(r.Type); !slices.Contains(ds, p.DurationSeconds) {
+	if ds := l.DurationsOf(mode); !slices.Contains(ds, p.DurationSeconds) {
 		where := ""
-		if _, narrowed := l.ModeDurations[r.Type]; narrowed {
-			where = " for " + r.Type
+		if _, narrowed := l.ModeDurations[mode]; narrowed {
+			where = " for " + mode
 		}
 		return t.refuse("durationSeconds", p.DurationSeconds, r.Model, where, quoteInts(ds))
 	}
-	if !slices.Contains(l.AspectRatios, p.AspectRatio) {
-		return t.refuse("aspectRatio", p.AspectRatio, r.Model, "", quote(l.AspectRatios))
+	if as := l.AspectRatiosOf(mode); !slices.Contains(as, p.AspectRatio) {
+		where := ""
+		if _, narrowed := l.ModeAspectRatios[mode]; narrowed {
+			where = " for " + mode
+		}
+		return t.refuse("aspectRatio", p.AspectRatio, r.Model, where, quote(as))
 	}
-	res := l.resolutions(m, p.DurationSeconds)
+	res := l.modeResolutions(m, mode, p.DurationSeconds)
 	switch {
 	case slices.Contains(res, p.Resolution):
 	case !sent("resolution") && len(res) > 0:
 		// The contract's default is not rendered at this duration here.
 		p.Resolution = res[0]
 	default:
-		return t.refuse("resolution", p.Resolution, r.Model,
-			fmt.Sprintf(" at %d seconds", p.DurationSeconds), quote(res))
+		where := fmt.Sprintf(" at %d seconds", p.DurationSeconds)
+		if _, narrowed := l.ModeResolutions[mode]; narrowed {
+			where += " for " + mode
+		}
+		return t.refuse("resolution", p.Resolution, r.Model, where, quote(res))
 	}
-	persons := l.PersonGeneration[r.Type]
+	persons := l.PersonGeneration[mode]
 	switch {
 	case !sent("personGeneration") && len(persons) > 0:
 		p.PersonGeneration = persons[0]
 	case slices.Contains(persons, p.PersonGeneration):
 	default:
-		return t.refuse("personGeneration", p.PersonGeneration, r.Model, " for "+r.Type, quote(persons))
+		return t.refuse("personGeneration", p.PersonGeneration, r.Model, " for "+mode, quote(persons))
 	}
 	if !l.Seed {
 		if sent("seed") && p.Seed != nil {
@@ -199,6 +236,24 @@ func (l Limits) resolutions(m catalog.Model, d int) []string {
 		}
 	}
 	return out
+}
+
+// modeResolutions are what the model renders at d in mode, in the
+// catalog's order: resolutions, narrowed by ModeResolutions.
+func (l Limits) modeResolutions(m catalog.Model, mode string, d int) []string {
+	res := l.resolutions(m, d)
+	if only, ok := l.ModeResolutions[mode]; ok {
+		res = slices.DeleteFunc(res, func(r string) bool { return !slices.Contains(only, r) })
+	}
+	return res
+}
+
+// AspectRatiosOf is the aspect ratios a start of mode takes.
+func (l Limits) AspectRatiosOf(mode string) []string {
+	if as, ok := l.ModeAspectRatios[mode]; ok {
+		return as
+	}
+	return l.AspectRatios
 }
 
 // DurationsOf is the durations a start of mode takes.

@@ -120,16 +120,37 @@ func TestApply(t *testing.T) {
 }
 
 // TestBuiltinTakesTheContract: the built-in generator accepts every
-// value of the contract, for every model and mode the catalog has.
+// value of the contract, for every model and mode the catalog has; the
+// extensions (4K, reference images, extension) are Veo's, and it
+// refuses them before any charge.
 func TestBuiltinTakesTheContract(t *testing.T) {
 	b := capability.Builtin()
 	for _, m := range catalog.All() {
+		if m.SupportsResolution(catalog.Resolution4K) {
+			r := params.Request{Type: catalog.TextToVideo, Model: m.ID, Params: params.Parameters{SampleCount: 1,
+				DurationSeconds: 8, AspectRatio: "16:9", Resolution: catalog.Resolution4K, PersonGeneration: "allow_adult"},
+				Sent: map[string]bool{"resolution": true}}
+			if err := b.Apply(&r); err == nil {
+				t.Errorf("%s: the built-in generator took 4k", m.ID)
+			}
+		}
+		if m.Supports(catalog.ReferenceImages) {
+			r := params.Request{Type: catalog.TextToVideo, Model: m.ID, References: 1, Params: params.Parameters{SampleCount: 1,
+				DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p", PersonGeneration: "allow_adult"}}
+			var pe *params.Error
+			if err := b.Apply(&r); !errors.As(err, &pe) || pe.Field != "referenceImages" {
+				t.Errorf("%s: the built-in generator answered %v to reference images, want a refusal naming referenceImages", m.ID, err)
+			}
+		}
 		for _, kind := range []string{catalog.TextToVideo, catalog.ImageToVideo, catalog.FirstLastFrame} {
 			if !m.Supports(kind) {
 				continue
 			}
 			for _, d := range params.Durations() {
 				for _, res := range m.Resolutions {
+					if res == catalog.Resolution4K {
+						continue
+					}
 					for _, person := range params.PersonGenerations() {
 						for n := 1; n <= params.MaxSampleCount; n++ {
 							r := params.Request{Type: kind, Model: m.ID, Params: params.Parameters{SampleCount: n,

@@ -60,10 +60,10 @@ func CheckPricesOf(models []string, backend string, route func(model string) (Pr
 			for _, res := range resolutions {
 				for _, audio := range m.Limits.Audio.AudioChoices() {
 					cost, ok := m.Cost(res, d, audio)
-					income := float64(ours.Price(audio)) * creditUSD
+					income := float64(ours.PriceAt(res, audio)) * creditUSD
 					if !ok || income < cost {
 						losses = append(losses, fmt.Sprintf("%s on %s: %d s at %s %s costs $%.2f, sold for %d credits = $%.2f",
-							ours.ID, m.ID, d, res, audioWord(audio), cost, ours.Price(audio), income))
+							ours.ID, m.ID, d, res, audioWord(audio), cost, ours.PriceAt(res, audio), income))
 					}
 				}
 			}

@@ -1,10 +1,13 @@
 package capability
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 )
 
@@ -78,12 +81,67 @@ func (t Table) applyRouted(r *params.Request, routes []Route) error {
 	return first
 }
 
-// Honours reports whether the route takes a job with these parameters
-// as they are (a task's, which start filled): what a router asks before
-// it submits a task to a route.
-func (r Route) Honours(model, typ string, p params.Parameters) bool {
-	req := params.Request{Model: model, Type: typ, Params: p}
+// Honours reports whether the route takes a job of mode (params.ModeOf)
+// with these parameters as they are (a task's, which start filled):
+// what a router asks before it submits a task to a route.
+func (r Route) Honours(model, mode string, p params.Parameters) bool {
+	req := params.Request{Model: model, Type: mode, Params: p}
 	return (Table{Backend: r.Backend, Models: map[string]Limits{model: r.Limits}}).Apply(&req) == nil
+}
+
+// RouteOf is the route of model named name: one of its routes, or, in
+// a table of one backend, that backend when it is so named.
+func (t Table) RouteOf(model, name string) (Route, bool) {
+	if routes := t.Routes[model]; len(routes) > 0 {
+		i := slices.IndexFunc(routes, func(r Route) bool { return r.Name == name })
+		if i < 0 {
+			return Route{}, false
+		}
+		return routes[i], true
+	}
+	l, ok := t.Models[model]
+	if !ok || name == "" || name != t.Name {
+		return Route{}, false
+	}
+	return Route{Name: t.Name, Backend: t.Backend, Limits: l}, true
+}
+
+// applyExtension is Apply for an extension. Only the route that made a
+// video can extend it (the Gemini API extends only videos it made,
+// shared/provider/veo/veomodels): the start is checked against that
+// route alone, which the task keeps, never failing over to another.
+func (t Table) applyExtension(r *params.Request) error {
+	src := r.Extends
+	refuse := func(format string, a ...any) error {
+		return &params.Error{Code: params.CodeValidation, Field: "taskId", Value: src.TaskID, Message: fmt.Sprintf(format, a...)}
+	}
+	route, ok := t.RouteOf(r.Model, src.Route)
+	if !ok {
+		return refuse("task %s's video was made on route %q, which does not serve %s here now: only the route that made a video can extend it",
+			src.TaskID, src.Route, r.Model)
+	}
+	l := route.Limits
+	if !slices.Contains(l.Modes, catalog.VideoExtension) {
+		return refuse("%s does not extend videos of %s; task %s's video was made there", route.Backend, r.Model, src.TaskID)
+	}
+	if src.Seconds > l.MaxExtendSeconds {
+		return refuse("task %s's video is %d seconds long; %s extends videos of at most %d seconds", src.TaskID, src.Seconds, route.Backend, l.MaxExtendSeconds)
+	}
+	if l.ExtendWithin > 0 && src.Age > l.ExtendWithin {
+		return refuse("task %s's video was made %s ago; %s extends videos for %s after they were made", src.TaskID,
+			src.Age.Round(time.Minute), route.Backend, l.ExtendWithin)
+	}
+	if !slices.Contains(l.ExtendResolutions, src.Resolution) {
+		return refuse("task %s's video is %s; %s extends videos at %s only", src.TaskID, src.Resolution, route.Backend, strings.Join(l.ExtendResolutions, ", "))
+	}
+	c := *r
+	c.Extends = nil
+	if err := (Table{Backend: route.Backend, Models: map[string]Limits{r.Model: l}}).Apply(&c); err != nil {
+		return err
+	}
+	c.Extends = src
+	*r = c
+	return nil
 }
 
 // backends names the routes' backends in messages.
@@ -123,6 +181,15 @@ func union(a, b Limits) Limits {
 		u.ModeDurations[m] = merge(da, db)
 		slices.Sort(u.ModeDurations[m])
 	}
+	u.ModeResolutions = unionNarrowed(u.Modes, a, b, func(l Limits) map[string][]string { return l.ModeResolutions })
+	u.ModeAspectRatios = unionNarrowed(u.Modes, a, b, func(l Limits) map[string][]string { return l.ModeAspectRatios })
+	u.MaxExtendSeconds = max(a.MaxExtendSeconds, b.MaxExtendSeconds)
+	u.ExtendResolutions = merge(a.ExtendResolutions, b.ExtendResolutions)
+	if a.ExtendWithin == 0 || b.ExtendWithin == 0 {
+		u.ExtendWithin = 0
+	} else {
+		u.ExtendWithin = max(a.ExtendWithin, b.ExtendWithin)
+	}
 	u.AspectRatios = merge(a.AspectRatios, b.AspectRatios)
 	u.MaxSampleCount = max(a.MaxSampleCount, b.MaxSampleCount)
 	u.PersonGeneration = map[string][]string{}
@@ -136,6 +203,24 @@ func union(a, b Limits) Limits {
 		u.Audio = AudioOptional
 	}
 	return u
+}
+
+// unionNarrowed is the union of a and b's narrowing of modes (of)
+// where every route that makes a mode narrows it, nil where none does.
+func unionNarrowed(modes []string, a, b Limits, of func(Limits) map[string][]string) map[string][]string {
+	var out map[string][]string
+	for _, m := range modes {
+		va, na := of(a)[m]
+		vb, nb := of(b)[m]
+		if (slices.Contains(a.Modes, m) && !na) || (slices.Contains(b.Modes, m) && !nb) {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[m] = merge(va, vb)
+	}
+	return out
 }
 
 // merge is a then what of b a lacks, a's order (and so its default)

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,14 @@ func (r *Router) Submit(ctx context.Context, job provider.Job) (provider.Operati
 	if len(routes) == 0 {
 		return provider.Operation{}, fmt.Errorf("model %s has no route", job.Model)
 	}
+	if job.Video != nil {
+		// An extension goes to the route that made its video, or
+		// nowhere: the Gemini API extends only videos it made.
+		routes = slices.DeleteFunc(slices.Clone(routes), func(rt *Route) bool { return rt.Name != job.Video.Route })
+		if len(routes) == 0 {
+			return provider.Operation{}, &NoRouteError{Model: job.Model}
+		}
+	}
 	var (
 		busy    *Busy
 		refused error
@@ -130,7 +139,7 @@ func (r *Router) Submit(ctx context.Context, job provider.Job) (provider.Operati
 	for _, route := range routes {
 		// A model's one route gets every job, as before routes: its
 		// provider refuses what it cannot honour.
-		if l, ok := route.Limits[job.Model]; len(routes) > 1 && (!ok || !l.Honours(job.Model, job.Type, job.Params)) {
+		if l, ok := route.Limits[job.Model]; len(routes) > 1 && (!ok || !l.Honours(job.Model, job.Mode(), job.Params)) {
 			continue
 		}
 		tried++

@@ -217,3 +217,34 @@ func TestHealthMemory(t *testing.T) {
 		t.Errorf("busy error %q does not name the routes", err)
 	}
 }
+
+// TestExtensionStaysOnItsRoute: an extension goes to the route that made
+// its video, though an earlier route would take it, and is never handed
+// to another when that route refuses it for a reason of its own; a
+// video whose route is gone fails the job without asking any.
+func TestExtensionStaysOnItsRoute(t *testing.T) {
+	extension := func(route string) provider.Job {
+		j := job()
+		j.Type = catalog.VideoExtension
+		j.Video = &provider.SourceVideo{Path: "/tmp/v.mp4", URI: "files/x", Route: route}
+		return j
+	}
+	first, second := &stub{}, &stub{}
+	r := newRouter(&clock{time.Unix(0, 0)}, route("vertex", first, limits()), route("gemini", second, limits()))
+	op, err := r.Submit(context.Background(), extension("gemini"))
+	if err != nil || first.submits != 0 || second.submits != 1 || op.Name != "route:gemini:projects/p/operations/1" {
+		t.Fatalf("Submit = %q, %v; submits %d and %d, want the job on its route alone", op.Name, err, first.submits, second.submits)
+	}
+
+	busy := &stub{errs: []error{coded(task.FailModelUnavailable)}}
+	other := &stub{}
+	r = newRouter(&clock{time.Unix(0, 0)}, route("vertex", busy, limits()), route("gemini", other, limits()))
+	if _, err := r.Submit(context.Background(), extension("vertex")); err == nil || other.submits != 0 {
+		t.Fatalf("Submit = %v with %d submits elsewhere, want its route's refusal and no other route asked", err, other.submits)
+	}
+
+	var none *NoRouteError
+	if _, err := r.Submit(context.Background(), extension("gone")); !errors.As(err, &none) {
+		t.Errorf("Submit of a video whose route is gone = %v, want a *NoRouteError", err)
+	}
+}

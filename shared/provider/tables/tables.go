@@ -106,7 +106,15 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 	if err != nil {
 		return capability.Table{}, err
 	}
-	return k.capabilities(p)
+	t, err := k.capabilities(p)
+	if err != nil {
+		return capability.Table{}, err
+	}
+	// The route name its done jobs record (task.Billing.Route).
+	if t.Name == "" {
+		t.Name = p.Generator
+	}
+	return t, nil
 }
 
 // RouteLimits is what the backend of p (one provider route,

@@ -23,6 +23,8 @@ func TestServiceAcceptsOnlyWhatTheFakeAccepts(t *testing.T) {
 		catalog.TextToVideo:    nil,
 		catalog.ImageToVideo:   {task.RoleImage: first},
 		catalog.FirstLastFrame: {task.RoleFirstFrame: first, task.RoleLastFrame: last},
+		// A text-to-video start with reference images (issue 37).
+		catalog.ReferenceImages: {task.ReferenceRole(0): first, task.ReferenceRole(1): last},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -33,12 +35,20 @@ func TestServiceAcceptsOnlyWhatTheFakeAccepts(t *testing.T) {
 			for _, model := range catalog.IDs() {
 				for kind, imgs := range images {
 					for _, d := range params.Durations() {
-						for _, res := range []string{"", "720p", "1080p"} {
+						for _, res := range []string{"", "720p", "1080p", "4k"} {
 							for _, person := range append(params.PersonGenerations(), "") {
 								for _, samples := range []int{1, 2} {
 									for _, seed := range []*int64{nil, new(int64(7))} {
-										r := params.Request{Type: kind, Model: model, Params: params.Parameters{
-											SampleCount: samples, DurationSeconds: d, AspectRatio: "9:16", Resolution: res,
+										typ, refs := kind, 0
+										if kind == catalog.ReferenceImages {
+											typ, refs = catalog.TextToVideo, len(imgs)
+										}
+										aspect := "9:16"
+										if d == 8 {
+											aspect = "16:9" // the Gemini API's reference images take no other
+										}
+										r := params.Request{Type: typ, References: refs, Model: model, Params: params.Parameters{
+											SampleCount: samples, DurationSeconds: d, AspectRatio: aspect, Resolution: res,
 											GenerateAudio: true, EnhancePrompt: true, Seed: seed, PersonGeneration: person},
 											Sent: map[string]bool{"resolution": res != "", "personGeneration": person != "", "seed": seed != nil}}
 										if res == "" {
@@ -57,7 +67,7 @@ func TestServiceAcceptsOnlyWhatTheFakeAccepts(t *testing.T) {
 											continue
 										}
 										name := fmt.Sprintf("%s %s %ds %s %s x%d seed %v", model, kind, d, res, person, samples, seed != nil)
-										job := provider.Job{TaskID: "gen_1_x", Model: model, Prompt: name, Params: r.Params, Images: imgs}
+										job := provider.Job{TaskID: "gen_1_x", Type: typ, Model: model, Prompt: name, Params: r.Params, Images: imgs}
 										if _, err := p.Submit(t.Context(), job); err != nil {
 											t.Errorf("%s: accepted at start, refused by the provider: %v", name, err)
 										}

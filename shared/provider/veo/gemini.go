@@ -86,7 +86,7 @@ func (g *Gemini) Submit(ctx context.Context, job provider.Job) (provider.Operati
 		return provider.Operation{}, err
 	}
 	pm, _, _ := veomodels.Lookup(settings.GeneratorGemini, m)
-	req, err := newRequest(job, pm.Limits, false, "")
+	req, err := newRequest(job, pm.Limits, settings.GeneratorGemini, "")
 	if err != nil {
 		return provider.Operation{}, err
 	}
@@ -128,6 +128,12 @@ func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provi
 		return result(ctx, job, op, 0, 0, nil, nil)
 	}
 	r := op.Response.GenerateVideoResponse
+	// An extension names a video by its file (veomodels [gemini-extend]):
+	// each video's URI is kept.
+	uris := make([]string, len(r.GeneratedSamples))
+	for i, g := range r.GeneratedSamples {
+		uris[i] = g.Video.URI
+	}
 	done, err := result(ctx, job, op, len(r.GeneratedSamples), r.RAIMediaFilteredCount, r.RAIMediaFilteredReasons,
 		func(ctx context.Context, i int, path string) error {
 			v := r.GeneratedSamples[i].Video
@@ -153,6 +159,7 @@ func (g *Gemini) Poll(ctx context.Context, name string, job provider.Job) (provi
 	if err != nil {
 		return provider.Operation{}, err
 	}
+	done.Result.URIs = uris
 	// The operation's name is models/{model}/operations/{id}.
 	m, _, _ := strings.Cut(strings.TrimPrefix(name, "models/"), "/")
 	done.Billing = billing(settings.GeneratorGemini, m, job, len(r.GeneratedSamples)+r.RAIMediaFilteredCount)

@@ -70,12 +70,43 @@ type instance struct {
 	Prompt    string `json:"prompt"`
 	Image     *image `json:"image,omitempty"`
 	LastFrame *image `json:"lastFrame,omitempty"`
+	// ReferenceImages and Video are Veo 3.1's asset images and the video
+	// an extension continues, as google.golang.org/genai sends them on
+	// each API (veomodels [genai-video]).
+	ReferenceImages []referenceImage `json:"referenceImages,omitempty"`
+	Video           *video           `json:"video,omitempty"`
 }
 
 type image struct {
 	BytesBase64Encoded string `json:"bytesBase64Encoded"`
 	MimeType           string `json:"mimeType"`
 }
+
+// referenceImage is one VideoGenerationReferenceImage: Veo 3.1 takes
+// "asset" images only (veomodels [vertex-card], [gemini-params]).
+type referenceImage struct {
+	Image         *image `json:"image"`
+	ReferenceType string `json:"referenceType"`
+}
+
+// referenceAsset is the one referenceType Veo 3.1 takes.
+const referenceAsset = "asset"
+
+// video is a Video as each API takes it (veomodels [genai-video]): on the
+// Gemini API the file's uri, or the bytes as encodedVideo and encoding;
+// on Vertex AI its gcsUri, or the bytes as bytesBase64Encoded and
+// mimeType.
+type video struct {
+	URI                string `json:"uri,omitempty"`
+	EncodedVideo       string `json:"encodedVideo,omitempty"`
+	Encoding           string `json:"encoding,omitempty"`
+	GCSURI             string `json:"gcsUri,omitempty"`
+	BytesBase64Encoded string `json:"bytesBase64Encoded,omitempty"`
+	MimeType           string `json:"mimeType,omitempty"`
+}
+
+// videoMimeType is the type of every Veo video.
+const videoMimeType = "video/mp4"
 
 type parameters struct {
 	SampleCount     int    `json:"sampleCount"`
@@ -94,14 +125,30 @@ type parameters struct {
 	StorageURI       string  `json:"storageUri,omitempty"`
 }
 
-// newRequest maps a job to the body of predictLongRunning: the
-// parameters the provider model takes (lim; the service refused the
-// others at start), the input images by role. audio is false on the
-// Gemini API, which takes no generateAudio.
-func newRequest(job provider.Job, lim capability.Limits, audio bool, storageURI string) (request, error) {
+// newRequest maps a job to the body of predictLongRunning on api
+// (settings.GeneratorVertex or GeneratorGemini): the parameters the
+// provider model takes (lim; the service refused the others at start),
+// the input images by role, reference images in their order, and an
+// extension's video. The Gemini API takes no generateAudio.
+func newRequest(job provider.Job, lim capability.Limits, api, storageURI string) (request, error) {
 	p := job.Params
+	audio := api == settings.GeneratorVertex
 	in := instance{Prompt: job.Prompt}
+	for i := range params.MaxReferenceImages {
+		path, ok := job.Images[task.ReferenceRole(i)]
+		if !ok {
+			continue
+		}
+		img, err := readImage(path)
+		if err != nil {
+			return request{}, err
+		}
+		in.ReferenceImages = append(in.ReferenceImages, referenceImage{Image: img, ReferenceType: referenceAsset})
+	}
 	for role, path := range job.Images {
+		if task.IsReference(role) {
+			continue
+		}
 		img, err := readImage(path)
 		if err != nil {
 			return request{}, err
@@ -114,6 +161,13 @@ func newRequest(job provider.Job, lim capability.Limits, audio bool, storageURI 
 		default:
 			return request{}, fmt.Errorf("input image of unknown role %q", role)
 		}
+	}
+	if job.Video != nil {
+		v, err := sourceVideo(api, *job.Video)
+		if err != nil {
+			return request{}, err
+		}
+		in.Video = v
 	}
 	par := parameters{SampleCount: p.SampleCount, DurationSeconds: p.DurationSeconds,
 		AspectRatio: p.AspectRatio, Resolution: p.Resolution,
@@ -132,6 +186,28 @@ func newRequest(job provider.Job, lim capability.Limits, audio bool, storageURI 
 		par.Seed = &seed
 	}
 	return request{Instances: []instance{in}, Parameters: par}, nil
+}
+
+// sourceVideo is the video an extension continues as api takes it: by
+// the provider's own address of it where the job has one (the file URI
+// the Gemini API answered, the gs:// object Vertex AI wrote), as the SDK
+// passes generated_videos[0].video; else its bytes.
+func sourceVideo(api string, src provider.SourceVideo) (*video, error) {
+	switch {
+	case api == settings.GeneratorGemini && src.URI != "":
+		return &video{URI: src.URI}, nil
+	case api == settings.GeneratorVertex && strings.HasPrefix(src.URI, "gs://"):
+		return &video{GCSURI: src.URI, MimeType: videoMimeType}, nil
+	}
+	b, err := os.ReadFile(src.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read the video to extend: %w", err)
+	}
+	enc := base64.StdEncoding.EncodeToString(b)
+	if api == settings.GeneratorGemini {
+		return &video{EncodedVideo: enc, Encoding: videoMimeType}, nil
+	}
+	return &video{BytesBase64Encoded: enc, MimeType: videoMimeType}, nil
 }
 
 func readImage(path string) (*image, error) {

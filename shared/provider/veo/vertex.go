@@ -112,7 +112,7 @@ func (v *Vertex) Submit(ctx context.Context, job provider.Job) (provider.Operati
 		return provider.Operation{}, err
 	}
 	pm, _, _ := veomodels.Lookup(settings.GeneratorVertex, m)
-	req, err := newRequest(job, pm.Limits, true, v.storageURI(job))
+	req, err := newRequest(job, pm.Limits, settings.GeneratorVertex, v.storageURI(job))
 	if err != nil {
 		return provider.Operation{}, err
 	}
@@ -165,6 +165,11 @@ func (v *Vertex) Poll(ctx context.Context, name string, job provider.Job) (provi
 		})
 	if err != nil {
 		return provider.Operation{}, err
+	}
+	// An extension may name a video by its gs:// object.
+	done.Result.URIs = make([]string, len(r.Videos))
+	for i, rv := range r.Videos {
+		done.Result.URIs[i] = rv.GCSURI
 	}
 	done.Billing = billing(settings.GeneratorVertex, m, job, len(r.Videos)+r.RAIMediaFilteredCount)
 	return done, nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/veo"
@@ -166,6 +167,113 @@ func TestLiteMakesFirstAndLastFrame(t *testing.T) {
 		}
 		if got, want := l.ModeDurations[catalog.FirstLastFrame], map[string][]int{settings.GeneratorGemini: {8}}[api]; !slices.Equal(got, want) {
 			t.Errorf("%s: first-last-frame durations %v, want %v", api, got, want)
+		}
+	}
+}
+
+// TestReferenceImagesExtensionAnd4K: what each API's Veo models take of
+// the extensions, as Google's pages give them (veomodels' sources):
+// reference images and extensions on Veo 3.1 and Fast, at 8 seconds,
+// extensions at 720p; the Gemini API's reference images at 16:9 only;
+// 4K at 8 seconds on Veo 3.1 alone (Fast's 4K price is not known, Lite
+// has none); Lite extends videos on Vertex AI only.
+func TestReferenceImagesExtensionAnd4K(t *testing.T) {
+	for _, tt := range []struct {
+		api, model     string
+		refs, extend   bool
+		maxExtend      int
+		res8           []string
+		refsAspects    []string
+		extendPersons  []string
+		refsResolution []string
+	}{
+		{settings.GeneratorGemini, "veo-3.1-generate-001", true, true, 141, []string{"720p", "1080p", "4k"}, []string{"16:9"}, []string{"allow_all"}, nil},
+		{settings.GeneratorGemini, "veo-3.1-fast-generate-001", true, true, 141, []string{"720p", "1080p"}, []string{"16:9"}, []string{"allow_all"}, nil},
+		{settings.GeneratorGemini, "veo-3.1-lite-generate-001", false, false, 0, []string{"720p", "1080p"}, nil, nil, nil},
+		{settings.GeneratorVertex, "veo-3.1-generate-001", true, true, 30, []string{"720p", "1080p", "4k"}, []string{"16:9", "9:16"}, []string{"allow_adult", "dont_allow"}, []string{"720p", "1080p"}},
+		{settings.GeneratorVertex, "veo-3.1-fast-generate-001", true, true, 30, []string{"720p", "1080p"}, []string{"16:9", "9:16"}, []string{"allow_adult", "dont_allow"}, []string{"720p", "1080p"}},
+		{settings.GeneratorVertex, "veo-3.1-lite-generate-001", false, true, 30, []string{"720p", "1080p"}, nil, []string{"allow_adult", "dont_allow"}, nil},
+	} {
+		t.Run(tt.api+"/"+tt.model, func(t *testing.T) {
+			m, ok, _ := veomodels.Lookup(tt.api, tt.model)
+			if !ok {
+				t.Fatal("unknown model")
+			}
+			l := m.Limits
+			if got := slices.Contains(l.Modes, catalog.ReferenceImages); got != tt.refs {
+				t.Errorf("reference images %v, want %v", got, tt.refs)
+			}
+			if got := slices.Contains(l.Modes, catalog.VideoExtension); got != tt.extend {
+				t.Errorf("extension %v, want %v", got, tt.extend)
+			}
+			if l.MaxExtendSeconds != tt.maxExtend {
+				t.Errorf("MaxExtendSeconds %d, want %d", l.MaxExtendSeconds, tt.maxExtend)
+			}
+			wantExtendRes := map[string][]string{settings.GeneratorGemini: {"720p"}, settings.GeneratorVertex: {"720p", "1080p", "4k"}}[tt.api]
+			if !tt.extend {
+				wantExtendRes = nil
+			}
+			if !slices.Equal(l.ExtendResolutions, wantExtendRes) {
+				t.Errorf("ExtendResolutions %v, want %v", l.ExtendResolutions, wantExtendRes)
+			}
+			if want := map[bool]time.Duration{true: 48 * time.Hour}[tt.extend && tt.api == settings.GeneratorGemini]; l.ExtendWithin != want {
+				t.Errorf("ExtendWithin %v, want %v (the Gemini API keeps its videos 2 days)", l.ExtendWithin, want)
+			}
+			if !slices.Equal(l.Resolutions[8], tt.res8) {
+				t.Errorf("resolutions at 8 s %v, want %v", l.Resolutions[8], tt.res8)
+			}
+			for _, d := range []int{4, 6} {
+				if slices.Contains(l.Resolutions[d], catalog.Resolution4K) {
+					t.Errorf("4k at %d s", d)
+				}
+			}
+			if _, priced := m.Audio[catalog.Resolution4K]; priced != slices.Contains(tt.res8, catalog.Resolution4K) {
+				t.Errorf("a 4k price %v, want one exactly where 4k is rendered", priced)
+			}
+			if tt.refs {
+				if got := l.AspectRatiosOf(catalog.ReferenceImages); !slices.Equal(got, tt.refsAspects) {
+					t.Errorf("reference images' aspect ratios %v, want %v", got, tt.refsAspects)
+				}
+				if got := l.DurationsOf(catalog.ReferenceImages); !slices.Equal(got, []int{8}) {
+					t.Errorf("reference images' durations %v, want [8]", got)
+				}
+				if got := l.ModeResolutions[catalog.ReferenceImages]; !slices.Equal(got, tt.refsResolution) {
+					t.Errorf("reference images' resolutions %v, want %v", got, tt.refsResolution)
+				}
+			}
+			if tt.extend {
+				if got := l.ModeResolutions[catalog.VideoExtension]; !slices.Equal(got, []string{"720p"}) {
+					t.Errorf("extension's resolutions %v, want [720p]", got)
+				}
+				if got := l.DurationsOf(catalog.VideoExtension); !slices.Equal(got, []int{8}) {
+					t.Errorf("extension's durations %v, want [8]", got)
+				}
+				if got := l.PersonGeneration[catalog.VideoExtension]; !slices.Equal(got, tt.extendPersons) {
+					t.Errorf("extension's personGeneration %v, want %v", got, tt.extendPersons)
+				}
+			}
+		})
+	}
+}
+
+// TestFourKPrice: 4K is sold at its own price: a Quality model priced
+// at its 1080p credits at 4K would sell below cost on both APIs at a
+// credit price every other start is sold at a profit, and the start-up
+// check says so, naming 4k.
+func TestFourKPrice(t *testing.T) {
+	credit := map[string]float64{settings.GeneratorVertex: 0.012, settings.GeneratorGemini: settings.DefaultCreditUSD}
+	for api, usd := range credit {
+		if err := veomodels.CheckPrices(api, veomodels.DefaultModels(api), usd); err != nil {
+			t.Errorf("%s at $%g: %v", api, usd, err)
+		}
+	}
+	m, _ := catalog.Lookup("gen-3.1-generate-001")
+	m.ResolutionCredits = nil
+	defer catalog.Install(catalog.Builtin().With([]catalog.Model{m}, ""))()
+	for api, usd := range credit {
+		err := veomodels.CheckPrices(api, veomodels.DefaultModels(api), usd)
+		if err == nil || !strings.Contains(err.Error(), "8 s at 4k") {
+			t.Errorf("%s: CheckPrices = %v, want a loss at 4k", api, err)
 		}
 	}
 }

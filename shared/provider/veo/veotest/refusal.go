@@ -23,7 +23,11 @@ func Refusal(api, project, location, model string, instance, parameters json.Raw
 		return notFound(api, project, location, model, retired)
 	}
 	var in struct {
-		Image, LastFrame json.RawMessage
+		Image, LastFrame, Video json.RawMessage
+		ReferenceImages         []struct {
+			Image         json.RawMessage
+			ReferenceType string
+		}
 	}
 	var p struct {
 		SampleCount      *int
@@ -43,6 +47,29 @@ func Refusal(api, project, location, model string, instance, parameters json.Raw
 	switch {
 	case in.LastFrame != nil && in.Image == nil:
 		return 400, "lastFrame needs image: a last frame is only supported with a first frame."
+	case in.ReferenceImages != nil && (in.Image != nil || in.LastFrame != nil || in.Video != nil):
+		// "The image, video, or last_frame field are not supported" with
+		// reference images (google.golang.org/genai's
+		// GenerateVideosConfig.ReferenceImages, as its Java twin documents
+		// it: https://googleapis.github.io/java-genai/javadoc/google-genai/com.google.genai.types/-generate-videos-config/reference-images.html,
+		// read 2026-11-28). Google's own message is not known first-hand.
+		return 400, "referenceImages is not supported with image, lastFrame or video."
+	case in.Video != nil && (in.Image != nil || in.LastFrame != nil):
+		return 400, "video is not supported with image or lastFrame."
+	case in.ReferenceImages != nil:
+		mode = catalog.ReferenceImages
+		if n := len(in.ReferenceImages); n < 1 || n > 3 {
+			return 400, fmt.Sprintf("referenceImages takes 1 to 3 images, got %d.", n)
+		}
+		for _, r := range in.ReferenceImages {
+			// Veo 3.1 takes asset images, no style image (veomodels
+			// [vertex-card], [gemini-params]).
+			if r.ReferenceType != "asset" || r.Image == nil {
+				return 400, fmt.Sprintf("referenceType %q is not supported by %s; use asset.", r.ReferenceType, model)
+			}
+		}
+	case in.Video != nil:
+		mode = catalog.VideoExtension
 	case in.LastFrame != nil:
 		mode = catalog.FirstLastFrame
 	case in.Image != nil:
@@ -82,10 +109,15 @@ func Refusal(api, project, location, model string, instance, parameters json.Raw
 		// veomodels [gemini-interp]: "Must be 8 when using extension or
 		// interpolation".
 		return 400, fmt.Sprintf("durationSeconds %d is not supported for %s; it must be %v.", duration, mode, l.DurationsOf(mode))
-	case !slices.Contains(l.AspectRatios, aspect):
-		return 400, fmt.Sprintf("aspectRatio %s is not supported.", aspect)
+	case !slices.Contains(l.AspectRatiosOf(mode), aspect):
+		return 400, fmt.Sprintf("aspectRatio %s is not supported for %s.", aspect, mode)
 	case !slices.Contains(l.Resolutions[duration], res):
+		// 4k and 1080p at 8 seconds only, 4k not on Lite (veomodels
+		// [gemini-params], [vertex-card]).
 		return 400, fmt.Sprintf("resolution %s is not supported for %s second videos.", res, strconv.Itoa(duration))
+	case l.ModeResolutions[mode] != nil && !slices.Contains(l.ModeResolutions[mode], res):
+		// "720p" only for extension (veomodels [gemini-params]).
+		return 400, fmt.Sprintf("resolution %s is not supported for %s.", res, mode)
 	case !slices.Contains(l.PersonGeneration[mode], person):
 		// The Gemini API's own words (discuss.ai.google.dev thread 181139).
 		return 400, fmt.Sprintf("%s for personGeneration is currently not supported.", person)

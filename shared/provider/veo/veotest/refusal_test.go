@@ -15,6 +15,7 @@ import (
 // without starting an operation.
 func TestRefusals(t *testing.T) {
 	const img = `{"bytesBase64Encoded":"iVBORw0KGgo=","mimeType":"image/png"}`
+	const ref = `{"image":` + img + `,"referenceType":"asset"}`
 	tests := []struct {
 		name, api, model, instance, parameters string
 		status                                 int
@@ -52,6 +53,38 @@ func TestRefusals(t *testing.T) {
 		{"vertex retired model", "vertex", "veo-3.0-generate-001", `{"prompt":"x"}`, `{}`, 404, "NOT_FOUND", "veo-3.0-generate-001"},
 		{"gemini retired preview", "gemini", "veo-3.1-generate-preview", `{"prompt":"x"}`, `{}`, 404, "NOT_FOUND", "is no longer available"},
 		{"gemini unknown model", "gemini", "veo-9", `{"prompt":"x"}`, `{}`, 404, "NOT_FOUND", "is not found"},
+		// Reference images, extension and 4K (issue 37).
+		{"gemini three references", "gemini", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[` + ref + `,` + ref + `,` + ref + `]}`,
+			`{"durationSeconds":8,"personGeneration":"allow_adult"}`, 200, "", ""},
+		{"gemini four references", "gemini", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[` + ref + `,` + ref + `,` + ref + `,` + ref + `]}`,
+			`{"durationSeconds":8,"personGeneration":"allow_adult"}`, 400, "INVALID_ARGUMENT", "1 to 3"},
+		{"gemini references with a last frame", "gemini", "veo-3.1-generate-001", `{"prompt":"x","image":` + img + `,"lastFrame":` + img + `,"referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8,"personGeneration":"allow_adult"}`, 400, "INVALID_ARGUMENT", "not supported with image, lastFrame"},
+		{"vertex references with an image", "vertex", "veo-3.1-generate-001", `{"prompt":"x","image":` + img + `,"referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8}`, 400, "INVALID_ARGUMENT", "not supported with image, lastFrame"},
+		{"gemini references at 6 s", "gemini", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":6,"personGeneration":"allow_adult"}`, 400, "INVALID_ARGUMENT", "durationSeconds 6"},
+		{"gemini references at 9:16", "gemini", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8,"aspectRatio":"9:16","personGeneration":"allow_adult"}`, 400, "INVALID_ARGUMENT", "aspectRatio 9:16"},
+		{"gemini references allow_all", "gemini", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8,"personGeneration":"allow_all"}`, 400, "INVALID_ARGUMENT", "allow_all for personGeneration"},
+		{"gemini lite references", "gemini", "veo-3.1-lite-generate-001", `{"prompt":"x","referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8,"personGeneration":"allow_adult"}`, 400, "INVALID_ARGUMENT", "reference-images is not supported"},
+		{"vertex style reference", "vertex", "veo-3.1-generate-001", `{"prompt":"x","referenceImages":[{"image":` + img + `,"referenceType":"style"}]}`,
+			`{"durationSeconds":8}`, 400, "INVALID_ARGUMENT", "referenceType"},
+		{"vertex references at 9:16", "vertex", "veo-3.1-fast-generate-001", `{"prompt":"x","referenceImages":[` + ref + `]}`,
+			`{"durationSeconds":8,"aspectRatio":"9:16"}`, 200, "", ""},
+		{"gemini 4k at 8 s", "gemini", "veo-3.1-generate-001", `{"prompt":"x"}`, `{"durationSeconds":8,"resolution":"4k"}`, 200, "", ""},
+		{"gemini 4k at 4 s", "gemini", "veo-3.1-generate-001", `{"prompt":"x"}`, `{"durationSeconds":4,"resolution":"4k"}`, 400, "INVALID_ARGUMENT", "resolution 4k"},
+		{"gemini lite 4k", "gemini", "veo-3.1-lite-generate-001", `{"prompt":"x"}`, `{"durationSeconds":8,"resolution":"4k"}`, 400, "INVALID_ARGUMENT", "resolution 4k"},
+		{"vertex lite 4k", "vertex", "veo-3.1-lite-generate-001", `{"prompt":"x"}`, `{"durationSeconds":8,"resolution":"4k"}`, 400, "INVALID_ARGUMENT", "resolution 4k"},
+		{"vertex 4k", "vertex", "veo-3.1-generate-001", `{"prompt":"x"}`, `{"durationSeconds":8,"resolution":"4k"}`, 200, "", ""},
+		{"gemini extension of a video Veo did not make", "gemini", "veo-3.1-generate-001", `{"prompt":"x","video":{"encodedVideo":"AAAA","encoding":"video/mp4"}}`,
+			`{"durationSeconds":8,"resolution":"720p"}`, 400, "INVALID_ARGUMENT", "only supports video extensions for Veo-generated videos"},
+		{"gemini extension at 1080p", "gemini", "veo-3.1-generate-001", `{"prompt":"x","video":{"uri":"x"}}`,
+			`{"durationSeconds":8,"resolution":"1080p"}`, 400, "INVALID_ARGUMENT", "resolution 1080p is not supported for video-extension"},
+		{"gemini lite extension", "gemini", "veo-3.1-lite-generate-001", `{"prompt":"x","video":{"uri":"x"}}`,
+			`{"durationSeconds":8}`, 400, "INVALID_ARGUMENT", "video-extension is not supported"},
 	}
 	fake := veotest.New(veotest.Config{})
 	srv := httptest.NewServer(fake)

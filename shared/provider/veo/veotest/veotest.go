@@ -55,6 +55,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/fake"
+	"github.com/genvideo/gen/shared/provider/veo/veomodels"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
 )
 
@@ -174,6 +177,13 @@ type operation struct {
 	rendered  chan struct{}
 	videos    [][]byte
 	renderErr error
+	// seconds is the length of its videos: its durationSeconds, or for
+	// an extension its source's and 7 more; kept is until when the
+	// Gemini API keeps them for an extension (2 days, restarted by each
+	// reference, veomodels [gemini-extend]).
+	seconds    int
+	kept       time.Time
+	resolution string
 }
 
 // video is the bytes of sample i.
@@ -352,6 +362,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	if s.retired(model) {
 		status, msg = 404, retiredMessage(model)
 	}
+	var seconds int
+	if status == 0 {
+		s.mu.Lock()
+		status, msg, seconds = s.extension(api, model, body.Instances[0], body.Parameters)
+		s.mu.Unlock()
+	}
 	if status != 0 {
 		sub.Status = status
 		s.Submit(sub)
@@ -390,7 +406,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 		return
 	}
 	op := &operation{name: prefix + "/operations/" + fake.NewID(8), api: api, model: model,
-		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), sample: s.cfg.Video, storageURI: p.StorageURI, outcome: o}
+		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), sample: s.cfg.Video, storageURI: p.StorageURI, outcome: o,
+		seconds: seconds, resolution: resolutionOf(body.Parameters)}
+	op.kept = op.done.Add(Kept)
 	if s.cfg.Renderer != nil {
 		op.rendered = make(chan struct{})
 		go s.render(op, body.Instances[0], body.Parameters)
@@ -414,6 +432,105 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 }
 
 func (s *Server) retired(model string) bool { return s.Retired(model) }
+
+// Kept is how long the Gemini API keeps a video for an extension after
+// it was made or last referenced (veomodels [gemini-extend]).
+const Kept = 48 * time.Hour
+
+// extension is the refusal (status and message) of a submit whose video
+// to extend api cannot take, or 0 and the length of the video the
+// submit makes. The Gemini API extends only the videos Veo made there,
+// named by their file uri or sent as their bytes, for 2 days after they
+// were made or last referenced, of up to 141 seconds (veomodels
+// [gemini-extend]); Vertex AI extends videos of up to 30 seconds
+// [vertex-extend], and whether it refuses one Veo did not make is not
+// known first-hand: the fake takes it. s.mu is held.
+func (s *Server) extension(api, model string, instance, parameters json.RawMessage) (int, string, int) {
+	var in struct {
+		Video *struct {
+			URI, EncodedVideo, GCSURI, BytesBase64Encoded string
+		}
+	}
+	var p struct {
+		DurationSeconds *int
+		Resolution      *string
+	}
+	_ = json.Unmarshal(instance, &in)
+	_ = json.Unmarshal(parameters, &p)
+	made := 8 // Google's default durationSeconds
+	if p.DurationSeconds != nil {
+		made = *p.DurationSeconds
+	}
+	if in.Video == nil {
+		return 0, "", made
+	}
+	m, _, _ := veomodels.Lookup(api, model)
+	now := s.now()
+	src := s.madeVideo(api, in.Video.URI+in.Video.GCSURI, in.Video.EncodedVideo+in.Video.BytesBase64Encoded)
+	switch {
+	case src == nil && api == settings.GeneratorGemini:
+		return 400, "Gemini API only supports video extensions for Veo-generated videos.", 0
+	case src == nil:
+		return 0, "", task.ExtensionSeconds
+	case api == settings.GeneratorGemini && now.After(src.kept):
+		return 400, "The video to extend is no longer available: videos are kept for 2 days.", 0
+	case !slices.Contains(m.Limits.ExtendResolutions, src.resolution):
+		return 400, fmt.Sprintf("The video to extend is %s; videos at %s can be extended.", src.resolution, strings.Join(m.Limits.ExtendResolutions, ", ")), 0
+	case src.seconds > m.Limits.MaxExtendSeconds:
+		return 400, fmt.Sprintf("The video to extend is %d seconds long; videos of at most %d seconds can be extended.",
+			src.seconds, m.Limits.MaxExtendSeconds), 0
+	}
+	src.kept = now.Add(Kept)
+	return 0, "", src.seconds + task.ExtensionSeconds
+}
+
+// resolutionOf is a request's resolution, Google's default (720p) when
+// it names none.
+func resolutionOf(parameters json.RawMessage) string {
+	var p struct{ Resolution string }
+	_ = json.Unmarshal(parameters, &p)
+	return cmp.Or(p.Resolution, "720p")
+}
+
+// madeVideo is the done operation of api whose video uri names (a
+// Gemini file's uri, a Vertex gs:// object) or whose bytes b64 are, the
+// latest of those with these bytes; nil if the fake made none. s.mu is
+// held.
+func (s *Server) madeVideo(api, uri, b64 string) *operation {
+	now := s.now()
+	var id string
+	switch {
+	case strings.Contains(uri, "/v1beta/files/"):
+		file, _, _ := strings.Cut(uri[strings.Index(uri, "/v1beta/files/")+len("/v1beta/files/"):], ":")
+		if i := strings.LastIndex(file, "-"); i > 0 {
+			id = file[:i]
+		}
+	case strings.HasPrefix(uri, "gs://"):
+		id = path.Base(path.Dir(uri))
+	}
+	var bytes []byte
+	if b64 != "" {
+		bytes, _ = base64.StdEncoding.DecodeString(b64)
+	}
+	var found *operation
+	for name, op := range s.ops {
+		if op.api != api || now.Before(op.done) || !fake.IsClosed(op.rendered) {
+			continue
+		}
+		if id != "" && lastPart(name) == id {
+			return op
+		}
+		if bytes == nil {
+			continue
+		}
+		for i := range op.samples {
+			if string(op.video(i)) == string(bytes) && (found == nil || op.done.After(found.done)) {
+				found = op
+			}
+		}
+	}
+	return found
+}
 
 // retiredMessage is the message of a retired model's 404.
 func retiredMessage(model string) string {
@@ -627,6 +744,11 @@ func jobOf(op *operation, instance, parameters json.RawMessage, dir string) (pro
 	}
 	if err := json.Unmarshal(parameters, &p); err != nil {
 		return provider.Job{}, err
+	}
+	// The built-in renderer stops at 1080p: a 4K request is rendered
+	// there, as a test reads the request's value, not the pixels.
+	if p.Resolution == catalog.Resolution4K {
+		p.Resolution = "1080p"
 	}
 	job := provider.Job{TaskID: lastPart(op.name), Type: catalog.TextToVideo, Prompt: in.Prompt, Params: p,
 		Images: map[string]string{}, OutDir: filepath.Join(dir, "out")}
