@@ -32,12 +32,7 @@ func (a *API) extend(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 	if err != nil {
 		return extensionError(err)
 	}
-	noteTask(w, st.Task.ID)
-	if st.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	spendHeaders(w, st.Spend)
-	a.accepted(w, st)
+	answerStarted(w, st, a.accepted)
 	return nil
 }
 

@@ -152,13 +152,19 @@ func (a *API) start(w http.ResponseWriter, r *http.Request, c *service.Caller, r
 	if err != nil {
 		return err
 	}
+	answerStarted(w, st, answer)
+	return nil
+}
+
+// answerStarted answers st, a task started (or a replay of its start):
+// the headers every start's answer carries, then answer's body.
+func answerStarted(w http.ResponseWriter, st service.Started, answer func(http.ResponseWriter, service.Started)) {
 	noteTask(w, st.Task.ID)
 	if st.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
 	spendHeaders(w, st.Spend)
 	answer(w, st)
-	return nil
 }
 
 // accepted writes the 202 of a start that created t and left balance: the
