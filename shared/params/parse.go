@@ -19,9 +19,19 @@ import (
 // refused, as a form field given twice is. A null parameter counts as
 // absent, as the OpenAPI document says (x-null-means-absent).
 func ParseJSON(kind string, body []byte) (Request, error) {
+	present, err := jsonFields(body)
+	if err != nil {
+		return Request{}, err
+	}
+	return validate(kind, present, "")
+}
+
+// jsonFields reads a start's JSON body, one object and nothing after it,
+// with the one strict decoder: its members by name, a null one left out.
+func jsonFields(body []byte) (map[string]value, error) {
 	var fields map[string]json.RawMessage
 	if err := strictjson.Unmarshal(body, &fields); err != nil {
-		return Request{}, JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
+		return nil, JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
 	}
 	present := make(map[string]value, len(fields))
 	for name, raw := range fields {
@@ -30,7 +40,7 @@ func ParseJSON(kind string, body []byte) (Request, error) {
 		}
 		present[name] = jsonValue(raw)
 	}
-	return validate(kind, present, "")
+	return present, nil
 }
 
 // CheckExtensionJSON checks what ParseExtensionJSON checks of an
@@ -57,16 +67,9 @@ func CheckExtensionJSON(body []byte) error {
 // (POST /api/gen/extend/{taskId}) of a video made by model: the body of
 // a start without model, aspectRatio, sampleCount or referenceImages.
 func ParseExtensionJSON(model string, body []byte) (Request, error) {
-	var fields map[string]json.RawMessage
-	if err := strictjson.Unmarshal(body, &fields); err != nil {
-		return Request{}, JSONError(err, "request body must be a JSON object", "request body must hold a single JSON object")
-	}
-	present := make(map[string]value, len(fields))
-	for name, raw := range fields {
-		if string(bytes.TrimSpace(raw)) == "null" {
-			continue
-		}
-		present[name] = jsonValue(raw)
+	present, err := jsonFields(body)
+	if err != nil {
+		return Request{}, err
 	}
 	return validate(catalog.VideoExtension, present, model)
 }
