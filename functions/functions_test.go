@@ -5,7 +5,7 @@
 // step events, the authorizer's REQUEST event and the sweeper's scheduled
 // event. Behind the functions run DynamoDB Local, a fake S3 that verifies
 // presigned URLs, and fakes of Step Functions and Secrets Manager (see
-// shared/awsstack/awsstacktest). lean_test.go checks what the endpoint
+// shared/testing/awsstacktest). lean_test.go checks what the endpoint
 // functions link, and the size of their Lambda builds.
 package functions_test
 
@@ -33,15 +33,15 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/openapi"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
-	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/sfnstarttest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

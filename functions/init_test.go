@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
 )
 
 // coldStarts is how many times each endpoint is started to measure init.

@@ -90,6 +90,7 @@ var providerTables = []string{
 // there and in the steps; the image intake and checks only in the
 // starts that take images; the ASL interpreter, the state machine's
 // definition and the fault injection only in the local stack, as SQLite;
+// test support and fakes (shared/testing) in no function;
 // kin-openapi and the YAML libraries only in tests and go generate; the
 // HTTP layer, the use cases behind it and the OpenAPI document only in
 // the functions behind API Gateway (the webhook worker sends the
@@ -115,6 +116,7 @@ var notLinked = []struct {
 	{"github.com/genvideo/gen/statemachine", "the state machine's definition", nil},
 	{"github.com/genvideo/gen/shared/devstack", "the local stack", nil},
 	{"github.com/genvideo/gen/shared/faults", "the fault injection", nil},
+	{"github.com/genvideo/gen/shared/testing", "test support and fakes", nil},
 	{"github.com/genvideo/gen/shared/store/sqlitestore", "the SQLite store", nil},
 	{"modernc.org/sqlite", "SQLite", nil},
 	{"github.com/getkin/kin-openapi", "kin-openapi", nil},

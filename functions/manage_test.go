@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/sfnstart"
-	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/sfnstarttest"
 )
 
 // testManage drives the cancel, credits and delete-task functions: a

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // testModelCheck (issue 33): the hourly model check asks the route (the

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack/deliver"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // webhookEvent is an endpoint's testdata event with another method, path,

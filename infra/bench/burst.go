@@ -15,10 +15,10 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/assembly"
 	"github.com/genvideo/gen/shared/admin"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/audit"
+	"github.com/genvideo/gen/shared/testing/openaitest"
 )
 
 // burstPrice is what one burst start costs: lite, 4 s, no audio.

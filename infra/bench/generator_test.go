@@ -14,10 +14,10 @@ import (
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
 )
 
 // The bench's provider is a long-running operation named with its due

@@ -18,9 +18,9 @@ import (
 
 	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
 	"github.com/genvideo/gen/shared/awsstack/mcpendpoint"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
 )
 
 // The checks of this file are those of issue 12: what only a real account

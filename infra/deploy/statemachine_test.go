@@ -29,8 +29,8 @@ import (
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 	"github.com/genvideo/gen/shared/workflow"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
 )
 
 // The definition as Step Functions receives it: every ${placeholder}

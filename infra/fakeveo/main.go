@@ -1,5 +1,5 @@
 // Command fakeveo runs a fake of the Vertex AI and Gemini APIs that serve
-// Veo (shared/provider/veo/veotest), so that the service can be tried, and
+// Veo (shared/testing/veotest), so that the service can be tried, and
 // tested, end to end without a Google account:
 //
 //	go run ./infra/fakeveo -addr 127.0.0.1:8090 -delay 5s
@@ -18,7 +18,7 @@
 // Gemini downloads on a second origin they redirect to, as Google's do.
 //
 // With -api openai it fakes a host of OpenAI's videos shape instead
-// (shared/provider/openai/openaitest), whose jobs take -polls polls with
+// (shared/testing/openaitest), whose jobs take -polls polls with
 // rising progress; -profile vllm-omni enforces a vLLM-Omni host's rules;
 // -key is then the bearer key; -fail ends a job failed, -refuse refuses
 // the prompt by moderation, -drop drops the submit's answer:
@@ -36,9 +36,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/provider/render"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 func main() {

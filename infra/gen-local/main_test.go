@@ -14,11 +14,11 @@ import (
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/logtest"
-	"github.com/genvideo/gen/shared/provider/render/rendertest"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/logtest"
+	"github.com/genvideo/gen/shared/testing/rendertest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // server is gen-local running in this process, as `make run` starts it.

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/client"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // stack is the real local service the command talks to.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/mcpserver"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // `gen mcp` serves the tools over its stdin and stdout, with the key and

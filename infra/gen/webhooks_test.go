@@ -8,9 +8,9 @@ import (
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
 // gen webhooks add|list|deliveries|replay|rm and generate --webhook,

@@ -14,10 +14,10 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/assembly"
 	"github.com/genvideo/gen/infra/awslocal/samlocal"
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // invokeOrder runs the workflow's steps on the first task before the

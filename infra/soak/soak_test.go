@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 )
 
 // TestSmoke runs the soak's whole loop briefly, with faults on and a fake

@@ -24,9 +24,9 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/awslocaltest"
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // liveStack is the service every test and example talks to: the embedded

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/client"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
 )
 
 // Every completed video has a poster frame: a JPEG of the video's size

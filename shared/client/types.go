@@ -11,7 +11,7 @@ import (
 // The client's requests and answers are the contract's own types
 // (shared/wire), which the service writes: they cannot drift apart, and
 // every answer of the OpenAPI document decodes into them with no member
-// left over (shared/openapi/openapitest).
+// left over (shared/testing/openapitest).
 
 // Model ids.
 const (

@@ -10,10 +10,10 @@ import (
 
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/devstack/devstacktest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/devstacktest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // TestWebhooks drives every webhook call of the client against the real

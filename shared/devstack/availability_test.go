@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/omni/omnitest"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/omnitest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // retirable is what the test asks of a strict fake: stop serving a

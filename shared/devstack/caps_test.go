@@ -14,7 +14,7 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // capStart is a start of the cheapest generation (lite, no audio, 4 s).

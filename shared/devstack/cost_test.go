@@ -14,12 +14,12 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // costStart is one start of a cost test: its prompt names it at the

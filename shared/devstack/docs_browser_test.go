@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/nodetools"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // The docs page in Chromium (playwright-core, as the playground's test),

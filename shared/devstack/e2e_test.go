@@ -24,11 +24,11 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/awslocaltest"
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
-	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
+	"github.com/genvideo/gen/shared/testing/rendertest"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // env is one running stack behind a real HTTP listener: the embedded

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // quoted asks the quote of a start (path, the quote endpoint's) and

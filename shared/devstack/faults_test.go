@@ -20,12 +20,12 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/faults"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
+	"github.com/genvideo/gen/shared/testing/logtest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 )
 
 // The fault-injection tests run the whole stack over HTTP with

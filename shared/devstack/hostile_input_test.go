@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // Issue 10, items 3, 4 and 5: bodies that parse one way to a careless

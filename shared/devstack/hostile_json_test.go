@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // Issue 31: JSON that means one thing, and the defects a third hostile

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
 // TestWebhookIPv6TransitionURLsRefused (issue 20, 7): IPv6 literals

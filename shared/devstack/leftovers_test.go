@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // Issue 10, item 7: after a kill -9, render work directories and partial

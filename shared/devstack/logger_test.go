@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // TestLoggerBatchesLines: a request line reaches the terminal soon, not

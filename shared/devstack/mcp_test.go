@@ -14,8 +14,8 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/mcpserver"
 	"github.com/genvideo/gen/shared/nodetools"
-	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/rendertest"
 )
 
 // mcpConfigBlock is the README's config block for an MCP host: the

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // declaredWan is GEN_MODELS and GEN_ROUTES as an operator offering a

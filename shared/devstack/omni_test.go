@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/provider/omni/omnitest"
 	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/omnitest"
 )
 
 // TestOmniRoute: one of our models routed to Gemini Omni with

@@ -14,10 +14,10 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openaiapi"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
-	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
+	"github.com/genvideo/gen/shared/testing/rendertest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
 // sdkError is how testdata/openai-sdk.cjs reports an error the SDK threw:

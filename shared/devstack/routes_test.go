@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // fakeAt runs a strict Veo fake over real TCP and answers its URL.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/apikey"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // Security through the whole local stack (issue 4, item 5): what an API

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/admin"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // The tests of issue 10 ("Hostile clients") drive the service exactly as

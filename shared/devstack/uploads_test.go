@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // createUpload signs a direct upload for key and sends data through it,

@@ -19,14 +19,14 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/provider/render"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 const (

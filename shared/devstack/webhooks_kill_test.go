@@ -15,7 +15,7 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
 // Issue 14's first check: a receiver gets exactly one verified

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
 // fakeDNS resolves the names a test gives it.

@@ -15,7 +15,7 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 )
 
 func TestParseDirectives(t *testing.T) {

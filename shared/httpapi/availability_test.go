@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // gone is a service.Availability whose set a test changes.

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/localcount"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // BenchmarkStatusPoll is a status poll of a finished task with a video,

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/openapi"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/testing/logtest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 func TestOpenAPIDocumentIsServedWithoutAKey(t *testing.T) {

@@ -16,13 +16,13 @@ import (
 
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // The fuzz targets send hostile requests through the whole handler (key,

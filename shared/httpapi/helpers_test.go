@@ -17,15 +17,15 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/localcount"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // env is a test server over a real SQLite store wrapped in faultStore.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // Hostile input, each refused with the contract's error and no change of

@@ -14,10 +14,10 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // startRequest is one start request that can be sent any number of

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
 	"github.com/genvideo/gen/shared/service"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 // Issue 10, items 4 and 5: an upload is one whole JPEG or PNG of an

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // want429 checks the nested 429 body and its headers.

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // bearer sends a request to the OpenAI-shaped API with the key as a

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // startsCount reads the caller's starts window as it stands now.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/genvideo/gen/shared/apikey"
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // Security (issue 4, item 5) at the HTTP layer. The same properties

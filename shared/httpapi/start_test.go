@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // wantStarted checks the 202 of a start and returns the task id.

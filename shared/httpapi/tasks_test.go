@@ -12,10 +12,10 @@ import (
 
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
 )
 
 // tasksInEveryState starts five tasks and moves them along: pending,

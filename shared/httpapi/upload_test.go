@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/httpapi"
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // TestImageTooLargeIsRefusedWhileStreaming sends an image larger than

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/imagecheck"
-	"github.com/genvideo/gen/shared/imagecheck/imagechecktest"
+	"github.com/genvideo/gen/shared/testing/imagechecktest"
 )
 
 const maxSide = 8192

@@ -18,9 +18,9 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/devstack"
 	"github.com/genvideo/gen/shared/nodetools"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // TestPlaygroundFollowsBackendLimits: on the Gemini API (the strict

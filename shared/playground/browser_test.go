@@ -26,10 +26,10 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/devstack"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/nodetools"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/logtest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 // The browser test drives Debian's Chromium with Playwright (npm, pinned)

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/httpapi/httpapitest"
 	"github.com/genvideo/gen/shared/ratelimit"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/sfnstart"
-	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/httpapitest"
+	"github.com/genvideo/gen/shared/testing/sfnstarttest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

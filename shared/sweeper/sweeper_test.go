@@ -14,10 +14,10 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/sfnstart"
-	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/sfnstarttest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 func TestSignVerifiesHereAndWithTheReferenceLibrary(t *testing.T) {

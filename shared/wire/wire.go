@@ -5,7 +5,7 @@
 // writes these types, the Go client's types are these types
 // (shared/client aliases them), and the webhook worker sends
 // WebhookEvent, so that what the service writes and what the client reads
-// cannot drift apart; shared/openapi/openapitest decodes every answer the
+// cannot drift apart; shared/testing/openapitest decodes every answer the
 // OpenAPI document describes into them with unknown members refused.
 //
 // The package imports only the standard library: the client links

@@ -12,9 +12,9 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/devstack/localexec"
 	"github.com/genvideo/gen/shared/faults"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 )
 
 // The fault-injection tests run the real definition on a real store with

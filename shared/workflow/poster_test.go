@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
+	"github.com/genvideo/gen/shared/testing/logtest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

@@ -14,11 +14,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/veo"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/logtest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 	"github.com/genvideo/gen/shared/workflow"
 )
 

@@ -27,8 +27,8 @@ import (
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/sweeper"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/workflowtest"
 	"github.com/genvideo/gen/shared/workflow"
-	"github.com/genvideo/gen/shared/workflow/workflowtest"
 	"github.com/genvideo/gen/statemachine"
 )
 

@@ -53,11 +53,11 @@ import (
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
 	"github.com/genvideo/gen/shared/awsstack/localsecrets"
-	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
 	"github.com/genvideo/gen/shared/devkey"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/testing/s3fake"
 	"github.com/genvideo/gen/shared/usageplans"
 )
 

@@ -24,9 +24,9 @@ import (
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
 	"github.com/genvideo/gen/shared/domain"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/store/audit"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // The suite starts the whole assembly once (it builds every function and

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/infra/awslocal/localdeploy"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
 )
 
 // Issue 34, defect 9: an operator with many routes gives them, and their

@@ -13,8 +13,8 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
 )
 
 // TestWebhooksByStream: with WebhookAllowPrivate (GEN_WEBHOOK_ALLOW_PRIVATE

@@ -9,11 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // Generate refuses to start without its bucket or its ffmpeg, naming the

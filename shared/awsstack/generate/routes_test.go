@@ -14,13 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // With GEN_ROUTES, each route has its own credentials, a key read from

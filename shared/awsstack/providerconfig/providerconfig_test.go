@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/awsstacktest"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/awsstacktest"
 )
 
 // ReadEnv reads the secret GEN_PROVIDER_CONFIG_SECRET_ARN names, once,

@@ -28,7 +28,7 @@ import (
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/blob/s3blob"
-	"github.com/genvideo/gen/shared/blob/s3blob/s3blobtest"
+	"github.com/genvideo/gen/shared/testing/s3blobtest"
 )
 
 var (

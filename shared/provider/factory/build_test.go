@@ -9,10 +9,10 @@ import (
 
 	"github.com/genvideo/gen/shared/availability/routecheck"
 	"github.com/genvideo/gen/shared/catalog"
-	"github.com/genvideo/gen/shared/logtest"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/routing"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // builtinGen stands in for the renderer: building a route needs one, and

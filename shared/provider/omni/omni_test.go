@@ -18,10 +18,10 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/omni"
-	"github.com/genvideo/gen/shared/provider/omni/omnitest"
-	"github.com/genvideo/gen/shared/provider/providertest"
 	"github.com/genvideo/gen/shared/provider/vertexauth"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/omnitest"
+	"github.com/genvideo/gen/shared/testing/providertest"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/openai"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
-	"github.com/genvideo/gen/shared/provider/providertest"
+	"github.com/genvideo/gen/shared/testing/openaitest"
+	"github.com/genvideo/gen/shared/testing/providertest"
 )
 
 // TestConformance: the OpenAI-shaped adapter passes the providers'

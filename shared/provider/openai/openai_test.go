@@ -21,9 +21,9 @@ import (
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
 	"github.com/genvideo/gen/shared/provider/openai"
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/openaitest"
 )
 
 const key = "sk-test-key"

@@ -9,8 +9,8 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/providertest"
 	"github.com/genvideo/gen/shared/provider/render"
+	"github.com/genvideo/gen/shared/testing/providertest"
 )
 
 // counted is the renderer as the suite's fake: it counts the jobs it

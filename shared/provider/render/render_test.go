@@ -18,8 +18,8 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
-	"github.com/genvideo/gen/shared/provider/render/rendertest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/rendertest"
 )
 
 func newRenderer(t *testing.T, cfg Config) *Renderer {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/providertest"
 	"github.com/genvideo/gen/shared/provider/veo"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/providertest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // harness is the Veo adapter on backend b, against veotest.

@@ -24,9 +24,9 @@ import (
 	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/provider/veo"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 const (

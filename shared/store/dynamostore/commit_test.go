@@ -12,8 +12,8 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // lossy is a DynamoDB client whose first lost TransactWriteItems calls

@@ -21,8 +21,8 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // One DynamoDB Local serves the whole package; each test gets tables of

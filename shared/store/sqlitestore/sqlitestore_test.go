@@ -12,8 +12,8 @@ import (
 
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/store"
-	"github.com/genvideo/gen/shared/store/storetest"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/storetest"
 )
 
 // openAt opens the database at path for the length of the test.

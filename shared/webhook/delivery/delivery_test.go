@@ -16,9 +16,9 @@ import (
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
 	"github.com/genvideo/gen/shared/webhook/delivery"
-	"github.com/genvideo/gen/shared/webhook/webhooktest"
 	"github.com/genvideo/gen/shared/wire"
 )
 

@@ -2,7 +2,7 @@
 // Interactions API, on the Gemini API and on Vertex AI alike, and what a
 // second of its video costs, as data. The service validates starts with it (Capabilities,
 // RouteLimits), shared/provider/omni maps a start to the API's fields
-// with it (Duration, Task), and the fake (omni/omnitest) refuses what
+// with it (Duration, Task), and the fake (testing/omnitest) refuses what
 // it refuses. Like veomodels it links no client.
 package omnimodels
 

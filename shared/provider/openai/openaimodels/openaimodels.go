@@ -2,7 +2,7 @@
 // accept, as data: OpenAI's own Sora models, and a self-hosted
 // vLLM-Omni serving one model. The service validates starts with it
 // (Capabilities), shared/provider/openai maps a start to the host's fields
-// with it (Size, Seconds), and the fake (openai/openaitest) refuses
+// with it (Size, Seconds), and the fake (testing/openaitest) refuses
 // what it refuses. Like veomodels it links no client.
 package openaimodels
 

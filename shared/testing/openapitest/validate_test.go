@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/openapi/openapitest"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 func TestDocumentLoadsAsOpenAPI31(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/provider/omni/omnitest"
+	"github.com/genvideo/gen/shared/testing/omnitest"
 )
 
 // TestRefusesAsTheAPI: the fake refuses what the Interactions API

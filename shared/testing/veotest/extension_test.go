@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // TestExtensionOfItsOwnVideos: the fake extends, like the Gemini API,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // TestRefusals: the fake refuses what Google documents it refuses, in

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genvideo/gen/shared/provider/veo/veotest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // TestRetireWhileRunning: a model retired while the fake runs (in a

@@ -40,14 +40,14 @@ import (
 	"sync"
 
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/openai/openaimodels"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/providerfake"
 )
 
-// Video is the MP4 of every job without a Renderer (fake.Video: one
+// Video is the MP4 of every job without a Renderer (providerfake.Video: one
 // second of a test pattern).
-var Video = fake.Video
+var Video = providerfake.Video
 
 // Config configures a Server.
 type Config struct {
@@ -91,7 +91,7 @@ type Outcome struct {
 const ModerationCode = "moderation_blocked"
 
 // Request is one request the fake received (its Origin is "api").
-type Request = fake.Request
+type Request = providerfake.Request
 
 // Submit is one recorded submit.
 type Submit struct {
@@ -118,7 +118,7 @@ type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	fake.Base[Outcome, Submit]
+	providerfake.Base[Outcome, Submit]
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -137,7 +137,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/videos/{id}", s.retrieve)
 	s.mux.HandleFunc("GET /v1/videos/{id}/content", s.content)
 	s.mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		fake.WriteJSON(w, 200, map[string]any{"object": "list", "data": []any{}})
+		providerfake.WriteJSON(w, 200, map[string]any{"object": "list", "data": []any{}})
 	})
 	s.mux.HandleFunc("GET /v1/models/{model}", s.model)
 	s.Accepts = func(sub Submit) (string, bool) { return sub.Fields["prompt"], sub.Video != "" }
@@ -264,7 +264,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, sub, o.SubmitStatus, "refused by the fake", "", code, cmp.Or(o.RetryAfter, 1))
 		return
 	}
-	j := &job{id: "video_" + fake.NewID(12), model: cmp.Or(f["model"], "sora-2"), size: f["size"], seconds: f["seconds"], outcome: o}
+	j := &job{id: "video_" + providerfake.NewID(12), model: cmp.Or(f["model"], "sora-2"), size: f["size"], seconds: f["seconds"], outcome: o}
 	if s.cfg.Renderer != nil {
 		j.rendered = make(chan struct{})
 		go s.render(j, f, ref)
@@ -275,10 +275,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.Submit(sub)
 	if o.Drop {
-		fake.Drop(w) // the job runs; its answer never arrives
+		providerfake.Drop(w) // the job runs; its answer never arrives
 		return
 	}
-	fake.WriteJSON(w, 200, s.object(j, "queued", 0))
+	providerfake.WriteJSON(w, 200, s.object(j, "queued", 0))
 }
 
 func (s *Server) refuse(w http.ResponseWriter, sub Submit, status int, msg, param, code string, retryAfter int) {
@@ -326,23 +326,23 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	polls := j.polls
 	s.mu.Unlock()
 	switch {
-	case polls < s.cfg.Polls || !fake.IsClosed(j.rendered):
+	case polls < s.cfg.Polls || !providerfake.IsClosed(j.rendered):
 		status := "in_progress"
 		if polls == 1 {
 			status = "queued"
 		}
-		fake.WriteJSON(w, 200, s.object(j, status, min(99, polls*100/s.cfg.Polls)))
+		providerfake.WriteJSON(w, 200, s.object(j, status, min(99, polls*100/s.cfg.Polls)))
 	case j.outcome.FailCode != "" || j.renderErr != nil:
-		fake.WriteJSON(w, 200, s.object(j, "failed", 100))
+		providerfake.WriteJSON(w, 200, s.object(j, "failed", 100))
 	default:
-		fake.WriteJSON(w, 200, s.object(j, "completed", 100))
+		providerfake.WriteJSON(w, 200, s.object(j, "completed", 100))
 	}
 }
 
 func (s *Server) content(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	j, ok := s.jobs[r.PathValue("id")]
-	done := ok && j.polls >= s.cfg.Polls && fake.IsClosed(j.rendered) && j.outcome.FailCode == "" && j.renderErr == nil
+	done := ok && j.polls >= s.cfg.Polls && providerfake.IsClosed(j.rendered) && j.outcome.FailCode == "" && j.renderErr == nil
 	if done {
 		j.downloads++
 	}
@@ -365,7 +365,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 		apiError(w, 404, fmt.Sprintf("The model '%s' does not exist", m), "invalid_request_error", "model", "model_not_found")
 		return
 	}
-	fake.WriteJSON(w, 200, map[string]any{"id": m, "object": "model", "owned_by": "openai"})
+	providerfake.WriteJSON(w, 200, map[string]any{"id": m, "object": "model", "owned_by": "openai"})
 }
 
 // makesAudio is whether the profile's videos have audio.
@@ -381,7 +381,7 @@ func (s *Server) render(j *job, f map[string]string, ref []byte) {
 	defer close(j.rendered)
 	aspect, res, _ := openaimodels.AspectAndResolution(cmp.Or(f["size"], "720x1280"))
 	secs, _ := strconv.Atoi(cmp.Or(f["seconds"], "4"))
-	video, err := fake.RenderAsked(s.cfg.Renderer, fake.Asked{ID: j.id, Prompt: f["prompt"], Seconds: secs,
+	video, err := providerfake.RenderAsked(s.cfg.Renderer, providerfake.Asked{ID: j.id, Prompt: f["prompt"], Seconds: secs,
 		Aspect: aspect, Resolution: res, Audio: s.makesAudio(), Image: ref})
 	if err == nil {
 		j.video = video
@@ -397,5 +397,5 @@ func apiError(w http.ResponseWriter, status int, msg, typ, param, code string) {
 	if code != "" {
 		e["code"] = code
 	}
-	fake.WriteJSON(w, status, map[string]any{"error": e})
+	providerfake.WriteJSON(w, status, map[string]any{"error": e})
 }

@@ -8,8 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/genvideo/gen/shared/provider/openai/openaitest"
 	"github.com/genvideo/gen/shared/settings"
+	"github.com/genvideo/gen/shared/testing/openaitest"
 )
 
 // TestRefusesAsTheHost: the fake refuses what OpenAI refuses, in

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/genvideo/gen/shared/blob/s3blob/s3fake"
+	"github.com/genvideo/gen/shared/testing/s3fake"
 )
 
 // Region is the region the fake answers for.

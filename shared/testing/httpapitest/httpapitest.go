@@ -18,11 +18,11 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/httpapi"
 	"github.com/genvideo/gen/shared/intake"
-	"github.com/genvideo/gen/shared/openapi/openapitest"
 	"github.com/genvideo/gen/shared/service"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/store/sqlitestore"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/openapitest"
 )
 
 var _ service.Executions = (*Executions)(nil)

@@ -34,7 +34,7 @@ type T interface {
 	Cleanup(func())
 }
 
-// Fake is what the suite reads of a strict fake (fake.Base has it).
+// Fake is what the suite reads of a strict fake (providerfake.Base has it).
 type Fake interface {
 	// Accepted counts the jobs started for prompts containing text:
 	// what the provider bills.

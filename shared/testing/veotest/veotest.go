@@ -64,14 +64,14 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/veo/veomodels"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/testing/providerfake"
 )
 
-// Video is the MP4 every generated sample is (fake.Video).
-var Video = fake.Video
+// Video is the MP4 every generated sample is (providerfake.Video).
+var Video = providerfake.Video
 
 // Config configures a Server.
 type Config struct {
@@ -149,7 +149,7 @@ const DefaultReason = "Unable to show generated videos that violate our safety p
 const RefusedPrompt = "The prompt couldn't be submitted. It might violate our policies. Support codes: 61493863"
 
 // Request is one request the fake received.
-type Request = fake.Request
+type Request = providerfake.Request
 
 // Submit is one recorded submit request.
 type Submit struct {
@@ -202,7 +202,7 @@ type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	fake.Base[Outcome, Submit]
+	providerfake.Base[Outcome, Submit]
 
 	mu     sync.Mutex
 	ops    map[string]*operation
@@ -405,7 +405,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 		rpcError(w, status, msg)
 		return
 	}
-	op := &operation{name: prefix + "/operations/" + fake.NewID(8), api: api, model: model,
+	op := &operation{name: prefix + "/operations/" + providerfake.NewID(8), api: api, model: model,
 		done: now.Add(s.cfg.Delay), samples: max(1, p.SampleCount), sample: s.cfg.Video, storageURI: p.StorageURI, outcome: o,
 		seconds: seconds, resolution: resolutionOf(body.Parameters)}
 	op.kept = op.done.Add(Kept)
@@ -421,13 +421,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, api, model, pref
 	case o.SubmitStatus == http.StatusGatewayTimeout:
 		rpcError(w, o.SubmitStatus, "Deadline expired before operation could complete.")
 	case o.Drop:
-		fake.Drop(w) // the job runs; its answer never arrives
+		providerfake.Drop(w) // the job runs; its answer never arrives
 	case o.Truncate:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
 		fmt.Fprintf(w, `{"name": "%s`, op.name[:len(op.name)/2])
 	default:
-		fake.WriteJSON(w, 200, map[string]any{"name": op.name})
+		providerfake.WriteJSON(w, 200, map[string]any{"name": op.name})
 	}
 }
 
@@ -514,7 +514,7 @@ func (s *Server) madeVideo(api, uri, b64 string) *operation {
 	}
 	var found *operation
 	for name, op := range s.ops {
-		if op.api != api || now.Before(op.done) || !fake.IsClosed(op.rendered) {
+		if op.api != api || now.Before(op.done) || !providerfake.IsClosed(op.rendered) {
 			continue
 		}
 		if id != "" && lastPart(name) == id {
@@ -559,7 +559,7 @@ func (s *Server) model(w http.ResponseWriter, model, prefix string) {
 		rpcError(w, 404, retiredMessage(model))
 		return
 	}
-	fake.WriteJSON(w, 200, map[string]any{"name": prefix + model})
+	providerfake.WriteJSON(w, 200, map[string]any{"name": prefix + model})
 }
 
 func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) {
@@ -580,15 +580,15 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, api, name string) 
 		rpcError(w, o.PollStatus, "poll refused by the fake")
 		return
 	}
-	if o.Never || s.now().Before(op.done) || !fake.IsClosed(op.rendered) {
-		fake.WriteJSON(w, 200, map[string]any{"name": name})
+	if o.Never || s.now().Before(op.done) || !providerfake.IsClosed(op.rendered) {
+		providerfake.WriteJSON(w, 200, map[string]any{"name": name})
 		return
 	}
 	if op.renderErr != nil && o.ErrorCode == 0 {
 		o.ErrorCode = 13 // INTERNAL
 	}
 	if o.ErrorCode != 0 {
-		fake.WriteJSON(w, 200, map[string]any{"name": name, "done": true,
+		providerfake.WriteJSON(w, 200, map[string]any{"name": name, "done": true,
 			"error": map[string]any{"code": o.ErrorCode, "message": cmp.Or(o.Reason, "the operation failed in the fake")}})
 		return
 	}
@@ -723,7 +723,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 // render renders op's samples from its request with the Renderer.
 func (s *Server) render(op *operation, instance, parameters json.RawMessage) {
 	defer close(op.rendered)
-	op.videos, op.renderErr = fake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
+	op.videos, op.renderErr = providerfake.Render(s.cfg.Renderer, func(dir string) (provider.Job, error) {
 		return jobOf(op, instance, parameters, dir)
 	})
 }
@@ -798,7 +798,7 @@ func rpcError(w http.ResponseWriter, status int, msg string, details ...any) {
 	if len(details) > 0 {
 		e["details"] = details
 	}
-	fake.WriteJSON(w, status, map[string]any{"error": e})
+	providerfake.WriteJSON(w, status, map[string]any{"error": e})
 }
 
 func lastPart(name string) string { return name[strings.LastIndex(name, "/")+1:] }

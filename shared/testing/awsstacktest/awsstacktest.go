@@ -21,10 +21,10 @@ import (
 
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/localsecrets"
-	"github.com/genvideo/gen/shared/blob/s3blob/s3blobtest"
-	"github.com/genvideo/gen/shared/sfnstart/sfnstarttest"
 	"github.com/genvideo/gen/shared/store/dynamostore"
 	"github.com/genvideo/gen/shared/store/dynamostore/dynamolocal"
+	"github.com/genvideo/gen/shared/testing/s3blobtest"
+	"github.com/genvideo/gen/shared/testing/sfnstarttest"
 )
 
 // The fixed names of the environment.

@@ -55,12 +55,12 @@ import (
 	"sync"
 
 	"github.com/genvideo/gen/shared/provider"
-	"github.com/genvideo/gen/shared/provider/fake"
 	"github.com/genvideo/gen/shared/provider/omni/omnimodels"
+	"github.com/genvideo/gen/shared/testing/providerfake"
 )
 
-// Video is the MP4 of every interaction (fake.Video).
-var Video = fake.Video
+// Video is the MP4 of every interaction (providerfake.Video).
+var Video = providerfake.Video
 
 // Config configures a Server.
 type Config struct {
@@ -113,7 +113,7 @@ type Outcome struct {
 const SafetyCode = "SAFETY"
 
 // Request is one request the fake received.
-type Request = fake.Request
+type Request = providerfake.Request
 
 // Create is a create interaction's body, every field the API defines
 // for a model interaction (omnimodels [sdk]); the fake refuses others.
@@ -213,7 +213,7 @@ func (in *interaction) mp4() []byte {
 // (omnimodels), from the request's own fields.
 func (s *Server) render(in *interaction, sub Submit) {
 	secs, _ := omnimodels.Seconds(cmp.Or(sub.Format.Duration, "8s"))
-	a := fake.Asked{ID: in.id, Prompt: sub.Prompt, Seconds: secs, Aspect: cmp.Or(sub.Format.AspectRatio, "16:9"),
+	a := providerfake.Asked{ID: in.id, Prompt: sub.Prompt, Seconds: secs, Aspect: cmp.Or(sub.Format.AspectRatio, "16:9"),
 		Resolution: cmp.Or(sub.Format.Resolution, "720p"), Audio: true}
 	for _, c := range in.input {
 		if c.Type == "image" {
@@ -221,7 +221,7 @@ func (s *Server) render(in *interaction, sub Submit) {
 			break
 		}
 	}
-	in.video, _ = fake.RenderAsked(s.cfg.Renderer, a)
+	in.video, _ = providerfake.RenderAsked(s.cfg.Renderer, a)
 }
 
 // where is the API a request came to: the Gemini API, or Vertex AI in a
@@ -235,7 +235,7 @@ type Server struct {
 	cfg Config
 	mux *http.ServeMux
 
-	fake.Base[Outcome, Submit]
+	providerfake.Base[Outcome, Submit]
 
 	mu           sync.Mutex
 	interactions map[string]*interaction
@@ -464,7 +464,7 @@ func (s *Server) createAt(w http.ResponseWriter, r *http.Request, at where) {
 	if json.Unmarshal(c.Input, &input) != nil {
 		input = []Content{{Type: "text", Text: sub.Prompt}}
 	}
-	in := &interaction{id: "v1_" + fake.NewID(12), at: at, input: input, outcome: o, delivery: sub.Format.Delivery}
+	in := &interaction{id: "v1_" + providerfake.NewID(12), at: at, input: input, outcome: o, delivery: sub.Format.Delivery}
 	if s.cfg.Renderer != nil && !o.Drop && o.FailCode == "" && !o.NoVideo {
 		s.render(in, sub)
 	}
@@ -474,7 +474,7 @@ func (s *Server) createAt(w http.ResponseWriter, r *http.Request, at where) {
 	sub.Interaction, sub.Status = in.id, 200
 	s.Submit(sub)
 	if o.Drop {
-		fake.Drop(w) // the interaction runs; its answer never arrives
+		providerfake.Drop(w) // the interaction runs; its answer never arrives
 		return
 	}
 	status := "in_progress"
@@ -487,7 +487,7 @@ func (s *Server) createAt(w http.ResponseWriter, r *http.Request, at where) {
 			status = "failed"
 		}
 	}
-	fake.WriteJSON(w, 200, s.object(r, in, status))
+	providerfake.WriteJSON(w, 200, s.object(r, in, status))
 }
 
 // strictDecode decodes b into v, refusing a field v does not define, as
@@ -550,11 +550,11 @@ func (s *Server) getAt(w http.ResponseWriter, r *http.Request, at where) {
 	s.mu.Unlock()
 	switch {
 	case polls < s.cfg.Polls:
-		fake.WriteJSON(w, 200, s.object(r, in, "in_progress"))
+		providerfake.WriteJSON(w, 200, s.object(r, in, "in_progress"))
 	case in.outcome.FailCode != "":
-		fake.WriteJSON(w, 200, s.object(r, in, "failed"))
+		providerfake.WriteJSON(w, 200, s.object(r, in, "failed"))
 	default:
-		fake.WriteJSON(w, 200, s.object(r, in, "completed"))
+		providerfake.WriteJSON(w, 200, s.object(r, in, "completed"))
 	}
 }
 
@@ -586,7 +586,7 @@ func (s *Server) model(api string) http.HandlerFunc {
 		if api == Vertex {
 			name = "publishers/google/models/" + m
 		}
-		fake.WriteJSON(w, 200, map[string]any{"name": name, "displayName": m})
+		providerfake.WriteJSON(w, 200, map[string]any{"name": name, "displayName": m})
 	}
 }
 
@@ -607,7 +607,7 @@ func refuse(w http.ResponseWriter, vertex bool, status int, msg string) {
 // (https://cloud.google.com/apis/design/errors, read 2026-11-26): its
 // code the HTTP status, its status the code's name.
 func rpcError(w http.ResponseWriter, status int, msg string) {
-	fake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": statusName(status)}})
+	providerfake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": statusName(status)}})
 }
 
 func statusName(status int) string {
@@ -621,5 +621,5 @@ func statusName(status int) string {
 // message}} (omnimodels [sdk]); Google documents no values of its code,
 // so the fake names the google.rpc code.
 func apiError(w http.ResponseWriter, status int, msg string) {
-	fake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": statusName(status), "message": msg}})
+	providerfake.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": statusName(status), "message": msg}})
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/genvideo/gen/shared/awsstack/lambdaruntime"
-	"github.com/genvideo/gen/shared/logtest"
+	"github.com/genvideo/gen/shared/testing/logtest"
 )
 
 // invokeTimeout bounds one invocation in a test, so that a function that

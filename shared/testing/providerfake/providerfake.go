@@ -1,11 +1,11 @@
-// Package fake is the skeleton the strict fakes of the providers share
-// (veo/veotest, openai/openaitest): the outcomes a test sets by prompt
+// Package providerfake is the skeleton the strict fakes of the providers share
+// (veotest, openaitest): the outcomes a test sets by prompt
 // (When), the requests and submits a fake received, with the count of
 // paid jobs the tests and the conformance suite read (Accepted), a
 // dropped answer, and the few HTTP helpers every fake writes alike. A
 // fake adds only its provider's wire shapes: its routes, its refusals
 // and its capability table.
-package fake
+package providerfake
 
 import (
 	"context"
