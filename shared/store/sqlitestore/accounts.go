@@ -194,10 +194,10 @@ func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
 // A key found is answered from memory for up to KeyCacheTTL after.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 	now := s.clock()
-	if k, ok := s.keys.get(hash, now); ok && !s.closed.Load() {
+	if k, ok := s.keys.get(hash, now, false); ok && !s.closed.Load() {
 		return k, nil
 	}
-	gen := s.keys.generation()
+	gen := s.keys.generation(struct{}{})
 	var k store.Key
 	// Never put the hash in an error: it identifies a secret.
 	op := "read key by hash"
@@ -213,7 +213,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		return nil
 	})
 	if err == nil {
-		s.keys.put(k, gen, now)
+		s.keys.put(k.Hash, k, gen, now.Add(KeyCacheTTL))
 	}
 	return k, err
 }
@@ -257,8 +257,8 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	op := "revoke key " + id
 	// Forget before and after: a KeyByHash that read the key before the
 	// update cannot cache it, and none answers it from memory after.
-	s.keys.forget(id)
-	defer s.keys.forget(id)
+	forgetKey(s.keys, id)
+	defer forgetKey(s.keys, id)
 	return s.write(ctx, op, func(tx *txn) error {
 		var one int
 		err := tx.QueryRowContext(ctx,
@@ -282,8 +282,8 @@ func (s *Store) SetKeyCaps(ctx context.Context, id string, u store.CapsUpdate) (
 	if u.Negative() {
 		return store.SpendCaps{}, fmt.Errorf("%s: negative cap", op)
 	}
-	s.keys.forget(id)
-	defer s.keys.forget(id)
+	forgetKey(s.keys, id)
+	defer forgetKey(s.keys, id)
 	var c store.SpendCaps
 	err := s.write(ctx, op, func(tx *txn) error {
 		err := tx.QueryRowContext(ctx,

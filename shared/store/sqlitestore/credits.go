@@ -46,8 +46,8 @@ func (s *Store) Held(ctx context.Context, accountID string) (int64, error) {
 // DeleteTask implements store.Store. The task's row goes; its ledger
 // entries and idempotency record stay.
 func (s *Store) DeleteTask(ctx context.Context, id string) (t task.Task, err error) {
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	op := "delete task " + id
 	err = s.write(ctx, op, func(tx *txn) error {
 		var err error

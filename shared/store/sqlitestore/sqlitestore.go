@@ -175,7 +175,7 @@ func (s *Store) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, op st
 	// a snapshot before the write is not answered after it.
 	defer func() {
 		for _, a := range tx.touched {
-			s.pages.forget(a)
+			s.pages.forget(a, nil)
 		}
 	}()
 	if err := fn(tx); err != nil {

@@ -2,11 +2,9 @@ package sqlitestore
 
 import (
 	"hash/maphash"
+	"maps"
 	"slices"
-	"sync"
 	"time"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/genvideo/gen/shared/task"
 )
@@ -32,39 +30,28 @@ const taskStripes = 256
 // taskCache holds the tasks Task read, so that status polling reads no
 // database. Misses are never cached. Invalidation: every change this
 // Store makes to a task forgets it (and stops reads in progress from
-// caching it); a task not finished lives TaskCacheTTL.
+// caching it: the scope is a stripe of task ids, so that a write to one
+// task rarely stops another's read from being cached); a task not
+// finished lives TaskCacheTTL, a finished one until the LRU evicts it.
 type taskCache struct {
-	byID *lru.Cache[string, cachedTask]
-	// mu orders put against forget.
-	mu sync.Mutex
-	// gens counts the changes to the tasks of each stripe: a read that
-	// began before one must not cache what it read.
-	gens [taskStripes]uint64
+	*guardedCache[string, int, task.Task]
 	seed maphash.Seed
-	once sync.Once
-}
-
-type cachedTask struct {
-	t     task.Task
-	until time.Time // zero: a finished task, kept for good
-}
-
-func (c *taskCache) stripe(id string) int {
-	c.once.Do(func() { c.seed = maphash.MakeSeed() })
-	return int(maphash.String(c.seed, id) % taskStripes)
 }
 
 func newTaskCache() *taskCache {
-	c, _ := lru.New[string, cachedTask](taskCacheMax) // a positive size: New cannot fail
-	return &taskCache{byID: c}
+	c := &taskCache{seed: maphash.MakeSeed()}
+	c.guardedCache = newGuardedCache[string, int, task.Task](taskCacheMax, c.stripe)
+	return c
 }
 
-func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
-	e, ok := c.byID.Get(id)
-	if !ok || (!e.until.IsZero() && !now.Before(e.until)) {
-		return task.Task{}, false
-	}
-	return cloneTask(e.t), true
+func (c *taskCache) stripe(id string) int {
+	return int(maphash.String(c.seed, id) % taskStripes)
+}
+
+// task answers id's task, a copy of the cache's.
+func (c *taskCache) task(id string, now time.Time) (task.Task, bool) {
+	t, ok := c.get(id, now, false)
+	return cloneTask(t), ok
 }
 
 // all returns the tasks of a cached page, each as the page has its
@@ -72,7 +59,7 @@ func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
 func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
 	tasks := make([]task.Task, 0, len(entries))
 	for _, e := range entries {
-		t, ok := c.get(e.id, now)
+		t, ok := c.task(e.id, now)
 		if !ok || string(t.Status) != e.status {
 			return nil, false
 		}
@@ -81,43 +68,27 @@ func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) 
 	return tasks, true
 }
 
-// generation is read before a database read whose result put may cache.
-func (c *taskCache) generation(id string) uint64 {
-	i := c.stripe(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gens[i]
+// keep caches t, read after generation(stripe) returned gen.
+func (c *taskCache) keep(t task.Task, gen uint64, now time.Time) {
+	var until time.Time
+	if !t.Status.Terminal() {
+		until = now.Add(TaskCacheTTL)
+	}
+	c.put(t.ID, cloneTask(t), gen, until)
 }
 
 // generations is every stripe's generation, read before a database read
-// of tasks not known yet (a history page) whose results put may cache.
-func (c *taskCache) generations() [taskStripes]uint64 {
+// of tasks not known yet (a history page) whose results keep may cache.
+func (c *taskCache) generations() map[int]uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gens
+	return maps.Clone(c.gens)
 }
 
-func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {
-	e := cachedTask{t: cloneTask(t)}
-	if !t.Status.Terminal() {
-		e.until = now.Add(TaskCacheTTL)
-	}
-	i := c.stripe(t.ID)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gens[i] != gen {
-		return
-	}
-	c.byID.Add(t.ID, e)
-}
-
-// forget drops task id and stops reads in progress from caching it.
-func (c *taskCache) forget(id string) {
-	i := c.stripe(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gens[i]++
-	c.byID.Remove(id)
+// forgetTask drops task id and stops reads in progress from caching it.
+func (c *taskCache) forgetTask(id string) {
+	c.forget(c.stripe(id), nil)
+	c.remove(id)
 }
 
 // cloneTask copies t's slices and pointers, so that no caller shares the

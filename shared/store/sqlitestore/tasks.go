@@ -259,10 +259,10 @@ func loadTask(ctx context.Context, tx *txn, op, id string) (task.Task, error) {
 // A task is answered from memory once read (taskCache, TaskCacheTTL).
 func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 	now := s.clock()
-	if t, ok := s.tasks.get(id, now); ok && !s.closed.Load() {
+	if t, ok := s.tasks.task(id, now); ok && !s.closed.Load() {
 		return t, nil
 	}
-	gen := s.tasks.generation(id)
+	gen := s.tasks.generation(s.tasks.stripe(id))
 	var t task.Task
 	op := "read task " + id
 	err := s.read(ctx, op, func(tx *txn) error {
@@ -271,7 +271,7 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 		return err
 	})
 	if err == nil {
-		s.tasks.put(t, gen, now)
+		s.tasks.keep(t, gen, now)
 	}
 	return t, err
 }
@@ -314,7 +314,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	// does the same with one task's).
 	now := s.clock()
 	key := keyOf(accountID, q)
-	if p, ok := s.pages.get(key, now); ok {
+	if p, ok := s.pages.get(key, now, true); ok {
 		if tasks, ok := s.tasks.all(p.entries, now); ok {
 			return tasks, p.total, nil
 		}
@@ -346,7 +346,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		}
 		tasks = make([]task.Task, 0, len(p.entries))
 		for _, e := range p.entries {
-			if t, ok := s.tasks.get(e.id, now); ok && string(t.Status) == e.status {
+			if t, ok := s.tasks.task(e.id, now); ok && string(t.Status) == e.status {
 				tasks = append(tasks, t)
 				continue
 			}
@@ -354,7 +354,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 			if err != nil {
 				return err
 			}
-			s.tasks.put(t, gens[s.tasks.stripe(e.id)], now)
+			s.tasks.keep(t, gens[s.tasks.stripe(e.id)], now)
 			tasks = append(tasks, t)
 		}
 		return nil
@@ -362,7 +362,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	if err != nil {
 		return nil, 0, err
 	}
-	s.pages.put(key, p, pageGen, now)
+	keepPage(s.pages, key, p, pageGen, now)
 	return tasks, p.total, nil
 }
 
@@ -405,8 +405,8 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (task.Task, error) {
 	// Forget before and after: a Task that read the task before the
 	// change cannot cache it, and none answers it from memory after.
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	var t task.Task
 	op := "start processing " + id
 	err := s.write(ctx, op, func(tx *txn) error {
@@ -436,8 +436,8 @@ func (s *Store) MarkProcessing(ctx context.Context, id string, at time.Time) (ta
 // SetOperation implements store.Store.
 func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Task, error) {
 	// Forget before and after, as every change does (MarkProcessing).
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	var t task.Task
 	what := "set operation of " + id
 	err := s.write(ctx, what, func(tx *txn) error {
@@ -464,8 +464,8 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 
 // SetProgress implements store.Store.
 func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	return s.write(ctx, "set progress of "+id, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET progress = ? WHERE id = ? AND status = ?`,
 			percent, id, string(task.Processing)); err != nil {
@@ -562,15 +562,15 @@ func giveBack(ctx context.Context, tx *txn, op string, t task.Task, amount int, 
 // Complete implements store.Store. On a failed task it returns the task as
 // it is with domain.ErrTerminal.
 func (s *Store) Complete(ctx context.Context, id string, c domain.Completion, at time.Time) (task.Task, error) {
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	return finish(ctx, s, "complete task "+id, id, lifecycle.Complete, c, at)
 }
 
 // Fail implements store.Store. On a completed task it returns the task as
 // it is with domain.ErrTerminal.
 func (s *Store) Fail(ctx context.Context, id string, f task.Failure, at time.Time) (task.Task, error) {
-	s.tasks.forget(id)
-	defer s.tasks.forget(id)
+	s.tasks.forgetTask(id)
+	defer s.tasks.forgetTask(id)
 	return finish(ctx, s, "fail task "+id, id, lifecycle.Fail, f, at)
 }
