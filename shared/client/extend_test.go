@@ -71,6 +71,18 @@ func TestReferenceImagesAndExtension(t *testing.T) {
 		t.Errorf("the start charged %d credits, its quote said %d", s2.CreditsUsed, q.CreditsRequired)
 	}
 
+	// Files over the direct-upload size shared among them are uploaded
+	// first: two of n bytes each under a size of 2n-1.
+	small := clientOf(t, e.URL, k.APIKey, true, client.WithDirectUploadAbove(int64(2*len(red)-1)))
+	s3, err := small.TextToVideoWithReferences(ctx, req, []client.Image{client.ImageBytes("red.png", red), client.ImageBytes("green.png", green)})
+	if err != nil {
+		t.Fatalf("TextToVideoWithReferences(large files): %v", err)
+	}
+	if len(s3.ReferenceImages) != 2 || !strings.HasPrefix(s3.ReferenceImages[0].OriginalName, "upl_") ||
+		!strings.HasPrefix(s3.ReferenceImages[1].OriginalName, "upl_") || s3.ReferenceImages[1].Size != int64(len(green)) {
+		t.Errorf("referenceImages = %+v, want both files uploaded directly, in order", s3.ReferenceImages)
+	}
+
 	// The extension of the first video, as its quote said.
 	if task, err := c.Wait(ctx, s.TaskID, client.WaitOptions{Timeout: time.Minute}); err != nil || task.Status != client.StatusCompleted {
 		t.Fatalf("Wait(%s) = %+v, %v; want it completed", s.TaskID, task, err)
