@@ -184,7 +184,7 @@ func extendRequest(req client.Request) client.ExtendRequest {
 func quoteCmd(opts *options) *cobra.Command {
 	g := generateFlags{progress: "none"}
 	cmd := &cobra.Command{
-		Use:   `quote "PROMPT" | quote extend TASK_ID "PROMPT"`,
+		Use:   `quote "PROMPT"`,
 		Short: "Show what a generate with the same flags would charge, without starting it",
 		Long: "Ask the service what the start of `gen generate` with the same prompt and flags\n" +
 			"would charge now, the balance it would leave, and whether a limit would refuse it.\n" +
