@@ -89,7 +89,7 @@ func newRoot(opts *options) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&opts.baseURL, "base-url", base, "address of the service (env GEN_BASE_URL)")
 	pf.BoolVar(&opts.json, "json", false, "print JSON on stdout, for scripts")
-	root.AddCommand(generateCmd(opts), quoteCmd(opts), statusCmd(opts), watchCmd(opts), downloadCmd(opts), historyCmd(opts), modelsCmd(opts))
+	root.AddCommand(generateCmd(opts), extendCmd(opts), quoteCmd(opts), statusCmd(opts), watchCmd(opts), downloadCmd(opts), historyCmd(opts), modelsCmd(opts))
 	root.AddCommand(manageCmds(opts)...)
 	root.AddCommand(webhooksCmd(opts))
 	root.AddCommand(mcpCmd(opts))

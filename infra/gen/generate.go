@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,9 +13,10 @@ import (
 	"github.com/genvideo/gen/shared/client"
 )
 
-// generateFlags are generate's own flags.
+// generateFlags are generate's own flags, and extend's.
 type generateFlags struct {
 	model, image, first, last  string
+	references                 []string
 	samples, duration          int
 	aspect, resolution, negate string
 	noAudio                    bool
@@ -25,7 +28,14 @@ type generateFlags struct {
 	idempotencyKey             string
 	webhook                    string
 	maxCredits                 int
+	// extend is the task whose video an extension continues (gen extend,
+	// gen quote extend).
+	extend string
 }
+
+// maxReferences is the most reference images a start takes
+// (infra/docs/contract.md).
+const maxReferences = 3
 
 func generateCmd(opts *options) *cobra.Command {
 	var g generateFlags
@@ -34,7 +44,9 @@ func generateCmd(opts *options) *cobra.Command {
 		Short: "Generate videos from a prompt (and images), wait for them, save them",
 		Long: "Start a generation, show its progress against the estimate on stderr, and save\n" +
 			"the videos into --out. With --image it is image-to-video; with --first and --last,\n" +
-			"a video from the first to the last frame (quality and fast models only).\n\n" +
+			"a video from the first to the last frame (quality and fast models only). With\n" +
+			"--reference (a file or a direct upload's id, up to three times), the video keeps\n" +
+			"the person, character or product of those images (where the model takes them).\n\n" +
 			"An image larger than 4 MiB (a frame: 2 MiB) is first uploaded straight to the\n" +
 			"service's storage (POST /api/gen/uploads), which takes up to 20 MiB on every\n" +
 			"deployment; smaller ones travel in the start request.\n\n" +
@@ -52,13 +64,19 @@ func generateCmd(opts *options) *cobra.Command {
 	}
 	f := cmd.Flags()
 	g.addRequestFlags(f)
+	g.addStartFlags(f)
+	return cmd
+}
+
+// addStartFlags adds the flags of a start that waits for its videos and
+// saves them: generate's and extend's.
+func (g *generateFlags) addStartFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.out, "out", ".", "directory to save the videos in")
 	f.BoolVar(&g.noWait, "no-wait", false, "only start the generation; print its task id")
 	f.DurationVar(&g.waitTimeout, "wait-timeout", 10*time.Minute, "how long to wait for the videos")
 	f.StringVar(&g.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, else lines), bar, plain or none")
 	f.StringVar(&g.idempotencyKey, "idempotency-key", "", "Idempotency-Key of the start (default a fresh one)")
 	f.StringVar(&g.webhook, "webhook", "", "also send this task's events to this https URL (signed with the secret gen webhooks secret shows)")
-	return cmd
 }
 
 // addRequestFlags adds the flags that make the start request: generate's
@@ -68,14 +86,99 @@ func (g *generateFlags) addRequestFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.image, "image", "", "image to start from (JPEG or PNG, up to 20 MiB): image-to-video")
 	f.StringVar(&g.first, "first", "", "first frame (with --last): first-last-frame")
 	f.StringVar(&g.last, "last", "", "last frame (with --first)")
+	f.StringArrayVar(&g.references, "reference", nil, "reference image whose person, character or product the video keeps: a JPEG or PNG file, or a direct upload's id (upl_...); up to 3, one flag each (text-to-video on models that take them)")
 	f.IntVar(&g.samples, "samples", 0, "number of videos, 1 or 2 (default 1)")
-	f.IntVar(&g.duration, "duration", 0, "seconds: 4, 6 or 8 (default 8)")
 	f.StringVar(&g.aspect, "aspect", "", `aspect ratio, "16:9" (default) or "9:16"`)
-	f.StringVar(&g.resolution, "resolution", "", "720p or 1080p (default 1080p; lite renders 720p)")
+	g.addExtendFlags(f)
+	f.StringVar(&g.resolution, "resolution", "", "720p, 1080p or 4k (default 1080p; lite renders 720p; 4k on quality)")
+}
+
+// addExtendFlags adds the request flags an extension takes too: its
+// model, aspect ratio and sample count are its task's.
+func (g *generateFlags) addExtendFlags(f *pflag.FlagSet) {
+	f.IntVar(&g.duration, "duration", 0, "seconds: 4, 6 or 8 (default 8)")
 	f.StringVar(&g.negate, "negative", "", "what the video should not show")
 	f.BoolVar(&g.noAudio, "no-audio", false, "no audio track (cheaper)")
 	f.Int64Var(&g.seed, "seed", 0, "seed, for a reproducible video (default random)")
 	f.IntVar(&g.maxCredits, "max-credits", 0, "refuse the start if it would cost more than this many credits (nothing is charged)")
+}
+
+func extendCmd(opts *options) *cobra.Command {
+	var g generateFlags
+	cmd := &cobra.Command{
+		Use:   `extend TASK_ID "PROMPT"`,
+		Short: "Continue a completed task's video by about 7 seconds, wait for it, save it",
+		Long: "Start an extension of the video of one of your completed tasks (a new task of\n" +
+			"type video-extension, charged and refunded as any start), show its progress and\n" +
+			"save the whole video, the task's and its continuation, into --out. The model and\n" +
+			"aspect ratio are the task's. Only Veo extends videos, on the route that made\n" +
+			"them, at 720p and 8 seconds: `gen models --json` shows each model's limits\n" +
+			"(mode video-extension).\n\n" +
+			"Waiting, --no-wait, --wait-timeout and the exit status are generate's.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g.extend = args[0]
+			req, err := g.request(cmd, args[1])
+			if err != nil {
+				return err
+			}
+			return generate(cmd, opts, g, req)
+		},
+	}
+	f := cmd.Flags()
+	g.addExtendFlags(f)
+	f.StringVar(&g.resolution, "resolution", "", "720p (the default), or what the model's backend extends")
+	g.addStartFlags(f)
+	return cmd
+}
+
+// quoteExtendCmd is `gen quote extend`.
+func quoteExtendCmd(opts *options) *cobra.Command {
+	g := generateFlags{progress: "none"}
+	cmd := &cobra.Command{
+		Use:   `extend TASK_ID "PROMPT"`,
+		Short: "Show what gen extend with the same flags would charge, without starting it",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g.extend = args[0]
+			req, err := g.request(cmd, args[1])
+			if err != nil {
+				return err
+			}
+			return quote(cmd, opts, g, req)
+		},
+	}
+	f := cmd.Flags()
+	g.addExtendFlags(f)
+	f.StringVar(&g.resolution, "resolution", "", "720p (the default), or what the model's backend extends")
+	return cmd
+}
+
+// referenceImages are the images --reference names: an existing file, or
+// else a direct upload's id.
+func (g generateFlags) referenceImages() ([]client.Image, error) {
+	var out []client.Image
+	for _, ref := range g.references {
+		if st, err := os.Stat(ref); err == nil && !st.IsDir() {
+			out = append(out, client.ImageFile(ref))
+			continue
+		}
+		if !uploadID.MatchString(ref) {
+			return nil, fmt.Errorf("--reference %q: no such file, nor a direct upload's id (upl_ and 32 hex digits)", ref)
+		}
+		out = append(out, client.UploadedImage(ref))
+	}
+	return out, nil
+}
+
+// uploadID is the form of a direct upload's id.
+var uploadID = regexp.MustCompile(`^upl_[0-9a-f]{32}$`)
+
+// extendRequest is req as an extension sends it.
+func extendRequest(req client.Request) client.ExtendRequest {
+	return client.ExtendRequest{Prompt: req.Prompt, DurationSeconds: req.DurationSeconds, Resolution: req.Resolution,
+		GenerateAudio: req.GenerateAudio, EnhancePrompt: req.EnhancePrompt, NegativePrompt: req.NegativePrompt,
+		Seed: req.Seed, PersonGeneration: req.PersonGeneration, WebhookURL: req.WebhookURL, MaxCredits: req.MaxCredits}
 }
 
 func quoteCmd(opts *options) *cobra.Command {
@@ -86,7 +189,9 @@ func quoteCmd(opts *options) *cobra.Command {
 		Long: "Ask the service what the start of `gen generate` with the same prompt and flags\n" +
 			"would charge now, the balance it would leave, and whether a limit would refuse it.\n" +
 			"The request is validated exactly as the start would be (images included); nothing\n" +
-			"is charged and no task is created. Another request may change the answer.",
+			"is charged and no task is created. Another request may change the answer.\n\n" +
+			"Reference images given as files (--reference) are uploaded first: the quote\n" +
+			"takes direct uploads. `gen quote extend TASK_ID \"PROMPT\"` quotes gen extend.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := g.request(cmd, args[0])
@@ -97,6 +202,7 @@ func quoteCmd(opts *options) *cobra.Command {
 		},
 	}
 	g.addRequestFlags(cmd.Flags())
+	cmd.AddCommand(quoteExtendCmd(opts))
 	return cmd
 }
 
@@ -108,6 +214,13 @@ func quote(cmd *cobra.Command, opts *options, g generateFlags, req client.Reques
 	}
 	var q *client.Quote
 	switch {
+	case g.extend != "":
+		q, err = c.QuoteExtend(ctx, g.extend, extendRequest(req))
+	case len(g.references) > 0:
+		var refs []client.Image
+		if refs, err = g.referenceImages(); err == nil {
+			q, err = c.QuoteTextToVideoWithReferences(ctx, req, refs)
+		}
 	case g.image != "":
 		q, err = c.QuoteImageToVideo(ctx, req, client.ImageFile(g.image))
 	case g.first != "":
@@ -159,6 +272,10 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 		return req, errors.New("use either --image or --first and --last, not both")
 	case (g.first == "") != (g.last == ""):
 		return req, errors.New("--first and --last go together: give both frames")
+	case len(g.references) > 0 && (g.image != "" || g.first != ""):
+		return req, errors.New("--reference goes with a prompt alone (text-to-video), not with --image, --first or --last")
+	case len(g.references) > maxReferences:
+		return req, fmt.Errorf("--reference is given %d times; a start takes at most %d reference images", len(g.references), maxReferences)
 	}
 	switch g.progress {
 	case "auto", "bar", "plain", "none":
@@ -195,6 +312,13 @@ func generate(cmd *cobra.Command, opts *options, g generateFlags, req client.Req
 	idem := client.WithIdempotencyKey(key)
 	var s *client.Started
 	switch {
+	case g.extend != "":
+		s, err = c.Extend(ctx, g.extend, extendRequest(req), idem)
+	case len(g.references) > 0:
+		var refs []client.Image
+		if refs, err = g.referenceImages(); err == nil {
+			s, err = c.TextToVideoWithReferences(ctx, req, refs, idem)
+		}
 	case g.image != "":
 		s, err = c.ImageToVideo(ctx, req, client.ImageFile(g.image), idem)
 	case g.first != "":

@@ -21,7 +21,7 @@ func mcpCmd(opts *options) *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve gen's tools to an MCP host (Model Context Protocol over stdio)",
 		Long: "Serve gen's tools to an MCP host over stdio: list_models, quote, start_text_to_video,\n" +
-			"start_image_to_video, start_first_last_frame, get_task, wait_for_task, cancel_task,\n" +
+			"start_image_to_video, start_first_last_frame, extend_video, get_task, wait_for_task, cancel_task,\n" +
 			"history and credits. Each calls the service at GEN_BASE_URL with GEN_API_KEY, as every\n" +
 			"other command does. An MCP host starts it with the config block the README shows;\n" +
 			"infra/docs/mcp.md describes the tools.",

@@ -81,12 +81,6 @@ func run(m *testing.M) int {
 		// no member left over (openapitest); the whole suite receives
 		// every success answer the document describes, on either stack.
 		missing, err := openapitest.Undecoded("/api/gen/")
-		// The client has no extension yet (issue 37: the server's is
-		// done, the client's, gen's and the playground's are not), so
-		// this suite cannot receive those two answers.
-		missing = slices.DeleteFunc(missing, func(op string) bool {
-			return strings.HasPrefix(op, "extendVideo ") || strings.HasPrefix(op, "quoteExtendVideo ")
-		})
 		if err != nil || len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "the suite received none of these documented answers, so did not check that the client decodes them: %v %v\n", missing, err)
 			return 1

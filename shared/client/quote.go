@@ -32,6 +32,17 @@ func (c *Client) QuoteTextToVideo(ctx context.Context, req Request) (*Quote, err
 	return c.quote(ctx, call{method: http.MethodPost, path: "/api/gen/quote/text-to-video", body: body})
 }
 
+// QuoteTextToVideoWithReferences quotes TextToVideoWithReferences with
+// req and refs. The quote takes direct uploads alone: each file of refs
+// is uploaded first (UploadImage) and named by its id.
+func (c *Client) QuoteTextToVideoWithReferences(ctx context.Context, req Request, refs []Image) (*Quote, error) {
+	body, _, err := c.referenceBody(ctx, req, refs, false)
+	if err != nil {
+		return nil, err
+	}
+	return c.quote(ctx, call{method: http.MethodPost, path: "/api/gen/quote/text-to-video", body: body})
+}
+
 // QuoteImageToVideo quotes ImageToVideo with req and image; the image is
 // sent and checked as the start would check it, then discarded.
 func (c *Client) QuoteImageToVideo(ctx context.Context, req Request, image Image) (*Quote, error) {

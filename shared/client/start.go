@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -75,6 +76,60 @@ func (c *Client) TextToVideo(ctx context.Context, req Request, opts ...StartOpti
 		return nil, fmt.Errorf("gen: encode request: %w", err)
 	}
 	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/text-to-video", body: body}, opts)
+}
+
+// TextToVideoWithReferences starts a text-to-video generation whose video
+// keeps the person, character or product of up to three reference images
+// (an extension of the contract, where the model's backend takes them:
+// GET /api/gen/models, mode reference-images). refs come after the
+// direct uploads req.ReferenceImages names, if any. The files travel in
+// the start's own request (a multipart form) unless one is larger than
+// the direct-upload size shared among them, or the start also names a
+// direct upload (UploadedImage, req.ReferenceImages): a request carries
+// either files or upload ids, so then every file is uploaded first
+// (UploadImage, even under WithDirectUploadAbove(-1)) and the start names
+// them all. A start with no refs is TextToVideo.
+func (c *Client) TextToVideoWithReferences(ctx context.Context, req Request, refs []Image, opts ...StartOption) (*Started, error) {
+	body, files, err := c.referenceBody(ctx, req, refs, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.start(ctx, call{method: http.MethodPost, path: "/api/gen/text-to-video", body: body}, opts, imagesOf(files)...)
+}
+
+// referenceBody is the body of a text-to-video start with the reference
+// images refs after req's: a form carrying the files when form allows
+// it and it can carry them all, else JSON naming direct uploads, the
+// files uploaded now. files are the form's.
+func (c *Client) referenceBody(ctx context.Context, req Request, refs []Image, form bool) (body func() (io.ReadCloser, string, error), files []filePart, _ error) {
+	upload := !form || len(req.ReferenceImages) > 0
+	if len(refs) > 0 {
+		limit := c.directAbove / int64(len(refs))
+		for _, im := range refs {
+			files = append(files, filePart{"referenceImages", im})
+			upload = upload || im.uploadID != "" || c.uploadsFirst(im, limit)
+		}
+	}
+	if len(refs) > 0 && !upload {
+		return multipartBody(req, files, nil), files, nil
+	}
+	ids := slices.Clone(req.ReferenceImages)
+	for _, im := range refs {
+		id := im.uploadID
+		if id == "" {
+			var err error
+			if id, err = c.UploadImage(ctx, im); err != nil {
+				return nil, nil, err
+			}
+		}
+		ids = append(ids, id)
+	}
+	req.ReferenceImages = ids
+	body, err := jsonBody(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gen: encode request: %w", err)
+	}
+	return body, nil, nil
 }
 
 // ImageToVideo starts an image-to-video generation from image. An image

@@ -148,12 +148,7 @@ func (c *Client) prepareImages(ctx context.Context, files []filePart, limit int6
 			ids = append(ids, [2]string{f.field + "UploadId", f.image.uploadID})
 			continue
 		}
-		if c.directAbove < 0 {
-			keep = append(keep, f)
-			continue
-		}
-		size, known := f.image.sizeOf()
-		if !known || size <= limit {
+		if !c.uploadsFirst(f.image, limit) {
 			keep = append(keep, f)
 			continue
 		}
@@ -164,6 +159,17 @@ func (c *Client) prepareImages(ctx context.Context, files []filePart, limit int6
 		ids = append(ids, [2]string{f.field + "UploadId", id})
 	}
 	return keep, ids, nil
+}
+
+// uploadsFirst reports whether a start sends im through a direct upload
+// rather than in its own request: when direct uploads are on and im is
+// known to be larger than limit.
+func (c *Client) uploadsFirst(im Image, limit int64) bool {
+	if c.directAbove < 0 {
+		return false
+	}
+	size, known := im.sizeOf()
+	return known && size > limit
 }
 
 // sizeOf is the image's size when it can be known without reading it.

@@ -177,7 +177,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 		t.Errorf("the report carries the key")
 	}
 
-	wantTools := []string{mcpserver.ToolCancelTask, mcpserver.ToolCredits, mcpserver.ToolFirstLastFrame, mcpserver.ToolGetTask,
+	wantTools := []string{mcpserver.ToolCancelTask, mcpserver.ToolCredits, mcpserver.ToolExtendVideo, mcpserver.ToolFirstLastFrame, mcpserver.ToolGetTask,
 		mcpserver.ToolHistory, mcpserver.ToolImageToVideo, mcpserver.ToolListModels, mcpserver.ToolQuote,
 		mcpserver.ToolTextToVideo, mcpserver.ToolWaitForTask}
 	slices.Sort(wantTools)

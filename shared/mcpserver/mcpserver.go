@@ -37,6 +37,8 @@ type API interface {
 	TextToVideo(ctx context.Context, req client.Request, opts ...client.StartOption) (*client.Started, error)
 	ImageToVideo(ctx context.Context, req client.Request, image client.Image, opts ...client.StartOption) (*client.Started, error)
 	FirstLastFrame(ctx context.Context, req client.Request, first, last client.Image, opts ...client.StartOption) (*client.Started, error)
+	QuoteExtend(ctx context.Context, taskID string, req client.ExtendRequest) (*client.Quote, error)
+	Extend(ctx context.Context, taskID string, req client.ExtendRequest, opts ...client.StartOption) (*client.Started, error)
 	Status(ctx context.Context, taskID string) (*client.Task, error)
 	Cancel(ctx context.Context, taskID string) (*client.Task, error)
 	History(ctx context.Context, q client.HistoryQuery) (*client.HistoryPage, error)
@@ -118,7 +120,8 @@ func (o Options) withDefaults() Options {
 const instructions = `gen makes short videos from a prompt, an image, or a first and a last frame, for credits.
 Typical use: list_models (ids, limits, prices), optionally quote, then start_text_to_video,
 start_image_to_video or start_first_last_frame, which return a taskId at once; then wait_for_task
-(repeat while finished is false) or get_task. A completed task's task.videos[].url is a signed link
+(repeat while finished is false) or get_task. extend_video continues a completed task's video as a
+new task, where the model's backend extends videos (limits.modes has video-extension). A completed task's task.videos[].url is a signed link
 to the MP4, valid 24 hours; posterUrl is its first frame. A failed task is refunded. A refused call
 is a tool error whose structured error names the contract's code (INSUFFICIENT_CREDITS,
 VALIDATION_ERROR with its field, RATE_LIMIT_EXCEEDED with retryAfterSeconds, ...); nothing was charged.`

@@ -36,6 +36,10 @@ type fakeAPI struct {
 	images   [][]byte
 	uploads  []string
 	keys     []string
+	// extensions are the tasks the extensions and their quotes named,
+	// with what they sent.
+	extensions []string
+	extends    []client.ExtendRequest
 }
 
 var _ mcpserver.API = (*fakeAPI)(nil)
@@ -102,6 +106,37 @@ func (f *fakeAPI) QuoteFirstLastFrame(_ context.Context, req client.Request, fir
 		return nil, err
 	}
 	return &client.Quote{Endpoint: "first-last-frame", CreditsRequired: 35, Allowed: true}, nil
+}
+
+func (f *fakeAPI) QuoteExtend(_ context.Context, taskID string, req client.ExtendRequest) (*client.Quote, error) {
+	if err := f.recordExtension(taskID, req, nil); err != nil {
+		return nil, err
+	}
+	return &client.Quote{Endpoint: "extend", CreditsRequired: 500, Allowed: true}, nil
+}
+
+func (f *fakeAPI) Extend(_ context.Context, taskID string, req client.ExtendRequest, opts ...client.StartOption) (*client.Started, error) {
+	if err := f.recordExtension(taskID, req, opts); err != nil {
+		return nil, err
+	}
+	s, err := f.started()
+	if s != nil {
+		s.ExtendsTaskID = taskID
+	}
+	return s, err
+}
+
+// recordExtension keeps an extension's task and request.
+func (f *fakeAPI) recordExtension(taskID string, req client.ExtendRequest, opts []client.StartOption) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.extensions = append(f.extensions, taskID)
+	f.extends = append(f.extends, req)
+	f.keys = append(f.keys, "")
+	if len(opts) > 0 {
+		f.keys[len(f.keys)-1] = "set"
+	}
+	return f.err
 }
 
 func (f *fakeAPI) TextToVideo(_ context.Context, req client.Request, opts ...client.StartOption) (*client.Started, error) {
@@ -220,7 +255,7 @@ func TestToolsHaveSchemas(t *testing.T) {
 	}
 	want := []string{mcpserver.ToolListModels, mcpserver.ToolQuote, mcpserver.ToolTextToVideo, mcpserver.ToolImageToVideo,
 		mcpserver.ToolFirstLastFrame, mcpserver.ToolGetTask, mcpserver.ToolWaitForTask, mcpserver.ToolCancelTask,
-		mcpserver.ToolHistory, mcpserver.ToolCredits}
+		mcpserver.ToolHistory, mcpserver.ToolCredits, mcpserver.ToolExtendVideo}
 	slices.Sort(names)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
@@ -239,6 +274,8 @@ func TestToolsAnswer(t *testing.T) {
 		{mcpserver.ToolListModels, `{}`, "models"},
 		{mcpserver.ToolQuote, `{"mode":"text-to-video","prompt":"a boat"}`, "quote"},
 		{mcpserver.ToolTextToVideo, `{"prompt":"a boat","durationSeconds":4,"generateAudio":false,"seed":null}`, "started"},
+		{mcpserver.ToolExtendVideo, `{"taskId":"gen_1_a","prompt":"and on","resolution":"720p"}`, "started"},
+		{mcpserver.ToolQuote, `{"mode":"extend","taskId":"gen_1_a","prompt":"and on"}`, "quote"},
 		{mcpserver.ToolGetTask, `{"taskId":"gen_1_a"}`, "task"},
 		{mcpserver.ToolCancelTask, `{"taskId":"gen_1_a"}`, "task"},
 		{mcpserver.ToolHistory, `{"limit":5}`, "history"},
@@ -279,6 +316,17 @@ func TestRefusals(t *testing.T) {
 		{"URL refused", mcpserver.ToolImageToVideo, `{"prompt":"a","image":{"url":"https://nowhere.example/a.png"}}`, nil, client.CodeValidation, "image", 0},
 		{"unknown mode", mcpserver.ToolQuote, `{"mode":"text","prompt":"a"}`, nil, client.CodeValidation, "mode", 0},
 		{"image for text", mcpserver.ToolQuote, `{"mode":"text-to-video","prompt":"a","image":{"uploadId":"upl_1"}}`, nil, client.CodeValidation, "image", 0},
+		{"reference images for an image", mcpserver.ToolQuote, `{"mode":"image-to-video","prompt":"a","image":{"uploadId":"upl_1"},"referenceImages":["upl_2"]}`, nil, client.CodeValidation, "referenceImages", 0},
+		{"a task for text", mcpserver.ToolQuote, `{"mode":"text-to-video","prompt":"a","taskId":"gen_1_a"}`, nil, client.CodeValidation, "taskId", 0},
+		{"a model for an extension", mcpserver.ToolQuote, `{"mode":"extend","taskId":"gen_1_a","prompt":"a","model":"gen-3.1-lite-generate-001"}`, nil, client.CodeValidation, "model", 0},
+		{"an extension's quote without its task", mcpserver.ToolQuote, `{"mode":"extend","prompt":"a"}`, nil, client.CodeValidation, "taskId", 0},
+		{"an extension without its task", mcpserver.ToolExtendVideo, `{"prompt":"a"}`, nil, client.CodeValidation, "taskId", 0},
+		{"an extension's aspect ratio", mcpserver.ToolExtendVideo, `{"taskId":"gen_1_a","prompt":"a","aspectRatio":"9:16"}`, nil, client.CodeValidation, "aspectRatio", 0},
+		{"reference images as files", mcpserver.ToolTextToVideo, `{"prompt":"a","referenceImages":[{"uploadId":"upl_1"}]}`, nil, client.CodeValidation, "referenceImages", 0},
+		{"extension of an unknown task", mcpserver.ToolExtendVideo, `{"taskId":"gen_1_b","prompt":"a"}`,
+			&client.Error{Status: 404, Code: client.CodeTaskNotFound, Message: "Task not found"}, client.CodeTaskNotFound, "", 0},
+		{"extension of a failed task", mcpserver.ToolExtendVideo, `{"taskId":"gen_1_b","prompt":"a"}`,
+			&client.Error{Status: 400, Code: client.CodeValidation, Message: "Task gen_1_b is failed", Field: "taskId"}, client.CodeValidation, "taskId", 0},
 		{"negative wait", mcpserver.ToolWaitForTask, `{"taskId":"gen_1_a","timeoutSeconds":-1}`, nil, client.CodeValidation, "timeoutSeconds", 0},
 		{"service's validation", mcpserver.ToolTextToVideo, `{"prompt":"a","durationSeconds":5}`,
 			&client.Error{Status: 400, Code: client.CodeValidation, Message: "durationSeconds must be 4, 6 or 8", Field: "durationSeconds"},
@@ -309,7 +357,7 @@ func TestRefusals(t *testing.T) {
 			if !strings.Contains(text, tc.code) || tc.field != "" && !strings.Contains(text, tc.field) {
 				t.Errorf("text %q does not name %s and %q", text, tc.code, tc.field)
 			}
-			if tc.apiErr == nil && len(api.requests)+api.polls > 0 {
+			if tc.apiErr == nil && len(api.requests)+len(api.extensions)+api.polls > 0 {
 				t.Errorf("an input refused before the service was sent: %d requests, %d polls", len(api.requests), api.polls)
 			}
 		})
@@ -567,5 +615,45 @@ func TestWaitStopsWhenTheCallerLeaves(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if left == 0 || count() != left {
 		t.Errorf("polls: %d when the caller had left, %d a while after; want some, then no more", left, count())
+	}
+}
+
+// Reference images reach text-to-video and its quote as upload ids;
+// extend_video and its quote send the task and the extension's
+// parameters, and the start its idempotency key.
+func TestReferenceImagesAndExtension(t *testing.T) {
+	api := &fakeAPI{}
+	cs := connect(t, api, mcpserver.Options{}, nil)
+	refs := []string{"upl_1", "upl_2"}
+	for _, tc := range []struct{ tool, args string }{
+		{mcpserver.ToolTextToVideo, `{"prompt":"the fox","model":"gen-3.1-generate-001","referenceImages":["upl_1","upl_2"]}`},
+		{mcpserver.ToolQuote, `{"mode":"text-to-video","prompt":"the fox","referenceImages":["upl_1","upl_2"]}`},
+	} {
+		if res, sc := call(t, cs, tc.tool, tc.args); res.IsError {
+			t.Fatalf("%s(%s) = %v", tc.tool, tc.args, sc)
+		}
+	}
+	if len(api.requests) != 2 || !slices.Equal(api.requests[0].ReferenceImages, refs) || !slices.Equal(api.requests[1].ReferenceImages, refs) ||
+		api.requests[0].Model != client.ModelQuality {
+		t.Errorf("requests %+v, want both with the reference images %v", api.requests, refs)
+	}
+
+	res, sc := call(t, cs, mcpserver.ToolExtendVideo, `{"taskId":"gen_1_src","prompt":"and then it dances","resolution":"720p",
+		"generateAudio":false,"seed":7,"negativePrompt":"rain","idempotencyKey":"k1"}`)
+	started, _ := sc["started"].(map[string]any)
+	if res.IsError || started["extendsTaskId"] != "gen_1_src" {
+		t.Fatalf("extend_video = %v, want the start of the extension of gen_1_src", sc)
+	}
+	call(t, cs, mcpserver.ToolQuote, `{"mode":"extend","taskId":"gen_1_src","prompt":"and then it dances"}`)
+	if !slices.Equal(api.extensions, []string{"gen_1_src", "gen_1_src"}) || len(api.extends) != 2 {
+		t.Fatalf("extensions %v, want the start and the quote of gen_1_src's", api.extensions)
+	}
+	x := api.extends[0]
+	if x.Prompt != "and then it dances" || x.Resolution != "720p" || x.GenerateAudio == nil || *x.GenerateAudio ||
+		x.Seed == nil || *x.Seed != 7 || x.NegativePrompt != "rain" {
+		t.Errorf("extension sent %+v, want the tool's parameters", x)
+	}
+	if !slices.Equal(api.keys, []string{"", "", "set", ""}) {
+		t.Errorf("idempotency keys %v, want the extension's alone", api.keys)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ const (
 	ToolTextToVideo    = "start_text_to_video"
 	ToolImageToVideo   = "start_image_to_video"
 	ToolFirstLastFrame = "start_first_last_frame"
+	ToolExtendVideo    = "extend_video"
 	ToolGetTask        = "get_task"
 	ToolWaitForTask    = "wait_for_task"
 	ToolCancelTask     = "cancel_task"
@@ -62,7 +64,8 @@ func (t *tools) definitions() []definition {
 				"without starting it: nothing is charged and no task is made. The input is validated as the start's is."},
 			t.quote, quote),
 		define(mcp.Tool{Name: ToolTextToVideo, Annotations: annotations("Start text-to-video", false, false),
-			Description: "Start a video generated from a prompt." + startCharges},
+			Description: "Start a video generated from a prompt, optionally keeping the person, character or product of up to three " +
+				"reference images (referenceImages: direct uploads' ids) where the model's limits.modes has reference-images." + startCharges},
 			t.textToVideo, started),
 		define(mcp.Tool{Name: ToolImageToVideo, Annotations: annotations("Start image-to-video", false, false),
 			Description: "Start a video that begins at an image (by https URL, base64, or a direct upload's id) and follows the prompt." + startCharges},
@@ -71,6 +74,11 @@ func (t *tools) definitions() []definition {
 			Description: "Start a video that goes from a first frame to a last frame (images by https URL, base64, or a direct upload's id), " +
 				"on a model with the first-last-frame capability." + startCharges},
 			t.firstLastFrame, started),
+		define(mcp.Tool{Name: ToolExtendVideo, Annotations: annotations("Extend a video", false, false),
+			Description: "Start a new task (type video-extension) that continues the video of a completed task by about 7 seconds; " +
+				"its video is the whole. The model and aspect ratio are the task's. Only backends whose limits.modes has video-extension " +
+				"extend, and only videos they made (limits.maxExtendSeconds, limits.extendResolutions)." + startCharges},
+			t.extendVideo, started),
 		define(mcp.Tool{Name: ToolGetTask, Annotations: annotations("Get a task", true, true),
 			Description: "A task now: status (pending, processing, completed, failed), progress, cost, and once completed the signed links " +
 				"to its videos (videos[].url, MP4, valid 24 hours) and their posters (posterUrl); once failed the error and the credits refunded."},
@@ -105,55 +113,55 @@ func (t *tools) quote(ctx context.Context, _ *mcp.CallToolRequest, in QuoteInput
 	var q *client.Quote
 	var err error
 	req := in.request()
+	// What each mode takes besides the parameters; any other member is
+	// refused before anything is sent.
+	takes := map[string][]string{
+		ModeTextToVideo:    {"referenceImages"},
+		ModeImageToVideo:   {"image"},
+		ModeFirstLastFrame: {"firstFrame", "lastFrame"},
+		ModeExtend:         {"taskId"},
+	}[in.Mode]
+	if takes == nil {
+		return result[QuoteOutput]{}, &inputError{field: "mode",
+			message: fmt.Sprintf("mode %q: want %s, %s, %s or %s", in.Mode, ModeTextToVideo, ModeImageToVideo, ModeFirstLastFrame, ModeExtend)}
+	}
+	given := map[string]bool{"referenceImages": in.ReferenceImages != nil, "image": in.Image != nil,
+		"firstFrame": in.FirstFrame != nil, "lastFrame": in.LastFrame != nil, "taskId": in.TaskID != ""}
+	if in.Mode == ModeExtend {
+		// An extension's model, aspect ratio and sample count are its task's.
+		given["model"], given["aspectRatio"], given["sampleCount"] = in.Model != "", in.AspectRatio != "", in.SampleCount != 0
+	}
+	for _, field := range []string{"referenceImages", "image", "firstFrame", "lastFrame", "taskId", "model", "aspectRatio", "sampleCount"} {
+		if given[field] && !slices.Contains(takes, field) {
+			return result[QuoteOutput]{}, &inputError{field: field, message: fmt.Sprintf("%s takes no %s", in.Mode, field)}
+		}
+	}
 	switch in.Mode {
 	case ModeTextToVideo:
-		if err := none(in.Image, "image", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
-		if err := none(in.FirstFrame, "firstFrame", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
-		if err := none(in.LastFrame, "lastFrame", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
+		req.ReferenceImages = in.ReferenceImages
 		q, err = t.api.QuoteTextToVideo(ctx, req)
 	case ModeImageToVideo:
-		if err := none(in.FirstFrame, "firstFrame", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
-		if err := none(in.LastFrame, "lastFrame", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
 		var im client.Image
 		if im, err = t.image(ctx, "image", in.Image); err == nil {
 			q, err = t.api.QuoteImageToVideo(ctx, req, im)
 		}
 	case ModeFirstLastFrame:
-		if err := none(in.Image, "image", in.Mode); err != nil {
-			return result[QuoteOutput]{}, err
-		}
 		var first, last client.Image
 		if first, err = t.image(ctx, "firstFrame", in.FirstFrame); err == nil {
 			if last, err = t.image(ctx, "lastFrame", in.LastFrame); err == nil {
 				q, err = t.api.QuoteFirstLastFrame(ctx, req, first, last)
 			}
 		}
-	default:
-		return result[QuoteOutput]{}, &inputError{field: "mode",
-			message: fmt.Sprintf("mode %q: want %s, %s or %s", in.Mode, ModeTextToVideo, ModeImageToVideo, ModeFirstLastFrame)}
+	case ModeExtend:
+		if in.TaskID == "" {
+			return result[QuoteOutput]{}, &inputError{field: "taskId", message: "taskId is required: the task whose extension to quote"}
+		}
+		q, err = t.api.QuoteExtend(ctx, in.TaskID, in.Continuation.request())
 	}
 	if err != nil {
 		return result[QuoteOutput]{}, err
 	}
 	return result[QuoteOutput]{out: QuoteOutput{Quote: q}}, nil
-}
-
-// none refuses an image a mode does not take.
-func none(im *Image, field, mode string) error {
-	if im != nil {
-		return &inputError{field: field, message: fmt.Sprintf("%s takes no %s", mode, field)}
-	}
-	return nil
 }
 
 func startOptions(key string) []client.StartOption {
@@ -164,7 +172,20 @@ func startOptions(key string) []client.StartOption {
 }
 
 func (t *tools) textToVideo(ctx context.Context, _ *mcp.CallToolRequest, in TextStart) (result[StartOutput], error) {
-	s, err := t.api.TextToVideo(ctx, in.request(), startOptions(in.IdempotencyKey)...)
+	req := in.request()
+	req.ReferenceImages = in.ReferenceImages
+	s, err := t.api.TextToVideo(ctx, req, startOptions(in.IdempotencyKey)...)
+	if err != nil {
+		return result[StartOutput]{}, err
+	}
+	return result[StartOutput]{out: StartOutput{Started: s}}, nil
+}
+
+func (t *tools) extendVideo(ctx context.Context, _ *mcp.CallToolRequest, in ExtendStart) (result[StartOutput], error) {
+	if in.TaskID == "" {
+		return result[StartOutput]{}, &inputError{field: "taskId", message: "taskId is required: the completed task whose video to continue"}
+	}
+	s, err := t.api.Extend(ctx, in.TaskID, in.Continuation.request(), startOptions(in.IdempotencyKey)...)
 	if err != nil {
 		return result[StartOutput]{}, err
 	}

@@ -11,12 +11,18 @@ import "github.com/genvideo/gen/shared/client"
 // Generation is the parameters of a start, as the REST API's start
 // endpoints take them.
 type Generation struct {
+	Continuation
+	Model       string `json:"model,omitempty" jsonschema:"a model id of list_models; default: the defaultModel"`
+	AspectRatio string `json:"aspectRatio,omitempty" jsonschema:"one of the model's limits.aspectRatios, such as 16:9 or 9:16"`
+	SampleCount int    `json:"sampleCount,omitempty" jsonschema:"videos to make, 1 (default) up to the model's limits.maxSampleCount; each is charged"`
+}
+
+// Continuation is the parameters a start shares with an extension,
+// whose model, aspect ratio and sample count are its task's.
+type Continuation struct {
 	Prompt           string `json:"prompt" jsonschema:"what the video shows"`
-	Model            string `json:"model,omitempty" jsonschema:"a model id of list_models; default: the defaultModel"`
 	DurationSeconds  int    `json:"durationSeconds,omitempty" jsonschema:"length in seconds, one of the model's limits.durations; default its first"`
-	AspectRatio      string `json:"aspectRatio,omitempty" jsonschema:"one of the model's limits.aspectRatios, such as 16:9 or 9:16"`
-	Resolution       string `json:"resolution,omitempty" jsonschema:"720p or 1080p, as the model's limits.resolutions allow for the duration"`
-	SampleCount      int    `json:"sampleCount,omitempty" jsonschema:"videos to make, 1 (default) up to the model's limits.maxSampleCount; each is charged"`
+	Resolution       string `json:"resolution,omitempty" jsonschema:"720p, 1080p or 4k, as the model's limits.resolutions allow for the duration"`
 	GenerateAudio    *bool  `json:"generateAudio,omitempty" jsonschema:"make a soundtrack (default true where the model has audio-generation); prices differ"`
 	EnhancePrompt    *bool  `json:"enhancePrompt,omitempty" jsonschema:"let the model enhance the prompt"`
 	NegativePrompt   string `json:"negativePrompt,omitempty" jsonschema:"what to avoid"`
@@ -28,10 +34,18 @@ type Generation struct {
 
 // request is g as the client sends it.
 func (g Generation) request() client.Request {
-	return client.Request{Prompt: g.Prompt, Model: g.Model, DurationSeconds: g.DurationSeconds, AspectRatio: g.AspectRatio,
-		Resolution: g.Resolution, SampleCount: g.SampleCount, GenerateAudio: g.GenerateAudio, EnhancePrompt: g.EnhancePrompt,
-		NegativePrompt: g.NegativePrompt, Seed: g.Seed, PersonGeneration: g.PersonGeneration, MaxCredits: g.MaxCredits,
-		WebhookURL: g.WebhookURL}
+	c := g.Continuation
+	return client.Request{Prompt: c.Prompt, Model: g.Model, DurationSeconds: c.DurationSeconds, AspectRatio: g.AspectRatio,
+		Resolution: c.Resolution, SampleCount: g.SampleCount, GenerateAudio: c.GenerateAudio, EnhancePrompt: c.EnhancePrompt,
+		NegativePrompt: c.NegativePrompt, Seed: c.Seed, PersonGeneration: c.PersonGeneration, MaxCredits: c.MaxCredits,
+		WebhookURL: c.WebhookURL}
+}
+
+// request is c as the client sends an extension.
+func (c Continuation) request() client.ExtendRequest {
+	return client.ExtendRequest{Prompt: c.Prompt, DurationSeconds: c.DurationSeconds, Resolution: c.Resolution,
+		GenerateAudio: c.GenerateAudio, EnhancePrompt: c.EnhancePrompt, NegativePrompt: c.NegativePrompt, Seed: c.Seed,
+		PersonGeneration: c.PersonGeneration, MaxCredits: c.MaxCredits, WebhookURL: c.WebhookURL}
 }
 
 // Image is an image a start takes: exactly one of URL, Base64 and
@@ -46,7 +60,8 @@ type Image struct {
 // TextStart is start_text_to_video's input.
 type TextStart struct {
 	Generation
-	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"optional: the same key with the same request within 24 hours answers the first start again, one task and one charge"`
+	ReferenceImages []string `json:"referenceImages,omitempty" jsonschema:"optional: one to three uploadIds of direct uploads (POST /api/gen/uploads of the REST API), asset images of a person, character or product the video keeps, where the model's limits.modes has reference-images"`
+	IdempotencyKey  string   `json:"idempotencyKey,omitempty" jsonschema:"optional: the same key with the same request within 24 hours answers the first start again, one task and one charge"`
 }
 
 // ImageStart is start_image_to_video's input.
@@ -64,20 +79,30 @@ type FramesStart struct {
 	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"optional: the same key with the same request within 24 hours answers the first start again, one task and one charge"`
 }
 
+// ExtendStart is extend_video's input.
+type ExtendStart struct {
+	TaskID string `json:"taskId" jsonschema:"the completed task whose video to continue"`
+	Continuation
+	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"optional: the same key with the same request within 24 hours answers the first start again, one task and one charge"`
+}
+
 // Modes of quote, as the REST API names its start endpoints.
 const (
 	ModeTextToVideo    = "text-to-video"
 	ModeImageToVideo   = "image-to-video"
 	ModeFirstLastFrame = "first-last-frame"
+	ModeExtend         = "extend"
 )
 
 // QuoteInput is quote's input.
 type QuoteInput struct {
-	Mode string `json:"mode" jsonschema:"the start to quote: text-to-video, image-to-video (give image) or first-last-frame (give firstFrame and lastFrame)"`
+	Mode string `json:"mode" jsonschema:"the start to quote: text-to-video, image-to-video (give image), first-last-frame (give firstFrame and lastFrame) or extend (extend_video: give taskId, and no model, aspectRatio or sampleCount)"`
 	Generation
-	Image      *Image `json:"image,omitempty" jsonschema:"image-to-video's image"`
-	FirstFrame *Image `json:"firstFrame,omitempty" jsonschema:"first-last-frame's first frame"`
-	LastFrame  *Image `json:"lastFrame,omitempty" jsonschema:"first-last-frame's last frame"`
+	ReferenceImages []string `json:"referenceImages,omitempty" jsonschema:"text-to-video's reference images, as start_text_to_video takes them"`
+	Image           *Image   `json:"image,omitempty" jsonschema:"image-to-video's image"`
+	FirstFrame      *Image   `json:"firstFrame,omitempty" jsonschema:"first-last-frame's first frame"`
+	LastFrame       *Image   `json:"lastFrame,omitempty" jsonschema:"first-last-frame's last frame"`
+	TaskID          string   `json:"taskId,omitempty" jsonschema:"extend's task"`
 }
 
 // TaskRef names a task.
@@ -142,7 +167,7 @@ type QuoteOutput struct {
 	Error *Refusal      `json:"error,omitempty"`
 }
 
-// StartOutput is the output of the three starts.
+// StartOutput is the output of the starts, extend_video's included.
 type StartOutput struct {
 	Started *client.Started `json:"started,omitempty"`
 	Error   *Refusal        `json:"error,omitempty"`

@@ -17,7 +17,9 @@ import (
 
 	"github.com/genvideo/gen/shared/admin"
 	"github.com/genvideo/gen/shared/devstack"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
+	"github.com/genvideo/gen/shared/testing/veotest"
 )
 
 // Env is a running local stack.
@@ -91,6 +93,42 @@ func run(dir string, ownsDir bool, edit func(*devstack.Config)) (*Env, error) {
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: stack.Handler()}}
 	srv.Start()
 	return &Env{Stack: stack, Server: srv, URL: srv.URL, dir: dir, ownsDir: ownsDir}, nil
+}
+
+// StartVeo runs the strict Veo fake (veotest) with fake and the stack
+// with its generations routed to it through api
+// (settings.GeneratorVertex or settings.GeneratorGemini), polling it
+// every second, for tests that need what only Veo makes (a video to
+// extend, reference images); edit, when not nil, further adjusts the
+// stack's Config. Both stop when the test ends. (shared/devstack's own
+// tests, which this package cannot serve, have startVeo.)
+func StartVeo(tb testing.TB, api string, fake veotest.Config, edit func(*devstack.Config)) (*Env, *veotest.Server) {
+	tb.Helper()
+	const token, key = "ya29.fake", "AIza-fake"
+	fake.Token, fake.APIKey = token, key
+	f := veotest.New(fake)
+	srv := httptest.NewServer(f)
+	tb.Cleanup(srv.Close)
+	r := settings.NewReader(settings.Vars{
+		settings.Generator:            api,
+		settings.VertexProject:        "demo-project",
+		settings.VertexEndpoint:       srv.URL,
+		settings.VertexAccessToken:    token,
+		settings.GeminiAPIKey:         key,
+		settings.GeminiEndpoint:       srv.URL,
+		settings.ProviderPollInterval: "1s",
+	}.Lookup)
+	p := r.Provider()
+	if err := r.Err(); err != nil {
+		tb.Fatalf("the Veo fake's settings: %v", err)
+	}
+	e := Start(tb, func(c *devstack.Config) {
+		c.Provider = p
+		if edit != nil {
+			edit(c)
+		}
+	})
+	return e, f
 }
 
 // Close stops the server and the stack (generations under way stop).
