@@ -196,9 +196,16 @@ func TestPlaygroundReferencesAndExtension(t *testing.T) {
 	// Over half of what a start request may carry: with a second image,
 	// both go through direct uploads.
 	writePicture(t, large, 1024, 1024, true)
+	shots := filepath.Join(work, "screenshots")
+	if os.Getenv(updateScreenshotsEnv) == "1" {
+		shots, _ = filepath.Abs(screenshotsDir)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	stdout := runOnBackend(t, "testdata/extend.cjs", settings.Vars{settings.Generator: settings.GeneratorGemini,
 		settings.GeminiAPIKey: "AIza-fake", settings.GeminiEndpoint: srv.URL, settings.ProviderPollInterval: "1s"},
-		true, map[string]any{"picture": picture, "largePicture": large})
+		true, map[string]any{"picture": picture, "largePicture": large, "screenshots": shots})
 	var got struct {
 		Resolutions      map[string][]string
 		Cost4K, CostRefs string

@@ -64,6 +64,9 @@ async function main() {
   report.refsAspects = await values("#aspectRatio");
   report.refsPeople = await values("#personGeneration");
   report.costRefs = await text("#cost");
+  await page.fill("#prompt", "the fox in the dress");
+  await page.selectOption("#resolution", "720p");
+  await (await page.$("#generate-section")).screenshot({ path: cfg.screenshots + "/references.png" });
   const first = await start("the fox in the dress");
   report.firstTaskId = first;
 
@@ -91,6 +94,7 @@ async function main() {
   await page.fill("#extend-prompt", "and then she dances");
   await page.waitForFunction(() => document.querySelector("#extend-quote").textContent.startsWith("Cost:"));
   report.quote = await text("#extend-quote");
+  await page.screenshot({ path: cfg.screenshots + "/extend.png" });
   const answer = page.waitForResponse((r) => r.url().includes("/api/gen/extend/"));
   await page.click("#extend-start");
   const r = await answer;
@@ -119,7 +123,7 @@ async function main() {
   report.refusedStatus = (await refused).status();
   await page.waitForFunction(() => document.querySelector("#extend-error").textContent !== "");
   report.refusedMessage = await text("#extend-error");
-  if (cfg.screenshots) await page.screenshot({ path: cfg.screenshots + "/extend-refused.png" });
+  await page.screenshot({ path: cfg.screenshots + "/extend-refused.png" });
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#extend-dialog").open);
   const credits = page.waitForResponse((r) => r.url().includes("/api/gen/credits"));
