@@ -233,6 +233,7 @@ func TestPlaygroundReferencesAndExtension(t *testing.T) {
 		RefusedMessage      string
 		BalanceAfterRefusal string
 		FirstTaskID         string
+		StaleRowGone        bool
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("report %s: %v", stdout, err)
@@ -312,6 +313,9 @@ func TestPlaygroundReferencesAndExtension(t *testing.T) {
 	if got.RefusedStatus != 400 || !strings.Contains(got.RefusedMessage, "(field taskId)") || got.BalanceAfterRefusal != got.Balance {
 		t.Errorf("the extension of a deleted task: %d, %q, balance %q (before %q); want a 400 naming taskId and nothing charged",
 			got.RefusedStatus, got.RefusedMessage, got.BalanceAfterRefusal, got.Balance)
+	}
+	if !got.StaleRowGone {
+		t.Error("after the refusal the history still shows the deleted task")
 	}
 	if n := fake.Accepted("not after the delete"); n != 0 {
 		t.Errorf("the refused extension reached Google %d times", n)

@@ -101,6 +101,8 @@ function describe(err) {
 // and stops following its tasks.
 function clearAccount() {
   state.epoch++;
+  ext.button = null;
+  if ($("#extend-dialog").open) $("#extend-dialog").close();
   state.tasks.clear();
   $("#tasks").replaceChildren();
   $("#tasks-empty").hidden = false;
@@ -787,7 +789,9 @@ async function startExtend(e) {
     $("#extend-error").textContent = failure(err);
     button.disabled = false;
     $("#extend-prompt").focus();
-    if (err.status === 404) refreshStale();
+    // The page showed the task as it no longer is (another tab or
+    // client deleted it): the history is shown again.
+    if (err.status === 404 || err.field === "taskId") refreshStale();
     return;
   }
   ext.button = null;

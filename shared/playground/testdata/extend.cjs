@@ -123,6 +123,9 @@ async function main() {
   report.refusedStatus = (await refused).status();
   await page.waitForFunction(() => document.querySelector("#extend-error").textContent !== "");
   report.refusedMessage = await text("#extend-error");
+  // The history is shown again without the deleted task.
+  report.staleRowGone = await page.waitForFunction((id) => !document.querySelector(`#history-table tr[data-task-id="${id}"]`),
+    second, { timeout: 10000 }).then(() => true, () => false);
   await page.screenshot({ path: cfg.screenshots + "/extend-refused.png" });
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#extend-dialog").open);
