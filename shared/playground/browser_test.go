@@ -88,9 +88,10 @@ func (c *checked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	openapitest.CheckResponse(c.t, abs, rec.Code, rec.Header(), rec.Body.Bytes())
 }
 
-// startPath is a start's path: each carries an Idempotency-Key (a cancel
-// is idempotent by itself; an upload is not a charge).
-var startPath = regexp.MustCompile(`^/api/gen/(text-to-video|image-to-video|first-last-frame)$`)
+// startPath is a start's path, an extension's too: each carries an
+// Idempotency-Key (a cancel is idempotent by itself; an upload is not a
+// charge).
+var startPath = regexp.MustCompile(`^/api/gen/(text-to-video|image-to-video|first-last-frame|extend/[^/]+)$`)
 
 // report is what the browser script saw.
 type report struct {

@@ -1,6 +1,8 @@
 // The playground's page: the key, the models and prices, the start form
-// for the three modes, the progress of running generations, the history,
-// cancel and delete, and the credits with their ledger. Every figure it checks comes from the service: prices from
+// for the three modes (with reference images where the model takes
+// them), the progress of running generations, the extension of a
+// finished video, the history, cancel and delete, and the credits with
+// their ledger. Every figure it checks comes from the service: prices from
 // GET /api/gen/models, the parameters' bounds and each model's
 // resolutions from /playground/limits.json (shared/params and
 // shared/catalog, the service's own definitions), narrowed to what the
@@ -24,6 +26,7 @@ const state = {
   models: [],      // from GET /api/gen/models
   defaultModel: "",
   files: {},       // field -> File, checked
+  refs: [],        // reference images: {file, type, url}, checked, in order
   history: { cursors: [""], page: 0, total: 0, seq: 0 },
   // The ledger's pages: cursors[n] asks for page n; seq orders answers.
   credits: { cursors: [""], page: 0, seq: 0 },
@@ -37,6 +40,13 @@ const modeFields = {
   "image-to-video": ["image"],
   "first-last-frame": ["firstFrame", "lastFrame"],
 };
+
+// Reference images (text to video): the field that carries them, the
+// mode of the models' limits that says who takes them, and how many a
+// start may bring (the contract's one to three).
+const refsField = "referenceImages";
+const refsMode = "reference-images";
+const maxRefs = 3;
 
 // ---------------------------------------------------------------- limits
 
@@ -91,6 +101,8 @@ function describe(err) {
 // and stops following its tasks.
 function clearAccount() {
   state.epoch++;
+  ext.button = null;
+  if ($("#extend-dialog").open) $("#extend-dialog").close();
   state.tasks.clear();
   $("#tasks").replaceChildren();
   $("#tasks-empty").hidden = false;
@@ -186,6 +198,7 @@ function fillForm() {
   for (const f of ["image", "firstFrame", "lastFrame"]) {
     $(`#hint-${f}`).textContent = `Pick a file, or drop one here. At most ${L.maxImageBytes / 1048576} MiB and ${L.maxImageSide} x ${L.maxImageSide} pixels.`;
   }
+  $(`#hint-${refsField}`).textContent = `Pick files, or drop them here: up to ${maxRefs}, each at most ${L.maxImageBytes / 1048576} MiB and ${L.maxImageSide} x ${L.maxImageSide} pixels.`;
   fillModels();
   update();
 }
@@ -204,17 +217,29 @@ function fillModels() {
 }
 
 // fillResolutions offers what the model takes on the service's backend:
-// its limits from GET /api/gen/models (resolutions at the duration,
-// personGeneration for the mode, samples, seed) when the service gives
-// them, else the contract's from limits.json. A choice kept only while
-// it still applies; the first value is the backend's default.
+// its limits from GET /api/gen/models (durations, aspect ratios and
+// resolutions at the duration, narrowed for the mode where the limits
+// say so; personGeneration for the mode, samples, seed) when the service
+// gives them, else the contract's from limits.json. The mode is
+// reference-images once reference images are chosen. A choice kept only
+// while it still applies; the first value is the backend's default.
 function fillResolutions() {
-  const lim = state.limits.models.find((m) => m.modelId === $("#model").value);
-  const backend = state.models.find((m) => m.modelId === $("#model").value)?.limits;
+  const L = state.limits;
+  const lim = L.models.find((m) => m.modelId === $("#model").value);
+  const backend = chosenModel()?.limits;
+  const em = limitsMode();
+  const durations = backend?.durationsByMode?.[em] || backend?.durations || L.durations;
+  keepOption($("#durationSeconds"), durations, null, L.defaultDuration);
+  const aspects = backend?.aspectRatiosByMode?.[em] || backend?.aspectRatios || L.aspectRatios;
+  keepOption($("#aspectRatio"), aspects, aspects.map((a) => a === "16:9" ? "16:9 (landscape)" : a === "9:16" ? "9:16 (portrait)" : a));
   let res = lim ? lim.resolutions : ["720p"];
   if (backend) res = backend.resolutions[$("#durationSeconds").value] || res;
-  keepOption($("#resolution"), res, res.map((r, i) => i === 0 ? `${r} (default)` : r));
-  const persons = backend?.personGeneration[mode()] || state.limits.personGeneration;
+  const byMode = backend?.resolutionsByMode?.[em];
+  if (byMode) res = res.filter((r) => byMode.includes(r));
+  // A resolution priced apart (4k) says so: its price is in the cost.
+  const priced = chosenModel()?.pricing.byResolution || {};
+  keepOption($("#resolution"), res, res.map((r, i) => (i === 0 ? `${r} (default)` : r) + (priced[r] ? ` (${priced[r].creditsPerVideo} credits a video)` : "")));
+  const persons = backend?.personGeneration[em] || state.limits.personGeneration;
   keepOption($("#personGeneration"), persons,
     persons.map((p) => p === "allow_adult" ? "Allow adults" : p === "dont_allow" ? "Don't allow people" : p === "allow_all" ? "Allow all ages" : p));
   const max = backend ? backend.maxSampleCount : state.limits.maxSampleCount;
@@ -224,27 +249,56 @@ function fillResolutions() {
   if (seed.disabled) seed.value = "";
 }
 
-function keepOption(select, values, labels) {
+// keepOption offers values, keeping the choice when it is among them,
+// else fallback when it is, else the first.
+function keepOption(select, values, labels, fallback) {
   const keep = select.value;
-  options(select, values, labels, values.map(String).includes(keep) ? keep : values[0]);
+  const all = values.map(String);
+  options(select, values, labels, all.includes(keep) ? keep : all.includes(String(fallback)) ? fallback : values[0]);
 }
 
-// cost is the price the service will charge: price(model, audio) x videos
-// (params.Request.Cost), from the models endpoint's prices.
+function chosenModel() { return state.models.find((m) => m.modelId === $("#model").value); }
+
+// refsOffered: the chosen model takes reference images on this backend
+// (its capabilities, and its limits' modes where the service gives
+// them), and the mode is text to video.
+function refsOffered() {
+  const m = chosenModel();
+  return mode() === "text-to-video" && !!m && m.capabilities.includes(refsMode) &&
+    (!m.limits || m.limits.modes.includes(refsMode));
+}
+
+// refsSent are the reference images a start sends: none unless offered.
+function refsSent() { return refsOffered() ? state.refs : []; }
+
+// limitsMode is the mode whose limits apply: reference-images for a
+// text-to-video start with reference images.
+function limitsMode() { return refsSent().length > 0 ? refsMode : mode(); }
+
+// cost is the price the service will charge: price(model, resolution,
+// audio) x videos (params.Request.Cost), from the models endpoint's
+// prices: a resolution priced apart (pricing.byResolution, 4k) at its
+// own. Reference images cost nothing more.
 function cost() {
-  const m = state.models.find((m) => m.modelId === $("#model").value);
+  const m = chosenModel();
   if (!m) return null;
   const audio = $("#generateAudio").checked;
-  const per = audio ? m.pricing.creditsPerVideo : m.pricing.creditsPerVideoNoAudio;
+  const res = $("#resolution").value;
+  const apart = (m.pricing.byResolution || {})[res];
+  const price = apart || m.pricing;
+  const per = audio ? price.creditsPerVideo : price.creditsPerVideoNoAudio;
   const n = Number($("#sampleCount").value);
-  return { total: per * n, per, n, audio, name: m.name };
+  return { total: per * n, per, n, audio, name: m.name + (apart ? ` at ${res}` : ""), refs: refsSent().length };
 }
 
 function update() {
   const m = mode();
-  for (const d of document.querySelectorAll(".drop")) d.hidden = !modeFields[m].includes(d.dataset.field);
+  for (const d of document.querySelectorAll(".drop")) {
+    d.hidden = d.dataset.field === refsField ? !refsOffered() : !modeFields[m].includes(d.dataset.field);
+  }
   const c = cost();
-  $("#cost").textContent = c ? `Cost: ${c.total} credits (${c.name}, ${c.audio ? "with" : "without"} audio: ${c.per} x ${c.n} video${c.n > 1 ? "s" : ""}).` : "";
+  const refs = c?.refs ? `, with ${c.refs} reference image${c.refs > 1 ? "s" : ""}` : "";
+  $("#cost").textContent = c ? `Cost: ${c.total} credits (${c.name}, ${c.audio ? "with" : "without"} audio: ${c.per} x ${c.n} video${c.n > 1 ? "s" : ""}${refs}).` : "";
   const count = (id, max, out) => {
     const n = [...$(id).value.trim()].length;
     $(out).textContent = `${n} of ${max} characters.`;
@@ -253,9 +307,31 @@ function update() {
   count("#negativePrompt", state.limits.maxNegativePromptChars, "#negative-count");
 }
 
-// pickFile checks an image as the service would (type by its bytes,
-// size, and width and height) and shows its preview; a file that would be
-// refused is not kept.
+// checkImage checks an image as the service would (type by its bytes,
+// size, and width and height), decoding it into img (a blob: URL, which
+// the caller revokes): it answers the type, or throws the sentence that
+// says why the service would refuse it.
+async function checkImage(file, img) {
+  const L = state.limits;
+  const type = await sniffImage(file);
+  if (!type) throw new Error(`"${file.name}" is not a JPEG or PNG image.`);
+  if (file.size > L.maxImageBytes) {
+    throw new Error(`"${file.name}" is ${(file.size / 1048576).toFixed(1)} MiB; the limit is ${L.maxImageBytes / 1048576} MiB.`);
+  }
+  img.src = URL.createObjectURL(file);
+  try {
+    await img.decode();
+  } catch {
+    throw new Error(`"${file.name}" could not be read as an image.`);
+  }
+  if (img.naturalWidth > L.maxImageSide || img.naturalHeight > L.maxImageSide) {
+    throw new Error(`"${file.name}" is ${img.naturalWidth} x ${img.naturalHeight} pixels; each side may be at most ${L.maxImageSide}.`);
+  }
+  return type;
+}
+
+// pickFile checks an image (checkImage) and shows its preview; a file
+// that would be refused is not kept.
 async function pickFile(field, file) {
   const box = $(`.drop[data-field=${field}]`);
   const err = $(`#err-${field}`);
@@ -266,29 +342,67 @@ async function pickFile(field, file) {
   img.removeAttribute("src");
   img.hidden = true;
   if (!file) return;
-  const L = state.limits;
-  const type = await sniffImage(file);
-  if (!type) {
-    err.textContent = `"${file.name}" is not a JPEG or PNG image.`;
-    return;
-  }
-  if (file.size > L.maxImageBytes) {
-    err.textContent = `"${file.name}" is ${(file.size / 1048576).toFixed(1)} MiB; the limit is ${L.maxImageBytes / 1048576} MiB.`;
-    return;
-  }
-  img.src = URL.createObjectURL(file);
   try {
-    await img.decode();
-  } catch {
-    err.textContent = `"${file.name}" could not be read as an image.`;
-    return;
+    state.files[field] = { file, type: await checkImage(file, img) };
+    img.hidden = false;
+  } catch (e) {
+    err.textContent = e.message;
   }
-  if (img.naturalWidth > L.maxImageSide || img.naturalHeight > L.maxImageSide) {
-    err.textContent = `"${file.name}" is ${img.naturalWidth} x ${img.naturalHeight} pixels; each side may be at most ${L.maxImageSide}.`;
-    return;
+}
+
+// addRefs adds reference images, each checked as pickFile checks one,
+// up to maxRefs; each shows with its preview and a Remove button. The
+// form's limits follow (the mode is now reference-images).
+async function addRefs(files) {
+  const err = $(`#err-${refsField}`);
+  err.textContent = "";
+  const problems = [];
+  for (const file of files) {
+    if (state.refs.length >= maxRefs) {
+      problems.push(`At most ${maxRefs} reference images: "${file.name}" was not added.`);
+      continue;
+    }
+    const img = el("img", { alt: `Reference image ${file.name}` });
+    try {
+      const type = await checkImage(file, img);
+      state.refs.push({ file, type, url: img.src });
+    } catch (e) {
+      if (img.src) URL.revokeObjectURL(img.src);
+      problems.push(e.message);
+    }
   }
-  img.hidden = false;
-  state.files[field] = { file, type };
+  err.textContent = problems.join(" ");
+  $(`#file-${refsField}`).value = "";
+  showRefs();
+}
+
+function removeRef(i) {
+  const [r] = state.refs.splice(i, 1);
+  if (r) URL.revokeObjectURL(r.url);
+  showRefs();
+  $(`#file-${refsField}`).focus();
+}
+
+function showRefs() {
+  $(".ref-list").replaceChildren(...state.refs.map((r, i) => {
+    const b = el("button", { type: "button", class: "secondary", "aria-label": `Remove reference image ${i + 1}, ${r.file.name}` }, "Remove");
+    b.addEventListener("click", () => removeRef(i));
+    return el("li", {}, el("img", { src: r.url, alt: `Reference image ${i + 1}: ${r.file.name}` }), b);
+  }));
+  fillResolutions();
+  update();
+}
+
+function wireRefs(box) {
+  const input = $("input[type=file]", box);
+  input.addEventListener("change", () => addRefs([...input.files]));
+  box.addEventListener("dragover", (e) => { e.preventDefault(); box.classList.add("over"); });
+  box.addEventListener("dragleave", () => box.classList.remove("over"));
+  box.addEventListener("drop", (e) => {
+    e.preventDefault();
+    box.classList.remove("over");
+    addRefs([...e.dataTransfer.files]);
+  });
 }
 
 function wireDrop(box) {
@@ -363,8 +477,24 @@ async function start(e) {
   try {
     const headers = { "Idempotency-Key": newIdempotencyKey() };
     let opts;
-    if (m === "text-to-video") {
+    const refs = m === "text-to-video" ? refsSent() : [];
+    if (m === "text-to-video" && refs.length === 0) {
       opts = { json: p, headers };
+    } else if (refs.length > 0) {
+      // Reference images go as the frames do: files of a form, each
+      // with its share of what a request may carry; when one is larger,
+      // all go through direct uploads, named in a JSON body (a form
+      // carries files only, a JSON body upload ids only).
+      if (refs.some((r) => r.file.size > state.limits.directUploadAbove / refs.length)) {
+        const ids = [];
+        for (const r of refs) ids.push(await uploadImage(r.file, r.type));
+        opts = { json: { ...p, referenceImages: ids }, headers };
+      } else {
+        const form = new FormData();
+        for (const [k, v] of Object.entries(p)) form.append(k, String(v));
+        for (const r of refs) form.append(refsField, r.file, r.file.name);
+        opts = { form, headers };
+      }
     } else {
       const form = new FormData();
       for (const [k, v] of Object.entries(p)) form.append(k, String(v));
@@ -526,6 +656,11 @@ async function poll(taskId, card, show) {
 async function finished(card, task) {
   card.dataset.ended = "1";
   taskActions(card, task.taskId, task.status);
+  if (canExtend(task)) {
+    const b = el("button", { type: "button", class: "secondary extend-task", "aria-label": "Extend " + $("h3", card).textContent }, "Extend");
+    b.addEventListener("click", () => openExtend(task, b));
+    $(".actions", card).append(b);
+  }
   $("progress", card)?.remove();
   $(".elapsed", card).textContent = `Done in ${task.processingTime} s.`;
   const status = $(".task-status", card);
@@ -557,6 +692,122 @@ function failed(card, task) {
   const e = task.error || {};
   status.textContent = `Failed${e.code ? " (" + e.code + ")" : ""}: ${e.message || "the generation failed."} ` +
     `Refunded: ${task.creditsRefunded ?? task.creditsCost} credits.`;
+}
+
+// ---------------------------------------------------------------- extend
+
+const extendMode = "video-extension";
+
+// canExtend: the task's model extends videos on this backend (its
+// capabilities, and its limits' modes where the service gives them),
+// and the task's video is one the limits say it extends (its resolution
+// among extendResolutions, its length within maxExtendSeconds). Only the
+// route that made a video extends it (a Veo route): the service refuses
+// any other with 400 naming taskId, which the dialog shows.
+function canExtend(task) {
+  const m = state.models.find((m) => m.modelId === task.model);
+  if (!m || !m.capabilities.includes(extendMode) || !(task.videos || []).length || m.available === false) return false;
+  const l = m.limits;
+  if (!l) return true;
+  return l.modes.includes(extendMode) &&
+    (!l.extendResolutions || l.extendResolutions.includes(task.parameters.resolution)) &&
+    (!l.maxExtendSeconds || task.parameters.durationSeconds <= l.maxExtendSeconds);
+}
+
+// ext is the extension being asked: its source task, the button that
+// opened the dialog, and the quote's pending timer and order.
+const ext = { taskId: "", button: null, timer: 0, seq: 0 };
+
+// openExtend asks for an extension's prompt in a modal dialog; the quote
+// follows the prompt.
+function openExtend(task, button) {
+  ext.taskId = task.taskId;
+  ext.button = button;
+  ext.seq++;
+  $("#extend-text").textContent = `The video of "${task.prompt}" continues in a new generation with its model ` +
+    `(${modelName(task.model)}) and aspect ratio, charged like any start. The video it makes is the whole: this one and what follows.`;
+  $("#extend-prompt").value = "";
+  $("#extend-prompt").maxLength = state.limits.maxPromptChars;
+  $("#extend-quote").textContent = "Write the prompt to see the price.";
+  $("#extend-error").textContent = "";
+  $("#extend-start").disabled = false;
+  $("#extend-dialog").showModal();
+  $("#extend-prompt").focus();
+}
+
+// quoteExtend asks POST api/gen/quote/extend once the prompt has rested
+// half a second (each quote counts against the key's request limits):
+// the credits the extension would charge and the balance it would leave,
+// or the contract's refusal.
+function quoteExtend() {
+  clearTimeout(ext.timer);
+  const seq = ++ext.seq;
+  const prompt = $("#extend-prompt").value;
+  if (prompt.trim() === "") {
+    $("#extend-quote").textContent = "Write the prompt to see the price.";
+    return;
+  }
+  ext.timer = setTimeout(async () => {
+    let q;
+    try {
+      q = (await request("POST", "api/gen/quote/extend?" + new URLSearchParams({ taskId: ext.taskId }), { json: { prompt } })).data;
+    } catch (err) {
+      if (seq !== ext.seq) return;
+      $("#extend-quote").textContent = "";
+      $("#extend-error").textContent = failure(err);
+      return;
+    }
+    if (seq !== ext.seq) return; // a newer prompt, or another dialog, asks
+    $("#extend-error").textContent = "";
+    $("#extend-quote").textContent = `Cost: ${q.creditsRequired} credits; the balance would go from ${q.balance} to ${q.balanceAfter}.` +
+      (q.allowed ? "" : ` It would be refused now: ${q.refusal.message}`);
+  }, 500);
+}
+
+// startExtend starts the extension (POST api/gen/extend/{taskId}, with a
+// fresh Idempotency-Key as every start): the new task gets its own card,
+// followed as any start's, and its own history entry. A refusal stays in
+// the dialog with the contract's message.
+async function startExtend(e) {
+  e.preventDefault();
+  const prompt = $("#extend-prompt").value;
+  if (prompt.trim() === "") {
+    $("#extend-error").textContent = "Write a prompt.";
+    $("#extend-prompt").focus();
+    return;
+  }
+  clearTimeout(ext.timer);
+  ext.seq++;
+  const button = $("#extend-start");
+  button.disabled = true;
+  $("#extend-error").textContent = "";
+  let data;
+  try {
+    data = (await request("POST", "api/gen/extend/" + encodeURIComponent(ext.taskId),
+      { json: { prompt }, headers: { "Idempotency-Key": newIdempotencyKey() } })).data;
+  } catch (err) {
+    $("#extend-error").textContent = failure(err);
+    button.disabled = false;
+    $("#extend-prompt").focus();
+    // The page showed the task as it no longer is (another tab or
+    // client deleted it): the history is shown again.
+    if (err.status === 404 || err.field === "taskId") refreshStale();
+    return;
+  }
+  ext.button = null;
+  $("#extend-dialog").close();
+  addTask(data.taskId, { prompt, type: extendMode, estimate: data.estimatedWaitTime, started: data });
+  $("h3", state.tasks.get(data.taskId)).focus();
+  loadHistory(state.history.page);
+  showCredits();
+}
+
+// extendClosed: a dialog closed without a start gives the focus back to
+// the Extend button that opened it.
+function extendClosed() {
+  clearTimeout(ext.timer);
+  ext.seq++;
+  if (ext.button && ext.button.isConnected) ext.button.focus();
 }
 
 // ---------------------------------------------------------------- cancel and delete
@@ -833,7 +1084,14 @@ async function main() {
   $("#durationSeconds").addEventListener("change", () => { fillResolutions(); update(); });
   form.addEventListener("input", update);
   form.addEventListener("change", update);
-  for (const box of document.querySelectorAll(".drop")) wireDrop(box);
+  for (const box of document.querySelectorAll(".drop")) {
+    if (box.dataset.field === refsField) wireRefs(box);
+    else wireDrop(box);
+  }
+  $("#extend-form").addEventListener("submit", startExtend);
+  $("#extend-prompt").addEventListener("input", quoteExtend);
+  $("#extend-cancel").addEventListener("click", () => $("#extend-dialog").close());
+  $("#extend-dialog").addEventListener("close", extendClosed);
   $("#history-form").addEventListener("submit", (e) => { e.preventDefault(); state.history.cursors = [""]; loadHistory(0); });
   $("#history-prev").addEventListener("click", () => loadHistory(state.history.page - 1));
   $("#history-next").addEventListener("click", () => loadHistory(state.history.page + 1));
