@@ -154,7 +154,7 @@ const (
 // sizes are the sizes a create may name, each the contract's aspect
 // ratio and resolution (openaimodels.Size); whether the model and the
 // backend make it is the validator's and the capability table's call.
-var sizes = []string{"1280x720", "720x1280", "1920x1080", "1080x1920"}
+var sizes = []string{"1280x720", "720x1280", "1920x1080", "1080x1920", "3840x2160", "2160x3840"}
 
 // Sizes lists the accepted size values.
 func Sizes() []string { return slices.Clone(sizes) }
