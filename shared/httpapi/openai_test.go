@@ -449,6 +449,10 @@ func TestOpenAIExtensionAnd4K(t *testing.T) {
 		{"extension of a video its route does not extend", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"` + ids["completed"] + `"}}`, 400, "invalid_request_error", "video"},
 		{"a video's id on a create", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "video[id]"},
 		{"method", ext, c.Key, "", "", 405, "invalid_request_error", ""},
+		// Remix and edits change a video, they do not continue it: no
+		// route of this API (clients.md).
+		{"remix", "/openai/v1/videos/" + src.ID + "/remix", c.Key, "application/json", `{"prompt":"x"}`, 404, "not_found_error", ""},
+		{"edits", "/openai/v1/videos/edits", c.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 405, "invalid_request_error", ""},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
