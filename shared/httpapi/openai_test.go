@@ -427,6 +427,7 @@ func TestOpenAIExtensionAnd4K(t *testing.T) {
 	}
 	uploadCT, upload := form(field("prompt", "x"), file("video", "v.mp4", []byte("mp4")))
 	twiceCT, twice := form(field("prompt", "x"), field("video[id]", src.ID), field("video[id]", src.ID))
+	otherFileCT, otherFile := form(field("prompt", "x"), field("video[id]", src.ID), file("input_reference", "a.png", pngData))
 	refused := []struct {
 		name, path, key, ct, body string
 		status                    int
@@ -446,6 +447,7 @@ func TestOpenAIExtensionAnd4K(t *testing.T) {
 		{"extension without a prompt", ext, c.Key, "application/json", `{"video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "prompt"},
 		{"extension of an uploaded video", ext, c.Key, uploadCT, upload, 400, "invalid_request_error", "video"},
 		{"video given twice", ext, c.Key, twiceCT, twice, 400, "invalid_request_error", "video[id]"},
+		{"a file on an extension", ext, c.Key, otherFileCT, otherFile, 400, "invalid_request_error", "input_reference"},
 		{"extension of a video its route does not extend", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"` + ids["completed"] + `"}}`, 400, "invalid_request_error", "video"},
 		{"a video's id on a create", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "video[id]"},
 		{"method", ext, c.Key, "", "", 405, "invalid_request_error", ""},

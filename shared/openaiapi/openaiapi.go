@@ -16,7 +16,12 @@
 // data, first_id, last_id, has_more} that the SDK's
 // ConversationCursorPage follows with after=last_id; an error
 // {"error": {message, type, param, code}}, whose HTTP status picks the
-// SDK's exception class.
+// SDK's exception class. videos.extend (issue 37) follows the npm
+// `openai` 7.57.0 (resources/videos.d.ts and videos.js) and openai-go
+// v3.99.0 (video.go), read 2026-11-28: POST /videos/extensions,
+// multipart prompt, seconds ("length of the newly generated extension
+// segment") and video (a file, or {id} sent as video[id]); the video
+// object's seconds of an extension is "the stitched total duration".
 package openaiapi
 
 import (
