@@ -66,7 +66,7 @@ var functionNames = []string{
 func init() {
 	functionNames = append(functionNames, "poll", "task-expiry", "cancel", "delete-task", "credits", "quote", "status-events",
 		"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay", "webhooks-deliver",
-		"openai-videos", "openai-video", "openai-content", "model-check", "mcp", "extend")
+		"openai-videos", "openai-video", "openai-content", "model-check", "mcp", "extend", "openai-extensions")
 }
 
 type harness struct {

@@ -28,7 +28,7 @@ var endpointFunctions = []string{
 	// The webhook endpoints.
 	"webhooks", "webhook-secret", "webhook-delete", "webhook-deliveries", "webhook-replay",
 	// The OpenAI-compatible videos API.
-	"openai-videos", "openai-video", "openai-content",
+	"openai-videos", "openai-video", "openai-content", "openai-extensions",
 	// MCP over Streamable HTTP.
 	"mcp",
 }
@@ -65,7 +65,7 @@ const maxMCPBytes = 13_500_000
 var (
 	// text-to-video takes reference images (issue 37).
 	imageStarts = []string{"text-to-video", "image-to-video", "first-last-frame", "openai-videos", "quote", "mcp"}
-	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos", "mcp", "extend"}
+	starters    = []string{"text-to-video", "image-to-video", "first-last-frame", "cancel", "sweeper", "openai-videos", "mcp", "extend", "openai-extensions"}
 	steps       = []string{"mark-processing", "generate", "poll", "complete", "fail"}
 )
 

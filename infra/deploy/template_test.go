@@ -260,6 +260,7 @@ var openaiRoutes = []route{
 	{"GET", "/openai/v1/videos/{taskId}", "OpenaiVideoFunction", false},
 	{"DELETE", "/openai/v1/videos/{taskId}", "OpenaiVideoFunction", false},
 	{"GET", "/openai/v1/videos/{taskId}/content", "OpenaiContentFunction", false},
+	{"POST", "/openai/v1/videos/extensions", "OpenaiExtensionsFunction", false},
 }
 
 // mcpRoutes are the MCP endpoint's (shared/mcpserver), behind
@@ -794,6 +795,7 @@ var (
 		"OpenaiVideosFunction":      endpointEnv,
 		"OpenaiVideoFunction":       endpointEnv,
 		"OpenaiContentFunction":     endpointEnv,
+		"OpenaiExtensionsFunction":  endpointEnv,
 		"McpFunction":               endpointEnv,
 		"WebhooksDeliverFunction":   {awsstack.EnvTablePrefix},
 		"RotateSignerFunction":      {awsstack.EnvSignerUser},
@@ -819,7 +821,7 @@ var (
 // secret, and its page lists the models GET /api/gen/models gives.
 var providerConfigFunctions = []string{"TextToVideoFunction", "ImageToVideoFunction", "FirstLastFrameFunction",
 	"OpenaiVideosFunction", "QuoteFunction", "ModelsFunction", "CompleteFunction",
-	"GenerateFunction", "PollFunction", "ModelCheckFunction", "ExtendFunction"}
+	"GenerateFunction", "PollFunction", "ModelCheckFunction", "ExtendFunction", "OpenaiExtensionsFunction"}
 
 // providerConfigEnv is the provider configuration's variables.
 var providerConfigEnv = []string{awsstack.EnvProviderModels, awsstack.EnvRoutes, awsstack.EnvModels, awsstack.EnvProviderConfigSecretARN}
@@ -1139,6 +1141,8 @@ func init() {
 		[]string{"s3:AbortMultipartUpload MediaBucket/inputs/*", "s3:DeleteObject MediaBucket/inputs/*", "s3:PutObject MediaBucket/inputs/*"})
 	wantPolicies["OpenaiVideoFunction"] = wantPolicies["DeleteTaskFunction"]
 	wantPolicies["OpenaiContentFunction"] = gatewayLimitedPolicies
+	// OpenAI's videos.extend is the contract's extension.
+	wantPolicies["OpenaiExtensionsFunction"] = wantPolicies["ExtendFunction"]
 	// The MCP function serves the routes the tools call in-process: the
 	// starts as image-to-video (uploads named by id too), cancel with its
 	// webhook events and StopExecution, and the cursors and links the

@@ -26,7 +26,7 @@ var invokeOrder = []string{
 	"models", "docs", "playground", "quote", "credits", "history", "uploads", "authorizer",
 	"mark-processing", "generate", "poll", "complete", "fail",
 	"status", "status-events", "download", "openai-video", "openai-content", "mcp",
-	"text-to-video", "image-to-video", "first-last-frame", "openai-videos", "extend",
+	"text-to-video", "image-to-video", "first-last-frame", "openai-videos", "extend", "openai-extensions",
 	"webhooks", "webhook-secret", "webhook-deliveries", "webhook-replay", "webhook-delete", "webhooks-deliver",
 	"cancel", "delete-task", "task-expiry", "sweeper", "model-check", "rotate-signer",
 }

@@ -14,9 +14,12 @@ import (
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/nodetools"
 	"github.com/genvideo/gen/shared/openaiapi"
+	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/store"
 	"github.com/genvideo/gen/shared/testing/openapitest"
 	"github.com/genvideo/gen/shared/testing/rendertest"
+	"github.com/genvideo/gen/shared/testing/storetest"
+	"github.com/genvideo/gen/shared/testing/veotest"
 	"github.com/genvideo/gen/shared/testing/webhooktest"
 )
 
@@ -230,4 +233,92 @@ func TestDocsOpenAISnippet(t *testing.T) {
 	if !strings.Contains(string(out), " completed") {
 		t.Errorf("the snippet listed %q, want the completed video", out)
 	}
+}
+
+// TestOpenAISDKExtensionAnd4K (issue 37): on a Veo-backed stack (the
+// Gemini API's strict fake), the official SDK's create with a 4K size
+// and its videos.extend of a completed video each complete with the
+// request Google documents, charged what the contract's quote of the
+// same start says; a 4K size on a model without it, the extension of a
+// failed video or of a length the contract does not extend by are
+// BadRequestErrors naming the OpenAI field, and another account's video
+// a NotFoundError, none charged.
+func TestOpenAISDKExtensionAnd4K(t *testing.T) {
+	tools := nodetools.Require(t, nodetools.OpenAIPackage)
+	const quality, lite = "gen-3.1-generate-001", "gen-3.1-lite-generate-001"
+	e := startVeo(t, settings.GeneratorGemini, veotest.Config{}, "", nil)
+	e.fake.When("this one fails", veotest.Outcome{ErrorCode: 13})
+	k := e.key(100000, store.Limits{})
+	other := e.key(1000, store.Limits{})
+	failing := str(e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"this one fails","model":"`+quality+`","resolution":"720p"}`).body["taskId"])
+	if done := e.wait(k.APIKey, failing); done.body["status"] != "failed" {
+		t.Fatalf("the failing task ended %s", done.raw)
+	}
+
+	cfg, _ := json.Marshal(map[string]string{"baseURL": e.env.url + openaiapi.Base, "key": k.APIKey, "otherKey": other.APIKey,
+		"quality": quality, "lite": lite, "failedID": failing})
+	script, _ := filepath.Abs("testdata/openai-sdk-beyond.cjs")
+	balance := e.balance(k.AccountID)
+	out, errOut, err := tools.RunInput(t.Context(), cfg, script)
+	if err != nil {
+		t.Fatalf("openai-sdk-beyond.cjs: %v\n%s", err, errOut)
+	}
+	var rep struct {
+		FourK, FourKDone, Source, SourceDone, Extended, ExtendedDone openaiapi.Video
+		Errors                                                       map[string]sdkError
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if rep.FourK.Size != "3840x2160" || rep.FourKDone.Status != "completed" || rep.SourceDone.Status != "completed" {
+		t.Fatalf("4K %+v ended %+v; the source ended %+v", rep.FourK, rep.FourKDone, rep.SourceDone)
+	}
+	if rep.ExtendedDone.Status != "completed" || rep.Extended.Model != quality || rep.ExtendedDone.Seconds != "15" || rep.ExtendedDone.Size != "1280x720" {
+		t.Fatalf("the extension %+v ended %+v, want the stitched 15 s at 1280x720", rep.Extended, rep.ExtendedDone)
+	}
+
+	// What reached Google, and what each cost beside the contract's quote.
+	if _, p := lastSubmit(t, e, "a city at 4k through the SDK"); p["resolution"] != "4k" || p["durationSeconds"] != float64(8) || p["aspectRatio"] != "16:9" {
+		t.Errorf("4K parameters %v, want 4k at 8 s, 16:9", p)
+	}
+	in, p := lastSubmit(t, e, "and then the fox runs")
+	src := storedTask(t, e.env, rep.Source.ID)
+	if video, _ := in["video"].(map[string]any); video["uri"] != src.Videos[0].ProviderURI || p["resolution"] != "720p" {
+		t.Errorf("extension instance %v, parameters %v: want the source's video at 720p", in, p)
+	}
+	for _, tt := range []struct{ id, quote, body string }{
+		{rep.FourK.ID, "/api/gen/quote/text-to-video", `{"prompt":"a city","model":"` + quality + `","resolution":"4k"}`},
+		{rep.Source.ID, "/api/gen/quote/text-to-video", `{"prompt":"a fox","model":"` + quality + `","resolution":"720p"}`},
+		{rep.Extended.ID, "/api/gen/quote/extend?taskId=" + rep.Source.ID, `{"prompt":"and then"}`},
+	} {
+		q := e.postJSON(tt.quote, k.APIKey, tt.body)
+		if tk := storedTask(t, e.env, tt.id); int64(tk.CreditsCost) != num(q.body["creditsRequired"]) || q.status != http.StatusOK {
+			t.Errorf("task %s (%s) cost %d; the contract's quote %s says %s", tt.id, tk.Type, tk.CreditsCost, tt.quote, q.raw)
+		}
+	}
+	if tk := storedTask(t, e.env, rep.Extended.ID); tk.Type != catalog.VideoExtension || tk.Billing.Route != src.Billing.Route {
+		t.Errorf("the extension is a %s task on %q, want video-extension on the source's route %q", tk.Type, tk.Billing.Route, src.Billing.Route)
+	}
+	spent := int64(0)
+	for _, id := range []string{rep.FourK.ID, rep.Source.ID, rep.Extended.ID} {
+		spent += int64(storedTask(t, e.env, id).CreditsCost)
+	}
+	if b := e.balance(k.AccountID); b != balance-spent {
+		t.Errorf("balance %d, want %d: the refused calls were charged", b, balance-spent)
+	}
+	if b := e.balance(other.AccountID); b != 1000 {
+		t.Errorf("the other account's balance is %d", b)
+	}
+
+	for name, check := range map[string]func(sdkError) bool{
+		"liteFourK":    func(e sdkError) bool { return e.BadRequest && e.Param == "size" },
+		"extendFailed": func(e sdkError) bool { return e.BadRequest && e.Param == "video" },
+		"extendLength": func(e sdkError) bool { return e.BadRequest && e.Param == "seconds" },
+		"extendOthers": func(e sdkError) bool { return e.NotFound && e.Status == 404 },
+	} {
+		if got, ok := rep.Errors[name]; !ok || !check(got) {
+			t.Errorf("%s: the SDK raised %+v", name, got)
+		}
+	}
+	storetest.CheckInvariants(t, e.stack.Store, k.AccountID)
 }

@@ -158,7 +158,7 @@ func New(svc *service.Service, cfg Config) *API {
 	// The OpenAI-compatible videos API (openai.go), with its own 404.
 	// (Listed here, not in a package-level slice, whose initialisation
 	// would link their handlers into every Lambda.)
-	for _, r := range []Route{OpenAIVideos, OpenAIVideo, OpenAIContent} {
+	for _, r := range []Route{OpenAIVideos, OpenAIVideo, OpenAIContent, OpenAIExtensions} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	mux.Handle(openaiapi.Base+"/", unrouted(a.log, http.HandlerFunc(openaiNotFound)))

@@ -28,11 +28,19 @@ func (a *API) extend(w http.ResponseWriter, r *http.Request, c *service.Caller) 
 	if err != nil {
 		return extensionError(err)
 	}
+	return a.startExtension(w, r, c, src, req, a.accepted)
+}
+
+// startExtension starts req, the extension of src, and answers it with
+// answer: the one start of an extension, for the contract's route and
+// the OpenAI-compatible one.
+func (a *API) startExtension(w http.ResponseWriter, r *http.Request, c *service.Caller, src task.Task, req service.StartRequest,
+	answer func(http.ResponseWriter, service.Started)) error {
 	st, err := a.svc.Extend(r.Context(), *c, src, req)
 	if err != nil {
 		return extensionError(err)
 	}
-	answerStarted(w, st, a.accepted)
+	answerStarted(w, st, answer)
 	return nil
 }
 
@@ -89,7 +97,8 @@ func (a *API) quoteExtension(w http.ResponseWriter, r *http.Request, c *service.
 }
 
 // extensionError is err as the contract answers it: a refusal for the
-// source task is a 400 naming taskId.
+// source task is a 400 naming taskId (in OpenAI's shape, video:
+// openaiapi.Param).
 func extensionError(err error) error {
 	var e *service.ExtensionError
 	if errors.As(err, &e) {

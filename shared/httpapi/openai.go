@@ -34,6 +34,11 @@ var (
 	}, dialect: &openaiDialect}
 	OpenAIContent = Route{methods: []route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}},
 		dialect: &openaiDialect}
+	// OpenAIExtensions is OpenAI's videos.extend (issue 37): the
+	// contract's extension (Extend) of a completed video, named by
+	// video[id].
+	OpenAIExtensions = Route{methods: []route{{http.MethodPost, openaiapi.Base + "/videos/extensions", (*API).openaiExtend}},
+		dialect: &openaiDialect}
 )
 
 // openaiDialect: the key as a bearer token (what the OpenAI SDKs send),
@@ -95,12 +100,8 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 				a.deleteInputs(r.Context(), inputs)
 			}
 		}()
-		fields = make(map[string]string, len(up.fields))
-		for name, vals := range up.fields {
-			if len(vals) != 1 {
-				return badRequest(name, "The field %q is given %d times; send it once.", name, len(vals))
-			}
-			fields[name] = vals[0]
+		if fields, err = onceEach(up.fields); err != nil {
+			return err
 		}
 		req, idem, err := openaiRequest(fields, inputs, digests, key)
 		if err != nil {
@@ -123,9 +124,23 @@ func (a *API) openaiCreate(w http.ResponseWriter, r *http.Request, c *service.Ca
 	return a.start(w, r, c, service.StartRequest{TaskID: id, Request: req, Idempotency: idem}, openaiStarted)
 }
 
-// openaiJSONFields reads a JSON create body as form fields: strings as
-// they are, numbers (seconds: 8) as their text. input_reference as JSON
-// (an image_url or a file_id) is not taken: the image is a file.
+// onceEach is a form's text fields, each given once.
+func onceEach(form map[string][]string) (map[string]string, error) {
+	fields := make(map[string]string, len(form))
+	for name, vals := range form {
+		if len(vals) != 1 {
+			return nil, badRequest(name, "The field %q is given %d times; send it once.", name, len(vals))
+		}
+		fields[name] = vals[0]
+	}
+	return fields, nil
+}
+
+// openaiJSONFields reads a JSON body as form fields: strings as they
+// are, numbers (seconds: 8) as their text, and an object of strings as
+// the SDKs encode it in a form, a field per member named name[member]
+// (an extension's {"video": {"id": ...}} is video[id]). input_reference
+// as JSON (an image_url or a file_id) is not taken: the image is a file.
 func openaiJSONFields(body []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
 	if err := strictjson.Unmarshal(body, &raw); err != nil {
@@ -139,6 +154,7 @@ func openaiJSONFields(body []byte) (map[string]string, error) {
 		}
 		var s string
 		var n json.Number
+		var obj map[string]string
 		switch {
 		case string(v) == "null":
 			continue
@@ -146,6 +162,10 @@ func openaiJSONFields(body []byte) (map[string]string, error) {
 			fields[name] = s
 		case json.Unmarshal(v, &n) == nil:
 			fields[name] = n.String()
+		case json.Unmarshal(v, &obj) == nil && len(obj) > 0:
+			for member, s := range obj {
+				fields[name+"["+member+"]"] = s
+			}
 		default:
 			return nil, badRequest(name, "The field %q must be a string.", name)
 		}
@@ -176,6 +196,64 @@ func openaiRequest(fields map[string]string, inputs []task.Input, digests map[st
 		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
 	}
 	return req, idem, nil
+}
+
+// openaiExtendEndpoint names an extension in idempotency hashes.
+const openaiExtendEndpoint = "openai/videos/extensions"
+
+// openaiExtend is OpenAI's videos.extend: the contract's extension
+// (extend.go) of the caller's completed video that video[id] names, from
+// a multipart body (what both SDKs send) or JSON. Its fields are
+// translated (openaiapi.ExtensionFields) and validated by the one
+// validator for the video's model, and it is started, charged and
+// answered by the extension's one start, as a video object.
+func (a *API) openaiExtend(w http.ResponseWriter, r *http.Request, c *service.Caller) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	var fields map[string]string
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		up, err := a.readFiles(w, r, "", nil)
+		if err != nil {
+			var he *Error
+			if errors.As(err, &he) && he.Field == openaiapi.FieldVideo {
+				return badRequest(openaiapi.FieldVideo, "video must name a completed video of yours, as video[id]; an uploaded video is not extended.")
+			}
+			return err
+		}
+		if fields, err = onceEach(up.fields); err != nil {
+			return err
+		}
+	} else {
+		body, err := readJSONBody(w, r, maxJSONBody)
+		if err != nil {
+			return err
+		}
+		if fields, err = openaiJSONFields(body); err != nil {
+			return err
+		}
+	}
+	form, videoID, err := openaiapi.ExtensionFields(fields)
+	if err != nil {
+		return err
+	}
+	src, err := a.svc.ExtensionSource(r.Context(), *c, videoID)
+	if err != nil {
+		return extensionError(err)
+	}
+	preq, err := params.ParseExtensionForm(src.Model, form)
+	if err != nil {
+		return err
+	}
+	var idem *service.Idempotency
+	if key != "" {
+		rh := newRequestHash(openaiExtendEndpoint)
+		rh.fields(fields)
+		idem = &service.Idempotency{Key: key, RequestHash: rh.sum()}
+	}
+	req := service.StartRequest{TaskID: task.NewID(c.Now), Request: service.ExtensionRequest(src, preq, c.Now), Idempotency: idem}
+	return a.startExtension(w, r, c, src, req, openaiStarted)
 }
 
 // openaiStarted answers a start with the new video object (200, as

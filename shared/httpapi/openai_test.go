@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/genvideo/gen/shared/catalog"
+	"github.com/genvideo/gen/shared/domain"
+	"github.com/genvideo/gen/shared/provider/capability"
 	"github.com/genvideo/gen/shared/ratelimit"
+	"github.com/genvideo/gen/shared/task"
 	"github.com/genvideo/gen/shared/testing/httpapitest"
 	"github.com/genvideo/gen/shared/testing/imagechecktest"
 	"github.com/genvideo/gen/shared/testing/openapitest"
@@ -325,4 +330,168 @@ func TestOpenAIImageTooLarge(t *testing.T) {
 	wantOpenAIError(t, e.bearer(http.MethodPost, "/openai/v1/videos", c.Key, ct, bytes.NewReader(body)),
 		http.StatusRequestEntityTooLarge, "invalid_request_error", "input_reference")
 	e.assertUnchanged(snap, c.AccountID, "a refused image")
+}
+
+// TestOpenAIExtensionAnd4K (issue 37): where OpenAI's shape has a place
+// for what the contract offers beyond one clip, the facade starts it by
+// the contract's one start and charges what the contract's quote of the
+// same start says: a size of 4K UHD is resolution 4k, and videos.extend
+// (POST /videos/extensions, video[id]) is the contract's extension of a
+// completed video, answered as a video object whose seconds is the
+// stitched whole.
+func TestOpenAIExtensionAnd4K(t *testing.T) {
+	const quality = "gen-3.1-generate-001"
+	// The built-in generator makes neither: a table whose Quality model
+	// renders 4K at 8 seconds and extends its own 720p videos, as Veo 3.1's
+	// route does (shared/provider/veo/veomodels).
+	e := newEnv(t, func(cfg *httpapitest.Config) {
+		tbl := capability.Builtin()
+		l := tbl.Models[quality]
+		l.Modes = append(slices.Clone(l.Modes), catalog.VideoExtension)
+		l.Resolutions = maps.Clone(l.Resolutions)
+		l.Resolutions[8] = append(slices.Clone(l.Resolutions[8]), catalog.Resolution4K)
+		l.MaxExtendSeconds, l.ExtendResolutions = 30, []string{"720p"}
+		l.ModeDurations = map[string][]int{catalog.VideoExtension: {8}}
+		l.ModeResolutions = map[string][]string{catalog.VideoExtension: {"720p"}}
+		l.PersonGeneration = maps.Clone(l.PersonGeneration)
+		l.PersonGeneration[catalog.VideoExtension] = []string{"allow_adult"}
+		tbl.Models[quality] = l
+		cfg.Capabilities = tbl
+	})
+	c := e.caller(100000)
+	ids := tasksInEveryState(t, e, c.Key)
+	src := completedOn(t, e, c.Key, `{"prompt":"the source","model":"`+quality+`","resolution":"720p"}`, "builtin")
+	tests := []struct {
+		name              string
+		path              string
+		body              func() (string, []byte)
+		quote, quoteBody  string
+		kind, res, aspect string
+		seconds, size     string
+	}{
+		{"4k landscape", "/openai/v1/videos", func() (string, []byte) {
+			return "application/json", []byte(`{"prompt":"a city","model":"` + quality + `","size":"3840x2160"}`)
+		}, "/api/gen/quote/text-to-video", `{"prompt":"a city","model":"` + quality + `","resolution":"4k"}`,
+			"text-to-video", "4k", "16:9", "8", "3840x2160"},
+		{"4k portrait, multipart", "/openai/v1/videos", func() (string, []byte) {
+			return multipartBody(t, field("prompt", "a tower"), field("model", quality), field("size", "2160x3840"), field("seconds", "8"))
+		}, "/api/gen/quote/text-to-video", `{"prompt":"a tower","model":"` + quality + `","resolution":"4k","aspectRatio":"9:16"}`,
+			"text-to-video", "4k", "9:16", "8", "2160x3840"},
+		{"extension, multipart as the SDKs send it", "/openai/v1/videos/extensions", func() (string, []byte) {
+			return multipartBody(t, field("prompt", "and then"), field("seconds", "8"), field("video[id]", src.ID))
+		}, "/api/gen/quote/extend?taskId=" + src.ID, `{"prompt":"and then"}`,
+			"video-extension", "720p", src.Params.AspectRatio, "15", "1280x720"},
+		{"extension, JSON", "/openai/v1/videos/extensions", func() (string, []byte) {
+			return "application/json", []byte(`{"prompt":"and later","video":{"id":"` + src.ID + `"}}`)
+		}, "/api/gen/quote/extend?taskId=" + src.ID, `{"prompt":"and later","durationSeconds":8}`,
+			"video-extension", "720p", src.Params.AspectRatio, "15", "1280x720"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := e.postJSON(tt.quote, c.Key, tt.quoteBody)
+			if q.status != http.StatusOK {
+				t.Fatalf("quote = %d %s", q.status, q.raw)
+			}
+			before := e.state(c.AccountID).Credits
+			ct, body := tt.body()
+			r := e.bearer(http.MethodPost, tt.path, c.Key, ct, bytes.NewReader(body))
+			if r.status != http.StatusOK {
+				t.Fatalf("POST %s = %d %s", tt.path, r.status, r.raw)
+			}
+			if r.body["object"] != "video" || r.body["status"] != "queued" || r.body["seconds"] != tt.seconds || r.body["size"] != tt.size {
+				t.Errorf("video %s, want a queued video of %s s at %s", r.raw, tt.seconds, tt.size)
+			}
+			tk := e.task(r.body["id"].(string))
+			if tk.Type != tt.kind || tk.Params.Resolution != tt.res || tk.Params.AspectRatio != tt.aspect {
+				t.Errorf("task %s at %s %s, want %s at %s %s", tk.Type, tk.Params.Resolution, tk.Params.AspectRatio, tt.kind, tt.res, tt.aspect)
+			}
+			if tt.kind == "video-extension" {
+				if in, ok := tk.Input("video"); !ok || in.Task != src.ID {
+					t.Errorf("the extension's input %+v, want the video of %s", in, src.ID)
+				}
+			}
+			charged := before - e.state(c.AccountID).Credits
+			if charged != int64(tk.CreditsCost) || float64(charged) != q.body["creditsRequired"] {
+				t.Errorf("charged %d (task cost %d), the contract's quote says %v", charged, tk.CreditsCost, q.body["creditsRequired"])
+			}
+		})
+	}
+
+	// What the route cannot honour, or OpenAI's extension does not take,
+	// is refused in OpenAI's shape naming its field, charged nothing.
+	other := e.caller(100000)
+	ext := "/openai/v1/videos/extensions"
+	form := func(parts ...part) (string, string) {
+		ct, b := multipartBody(t, parts...)
+		return ct, string(b)
+	}
+	uploadCT, upload := form(field("prompt", "x"), file("video", "v.mp4", []byte("mp4")))
+	twiceCT, twice := form(field("prompt", "x"), field("video[id]", src.ID), field("video[id]", src.ID))
+	otherFileCT, otherFile := form(field("prompt", "x"), field("video[id]", src.ID), file("input_reference", "a.png", pngData))
+	refused := []struct {
+		name, path, key, ct, body string
+		status                    int
+		typ, param                string
+	}{
+		{"4k on a model without it", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","model":"gen-3.1-lite-generate-001","size":"3840x2160"}`, 400, "invalid_request_error", "size"},
+		{"4k at 4 seconds", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","model":"` + quality + `","size":"3840x2160","seconds":"4"}`, 400, "invalid_request_error", "size"},
+		{"a size of no known shape", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","size":"4096x2160"}`, 400, "invalid_request_error", "size"},
+		{"extension without video", ext, c.Key, "application/json", `{"prompt":"x"}`, 400, "invalid_request_error", "video"},
+		{"extension of a failed video", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"` + ids["failed"] + `"}}`, 400, "invalid_request_error", "video"},
+		{"extension of a video in flight", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"` + ids["processing"] + `"}}`, 400, "invalid_request_error", "video"},
+		{"extension of another account's video", ext, other.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 404, "not_found_error", ""},
+		{"extension of an unknown video", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"gen_1_nothing"}}`, 404, "not_found_error", ""},
+		{"extension with a model", ext, c.Key, "application/json", `{"prompt":"x","model":"` + quality + `","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "model"},
+		{"extension with a size", ext, c.Key, "application/json", `{"prompt":"x","size":"1280x720","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "size"},
+		{"extension of a length the contract does not extend by", ext, c.Key, "application/json", `{"prompt":"x","seconds":"4","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "seconds"},
+		{"extension without a prompt", ext, c.Key, "application/json", `{"video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "prompt"},
+		{"extension of an uploaded video", ext, c.Key, uploadCT, upload, 400, "invalid_request_error", "video"},
+		{"video given twice", ext, c.Key, twiceCT, twice, 400, "invalid_request_error", "video[id]"},
+		{"a file on an extension", ext, c.Key, otherFileCT, otherFile, 400, "invalid_request_error", "input_reference"},
+		{"extension of a video its route does not extend", ext, c.Key, "application/json", `{"prompt":"x","video":{"id":"` + ids["completed"] + `"}}`, 400, "invalid_request_error", "video"},
+		{"a video's id on a create", "/openai/v1/videos", c.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 400, "invalid_request_error", "video[id]"},
+		{"method", ext, c.Key, "", "", 405, "invalid_request_error", ""},
+		// Remix and edits change a video, they do not continue it: no
+		// route of this API (clients.md).
+		{"remix", "/openai/v1/videos/" + src.ID + "/remix", c.Key, "application/json", `{"prompt":"x"}`, 404, "not_found_error", ""},
+		{"edits", "/openai/v1/videos/edits", c.Key, "application/json", `{"prompt":"x","video":{"id":"` + src.ID + `"}}`, 405, "invalid_request_error", ""},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, otherSnap := e.state(c.AccountID), e.state(other.AccountID)
+			method := http.MethodPost
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			} else {
+				method = http.MethodGet
+			}
+			wantOpenAIError(t, e.bearer(method, tt.path, tt.key, tt.ct, body), tt.status, tt.typ, tt.param)
+			e.assertUnchanged(snap, c.AccountID, tt.name)
+			e.assertUnchanged(otherSnap, other.AccountID, tt.name)
+		})
+	}
+}
+
+// completedOn starts body on text-to-video and completes its task as
+// made on route, with its video stored.
+func completedOn(t *testing.T, e *env, key, body, route string) task.Task {
+	t.Helper()
+	r := e.postJSON("/api/gen/text-to-video", key, body)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("start = %d %s", r.status, r.raw)
+	}
+	id := r.body["taskId"].(string)
+	ctx := t.Context()
+	if _, err := e.faults.Store.MarkProcessing(ctx, id, e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	v := task.Video{Key: "videos/" + id + "/0.mp4", MimeType: "video/mp4", Size: 3}
+	if _, err := e.Blobs.Put(ctx, v.Key, strings.NewReader("mp4"), v.MimeType); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.faults.Store.Complete(ctx, id, domain.Completion{Videos: []task.Video{v}, Billing: task.Billing{Route: route}}, e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return e.task(id)
 }

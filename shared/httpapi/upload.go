@@ -118,6 +118,9 @@ func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files
 			continue
 		}
 		if p.FileName() != "" {
+			if len(files) == 0 {
+				return up, badRequest(name, "Unexpected file field %q; this endpoint takes no file.", name)
+			}
 			return up, badRequest(name, "Unexpected file field %q; this endpoint takes the file fields %s.", name, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
 		}
 		v, err := io.ReadAll(io.LimitReader(p, maxFieldBytes+1))

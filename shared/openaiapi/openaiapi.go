@@ -16,7 +16,12 @@
 // data, first_id, last_id, has_more} that the SDK's
 // ConversationCursorPage follows with after=last_id; an error
 // {"error": {message, type, param, code}}, whose HTTP status picks the
-// SDK's exception class.
+// SDK's exception class. videos.extend (issue 37) follows the npm
+// `openai` 7.57.0 (resources/videos.d.ts and videos.js) and openai-go
+// v3.99.0 (video.go), read 2026-11-28: POST /videos/extensions,
+// multipart prompt, seconds ("length of the newly generated extension
+// segment") and video (a file, or {id} sent as video[id]); the video
+// object's seconds of an extension is "the stitched total duration".
 package openaiapi
 
 import (
@@ -111,7 +116,8 @@ func FromTask(t task.Task, expires int64) Video {
 		Status:    Status(t.Status),
 		CreatedAt: t.CreatedAt.Unix(),
 		Prompt:    t.Prompt,
-		Seconds:   openaimodels.Seconds(t.Params.DurationSeconds),
+		// An extension's is the stitched whole, as OpenAI's is.
+		Seconds: openaimodels.Seconds(t.VideoSeconds()),
 	}
 	v.Size, _ = openaimodels.Size(t.Params.AspectRatio, t.Params.Resolution)
 	switch t.Status {
@@ -143,6 +149,16 @@ const (
 	FieldInputReference = "input_reference"
 )
 
+// The extension request's fields (videos.extend, POST
+// /videos/extensions): prompt and seconds as a create's, and the video
+// it continues, which both SDKs send as the form field video[id] (their
+// bracketed encoding of {"video": {"id": ...}}) or as a file under
+// video. gen extends only its own completed videos: the id.
+const (
+	FieldVideo   = "video"
+	FieldVideoID = "video[id]"
+)
+
 // The content endpoint's variants that gen serves: the video, and its
 // poster frame as the thumbnail. OpenAI's third, spritesheet, gen does
 // not make.
@@ -154,7 +170,7 @@ const (
 // sizes are the sizes a create may name, each the contract's aspect
 // ratio and resolution (openaimodels.Size); whether the model and the
 // backend make it is the validator's and the capability table's call.
-var sizes = []string{"1280x720", "720x1280", "1920x1080", "1080x1920"}
+var sizes = []string{"1280x720", "720x1280", "1920x1080", "1080x1920", "3840x2160", "2160x3840"}
 
 // Sizes lists the accepted size values.
 func Sizes() []string { return slices.Clone(sizes) }
@@ -202,6 +218,37 @@ func ContractFields(fields map[string]string) (map[string][]string, error) {
 	return out, nil
 }
 
+// ExtensionFields translates an extension's OpenAI fields into the
+// contract's form fields of an extension (prompt, durationSeconds), for
+// params.ParseExtensionForm, and the id of the video it continues. seconds
+// is the length of the new segment, as in OpenAI's shape; the contract's
+// extension takes one length (durationSeconds), which the validator
+// holds it to. A field OpenAI's extension does not have, or a missing
+// video[id], is a *params.Error naming the OpenAI field.
+func ExtensionFields(fields map[string]string) (form map[string][]string, videoID string, err error) {
+	rest := make(map[string]string, len(fields))
+	for name, v := range fields {
+		switch name {
+		case FieldVideoID:
+			videoID = v
+		case FieldPrompt, FieldSeconds:
+			rest[name] = v
+		default:
+			return nil, "", &params.Error{Code: params.CodeValidation, Field: name,
+				Message: fmt.Sprintf("unknown field %q; an extension takes prompt, seconds and video[id] (the id of a completed video of yours).", name)}
+		}
+	}
+	if videoID == "" {
+		return nil, "", &params.Error{Code: params.CodeValidation, Field: FieldVideo,
+			Message: "video is required: the id of a completed video of yours, as video[id]."}
+	}
+	form, err = ContractFields(rest)
+	if err != nil {
+		return nil, "", err
+	}
+	return form, videoID, nil
+}
+
 func durations() []string {
 	var out []string
 	for _, d := range params.Durations() {
@@ -220,9 +267,12 @@ func quoted(vs []string) string {
 
 // Param is the OpenAI field that stands for a contract field in an
 // error's param: durationSeconds is seconds, aspectRatio and resolution
-// are size, the image is input_reference; others keep their name.
+// are size, the image is input_reference, the task an extension
+// continues (taskId) is video; others keep their name.
 func Param(field string) string {
 	switch field {
+	case "taskId":
+		return FieldVideo
 	case "durationSeconds":
 		return FieldSeconds
 	case "aspectRatio", "resolution":

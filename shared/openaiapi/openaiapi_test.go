@@ -20,6 +20,9 @@ func TestContractFields(t *testing.T) {
 		{map[string]string{"prompt": "p", "model": "m", "seconds": "4", "size": "720x1280"},
 			map[string][]string{"prompt": {"p"}, "model": {"m"}, "durationSeconds": {"4"}, "aspectRatio": {"9:16"}, "resolution": {"720p"}}, ""},
 		{map[string]string{"size": "1920x1080"}, map[string][]string{"aspectRatio": {"16:9"}, "resolution": {"1080p"}}, ""},
+		{map[string]string{"size": "3840x2160"}, map[string][]string{"aspectRatio": {"16:9"}, "resolution": {"4k"}}, ""},
+		{map[string]string{"size": "2160x3840"}, map[string][]string{"aspectRatio": {"9:16"}, "resolution": {"4k"}}, ""},
+		{map[string]string{"size": "4096x2160"}, nil, "size"},
 		{map[string]string{"seconds": "12"}, nil, "seconds"},
 		{map[string]string{"seconds": "four"}, nil, "seconds"},
 		{map[string]string{"size": "1024x1792"}, nil, "size"},
@@ -36,6 +39,47 @@ func TestContractFields(t *testing.T) {
 		case err != nil || !reflect.DeepEqual(got, tt.want):
 			t.Errorf("ContractFields(%v) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+func TestExtensionFields(t *testing.T) {
+	tests := []struct {
+		in        map[string]string
+		want      map[string][]string
+		wantID    string
+		wantParam string
+	}{
+		{map[string]string{"prompt": "p", "video[id]": "gen_1_a"}, map[string][]string{"prompt": {"p"}}, "gen_1_a", ""},
+		{map[string]string{"prompt": "p", "seconds": "8", "video[id]": "gen_1_a"},
+			map[string][]string{"prompt": {"p"}, "durationSeconds": {"8"}}, "gen_1_a", ""},
+		{map[string]string{"prompt": "p"}, nil, "", "video"},
+		{map[string]string{"prompt": "p", "video[id]": ""}, nil, "", "video"},
+		{map[string]string{"prompt": "p", "seconds": "20", "video[id]": "gen_1_a"}, nil, "", "seconds"},
+		{map[string]string{"prompt": "p", "model": "m", "video[id]": "gen_1_a"}, nil, "", "model"},
+		{map[string]string{"prompt": "p", "size": "1280x720", "video[id]": "gen_1_a"}, nil, "", "size"},
+	}
+	for _, tt := range tests {
+		got, id, err := ExtensionFields(tt.in)
+		var pe *params.Error
+		switch {
+		case tt.wantParam != "":
+			if !errors.As(err, &pe) || pe.Field != tt.wantParam {
+				t.Errorf("ExtensionFields(%v) = %v, %q, %v; want an error on %s", tt.in, got, id, err, tt.wantParam)
+			}
+		case err != nil || id != tt.wantID || !reflect.DeepEqual(got, tt.want):
+			t.Errorf("ExtensionFields(%v) = %v, %q, %v; want %v, %q", tt.in, got, id, err, tt.want, tt.wantID)
+		}
+	}
+}
+
+// TestFromTaskExtension: an extension's seconds is the stitched whole
+// (OpenAI's Video.seconds: "For extensions, this is the stitched total
+// duration"), its size the video's.
+func TestFromTaskExtension(t *testing.T) {
+	tk := task.Task{ID: "gen_1_b", Status: task.Pending, Inputs: []task.Input{{Role: task.RoleVideo, Task: "gen_1_a", Seconds: 8}}}
+	tk.Params.DurationSeconds, tk.Params.AspectRatio, tk.Params.Resolution = 8, "9:16", "720p"
+	if v := FromTask(tk, 0); v.Seconds != "15" || v.Size != "720x1280" {
+		t.Errorf("an extension of 8 s is %q s at %q, want 15 at 720x1280", v.Seconds, v.Size)
 	}
 }
 
@@ -80,6 +124,7 @@ func TestNewError(t *testing.T) {
 		{400, "VALIDATION_ERROR", "durationSeconds", "invalid_request_error", "seconds"},
 		{400, "VALIDATION_ERROR", "resolution", "invalid_request_error", "size"},
 		{400, "MISSING_IMAGE", "image", "invalid_request_error", "input_reference"},
+		{400, "VALIDATION_ERROR", "taskId", "invalid_request_error", "video"},
 		{401, "UNAUTHORIZED", "", "authentication_error", ""},
 		{402, "INSUFFICIENT_CREDITS", "", "insufficient_quota", ""},
 		{404, "TASK_NOT_FOUND", "", "not_found_error", ""},

@@ -95,15 +95,34 @@ func JSONError(err error, shape, single string) *Error {
 // ParseForm validates the non-file fields of a multipart start request.
 // Every value is a string and must parse by the same rules as JSON fields.
 func ParseForm(kind string, form map[string][]string) (Request, error) {
+	present, err := formFields(form)
+	if err != nil {
+		return Request{}, err
+	}
+	return validate(kind, present, "")
+}
+
+// ParseExtensionForm is ParseExtensionJSON for fields given as a form's
+// strings (the OpenAI-compatible extension, shared/openaiapi), by the
+// same rules.
+func ParseExtensionForm(model string, form map[string][]string) (Request, error) {
+	present, err := formFields(form)
+	if err != nil {
+		return Request{}, err
+	}
+	return validate(catalog.VideoExtension, present, model)
+}
+
+func formFields(form map[string][]string) (map[string]value, error) {
 	present := make(map[string]value, len(form))
 	for name, vals := range form {
 		if len(vals) != 1 {
-			return Request{}, &Error{Code: CodeValidation, Field: name,
+			return nil, &Error{Code: CodeValidation, Field: name,
 				Message: fmt.Sprintf("field %q is given %d times; send it once", name, len(vals))}
 		}
 		present[name] = formValue(vals[0])
 	}
-	return validate(kind, present, "")
+	return present, nil
 }
 
 type jsonValue json.RawMessage

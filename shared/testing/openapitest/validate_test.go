@@ -31,7 +31,7 @@ func TestDocumentLoadsAsOpenAPI31(t *testing.T) {
 	// Cancel, delete and credits.
 	want = append(want, "/api/gen/cancel/{taskId}", "/api/gen/tasks/{taskId}", "/api/gen/credits")
 	// The OpenAI-compatible videos API.
-	want = append(want, "/openai/v1/videos", "/openai/v1/videos/{taskId}", "/openai/v1/videos/{taskId}/content")
+	want = append(want, "/openai/v1/videos", "/openai/v1/videos/{taskId}", "/openai/v1/videos/{taskId}/content", "/openai/v1/videos/extensions")
 	// The live event stream.
 	want = append(want, "/api/gen/status/{taskId}/events")
 	// Quotes, one path per start endpoint.

@@ -56,6 +56,7 @@ var answers = map[string]map[int]func() any{
 	"getDocs":    {http.StatusOK: nil},
 
 	"openaiCreateVideo":          {http.StatusOK: newOf[openaiapi.Video]},
+	"openaiExtendVideo":          {http.StatusOK: newOf[openaiapi.Video]},
 	"openaiRetrieveVideo":        {http.StatusOK: newOf[openaiapi.Video]},
 	"openaiListVideos":           {http.StatusOK: newOf[openaiapi.List]},
 	"openaiDeleteVideo":          {http.StatusOK: newOf[openaiapi.Deleted]},

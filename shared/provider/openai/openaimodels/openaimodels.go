@@ -207,10 +207,14 @@ func RouteLimits(p settings.Provider, served []string) (string, map[string]capab
 	return backend, out, nil
 }
 
-// sizes are the host's size for our aspect ratio and resolution.
+// sizes are the host's size for our aspect ratio and resolution. 4k is
+// UHD (3840 x 2160), the width x height the OpenAI-compatible facade
+// reads as resolution 4k (shared/openaiapi); neither host makes it, and
+// that Veo's 4k is exactly these pixels is not known first-hand.
 var sizes = map[[2]string]string{
 	{"16:9", "720p"}: "1280x720", {"9:16", "720p"}: "720x1280",
 	{"16:9", "1080p"}: "1920x1080", {"9:16", "1080p"}: "1080x1920",
+	{"16:9", "4k"}: "3840x2160", {"9:16", "4k"}: "2160x3840",
 }
 
 // Size is the size field for an aspect ratio and a resolution.

@@ -96,7 +96,7 @@ func TestUnknownModel(t *testing.T) {
 // size, and the size reads back.
 func TestSizes(t *testing.T) {
 	for _, aspect := range params.AspectRatios() {
-		for _, res := range []string{"720p", "1080p"} {
+		for _, res := range []string{"720p", "1080p", "4k"} {
 			size, ok := openaimodels.Size(aspect, res)
 			a, r, back := openaimodels.AspectAndResolution(size)
 			if !ok || !back || a != aspect || r != res {
