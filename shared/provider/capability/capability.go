@@ -100,7 +100,7 @@ type Table struct {
 	Models map[string]Limits
 	// Routes, when set (Routed), are the routes of each model, whose
 	// Models entry is their union: Apply takes what one route honours.
-	Routes map[string][]Route
+	Routes map[string][]RouteLimits
 }
 
 // Builtin is the built-in generator's table: the contract's whole range

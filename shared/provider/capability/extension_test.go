@@ -87,7 +87,7 @@ func TestReferenceImages(t *testing.T) {
 // that is gone, one that extends nothing, and a video too long are
 // refused naming taskId; the mode's narrowings apply.
 func TestExtension(t *testing.T) {
-	routed := capability.Routed(map[string][]capability.Route{quality: {
+	routed := capability.Routed(map[string][]capability.RouteLimits{quality: {
 		{Name: "first", Backend: "A", Limits: veoLike(false)},
 		{Name: "second", Backend: "B", Limits: veoLike(true)},
 	}})
@@ -152,10 +152,10 @@ func TestHonoursMode(t *testing.T) {
 	bare.Modes = []string{catalog.TextToVideo}
 	p := params.Parameters{SampleCount: 1, DurationSeconds: 8, AspectRatio: "16:9", Resolution: "720p", PersonGeneration: "allow_adult",
 		EnhancePrompt: true}
-	if (capability.Route{Backend: "bare", Limits: bare}).Honours(quality, catalog.ReferenceImages, p) {
+	if (capability.RouteLimits{Backend: "bare", Limits: bare}).Honours(quality, catalog.ReferenceImages, p) {
 		t.Error("a route without reference images honours a job with them")
 	}
-	if !(capability.Route{Backend: "veo", Limits: veoLike(false)}).Honours(quality, catalog.ReferenceImages, p) {
+	if !(capability.RouteLimits{Backend: "veo", Limits: veoLike(false)}).Honours(quality, catalog.ReferenceImages, p) {
 		t.Error("a route with reference images refuses a job with them")
 	}
 }

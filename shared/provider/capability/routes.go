@@ -11,10 +11,10 @@ import (
 	"github.com/genvideo/gen/shared/params"
 )
 
-// A Route is one provider route's limits for one of our models: a model
+// RouteLimits are one provider route's limits for one of our models: a model
 // with several routes (settings.Routes) is offered what at least one
 // of them honours.
-type Route struct {
+type RouteLimits struct {
 	// Name is the route's (settings.RouteSpec.Name); Backend names it in
 	// messages ("Vertex AI").
 	Name, Backend string
@@ -24,8 +24,8 @@ type Route struct {
 // Routed is the table of a stack whose models have routes: each model
 // is offered what one of its routes honours (Apply), and shows the
 // union of its routes' limits (Models, for GET /api/gen/models).
-func Routed(routes map[string][]Route) Table {
-	t := Table{Models: map[string]Limits{}, Routes: map[string][]Route{}}
+func Routed(routes map[string][]RouteLimits) Table {
+	t := Table{Models: map[string]Limits{}, Routes: map[string][]RouteLimits{}}
 	var names []string
 	for model, rs := range routes {
 		if len(rs) == 0 {
@@ -56,7 +56,7 @@ func Routed(routes map[string][]Route) Table {
 // first route's refusal. A seed the client did not send is left out
 // when some route takes none, so that the task may fail over to it and
 // still echo only a seed its videos were made with.
-func (t Table) applyRouted(r *params.Request, routes []Route) error {
+func (t Table) applyRouted(r *params.Request, routes []RouteLimits) error {
 	union := *r
 	if err := (Table{Backend: backends(routes), Models: map[string]Limits{r.Model: t.Models[r.Model]}}).Apply(&union); err != nil {
 		return err
@@ -71,7 +71,7 @@ func (t Table) applyRouted(r *params.Request, routes []Route) error {
 			}
 			continue
 		}
-		seedless := slices.ContainsFunc(routes, func(r Route) bool { return !r.Limits.Seed })
+		seedless := slices.ContainsFunc(routes, func(r RouteLimits) bool { return !r.Limits.Seed })
 		if seedless && !(r.Sent == nil || r.Sent["seed"]) {
 			c.Params.Seed = nil
 		}
@@ -84,26 +84,26 @@ func (t Table) applyRouted(r *params.Request, routes []Route) error {
 // Honours reports whether the route takes a job of mode (params.ModeOf)
 // with these parameters as they are (a task's, which start filled):
 // what a router asks before it submits a task to a route.
-func (r Route) Honours(model, mode string, p params.Parameters) bool {
+func (r RouteLimits) Honours(model, mode string, p params.Parameters) bool {
 	req := params.Request{Model: model, Type: mode, Params: p}
 	return (Table{Backend: r.Backend, Models: map[string]Limits{model: r.Limits}}).Apply(&req) == nil
 }
 
 // RouteOf is the route of model named name: one of its routes, or, in
 // a table of one backend, that backend when it is so named.
-func (t Table) RouteOf(model, name string) (Route, bool) {
+func (t Table) RouteOf(model, name string) (RouteLimits, bool) {
 	if routes := t.Routes[model]; len(routes) > 0 {
-		i := slices.IndexFunc(routes, func(r Route) bool { return r.Name == name })
+		i := slices.IndexFunc(routes, func(r RouteLimits) bool { return r.Name == name })
 		if i < 0 {
-			return Route{}, false
+			return RouteLimits{}, false
 		}
 		return routes[i], true
 	}
 	l, ok := t.Models[model]
 	if !ok || name == "" || name != t.Name {
-		return Route{}, false
+		return RouteLimits{}, false
 	}
-	return Route{Name: t.Name, Backend: t.Backend, Limits: l}, true
+	return RouteLimits{Name: t.Name, Backend: t.Backend, Limits: l}, true
 }
 
 // applyExtension is Apply for an extension. Only the route that made a
@@ -145,7 +145,7 @@ func (t Table) applyExtension(r *params.Request) error {
 }
 
 // backends names the routes' backends in messages.
-func backends(routes []Route) string {
+func backends(routes []RouteLimits) string {
 	var names []string
 	for _, r := range routes {
 		if !slices.Contains(names, r.Backend) {

@@ -32,7 +32,7 @@ var wide = capability.Limits{
 // route takes; and leaves out a seed the client did not send, so that
 // the seedless route can take the task too.
 func TestRoutedApply(t *testing.T) {
-	table := capability.Routed(map[string][]capability.Route{fast: {
+	table := capability.Routed(map[string][]capability.RouteLimits{fast: {
 		{Name: "vertex", Backend: "Vertex AI", Limits: wide},
 		{Name: "gemini", Backend: "the Gemini API", Limits: narrow.Models[fast]},
 	}})
@@ -126,7 +126,7 @@ func TestModeDurations(t *testing.T) {
 		{"the other route does not make it", wide, map[string][]int{catalog.FirstLastFrame: {8}}},
 		{"both narrow it", narrowFLF, map[string][]int{catalog.FirstLastFrame: {8}}},
 	} {
-		table := capability.Routed(map[string][]capability.Route{fast: {
+		table := capability.Routed(map[string][]capability.RouteLimits{fast: {
 			{Name: "gemini", Backend: "the Gemini API", Limits: narrowFLF},
 			{Name: "other", Backend: "Vertex AI", Limits: tt.second},
 		}})

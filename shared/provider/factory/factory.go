@@ -171,9 +171,9 @@ func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, e
 			return Stack{Capabilities: caps}, err
 		}
 		name := p.DefaultRoute()
-		lim := map[string]capability.Route{}
+		lim := map[string]capability.RouteLimits{}
 		for id, l := range caps.Models {
-			lim[id] = capability.Route{Name: name, Backend: caps.Backend, Limits: l}
+			lim[id] = capability.RouteLimits{Name: name, Backend: caps.Backend, Limits: l}
 		}
 		route := &routing.Route{Name: name, Provider: prov, Limits: lim}
 		models := map[string][]*routing.Route{}
@@ -228,7 +228,7 @@ func build(ctx context.Context, rs settings.Route, o Options) (*routing.Route, e
 		}
 		p.GeminiAPIKey, p.OpenAIAPIKey = key, key
 	}
-	route := &routing.Route{Name: rs.Name, Limits: map[string]capability.Route{}}
+	route := &routing.Route{Name: rs.Name, Limits: map[string]capability.RouteLimits{}}
 	var err error
 	if route.Provider, err = newProvider(ctx, p, o); err != nil {
 		return nil, err

@@ -29,8 +29,8 @@ import (
 type Route struct {
 	Name     string
 	Provider provider.Provider
-	// Limits are its capability.Route for each model it serves.
-	Limits map[string]capability.Route
+	// Limits are its capability.RouteLimits for each model it serves.
+	Limits map[string]capability.RouteLimits
 }
 
 // Router is a provider.Provider over the routes of each model.

@@ -66,7 +66,7 @@ func (c coded) Classify() provider.Answer {
 func limits() capability.Limits { return capability.Builtin().Models[model] }
 
 func route(name string, p provider.Provider, l capability.Limits) *Route {
-	return &Route{Name: name, Provider: p, Limits: map[string]capability.Route{model: {Name: name, Backend: name, Limits: l}}}
+	return &Route{Name: name, Provider: p, Limits: map[string]capability.RouteLimits{model: {Name: name, Backend: name, Limits: l}}}
 }
 
 func job() provider.Job {

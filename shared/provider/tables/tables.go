@@ -144,7 +144,7 @@ func builtinRoute(_ settings.Provider, served []string) (string, map[string]capa
 // routed is the table of p's routes.
 func routed(p settings.Provider) (capability.Table, error) {
 	byModel := p.ModelRoutes()
-	tables := map[string][]capability.Route{}
+	tables := map[string][]capability.RouteLimits{}
 	for _, r := range p.AllRoutes() {
 		var served []string
 		for _, id := range catalog.IDs() {
@@ -167,9 +167,9 @@ func routed(p settings.Provider) (capability.Table, error) {
 			limits[id] = l
 			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
 			if tables[id] == nil {
-				tables[id] = make([]capability.Route, len(byModel[id]))
+				tables[id] = make([]capability.RouteLimits, len(byModel[id]))
 			}
-			tables[id][i] = capability.Route{Name: r.Name, Backend: backend, Limits: limits[id]}
+			tables[id][i] = capability.RouteLimits{Name: r.Name, Backend: backend, Limits: limits[id]}
 		}
 	}
 	return capability.Routed(tables), nil
