@@ -24,24 +24,24 @@ import (
 	"github.com/genvideo/gen/shared/store"
 )
 
-// Route is one route of one of our models: its name and the provider
-// model id it maps the model to ("" when the provider's request names
-// none: a self-hosted host's own model).
-type Route struct {
-	Name, ProviderModel string
+// Mapping is what one route of one of our models maps it to: the
+// route's name and the provider model id ("" when the provider's request
+// names none: a self-hosted host's own model).
+type Mapping struct {
+	Route, ProviderModel string
 }
 
 // Routes are each of our models' routes (by our model id), as the
 // settings say now (shared/provider/tables.Availability).
-type Routes map[string][]Route
+type Routes map[string][]Mapping
 
 // names are the routes' names, each once, sorted.
 func (r Routes) names() []string {
 	var out []string
 	for _, rs := range r {
-		for _, route := range rs {
-			if !slices.Contains(out, route.Name) {
-				out = append(out, route.Name)
+		for _, m := range rs {
+			if !slices.Contains(out, m.Route) {
+				out = append(out, m.Route)
 			}
 		}
 	}
@@ -65,9 +65,9 @@ func Unavailable(routes Routes, checks []store.RouteCheck) map[string]bool {
 			continue
 		}
 		lacking := true
-		for _, r := range rs {
-			c, ok := byRoute[r.Name]
-			if !ok || !c.Lacks(model, r.ProviderModel) {
+		for _, m := range rs {
+			c, ok := byRoute[m.Route]
+			if !ok || !c.Lacks(model, m.ProviderModel) {
 				lacking = false
 				break
 			}

@@ -20,8 +20,8 @@ const (
 
 // routes: fast goes to vertex then gemini, lite to gemini alone.
 var routes = availability.Routes{
-	fast: {{Name: "vertex", ProviderModel: "veo-3.1-fast-generate-001"}, {Name: "gemini", ProviderModel: "veo-3.1-fast-generate-preview"}},
-	lite: {{Name: "gemini", ProviderModel: "veo-3.1-lite-generate-preview"}},
+	fast: {{Route: "vertex", ProviderModel: "veo-3.1-fast-generate-001"}, {Route: "gemini", ProviderModel: "veo-3.1-fast-generate-preview"}},
+	lite: {{Route: "gemini", ProviderModel: "veo-3.1-lite-generate-preview"}},
 }
 
 func check(route string, models map[string]string, missing ...string) store.RouteCheck {

@@ -72,7 +72,7 @@ func Availability(p settings.Provider) availability.Routes {
 	out := availability.Routes{}
 	for model, rs := range p.ModelRoutes() {
 		for _, r := range rs {
-			out[model] = append(out[model], availability.Route{Name: r.Name, ProviderModel: ProviderModels(r.Provider)[model]})
+			out[model] = append(out[model], availability.Mapping{Route: r.Name, ProviderModel: ProviderModels(r.Provider)[model]})
 		}
 	}
 	return out

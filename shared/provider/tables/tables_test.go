@@ -141,8 +141,8 @@ func TestAvailability(t *testing.T) {
 	}
 	for model, w := range want {
 		var parts []string
-		for _, route := range got[model] {
-			parts = append(parts, route.Name+"="+route.ProviderModel)
+		for _, m := range got[model] {
+			parts = append(parts, m.Route+"="+m.ProviderModel)
 		}
 		if s := strings.Join(parts, " "); s != w {
 			t.Errorf("%s: routes %q, want %q", model, s, w)
