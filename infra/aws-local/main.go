@@ -25,7 +25,7 @@ import (
 const envScheduleInterval = "GEN_AWS_LOCAL_SCHEDULE_INTERVAL"
 
 // envProviderConfig names a file holding a provider configuration
-// secret's string (awsstack.ProviderConfig): the assembly keeps it in its
+// secret's string (awsstack.ConfigSecret): the assembly keeps it in its
 // Secrets Manager under providerConfigARN and sets the template's
 // ProviderConfigSecretArn to it, as an operator with many routes deploys.
 const envProviderConfig = "GEN_AWS_LOCAL_PROVIDER_CONFIG"

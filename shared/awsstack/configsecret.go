@@ -9,7 +9,7 @@ import (
 	"github.com/genvideo/gen/shared/strictjson"
 )
 
-// ProviderConfig is the JSON object the GEN_PROVIDER_CONFIG_SECRET_ARN
+// ConfigSecret is the JSON object the GEN_PROVIDER_CONFIG_SECRET_ARN
 // secret holds: the provider routes and the declared models, each
 // written exactly as its variable (and template parameter) would hold
 // it, so that moving them from the parameters Routes and Models to the
@@ -22,7 +22,7 @@ import (
 // Either member may be left out. A secret string holds up to 64 KB
 // (Secrets Manager's quota), where Lambda leaves a function's whole
 // environment 4 KB.
-type ProviderConfig struct {
+type ConfigSecret struct {
 	// Routes is what GEN_ROUTES would hold (settings.Routes).
 	Routes json.RawMessage `json:"routes,omitempty"`
 	// Models is what GEN_MODELS would hold (settings.DeclaredModels).
@@ -34,7 +34,7 @@ type ProviderConfig struct {
 // check the environment (settings.Reader.From). The error never quotes
 // the string: routes may hold keys.
 func providerConfigVars(secret string) (settings.Vars, error) {
-	var c ProviderConfig
+	var c ConfigSecret
 	if err := strictjson.Unmarshal([]byte(secret), &c); err != nil {
 		return nil, fmt.Errorf(`want JSON {"routes": <what %s holds>, "models": <what %s holds>}: %w`, EnvRoutes, EnvModels, err)
 	}

@@ -5,7 +5,7 @@
 // steps and the model check, which build the routes.
 // Template.yaml gives only them the configuration, as GEN_ROUTES and
 // GEN_MODELS, or as the secret GEN_PROVIDER_CONFIG_SECRET_ARN names
-// (awsstack.ProviderConfig), which they read once at cold start: routes
+// (awsstack.ConfigSecret), which they read once at cold start: routes
 // and models past Lambda's 4 KB environment fit there.
 package providerconfig
 

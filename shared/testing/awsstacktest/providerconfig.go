@@ -25,7 +25,7 @@ const (
 )
 
 // ManyRoutes is a provider configuration's secret string
-// (awsstack.ProviderConfig) of n built-in routes, cards-001 to cards-<n>
+// (awsstack.ConfigSecret) of n built-in routes, cards-001 to cards-<n>
 // (n at least 42), and the model DeclaredModelID, far past Lambda's 4 KB
 // environment when n is large: what an operator with many routes puts
 // in ProviderConfigSecretArn. Every route is the built-in generator, so
@@ -56,7 +56,7 @@ func ManyRoutes(n int) string {
 	if err != nil {
 		panic(err)
 	}
-	b, err := json.Marshal(awsstack.ProviderConfig{Routes: r, Models: m})
+	b, err := json.Marshal(awsstack.ConfigSecret{Routes: r, Models: m})
 	if err != nil {
 		panic(err)
 	}
