@@ -226,7 +226,7 @@ func TestJSONSettingsMeanOneThing(t *testing.T) {
 	models := `"models":{"gen-3.1-lite-generate-001":["wan","builtin"]}`
 	valid := `{"routes":[` + route + `],` + models + `}`
 	r := settings.NewReader(settings.Vars{settings.Routes: valid}.Lookup)
-	if r.Provider(); r.Err() != nil {
+	if r.ProviderConfig(); r.Err() != nil {
 		t.Fatalf("the plain GEN_ROUTES is refused: %v", r.Err())
 	}
 	for _, tt := range []struct {

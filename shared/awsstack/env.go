@@ -72,7 +72,7 @@ const (
 	// EnvLogLevel is the level of the JSON logs: DEBUG, INFO, WARN or
 	// ERROR (default INFO).
 	EnvLogLevel = settings.LogLevel
-	// The generator's variables, read by settings.Reader.Provider; the
+	// The generator's variables, read by settings.Reader.ProviderConfig; the
 	// generate step needs them, and every function reads the generator,
 	// its model mapping and the credit price, which say what a start may
 	// ask (veo.Capabilities; their meaning is in package settings).
@@ -153,7 +153,7 @@ type Env struct {
 	// Provider is the generator and its settings (GEN_GENERATOR, ...),
 	// read as the local service reads them: its Routes and Declared are
 	// the provider configuration secret's when ParseEnvWith read one.
-	Provider settings.Provider
+	Provider settings.ProviderConfig
 	// ProviderConfigSecretARN is EnvProviderConfigSecretARN.
 	ProviderConfigSecretARN string
 	GeminiKeySecretARN      string
@@ -215,7 +215,7 @@ func parseEnv(lookup func(string) (string, bool), providerConfig *string) (Env, 
 		FFmpegPath:          shared.FFmpegPath,
 		FontFile:            shared.FontFile,
 		LogLevel:            shared.LogLevel,
-		Provider:            r.Provider(),
+		Provider:            r.ProviderConfig(),
 		GeminiKeySecretARN:  r.Check(EnvGeminiKeySecretARN, isARN, "want the ARN of a Secrets Manager secret"),
 		VertexWIFConfig:     r.String(EnvVertexWIFConfig, ""),
 		WebhookAllowPrivate: r.Switch(settings.WebhookAllowPrivate, false),

@@ -78,7 +78,7 @@ func Open(env Env, cfg aws.Config) (*Deployment, error) {
 	return New(env, cfg, logger)
 }
 
-// InstallCatalog makes the stack's catalog (settings.Provider.Catalog:
+// InstallCatalog makes the stack's catalog (settings.ProviderConfig.Catalog:
 // the operator's models, our Omni model where a route serves Omni) the
 // function's, before anything reads it (package catalog says why it is
 // the process's). Otherwise the catalog stays the contract's.

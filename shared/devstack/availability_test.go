@@ -37,7 +37,7 @@ func TestModelAvailability(t *testing.T) {
 	type backend struct {
 		fakes  []retirable
 		models []string // the provider model each fake serves fast as, in route order
-		p      settings.Provider
+		p      settings.ProviderConfig
 		// gone are the models unavailable once the last route lacks
 		// fast's: those it maps to the same provider model too.
 		gone []string

@@ -114,7 +114,7 @@ type Config struct {
 	// Provider selects and configures the generator (GEN_GENERATOR and
 	// the GEN_VERTEX_*, GEN_GEMINI_* and GEN_PROVIDER_MODELS variables);
 	// its zero value is the built-in ffmpeg generator.
-	Provider settings.Provider
+	Provider settings.ProviderConfig
 	// LogLevel is the level of the logs gen-local writes (GEN_LOG_LEVEL);
 	// New logs to Logger whatever its level.
 	LogLevel slog.Level
@@ -165,7 +165,7 @@ func ParseConfig(lookup func(string) (string, bool)) (Config, error) {
 		FFmpegPath:         shared.FFmpegPath,
 		FontFile:           shared.FontFile,
 		LogLevel:           shared.LogLevel,
-		Provider:           r.Provider(),
+		Provider:           r.ProviderConfig(),
 	}
 	if g := cfg.Provider.Generator; (g == settings.GeneratorGemini || g == settings.GeneratorOmni) && cfg.Provider.GeminiAPIKey == "" {
 		r.Reject(settings.GeminiAPIKey, "", "the "+g+" generator needs the Gemini API key")

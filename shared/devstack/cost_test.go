@@ -145,7 +145,7 @@ func TestOpenAICostAndMarginReport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the fake recorded seconds %q", s.prompt, sub.Fields["seconds"])
 		}
-		m, ok := openaimodels.Priced(settings.Provider{}, sub.Fields["model"])
+		m, ok := openaimodels.Priced(settings.ProviderConfig{}, sub.Fields["model"])
 		if !ok {
 			t.Fatalf("%s: model %q has no price", s.prompt, sub.Fields["model"])
 		}

@@ -20,7 +20,7 @@ import (
 // declaredWan is GEN_MODELS and GEN_ROUTES as an operator offering a
 // Wan on their own GPU writes them: a model of their own, priced in
 // credits, routed to a vLLM-Omni host at usdPerSecond.
-func declaredWan(t *testing.T, hostURL string, usdPerSecond float64) (settings.Provider, error) {
+func declaredWan(t *testing.T, hostURL string, usdPerSecond float64) (settings.ProviderConfig, error) {
 	t.Helper()
 	r := settings.NewReader(settings.Vars{
 		settings.ProviderPollInterval: "1s",
@@ -31,7 +31,7 @@ func declaredWan(t *testing.T, hostURL string, usdPerSecond float64) (settings.P
 			"usdPerSecond": %g, "models": {"wan-2.2-720p": "Wan-AI/Wan2.2-T2V-A14B-Diffusers"}}],
 			"models": {"wan-2.2-720p": ["gpu"]}}`, hostURL, usdPerSecond),
 	}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	return p, r.Err()
 }
 

@@ -40,7 +40,7 @@ func TestOmniRoute(t *testing.T) {
 				r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s",
 					settings.Routes: `{"routes": [{"name": "omni", ` + tt.route + `, "endpoint": "` + srv.URL + `",
 						"models": {"` + fast + `": "gemini-omni-1.2-flash"}}], "models": {"` + fast + `": ["omni"]}}`}.Lookup)
-				c.Provider = r.Provider()
+				c.Provider = r.ProviderConfig()
 				if err := r.Err(); err != nil {
 					t.Fatal(err)
 				}

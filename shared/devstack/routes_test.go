@@ -29,7 +29,7 @@ func fakeAt(t *testing.T, cfg veotest.Config) (*veotest.Server, string) {
 
 // routedSettings are GEN_ROUTES as an operator writes it, read as the
 // server reads it: the fast model on routes, in order.
-func routedSettings(t *testing.T, routes string, models ...string) settings.Provider {
+func routedSettings(t *testing.T, routes string, models ...string) settings.ProviderConfig {
 	t.Helper()
 	return readRoutes(t, fmt.Sprintf(`{"routes": [%s], "models": {"gen-3.1-fast-generate-001": ["%s"]}}`,
 		routes, strings.Join(models, `", "`)))
@@ -37,10 +37,10 @@ func routedSettings(t *testing.T, routes string, models ...string) settings.Prov
 
 // readRoutes reads GEN_ROUTES as the server reads it, polling each
 // second.
-func readRoutes(t *testing.T, routes string) settings.Provider {
+func readRoutes(t *testing.T, routes string) settings.ProviderConfig {
 	t.Helper()
 	r := settings.NewReader(settings.Vars{settings.ProviderPollInterval: "1s", settings.Routes: routes}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}

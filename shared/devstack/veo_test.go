@@ -65,7 +65,7 @@ func restartVeo(t *testing.T, api, url, dataDir string, mutate func(*Config)) *e
 
 // providerSettings are the variables an operator sets, read as the
 // server reads them.
-func providerSettings(api, url string) settings.Provider {
+func providerSettings(api, url string) settings.ProviderConfig {
 	r := settings.NewReader(settings.Vars{
 		settings.Generator:         api,
 		settings.VertexProject:     "demo-project",
@@ -79,7 +79,7 @@ func providerSettings(api, url string) settings.Provider {
 		// The fake is quick; the stack polls it every second.
 		settings.ProviderPollInterval: "1s",
 	}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		panic(err)
 	}
@@ -181,7 +181,7 @@ func TestVeoWalkThrough(t *testing.T) {
 // maxSamples is the most videos a start may ask for on api.
 func maxSamples(t *testing.T, api string) int {
 	t.Helper()
-	caps, err := veomodels.Capabilities(settings.Provider{Generator: api})
+	caps, err := veomodels.Capabilities(settings.ProviderConfig{Generator: api})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,7 +722,7 @@ func e2eGenerator(t *testing.T, cfg *Config) {
 	api := os.Getenv("GEN_E2E_GENERATOR")
 	// A test that injects faults, or fakes the generator, means the
 	// built-in one.
-	if api == "" || cfg.Provider != (settings.Provider{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil || cfg.Hooks.WrapProvider != nil {
+	if api == "" || cfg.Provider != (settings.ProviderConfig{}) || cfg.FaultInjection || cfg.Hooks.WrapGenerator != nil || cfg.Hooks.WrapProvider != nil {
 		return
 	}
 	url, ok := e2eGenerators.Load(t)

@@ -131,7 +131,7 @@ func runOnBackend(t *testing.T, script string, vars settings.Vars, checkAPI bool
 	}
 	tools := nodetools.Require(t, playwrightPkg)
 	r := settings.NewReader(vars.Lookup)
-	provider := r.Provider()
+	provider := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}

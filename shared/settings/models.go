@@ -87,14 +87,14 @@ const (
 // Catalog is p's catalog: the contract's models, our Omni model where a
 // route serves Gemini Omni (catalog.OmniFlash), and the models GEN_MODELS
 // declares. Its values were checked when read.
-func (p Provider) Catalog() *catalog.Catalog {
+func (p ProviderConfig) Catalog() *catalog.Catalog {
 	c, _ := declare(p.Declared, offersOmni(p.Generator, p.Routes))
 	return c
 }
 
 // OwnCatalog reports whether p's catalog is other than the contract's,
 // so that a stack installs it (catalog.Install).
-func (p Provider) OwnCatalog() bool {
+func (p ProviderConfig) OwnCatalog() bool {
 	return p.Declared != "" || offersOmni(p.Generator, p.Routes)
 }
 

@@ -66,7 +66,7 @@ func TestDeclaredModels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := settings.NewReader(tt.vars.Lookup)
-			p := r.Provider()
+			p := r.ProviderConfig()
 			err := r.Err()
 			if len(tt.errs) == 0 {
 				if err != nil {

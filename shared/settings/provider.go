@@ -125,9 +125,10 @@ const SoraShutDown = "2026-09-24"
 const ProfileChoices = "the openai generator needs its profile: vllm-omni (a self-hosted vLLM-Omni host) " +
 	"or openai (OpenAI's Sora API, shut down on " + SoraShutDown + "; a host of the same shape and limits)"
 
-// Provider is what the generator variables say. Its zero value is the
-// built-in generator.
-type Provider struct {
+// ProviderConfig is the provider configuration: what the generator
+// variables say, with the routes and the declared models. Its zero value
+// is the built-in generator.
+type ProviderConfig struct {
 	// Generator is one of the Generator* kinds ("" is
 	// GeneratorBuiltin).
 	Generator string
@@ -160,7 +161,7 @@ type Provider struct {
 }
 
 // Credit is what a credit sells for, in US dollars.
-func (p Provider) Credit() float64 {
+func (p ProviderConfig) Credit() float64 {
 	if p.CreditUSD > 0 {
 		return p.CreditUSD
 	}
@@ -168,7 +169,7 @@ func (p Provider) Credit() float64 {
 }
 
 // ModelMap is the mappings Models overrides, nil when it is empty.
-func (p Provider) ModelMap() map[string]string {
+func (p ProviderConfig) ModelMap() map[string]string {
 	m, _ := parseModels(p.Models, catalog.Current())
 	return m
 }
@@ -203,13 +204,13 @@ func (r *Reader) pollInterval() time.Duration {
 	return d
 }
 
-// Provider reads the generator variables. A Vertex generator needs its
+// ProviderConfig reads the generator variables. A Vertex generator needs its
 // project; the Gemini API's key is checked by the stack, which may take
 // it from elsewhere (Secrets Manager on AWS). Tokens and keys are never
 // repeated in an error.
-func (r *Reader) Provider() Provider {
+func (r *Reader) ProviderConfig() ProviderConfig {
 	declared, cat := r.declared()
-	p := Provider{
+	p := ProviderConfig{
 		Declared:           declared,
 		Generator:          r.String(Generator, ""),
 		VertexProject:      r.String(VertexProject, ""),

@@ -78,7 +78,7 @@ type RouteTable struct {
 // the credit price are the stack's).
 type Route struct {
 	Name     string
-	Provider Provider
+	Provider ProviderConfig
 	// APIKeySecretARN, when set, holds the key of a gemini or openai
 	// route: the AWS stack reads it into Provider at start-up.
 	APIKeySecretARN string
@@ -88,7 +88,7 @@ type Route struct {
 
 // DefaultRoute is the name of the route the generator variables
 // describe: GEN_GENERATOR's value, "builtin" when unset.
-func (p Provider) DefaultRoute() string {
+func (p ProviderConfig) DefaultRoute() string {
 	if p.Generator == "" {
 		return GeneratorBuiltin
 	}
@@ -98,7 +98,7 @@ func (p Provider) DefaultRoute() string {
 // defaultRoute is the route the generator variables describe, its kind
 // said even where GEN_GENERATOR is not: a route's kind is what builds its
 // provider (issue 31, defect 1: an unset kind built none).
-func (p Provider) defaultRoute() Route {
+func (p ProviderConfig) defaultRoute() Route {
 	d := p
 	d.Routes = ""
 	d.Generator = p.DefaultRoute()
@@ -108,7 +108,7 @@ func (p Provider) defaultRoute() Route {
 // ModelRoutes is the routes of each of our models, in the order they
 // are tried: GEN_ROUTES, the generator variables' route for a model it
 // does not list. Routes reads a value Provider checked.
-func (p Provider) ModelRoutes() map[string][]Route {
+func (p ProviderConfig) ModelRoutes() map[string][]Route {
 	t, _ := parseRoutes(p.Routes)
 	byName := map[string]Route{p.DefaultRoute(): p.defaultRoute()}
 	for _, s := range t.Routes {
@@ -138,7 +138,7 @@ func (p Provider) ModelRoutes() map[string][]Route {
 }
 
 // AllRoutes is every route some model uses, each once, by name.
-func (p Provider) AllRoutes() []Route {
+func (p ProviderConfig) AllRoutes() []Route {
 	var out []Route
 	byModel := p.ModelRoutes()
 	for _, id := range p.Catalog().IDs() {
@@ -153,8 +153,8 @@ func (p Provider) AllRoutes() []Route {
 
 // route is s as the generator variables would say it, with the stack's
 // poll interval and credit price.
-func (s RouteSpec) route(p Provider) Route {
-	q := Provider{Generator: s.Kind, PollInterval: p.PollInterval, CreditUSD: p.CreditUSD}
+func (s RouteSpec) route(p ProviderConfig) Route {
+	q := ProviderConfig{Generator: s.Kind, PollInterval: p.PollInterval, CreditUSD: p.CreditUSD}
 	switch s.Kind {
 	case GeneratorVertex, GeneratorOmniVertex:
 		q.VertexProject, q.VertexLocation, q.VertexStorageURI = s.Project, s.Location, s.StorageURI

@@ -76,7 +76,7 @@ func TestRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := settings.NewReader(tt.vars.Lookup)
-			p := r.Provider()
+			p := r.ProviderConfig()
 			err := r.Err()
 			if len(tt.errs) > 0 {
 				if err == nil {
@@ -116,12 +116,12 @@ func TestRouteProvider(t *testing.T) {
 		settings.Routes: `{"routes": [{"name": "wan", "kind": "openai", "profile": "vllm-omni", "endpoint": "http://gpu:8000",
 			"apiKey": "k", "usdPerSecond": 0.02, "models": {"gen-3.1-lite-generate-001": "Wan"}}],
 			"models": {"gen-3.1-lite-generate-001": ["wan"]}}`}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
 	got := p.ModelRoutes()["gen-3.1-lite-generate-001"][0]
-	want := settings.Provider{Generator: "openai", OpenAIEndpoint: "http://gpu:8000", OpenAIAPIKey: "k", OpenAIProfile: "vllm-omni",
+	want := settings.ProviderConfig{Generator: "openai", OpenAIEndpoint: "http://gpu:8000", OpenAIAPIKey: "k", OpenAIProfile: "vllm-omni",
 		OpenAIUSDPerSecond: 0.02, Models: "gen-3.1-lite-generate-001=Wan", PollInterval: p.PollInterval, CreditUSD: 0.02}
 	if got.Name != "wan" || got.Provider != want {
 		t.Errorf("route = %+v, want wan with %+v", got, want)

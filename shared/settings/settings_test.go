@@ -175,14 +175,14 @@ func TestFrom(t *testing.T) {
 
 	// Without the document the mapping names no model of the catalog.
 	r := settings.NewReader(env.Lookup)
-	r.Provider()
+	r.ProviderConfig()
 	if r.Err() == nil {
 		t.Fatal("the environment alone: no error, want GEN_PROVIDER_MODELS and GEN_ROUTES refused")
 	}
 
 	r = settings.NewReader(env.Lookup)
 	r.From(source, settings.Vars{settings.Routes: routes, settings.DeclaredModels: models})
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatalf("with the document: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestFrom(t *testing.T) {
 
 	r = settings.NewReader(settings.Vars{}.Lookup)
 	r.From(source, settings.Vars{settings.Routes: `{"routes": [{"name": "x", "kind": "teleport"}]}`})
-	r.Provider()
+	r.ProviderConfig()
 	err := r.Err()
 	if err == nil || !strings.Contains(err.Error(), settings.Routes+" ("+source+")=") || !strings.Contains(err.Error(), "kind") {
 		t.Errorf("a bad route in the document: %v, want an error naming %s and the document", err, settings.Routes)

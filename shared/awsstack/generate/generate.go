@@ -78,7 +78,7 @@ func Steps(s *awsstack.Deployment) (*workflow.Steps, error) {
 
 // rendersVideos reports whether some model has the built-in generator
 // for a route.
-func rendersVideos(p settings.Provider) bool {
+func rendersVideos(p settings.ProviderConfig) bool {
 	for _, r := range p.AllRoutes() {
 		if r.Provider.Generator == settings.GeneratorBuiltin || r.Provider.Generator == "" {
 			return true

@@ -47,9 +47,9 @@ func TestStepsProviders(t *testing.T) {
 		api string
 		env awsstack.Env
 	}{
-		{"gemini", awsstack.Env{Provider: settings.Provider{Generator: settings.GeneratorGemini, GeminiEndpoint: srv.URL},
+		{"gemini", awsstack.Env{Provider: settings.ProviderConfig{Generator: settings.GeneratorGemini, GeminiEndpoint: srv.URL},
 			GeminiKeySecretARN: arn}},
-		{"vertex", awsstack.Env{Provider: settings.Provider{Generator: settings.GeneratorVertex, VertexProject: "p",
+		{"vertex", awsstack.Env{Provider: settings.ProviderConfig{Generator: settings.GeneratorVertex, VertexProject: "p",
 			VertexEndpoint: srv.URL, VertexAccessToken: "ya29.token"}}},
 	}
 	for _, tt := range tests {
@@ -79,7 +79,7 @@ func TestStepsProviders(t *testing.T) {
 	}
 
 	s, err := awsstack.New(awsstack.Env{TablePrefix: "gen-", Bucket: "media", GeminiKeySecretARN: arn + "-gone",
-		Provider: settings.Provider{Generator: settings.GeneratorGemini}}, cfg, nil)
+		Provider: settings.ProviderConfig{Generator: settings.GeneratorGemini}}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +94,9 @@ func TestStepsProviders(t *testing.T) {
 		env  awsstack.Env
 		want string
 	}{
-		{awsstack.Env{GeminiKeySecretARN: arn + "-old", Provider: settings.Provider{Generator: settings.GeneratorGemini,
+		{awsstack.Env{GeminiKeySecretARN: arn + "-old", Provider: settings.ProviderConfig{Generator: settings.GeneratorGemini,
 			GeminiEndpoint: srv.URL}}, settings.GeminiAPIKey},
-		{awsstack.Env{Provider: settings.Provider{Generator: settings.GeneratorVertex, VertexProject: "p",
+		{awsstack.Env{Provider: settings.ProviderConfig{Generator: settings.GeneratorVertex, VertexProject: "p",
 			VertexEndpoint: srv.URL, VertexAccessToken: "ya29.expired"}}, settings.VertexAccessToken},
 	}
 	for _, tt := range refused {

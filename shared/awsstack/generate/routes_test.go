@@ -43,7 +43,7 @@ func TestStepsRoutes(t *testing.T) {
 		{"name": "vertex", "kind": "vertex", "project": "p", "endpoint": "` + vsrv.URL + `", "accessToken": "ya29.expired"},
 		{"name": "gemini", "kind": "gemini", "endpoint": "` + gsrv.URL + `", "apiKeySecretArn": "` + arn + `"}],
 		"models": {"gen-3.1-fast-generate-001": ["vertex", "gemini"]}}`}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestEveryRouteIsBuilt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := settings.NewReader(tt.vars.Lookup)
-			p := r.Provider()
+			p := r.ProviderConfig()
 			if err := r.Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestEveryRouteIsBuilt(t *testing.T) {
 // A route whose kind builds no provider stops the start-up, naming the
 // route, rather than failing each of its jobs.
 func TestRouteWithoutProviderStopsStartUp(t *testing.T) {
-	_, err := build(t.Context(), settings.Route{Name: "nothing", Provider: settings.Provider{}}, Options{Builtin: builtinGen{}})
+	_, err := build(t.Context(), settings.Route{Name: "nothing", Provider: settings.ProviderConfig{}}, Options{Builtin: builtinGen{}})
 	if err == nil || !strings.Contains(err.Error(), "builds no provider") {
 		t.Fatalf("build of a route of no kind = %v, want a start-up error", err)
 	}
@@ -93,7 +93,7 @@ func TestSoraProfileSaysTheAPIShutDown(t *testing.T) {
 		warns   bool
 	}{{settings.ProfileOpenAI, true}, {settings.ProfileVLLMOmni, false}} {
 		var logs logtest.Buffer
-		p := settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: tt.profile,
+		p := settings.ProviderConfig{Generator: settings.GeneratorOpenAI, OpenAIProfile: tt.profile,
 			OpenAIEndpoint: "http://127.0.0.1:9", OpenAIUSDPerSecond: 0.01}
 		if _, err := FromSettings(t.Context(), p, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
 			t.Fatalf("%s: FromSettings: %v", tt.profile, err)
@@ -114,7 +114,7 @@ func TestProbes(t *testing.T) {
 		{"name": "gemini", "kind": "gemini", "apiKey": "k", "endpoint": "http://127.0.0.1:9"},
 		{"name": "omni", "kind": "omni", "apiKey": "k", "endpoint": "http://127.0.0.1:9"}],
 		"models": {"gen-3.1-fast-generate-001": ["gemini", "omni"], "gen-3.1-lite-generate-001": ["gemini", "builtin"]}}`}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ type Stack struct {
 
 // probe is the availability probe of the route name, of settings p and
 // provider prov; false for a provider without a check.
-func probe(name string, p settings.Provider, prov provider.Provider) (routecheck.Probe, bool) {
+func probe(name string, p settings.ProviderConfig, prov provider.Provider) (routecheck.Probe, bool) {
 	c, ok := prov.(provider.Checker)
 	if !ok {
 		return routecheck.Probe{}, false
@@ -68,7 +68,7 @@ func probe(name string, p settings.Provider, prov provider.Provider) (routecheck
 // only those (no built-in generator, so no renderer): what the AWS
 // stack's route check function runs. A route that cannot be built is
 // an error, as at FromSettings.
-func Probes(ctx context.Context, p settings.Provider, o Options) ([]routecheck.Probe, error) {
+func Probes(ctx context.Context, p settings.ProviderConfig, o Options) ([]routecheck.Probe, error) {
 	var out []routecheck.Probe
 	for _, rs := range p.AllRoutes() {
 		if rs.Provider.Generator == settings.GeneratorBuiltin || rs.Provider.Generator == "" {
@@ -87,7 +87,7 @@ func Probes(ctx context.Context, p settings.Provider, o Options) ([]routecheck.P
 
 // builder builds the provider of one backend of a kind, with its
 // credentials; it checks no capability table (FromSettings checks it).
-type builder func(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error)
+type builder func(ctx context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error)
 
 // builders are the provider kinds, one line each (settings.Generator*);
 // shared/provider/tables has the matching line of each kind's table.
@@ -101,11 +101,11 @@ var builders = map[string]builder{
 	settings.GeneratorOmniVertex: buildOmni,
 }
 
-func buildVeo(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+func buildVeo(ctx context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error) {
 	return veo.Build(ctx, p, o.Veo)
 }
 
-func buildOpenAI(_ context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+func buildOpenAI(_ context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error) {
 	if p.OpenAIProfile == settings.ProfileOpenAI {
 		// Kept for hosts of the same shape and limits; OpenAI's own is
 		// gone, and an operator who still points at it must hear so.
@@ -116,7 +116,7 @@ func buildOpenAI(_ context.Context, p settings.Provider, o Options) (provider.Pr
 	return openai.FromSettings(p)
 }
 
-func buildOmni(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+func buildOmni(ctx context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error) {
 	// AWS's workload identity federation config is Vertex AI's, whichever
 	// model runs there.
 	return omni.FromSettings(ctx, p, o.Veo.VertexWIFConfig)
@@ -124,7 +124,7 @@ func buildOmni(ctx context.Context, p settings.Provider, o Options) (provider.Pr
 
 // builtin is the built-in generator as a route: its operations are
 // done at submit.
-func builtin(_ context.Context, _ settings.Provider, o Options) (provider.Provider, error) {
+func builtin(_ context.Context, _ settings.ProviderConfig, o Options) (provider.Provider, error) {
 	if o.Builtin == nil {
 		return nil, errors.New("no built-in generator on this stack")
 	}
@@ -136,7 +136,7 @@ func builtin(_ context.Context, _ settings.Provider, o Options) (provider.Provid
 // step: a kind that builds no provider stops the start-up instead
 // (issue 31, defect 1: the generator variables' route, its kind unset,
 // was built with none).
-func newProvider(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+func newProvider(ctx context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error) {
 	b, ok := builders[p.Generator]
 	if !ok {
 		return nil, fmt.Errorf("kind %q builds no provider", p.Generator)
@@ -157,7 +157,7 @@ func newProvider(ctx context.Context, p settings.Provider, o Options) (provider.
 // the models it serves: a route that is wrong (an unknown model, a
 // price below cost, a missing key) fails the start-up, whichever route
 // it is. Whether a route answers is Verify's.
-func FromSettings(ctx context.Context, p settings.Provider, o Options) (Stack, error) {
+func FromSettings(ctx context.Context, p settings.ProviderConfig, o Options) (Stack, error) {
 	if p.Routes == "" {
 		caps, err := tables.Capabilities(p)
 		if err != nil {

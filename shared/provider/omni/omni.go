@@ -203,7 +203,7 @@ func newProvider(a api, models map[string]string, pollAfter time.Duration, hc *h
 // (settings.GeneratorOmniVertex: Vertex AI's project, location,
 // endpoint and access token, and wif, AWS's workload identity
 // federation config), with p's model map.
-func FromSettings(ctx context.Context, p settings.Provider, wif []byte) (*Provider, error) {
+func FromSettings(ctx context.Context, p settings.ProviderConfig, wif []byte) (*Provider, error) {
 	models := omnimodels.WithDefaults(p.ModelMap())
 	if p.Generator == settings.GeneratorOmniVertex {
 		creds := vertexauth.Credentials{AccessToken: p.VertexAccessToken, WIFConfig: wif}

@@ -120,7 +120,7 @@ func New(cfg Config) (*Provider, error) {
 }
 
 // FromSettings is the openai generator of p (settings.GeneratorOpenAI).
-func FromSettings(p settings.Provider) (*Provider, error) {
+func FromSettings(p settings.ProviderConfig) (*Provider, error) {
 	profile := openaimodels.Profile(p)
 	return New(Config{APIKey: p.OpenAIAPIKey, Endpoint: p.OpenAIEndpoint, Profile: profile,
 		Models: openaimodels.WithDefaults(profile, p.ModelMap()), USDPerSecond: p.OpenAIUSDPerSecond, PollAfter: p.PollInterval})
@@ -290,7 +290,7 @@ func (p *Provider) Poll(ctx context.Context, id string, job provider.Job) (provi
 // bills the seconds of a video it makes).
 func (p *Provider) billing(job provider.Job) provider.Billing {
 	model := p.cfg.Models[job.Model]
-	m, _ := openaimodels.Priced(settings.Provider{OpenAIProfile: p.cfg.Profile, OpenAIUSDPerSecond: p.cfg.USDPerSecond}, model)
+	m, _ := openaimodels.Priced(settings.ProviderConfig{OpenAIProfile: p.cfg.Profile, OpenAIUSDPerSecond: p.cfg.USDPerSecond}, model)
 	cost, _ := m.Cost(job.Params.Resolution, job.Params.DurationSeconds, job.Params.GenerateAudio)
 	// A self-hosted host without a model id serves its own: no id to name.
 	return provider.Billing{Route: settings.GeneratorOpenAI, ProviderModel: model, CostUSD: cost}

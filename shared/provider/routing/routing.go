@@ -52,7 +52,7 @@ type Config struct {
 	// Models are each model's routes, in the order they are tried.
 	Models map[string][]*Route
 	// Unprefixed names the route whose operation names carry no prefix
-	// (settings.Provider.DefaultRoute).
+	// (settings.ProviderConfig.DefaultRoute).
 	Unprefixed string
 	// Now is the health memory's clock; nil means time.Now.
 	Now    func() time.Time

@@ -24,12 +24,12 @@ import (
 // (GEN_GENERATOR), and as a route serving some of our models
 // (GEN_ROUTES).
 type kind struct {
-	capabilities func(settings.Provider) (capability.Table, error)
-	route        func(p settings.Provider, served []string) (backend string, _ map[string]capability.Limits, _ error)
+	capabilities func(settings.ProviderConfig) (capability.Table, error)
+	route        func(p settings.ProviderConfig, served []string) (backend string, _ map[string]capability.Limits, _ error)
 	// models maps our model ids to the provider's, the kind's defaults
 	// with p's overrides, as its adapter does; nil for a kind that asks
 	// for no model (the built-in generator).
-	models func(p settings.Provider) map[string]string
+	models func(p settings.ProviderConfig) map[string]string
 }
 
 // kinds are the provider kinds, one line each (settings.Generator*);
@@ -44,20 +44,22 @@ var kinds = map[string]kind{
 	settings.GeneratorOmniVertex: {omnimodels.Capabilities, omnimodels.RouteLimits, omniModels},
 }
 
-func veoModels(p settings.Provider) map[string]string {
+func veoModels(p settings.ProviderConfig) map[string]string {
 	return veomodels.WithDefaults(p.Generator, p.ModelMap())
 }
 
-func openaiModels(p settings.Provider) map[string]string {
+func openaiModels(p settings.ProviderConfig) map[string]string {
 	return openaimodels.WithDefaults(openaimodels.Profile(p), p.ModelMap())
 }
 
-func omniModels(p settings.Provider) map[string]string { return omnimodels.WithDefaults(p.ModelMap()) }
+func omniModels(p settings.ProviderConfig) map[string]string {
+	return omnimodels.WithDefaults(p.ModelMap())
+}
 
 // ProviderModels is what the backend of p (one route, settings.Route)
 // maps each of our models to, as its adapter maps them: nil for the
 // built-in generator, which asks for none.
-func ProviderModels(p settings.Provider) map[string]string {
+func ProviderModels(p settings.ProviderConfig) map[string]string {
 	k, err := lookup(p)
 	if err != nil || k.models == nil {
 		return nil
@@ -68,7 +70,7 @@ func ProviderModels(p settings.Provider) map[string]string {
 // Availability is each of our models' routes with the provider model
 // each maps it to, as the settings say now: what a check of a route
 // (shared/availability) is read against.
-func Availability(p settings.Provider) availability.Routes {
+func Availability(p settings.ProviderConfig) availability.Routes {
 	out := availability.Routes{}
 	for model, rs := range p.ModelRoutes() {
 		for _, r := range rs {
@@ -79,7 +81,7 @@ func Availability(p settings.Provider) availability.Routes {
 }
 
 // lookup is the kind of p, the built-in generator when none is set.
-func lookup(p settings.Provider) (kind, error) {
+func lookup(p settings.ProviderConfig) (kind, error) {
 	g := p.Generator
 	if g == "" {
 		g = settings.GeneratorBuiltin
@@ -98,7 +100,7 @@ func lookup(p settings.Provider) (kind, error) {
 // does not know, or one that sells a video below its cost at p.Credit(),
 // is an error, so that the stack stops at start-up rather than charge
 // for starts it cannot honour, or honour at a loss.
-func Capabilities(p settings.Provider) (capability.Table, error) {
+func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 	if p.Routes != "" {
 		return routed(p)
 	}
@@ -120,7 +122,7 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 // RouteLimits is what the backend of p (one provider route,
 // settings.Route) accepts for each of the models it serves, and the
 // name messages give it.
-func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	k, err := lookup(p)
 	if err != nil {
 		return "", nil, err
@@ -129,10 +131,10 @@ func RouteLimits(p settings.Provider, served []string) (string, map[string]capab
 }
 
 // builtin is the built-in generator's table: the contract's whole range.
-func builtin(settings.Provider) (capability.Table, error) { return capability.Builtin(), nil }
+func builtin(settings.ProviderConfig) (capability.Table, error) { return capability.Builtin(), nil }
 
 // builtinRoute is a built-in route's limits; it costs nothing.
-func builtinRoute(_ settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+func builtinRoute(_ settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	t := capability.Builtin()
 	out := map[string]capability.Limits{}
 	for _, ours := range served {
@@ -142,7 +144,7 @@ func builtinRoute(_ settings.Provider, served []string) (string, map[string]capa
 }
 
 // routed is the table of p's routes.
-func routed(p settings.Provider) (capability.Table, error) {
+func routed(p settings.ProviderConfig) (capability.Table, error) {
 	byModel := p.ModelRoutes()
 	tables := map[string][]capability.RouteLimits{}
 	for _, r := range p.AllRoutes() {

@@ -11,10 +11,10 @@ import (
 	"github.com/genvideo/gen/shared/settings"
 )
 
-func routed(t *testing.T, routes string) (settings.Provider, error) {
+func routed(t *testing.T, routes string) (settings.ProviderConfig, error) {
 	t.Helper()
 	r := settings.NewReader(settings.Vars{settings.Routes: routes}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestOmniRoute(t *testing.T) {
 			t.Errorf("%s: an unknown Omni model = %v, want the route named", api.route, err)
 		}
 		r := settings.NewReader(settings.Vars{settings.Routes: omni("gemini-omni-1.2-flash"), settings.CreditUSD: "0.001"}.Lookup)
-		cheap := r.Provider()
+		cheap := r.ProviderConfig()
 		if _, err := tables.Capabilities(cheap); err == nil || !strings.Contains(err.Error(), "below cost") {
 			t.Errorf("%s: credits at $0.001 = %v, want below cost", api.route, err)
 		}
@@ -129,7 +129,7 @@ func TestAvailability(t *testing.T) {
 		{"name": "gemini", "kind": "gemini", "apiKey": "k", "models": {"gen-3.1-lite-generate-001": "veo-3.1-lite-generate-preview"}},
 		{"name": "vertex", "kind": "vertex", "project": "p"}],
 		"models": {"gen-3.1-fast-generate-001": ["vertex", "gemini"], "gen-3.1-lite-generate-001": ["gemini"]}}`}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}

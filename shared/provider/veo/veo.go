@@ -580,7 +580,7 @@ func model(models map[string]string, ours string) (string, error) {
 // ffmpeg, which removes the audio the Gemini API cannot leave out. A
 // mapping the capability tables do not know, or one that loses money,
 // fails too (veomodels.Capabilities).
-func FromSettings(ctx context.Context, p settings.Provider, ffmpeg string) (provider.Provider, error) {
+func FromSettings(ctx context.Context, p settings.ProviderConfig, ffmpeg string) (provider.Provider, error) {
 	if _, err := veomodels.Capabilities(p); err != nil {
 		return nil, err
 	}
@@ -599,7 +599,7 @@ type Options struct {
 // Build is the Veo provider of p, one backend with its credentials; it
 // checks no capability table (shared/provider/factory checks each
 // route's).
-func Build(ctx context.Context, p settings.Provider, o Options) (provider.Provider, error) {
+func Build(ctx context.Context, p settings.ProviderConfig, o Options) (provider.Provider, error) {
 	switch p.Generator {
 	case settings.GeneratorVertex:
 		return NewVertex(ctx, VertexConfig{Project: p.VertexProject, Location: p.VertexLocation,

@@ -50,7 +50,7 @@ type backend struct {
 // models.
 func (b backend) caps(t *testing.T) capability.Table {
 	t.Helper()
-	c, err := veomodels.Capabilities(settings.Provider{Generator: b.name})
+	c, err := veomodels.Capabilities(settings.ProviderConfig{Generator: b.name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func StartVeo(tb testing.TB, api string, fake veotest.Config, edit func(*devstac
 		settings.GeminiEndpoint:       srv.URL,
 		settings.ProviderPollInterval: "1s",
 	}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		tb.Fatalf("the Veo fake's settings: %v", err)
 	}

@@ -154,7 +154,7 @@ func DefaultModels() map[string]string {
 	return m
 }
 
-// WithDefaults is DefaultModels with the overrides (settings.Provider's
+// WithDefaults is DefaultModels with the overrides (settings.ProviderConfig's
 // Models).
 func WithDefaults(overrides map[string]string) map[string]string {
 	m := DefaultModels()
@@ -186,7 +186,7 @@ const (
 
 // backend is the API of p's kind (settings.GeneratorOmni or
 // settings.GeneratorOmniVertex): one table, two names.
-func backend(p settings.Provider) string {
+func backend(p settings.ProviderConfig) string {
 	if p.Generator == settings.GeneratorOmniVertex {
 		return VertexBackend
 	}
@@ -197,7 +197,7 @@ func backend(p settings.Provider) string {
 // for each of our models. A mapping to a model this service does not know, or one that
 // sells a video below its cost at p.Credit() (capability.CheckPrices),
 // is an error, so that the stack stops at start-up.
-func Capabilities(p settings.Provider) (capability.Table, error) {
+func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 	models := WithDefaults(p.ModelMap())
 	return capability.Mapped(backend(p), func(ours string) (capability.Priced, bool) { return Priced(models[ours]) }, p.Credit(),
 		func(ours string) error {
@@ -210,7 +210,7 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 // settings.Route) accepts for each of the models it serves, and the name
 // messages give it (capability.Served: an unknown model, or one sold
 // below its cost, is an error).
-func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	models := WithDefaults(p.ModelMap())
 	name := backend(p)
 	out, err := capability.Served(served, name, func(ours string) (capability.Priced, bool) {

@@ -13,7 +13,7 @@ import (
 // TestStarts: what a start on Omni may ask, as its table says; a start
 // it cannot honour is refused before it is charged, naming the field.
 func TestStarts(t *testing.T) {
-	caps, err := omnimodels.Capabilities(settings.Provider{Generator: settings.GeneratorOmni})
+	caps, err := omnimodels.Capabilities(settings.ProviderConfig{Generator: settings.GeneratorOmni})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +58,13 @@ func TestStarts(t *testing.T) {
 func TestPrices(t *testing.T) {
 	tests := []struct {
 		name   string
-		p      settings.Provider
+		p      settings.ProviderConfig
 		errHas string
 	}{
-		{"default: 1.2 for every model", settings.Provider{}, ""},
-		{"an unknown model", settings.Provider{Models: "gen-3.1-fast-generate-001=gemini-omni-9"}, `"gemini-omni-9"`},
-		{"Lite on 1.1 sells below cost", settings.Provider{Models: "gen-3.1-lite-generate-001=gemini-omni-1.1-flash"}, "sells below cost"},
-		{"credits too cheap", settings.Provider{CreditUSD: 0.001}, "sells below cost"},
+		{"default: 1.2 for every model", settings.ProviderConfig{}, ""},
+		{"an unknown model", settings.ProviderConfig{Models: "gen-3.1-fast-generate-001=gemini-omni-9"}, `"gemini-omni-9"`},
+		{"Lite on 1.1 sells below cost", settings.ProviderConfig{Models: "gen-3.1-lite-generate-001=gemini-omni-1.1-flash"}, "sells below cost"},
+		{"credits too cheap", settings.ProviderConfig{CreditUSD: 0.001}, "sells below cost"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

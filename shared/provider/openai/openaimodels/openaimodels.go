@@ -130,7 +130,7 @@ func DefaultModels(profile string) map[string]string {
 }
 
 // WithDefaults is profile's DefaultModels with the overrides
-// (settings.Provider's Models).
+// (settings.ProviderConfig's Models).
 func WithDefaults(profile string, overrides map[string]string) map[string]string {
 	m := DefaultModels(profile)
 	maps.Copy(m, overrides)
@@ -139,14 +139,14 @@ func WithDefaults(profile string, overrides map[string]string) map[string]string
 
 // Lookup is what the host of profile accepts for its model id.
 func Lookup(profile, model string) (capability.Limits, bool) {
-	m, ok := Priced(settings.Provider{OpenAIProfile: profile}, model)
+	m, ok := Priced(settings.ProviderConfig{OpenAIProfile: profile}, model)
 	return m.Limits, ok
 }
 
 // Priced is what the host of p's profile accepts for its model id, and
 // what a second of its video costs: OpenAI's price, or on a
 // self-hosted vLLM-Omni the operator's own (p.OpenAIUSDPerSecond).
-func Priced(p settings.Provider, model string) (capability.Priced, bool) {
+func Priced(p settings.ProviderConfig, model string) (capability.Priced, bool) {
 	if Profile(p) == settings.ProfileVLLMOmni {
 		// One model per server, whatever its name.
 		usd := map[string]float64{"720p": p.OpenAIUSDPerSecond}
@@ -161,7 +161,7 @@ func Priced(p settings.Provider, model string) (capability.Priced, bool) {
 }
 
 // Profile is p's profile, ProfileOpenAI when unset.
-func Profile(p settings.Provider) string {
+func Profile(p settings.ProviderConfig) string {
 	if p.OpenAIProfile == "" {
 		return settings.ProfileOpenAI
 	}
@@ -182,7 +182,7 @@ func backendName(profile string) string {
 // our models. A mapping to a model OpenAI does not serve, or one that
 // sells a video below its cost at p.Credit() (capability.CheckPrices),
 // is an error, so that the stack stops at start-up.
-func Capabilities(p settings.Provider) (capability.Table, error) {
+func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 	models := WithDefaults(Profile(p), p.ModelMap())
 	return capability.Mapped(backendName(Profile(p)), func(ours string) (capability.Priced, bool) { return Priced(p, models[ours]) }, p.Credit(),
 		func(ours string) error {
@@ -194,7 +194,7 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 // RouteLimits is what a route to the host of p (one provider route,
 // settings.Route) accepts for each of the models it serves, and the name
 // messages give it (capability.Served).
-func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	profile := Profile(p)
 	models := WithDefaults(profile, p.ModelMap())
 	backend := backendName(profile)

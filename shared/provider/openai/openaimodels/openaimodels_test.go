@@ -14,11 +14,11 @@ import (
 // TestStarts: what each profile's table accepts of a valid start, and
 // what it refuses before anything is charged, naming the field.
 func TestStarts(t *testing.T) {
-	openai := settings.Provider{Generator: settings.GeneratorOpenAI}
-	vllm := settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni, OpenAIEndpoint: "http://gpu:8091"}
+	openai := settings.ProviderConfig{Generator: settings.GeneratorOpenAI}
+	vllm := settings.ProviderConfig{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni, OpenAIEndpoint: "http://gpu:8091"}
 	tests := []struct {
 		name  string
-		p     settings.Provider
+		p     settings.ProviderConfig
 		kind  string
 		body  string
 		field string // refused naming it; "" accepted
@@ -60,7 +60,7 @@ func TestStarts(t *testing.T) {
 	// A start that leaves generateAudio out gets what the host makes,
 	// and pays for that: Sora's audio, vLLM-Omni's silence.
 	for _, tt := range []struct {
-		p     settings.Provider
+		p     settings.ProviderConfig
 		audio bool
 	}{{openai, true}, {vllm, false}} {
 		table, _ := openaimodels.Capabilities(tt.p)
@@ -71,7 +71,7 @@ func TestStarts(t *testing.T) {
 		}
 	}
 	// No first and last frame on either host: one reference image.
-	for _, p := range []settings.Provider{openai, vllm} {
+	for _, p := range []settings.ProviderConfig{openai, vllm} {
 		table, _ := openaimodels.Capabilities(p)
 		for id, l := range table.Models {
 			for _, m := range l.Modes {
@@ -86,7 +86,7 @@ func TestStarts(t *testing.T) {
 // TestUnknownModel: a mapping to a model OpenAI does not serve stops the
 // stack at start-up.
 func TestUnknownModel(t *testing.T) {
-	p := settings.Provider{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-generate-001=sora-3"}
+	p := settings.ProviderConfig{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-generate-001=sora-3"}
 	if _, err := openaimodels.Capabilities(p); err == nil {
 		t.Error("a mapping to sora-3 was accepted")
 	}
@@ -113,22 +113,22 @@ func TestSizes(t *testing.T) {
 func TestPrices(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		p    settings.Provider
+		p    settings.ProviderConfig
 		loss string // "" none
 	}{
-		{"openai defaults", settings.Provider{Generator: settings.GeneratorOpenAI}, ""},
-		{"lite on sora-2-pro", settings.Provider{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-lite-generate-001=sora-2-pro"},
+		{"openai defaults", settings.ProviderConfig{Generator: settings.GeneratorOpenAI}, ""},
+		{"lite on sora-2-pro", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, Models: "gen-3.1-lite-generate-001=sora-2-pro"},
 			"gen-3.1-lite-generate-001 on sora-2-pro: 8 s at 720p with audio costs $2.40"},
-		{"credits too cheap", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01},
+		{"credits too cheap", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01},
 			"gen-3.1-lite-generate-001 on sora-2: 8 s at 720p with audio costs $0.80, sold for 65 credits = $0.65"},
 		// infra/docs/providers.md's lowest credit price at the default
 		// mapping: $0.80 for 65 credits.
-		{"the lowest credit price", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01231}, ""},
-		{"just below it", settings.Provider{Generator: settings.GeneratorOpenAI, CreditUSD: 0.0123}, "gen-3.1-lite-generate-001 on sora-2"},
-		{"vllm at no cost", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni}, ""},
-		{"vllm at its operator's cost", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
+		{"the lowest credit price", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, CreditUSD: 0.01231}, ""},
+		{"just below it", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, CreditUSD: 0.0123}, "gen-3.1-lite-generate-001 on sora-2"},
+		{"vllm at no cost", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni}, ""},
+		{"vllm at its operator's cost", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
 			OpenAIUSDPerSecond: 0.065}, ""},
-		{"vllm on dear GPUs", settings.Provider{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
+		{"vllm on dear GPUs", settings.ProviderConfig{Generator: settings.GeneratorOpenAI, OpenAIProfile: settings.ProfileVLLMOmni,
 			OpenAIUSDPerSecond: 0.066}, "gen-3.1-lite-generate-001 on the served model: 8 s at 720p without audio costs $0.53"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -391,7 +391,7 @@ func backendName(api string) string {
 // that sells a video below its cost at p.Credit() (CheckPrices), is an
 // error, so that the stack stops at start-up rather than charge for
 // starts it cannot honour, or honour at a loss.
-func Capabilities(p settings.Provider) (capability.Table, error) {
+func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 	models := WithDefaults(p.Generator, p.ModelMap())
 	t, err := capability.Mapped(backendName(p.Generator), func(ours string) (capability.Priced, bool) {
 		m, ok, _ := Lookup(p.Generator, models[ours])
@@ -412,7 +412,7 @@ func Capabilities(p settings.Provider) (capability.Table, error) {
 // RouteLimits is what a route of Veo on the API of p (one provider
 // route, settings.Route) accepts for each of the models it serves, and
 // the name messages give it (capability.Served).
-func RouteLimits(p settings.Provider, served []string) (string, map[string]capability.Limits, error) {
+func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	models := WithDefaults(p.Generator, p.ModelMap())
 	backend := backendName(p.Generator)
 	out, err := capability.Served(served, backend, func(ours string) (capability.Priced, bool) {
@@ -436,7 +436,7 @@ func CheckPrices(api string, models map[string]string, creditUSD float64) error 
 }
 
 // WithDefaults is api's DefaultModels with the overrides
-// (settings.Provider's Models).
+// (settings.ProviderConfig's Models).
 func WithDefaults(api string, overrides map[string]string) map[string]string {
 	m := DefaultModels(api)
 	maps.Copy(m, overrides)

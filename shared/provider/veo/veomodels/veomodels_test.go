@@ -117,12 +117,12 @@ func TestRetiredIDsStopStartUp(t *testing.T) {
 }
 
 // providerSettings are the generator settings as the server reads them.
-func providerSettings(t *testing.T, api, models, credit string) settings.Provider {
+func providerSettings(t *testing.T, api, models, credit string) settings.ProviderConfig {
 	t.Helper()
 	r := settings.NewReader(settings.Vars{settings.Generator: api, settings.VertexProject: "p",
 		settings.VertexAccessToken: "ya29.test", settings.GeminiAPIKey: "AIza-test", settings.ProviderModels: models,
 		settings.CreditUSD: credit}.Lookup)
-	p := r.Provider()
+	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
