@@ -73,10 +73,10 @@ type RouteTable struct {
 	Models map[string][]string `json:"models,omitempty"`
 }
 
-// Route is one route resolved: its name, and the backend it is, as the
-// generator variables would describe it alone (the poll interval and
-// the credit price are the stack's).
-type Route struct {
+// RouteConfig is one route's configuration resolved: its name, and the
+// backend it is, as the generator variables would describe it alone
+// (the poll interval and the credit price are the stack's).
+type RouteConfig struct {
 	Name     string
 	Provider ProviderConfig
 	// APIKeySecretARN, when set, holds the key of a gemini or openai
@@ -98,23 +98,23 @@ func (p ProviderConfig) DefaultRoute() string {
 // defaultRoute is the route the generator variables describe, its kind
 // said even where GEN_GENERATOR is not: a route's kind is what builds its
 // provider (issue 31, defect 1: an unset kind built none).
-func (p ProviderConfig) defaultRoute() Route {
+func (p ProviderConfig) defaultRoute() RouteConfig {
 	d := p
 	d.Routes = ""
 	d.Generator = p.DefaultRoute()
-	return Route{Name: p.DefaultRoute(), Provider: d}
+	return RouteConfig{Name: p.DefaultRoute(), Provider: d}
 }
 
 // ModelRoutes is the routes of each of our models, in the order they
 // are tried: GEN_ROUTES, the generator variables' route for a model it
 // does not list. Routes reads a value Provider checked.
-func (p ProviderConfig) ModelRoutes() map[string][]Route {
+func (p ProviderConfig) ModelRoutes() map[string][]RouteConfig {
 	t, _ := parseRoutes(p.Routes)
-	byName := map[string]Route{p.DefaultRoute(): p.defaultRoute()}
+	byName := map[string]RouteConfig{p.DefaultRoute(): p.defaultRoute()}
 	for _, s := range t.Routes {
 		byName[s.Name] = s.route(p)
 	}
-	out := map[string][]Route{}
+	out := map[string][]RouteConfig{}
 	for _, id := range p.Catalog().IDs() {
 		names, ok := t.Models[id]
 		switch {
@@ -138,12 +138,12 @@ func (p ProviderConfig) ModelRoutes() map[string][]Route {
 }
 
 // AllRoutes is every route some model uses, each once, by name.
-func (p ProviderConfig) AllRoutes() []Route {
-	var out []Route
+func (p ProviderConfig) AllRoutes() []RouteConfig {
+	var out []RouteConfig
 	byModel := p.ModelRoutes()
 	for _, id := range p.Catalog().IDs() {
 		for _, r := range byModel[id] {
-			if !slices.ContainsFunc(out, func(o Route) bool { return o.Name == r.Name }) {
+			if !slices.ContainsFunc(out, func(o RouteConfig) bool { return o.Name == r.Name }) {
 				out = append(out, r)
 			}
 		}
@@ -153,7 +153,7 @@ func (p ProviderConfig) AllRoutes() []Route {
 
 // route is s as the generator variables would say it, with the stack's
 // poll interval and credit price.
-func (s RouteSpec) route(p ProviderConfig) Route {
+func (s RouteSpec) route(p ProviderConfig) RouteConfig {
 	q := ProviderConfig{Generator: s.Kind, PollInterval: p.PollInterval, CreditUSD: p.CreditUSD}
 	switch s.Kind {
 	case GeneratorVertex, GeneratorOmniVertex:
@@ -170,7 +170,7 @@ func (s RouteSpec) route(p ProviderConfig) Route {
 		pairs = append(pairs, ours+"="+s.Models[ours])
 	}
 	q.Models = strings.Join(pairs, ",")
-	return Route{Name: s.Name, Provider: q, APIKeySecretARN: s.APIKeySecretARN, Modes: s.Modes}
+	return RouteConfig{Name: s.Name, Provider: q, APIKeySecretARN: s.APIKeySecretARN, Modes: s.Modes}
 }
 
 var routeName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)

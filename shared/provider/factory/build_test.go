@@ -78,7 +78,7 @@ func TestEveryRouteIsBuilt(t *testing.T) {
 // A route whose kind builds no provider stops the start-up, naming the
 // route, rather than failing each of its jobs.
 func TestRouteWithoutProviderStopsStartUp(t *testing.T) {
-	_, err := build(t.Context(), settings.Route{Name: "nothing", Provider: settings.ProviderConfig{}}, Options{Builtin: builtinGen{}})
+	_, err := build(t.Context(), settings.RouteConfig{Name: "nothing", Provider: settings.ProviderConfig{}}, Options{Builtin: builtinGen{}})
 	if err == nil || !strings.Contains(err.Error(), "builds no provider") {
 		t.Fatalf("build of a route of no kind = %v, want a start-up error", err)
 	}

@@ -216,7 +216,7 @@ func FromSettings(ctx context.Context, p settings.ProviderConfig, o Options) (St
 
 // build is the provider of one route of GEN_ROUTES; its limits are the
 // capability table's.
-func build(ctx context.Context, rs settings.Route, o Options) (*routing.Route, error) {
+func build(ctx context.Context, rs settings.RouteConfig, o Options) (*routing.Route, error) {
 	p := rs.Provider
 	if rs.APIKeySecretARN != "" {
 		if o.Secret == nil {

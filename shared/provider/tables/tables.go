@@ -56,7 +56,7 @@ func omniModels(p settings.ProviderConfig) map[string]string {
 	return omnimodels.WithDefaults(p.ModelMap())
 }
 
-// ProviderModels is what the backend of p (one route, settings.Route)
+// ProviderModels is what the backend of p (one route, settings.RouteConfig)
 // maps each of our models to, as its adapter maps them: nil for the
 // built-in generator, which asks for none.
 func ProviderModels(p settings.ProviderConfig) map[string]string {
@@ -120,7 +120,7 @@ func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 }
 
 // RouteLimits is what the backend of p (one provider route,
-// settings.Route) accepts for each of the models it serves, and the
+// settings.RouteConfig) accepts for each of the models it serves, and the
 // name messages give it.
 func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	k, err := lookup(p)
@@ -150,7 +150,7 @@ func routed(p settings.ProviderConfig) (capability.Table, error) {
 	for _, r := range p.AllRoutes() {
 		var served []string
 		for _, id := range catalog.IDs() {
-			if slices.ContainsFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name }) {
+			if slices.ContainsFunc(byModel[id], func(m settings.RouteConfig) bool { return m.Name == r.Name }) {
 				served = append(served, id)
 			}
 		}
@@ -167,7 +167,7 @@ func routed(p settings.ProviderConfig) (capability.Table, error) {
 				}
 			}
 			limits[id] = l
-			i := slices.IndexFunc(byModel[id], func(m settings.Route) bool { return m.Name == r.Name })
+			i := slices.IndexFunc(byModel[id], func(m settings.RouteConfig) bool { return m.Name == r.Name })
 			if tables[id] == nil {
 				tables[id] = make([]capability.RouteLimits, len(byModel[id]))
 			}

@@ -207,7 +207,7 @@ func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 }
 
 // RouteLimits is what a route to Omni (one provider route,
-// settings.Route) accepts for each of the models it serves, and the name
+// settings.RouteConfig) accepts for each of the models it serves, and the name
 // messages give it (capability.Served: an unknown model, or one sold
 // below its cost, is an error).
 func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {

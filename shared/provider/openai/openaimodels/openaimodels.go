@@ -192,7 +192,7 @@ func Capabilities(p settings.ProviderConfig) (capability.Table, error) {
 }
 
 // RouteLimits is what a route to the host of p (one provider route,
-// settings.Route) accepts for each of the models it serves, and the name
+// settings.RouteConfig) accepts for each of the models it serves, and the name
 // messages give it (capability.Served).
 func RouteLimits(p settings.ProviderConfig, served []string) (string, map[string]capability.Limits, error) {
 	profile := Profile(p)
