@@ -7,7 +7,7 @@
 // authenticates, counts, charges and reads) and each outcome to the
 // contract's body, in one error table (errors.go). It is plain net/http:
 // the local server mounts New's Handler, and each AWS Lambda serves one
-// Route alone (Endpoint), with the same authentication, limits and error
+// Endpoint alone (EndpointHandler), with the same authentication, limits and error
 // handling. PublicDocs serves the two public documents alone, for a
 // Lambda that has no store.
 package httpapi
@@ -54,22 +54,22 @@ type API struct {
 	statuses statusCache
 }
 
-// route is one method of an endpoint: its method, its ServeMux path
+// method is one method of an endpoint: its name, its ServeMux path
 // pattern and its handler, a method expression, so that a Lambda links
-// the handlers of its own route alone.
-type route struct {
+// the handlers of its own endpoint alone.
+type method struct {
 	method  string
 	pattern string
 	serve   func(*API, http.ResponseWriter, *http.Request, *service.Caller) error
 }
 
-// Route is one path of the API and the handler of each of its methods:
-// what a Lambda of the template serves (Endpoint), as a path's other
+// Endpoint is one path of the API and the handler of each of its methods:
+// what a Lambda of the template serves (EndpointHandler), as a path's other
 // methods reach the same function, whose 405 must name every method the
 // path allows.
-type Route struct {
-	methods []route
-	// dialect is how the route's requests carry the key and how its
+type Endpoint struct {
+	methods []method
+	// dialect is how the endpoint's requests carry the key and how its
 	// errors are written; nil is the contract's (contractDialect).
 	dialect *dialect
 }
@@ -87,46 +87,46 @@ type dialect struct {
 // contractDialect: the key in X-API-Key, the contract's error bodies.
 var contractDialect = dialect{authenticate: (*API).authenticate, writeError: WriteError}
 
-func (r Route) speaks() dialect {
+func (r Endpoint) speaks() dialect {
 	if r.dialect == nil {
 		return contractDialect
 	}
 	return *r.dialect
 }
 
-// The routes of the API. Each is a static value naming its handlers, so
+// The endpoints of the API. Each is a static value naming its handlers, so
 // that a program that uses one links no other.
 var (
-	TextToVideo    = Route{methods: []route{{http.MethodPost, "/api/gen/text-to-video", (*API).textToVideo}}}
-	ImageToVideo   = Route{methods: []route{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
-	FirstLastFrame = Route{methods: []route{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
-	Status         = Route{methods: []route{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
+	TextToVideo    = Endpoint{methods: []method{{http.MethodPost, "/api/gen/text-to-video", (*API).textToVideo}}}
+	ImageToVideo   = Endpoint{methods: []method{{http.MethodPost, "/api/gen/image-to-video", (*API).imageToVideo}}}
+	FirstLastFrame = Endpoint{methods: []method{{http.MethodPost, "/api/gen/first-last-frame", (*API).firstLastFrame}}}
+	Status         = Endpoint{methods: []method{{http.MethodGet, "/api/gen/status/{taskId}", (*API).status}}}
 	// StatusEvents (events.go): the task's status as Server-Sent Events,
 	// an extension.
-	StatusEvents = Route{methods: []route{{http.MethodGet, "/api/gen/status/{taskId}/events", (*API).events}}}
-	Download     = Route{methods: []route{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
-	History      = Route{methods: []route{{http.MethodGet, "/api/gen/history", (*API).history}}}
-	Models       = Route{methods: []route{{http.MethodGet, "/api/gen/models", (*API).models}}}
-	Uploads      = Route{methods: []route{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
+	StatusEvents = Endpoint{methods: []method{{http.MethodGet, "/api/gen/status/{taskId}/events", (*API).events}}}
+	Download     = Endpoint{methods: []method{{http.MethodGet, "/api/gen/download/{taskId}", (*API).download}}}
+	History      = Endpoint{methods: []method{{http.MethodGet, "/api/gen/history", (*API).history}}}
+	Models       = Endpoint{methods: []method{{http.MethodGet, "/api/gen/models", (*API).models}}}
+	Uploads      = Endpoint{methods: []method{{http.MethodPost, "/api/gen/uploads", (*API).createUpload}}}
 	// Cancel, delete and credits (manage.go): extensions of the contract.
-	Cancel     = Route{methods: []route{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
-	DeleteTask = Route{methods: []route{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
+	Cancel     = Endpoint{methods: []method{{http.MethodPost, "/api/gen/cancel/{taskId}", (*API).cancel}}}
+	DeleteTask = Endpoint{methods: []method{{http.MethodDelete, "/api/gen/tasks/{taskId}", (*API).deleteTask}}}
 	// PATCH credits sets the key holder's spending caps (caps.go).
-	Credits = Route{methods: []route{
+	Credits = Endpoint{methods: []method{
 		{http.MethodGet, "/api/gen/credits", (*API).credits},
 		{http.MethodPatch, "/api/gen/credits", (*API).setCaps},
 	}}
 	// Quote (quote.go): what a start would charge, an extension.
-	Quote = Route{methods: []route{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
+	Quote = Endpoint{methods: []method{{http.MethodPost, "/api/gen/quote/{endpoint}", (*API).quote}}}
 	// The webhook endpoints (webhooks.go), an extension of the contract.
-	Webhooks = Route{methods: []route{
+	Webhooks = Endpoint{methods: []method{
 		{http.MethodPost, "/api/gen/webhooks", (*API).createWebhook},
 		{http.MethodGet, "/api/gen/webhooks", (*API).listWebhooks},
 	}}
-	WebhookSecret     = Route{methods: []route{{http.MethodGet, "/api/gen/webhooks/secret", (*API).webhookSecret}}}
-	WebhookDelete     = Route{methods: []route{{http.MethodDelete, "/api/gen/webhooks/{webhookId}", (*API).deleteWebhook}}}
-	WebhookDeliveries = Route{methods: []route{{http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", (*API).webhookAttempts}}}
-	WebhookReplay     = Route{methods: []route{{http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", (*API).replayDelivery}}}
+	WebhookSecret     = Endpoint{methods: []method{{http.MethodGet, "/api/gen/webhooks/secret", (*API).webhookSecret}}}
+	WebhookDelete     = Endpoint{methods: []method{{http.MethodDelete, "/api/gen/webhooks/{webhookId}", (*API).deleteWebhook}}}
+	WebhookDeliveries = Endpoint{methods: []method{{http.MethodGet, "/api/gen/webhooks/{webhookId}/deliveries", (*API).webhookAttempts}}}
+	WebhookReplay     = Endpoint{methods: []method{{http.MethodPost, "/api/gen/webhooks/{webhookId}/deliveries/{deliveryId}/replay", (*API).replayDelivery}}}
 )
 
 // newAPI is an API over svc without routes.
@@ -143,7 +143,7 @@ func newAPI(svc *service.Service, cfg Config) *API {
 		items: newItemCache(), statuses: newStatusCache()}
 }
 
-// New serves every route of the API over svc, behind one router, with
+// New serves every endpoint of the API over svc, behind one router, with
 // the public documents (docs.go): the local server mounts its Handler.
 func New(svc *service.Service, cfg Config) *API {
 	a := newAPI(svc, cfg)
@@ -151,14 +151,14 @@ func New(svc *service.Service, cfg Config) *API {
 	// The patterns name no method: the endpoint answers a wrong method
 	// itself, so that the 405 has the contract's body and an Allow header
 	// (ServeMux's own 405 is plain text), in the router and in a Lambda.
-	for _, r := range []Route{TextToVideo, ImageToVideo, FirstLastFrame, Status, StatusEvents, Download, History, Models, Uploads,
+	for _, r := range []Endpoint{TextToVideo, ImageToVideo, FirstLastFrame, Status, StatusEvents, Download, History, Models, Uploads,
 		Cancel, DeleteTask, Credits, Quote, Webhooks, WebhookSecret, WebhookDelete, WebhookDeliveries, WebhookReplay, Extend} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	// The OpenAI-compatible videos API (openai.go), with its own 404.
 	// (Listed here, not in a package-level slice, whose initialisation
 	// would link their handlers into every Lambda.)
-	for _, r := range []Route{OpenAIVideos, OpenAIVideo, OpenAIContent, OpenAIExtensions} {
+	for _, r := range []Endpoint{OpenAIVideos, OpenAIVideo, OpenAIContent, OpenAIExtensions} {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	mux.Handle(openaiapi.Base+"/", unrouted(a.log, http.HandlerFunc(openaiNotFound)))
@@ -171,14 +171,14 @@ func New(svc *service.Service, cfg Config) *API {
 	return a
 }
 
-// Routes serves the given routes alone over svc, behind one router that
-// answers any other path as New's does (404 NOT_FOUND): the REST API a
-// Lambda calls in-process (the MCP endpoint's, shared/mcpserver), which
-// links those routes' handlers and no other's.
-func Routes(svc *service.Service, cfg Config, routes ...Route) http.Handler {
+// Router serves the given endpoints alone over svc, behind one router
+// that answers any other path as New's does (404 NOT_FOUND): the REST API
+// a Lambda calls in-process (the MCP endpoint's, shared/mcpserver), which
+// links those endpoints' handlers and no other's.
+func Router(svc *service.Service, cfg Config, endpoints ...Endpoint) http.Handler {
 	a := newAPI(svc, cfg)
 	mux := http.NewServeMux()
-	for _, r := range routes {
+	for _, r := range endpoints {
 		mux.Handle(r.methods[0].pattern, a.serve(r))
 	}
 	mux.Handle("/", unrouted(a.log, http.HandlerFunc(notFoundRoute)))
@@ -190,10 +190,10 @@ func Routes(svc *service.Service, cfg Config, routes ...Route) http.Handler {
 // 405 METHOD_NOT_ALLOWED. Neither needs a key.
 func (a *API) Handler() http.Handler { return a.handler }
 
-// Endpoint serves route r alone over svc, under any path (a Lambda's
-// request carries the stage's), with the authentication, limits and
-// error handling of every endpoint: the handler of a Lambda that serves
-// one route, which links that route's code and no other's.
-func Endpoint(svc *service.Service, cfg Config, r Route) http.Handler {
+// EndpointHandler serves endpoint r alone over svc, under any path (a
+// Lambda's request carries the stage's), with the authentication, limits
+// and error handling of every endpoint: the handler of a Lambda that
+// serves one endpoint, which links that endpoint's code and no other's.
+func EndpointHandler(svc *service.Service, cfg Config, r Endpoint) http.Handler {
 	return newAPI(svc, cfg).serve(r)
 }

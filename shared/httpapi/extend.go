@@ -18,7 +18,7 @@ import (
 // one video); it creates a task of type video-extension, charged,
 // refunded and listed as any other. Its quote is POST
 // /api/gen/quote/extend?taskId={taskId} with the same body.
-var Extend = Route{methods: []route{{http.MethodPost, "/api/gen/extend/{taskId}", (*API).extend}}}
+var Extend = Endpoint{methods: []method{{http.MethodPost, "/api/gen/extend/{taskId}", (*API).extend}}}
 
 // extendEndpoint is the quote's name of an extension.
 const extendEndpoint = "extend"

@@ -321,7 +321,7 @@ func FuzzTaskPath(f *testing.F) {
 			if strings.Contains(p, "download") {
 				route = httpapi.Download
 			}
-			h := httpapi.Endpoint(e.Service, httpapi.Config{}, route)
+			h := httpapi.EndpointHandler(e.Service, httpapi.Config{}, route)
 			req = req.Clone(context.Background())
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

@@ -48,9 +48,9 @@ func noteTask(w http.ResponseWriter, id string) {
 	}
 }
 
-// serve serves the methods of route r, each through endpoint; another
+// serve serves the methods of endpoint r, each through endpoint; another
 // method is a 405 allowing them all, which needs no key.
-func (a *API) serve(r Route) http.Handler {
+func (a *API) serve(r Endpoint) http.Handler {
 	d := r.speaks()
 	if len(r.methods) == 1 {
 		return a.endpoint(r.methods[0], d)
@@ -83,7 +83,7 @@ func (a *API) serve(r Route) http.Handler {
 // recovery and the request log, the method check (405, no key needed),
 // authentication (401), the request rate limit (429), then the handler;
 // d says how the key comes and how errors are written.
-func (a *API) endpoint(rt route, d dialect) http.Handler {
+func (a *API) endpoint(rt method, d dialect) http.Handler {
 	allow := rt.method
 	if rt.method == http.MethodGet {
 		allow = "GET, HEAD"

@@ -24,20 +24,20 @@ import (
 // OpenAI SDKs read (shared/openaiapi). A task started here is a task of
 // the contract and the other way round; its id is the video's id.
 var (
-	OpenAIVideos = Route{methods: []route{
+	OpenAIVideos = Endpoint{methods: []method{
 		{http.MethodPost, openaiapi.Base + "/videos", (*API).openaiCreate},
 		{http.MethodGet, openaiapi.Base + "/videos", (*API).openaiList},
 	}, dialect: &openaiDialect}
-	OpenAIVideo = Route{methods: []route{
+	OpenAIVideo = Endpoint{methods: []method{
 		{http.MethodGet, openaiapi.Base + "/videos/{taskId}", (*API).openaiRetrieve},
 		{http.MethodDelete, openaiapi.Base + "/videos/{taskId}", (*API).openaiDelete},
 	}, dialect: &openaiDialect}
-	OpenAIContent = Route{methods: []route{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}},
+	OpenAIContent = Endpoint{methods: []method{{http.MethodGet, openaiapi.Base + "/videos/{taskId}/content", (*API).openaiContent}},
 		dialect: &openaiDialect}
 	// OpenAIExtensions is OpenAI's videos.extend (issue 37): the
 	// contract's extension (Extend) of a completed video, named by
 	// video[id].
-	OpenAIExtensions = Route{methods: []route{{http.MethodPost, openaiapi.Base + "/videos/extensions", (*API).openaiExtend}},
+	OpenAIExtensions = Endpoint{methods: []method{{http.MethodPost, openaiapi.Base + "/videos/extensions", (*API).openaiExtend}},
 		dialect: &openaiDialect}
 )
 

@@ -287,7 +287,7 @@ func TestEndpointHandlers(t *testing.T) {
 	r := e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": "x"})
 	id := r.body["taskId"].(string)
 
-	endpoint := func(r httpapi.Route) http.Handler { return httpapi.Endpoint(e.Service, httpapi.Config{}, r) }
+	endpoint := func(r httpapi.Endpoint) http.Handler { return httpapi.EndpointHandler(e.Service, httpapi.Config{}, r) }
 	tests := []struct {
 		handler http.Handler
 		method  string
@@ -325,13 +325,13 @@ func TestEndpointHandlers(t *testing.T) {
 	}
 }
 
-// TestRoutes serves a chosen set of routes behind one router, as the MCP
+// TestRouter serves a chosen set of endpoints behind one router, as the MCP
 // Lambda calls them in-process: those answer, any other path is the
 // router's 404.
-func TestRoutes(t *testing.T) {
+func TestRouter(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.caller(1000)
-	h := httpapi.Routes(e.Service, httpapi.Config{}, httpapi.Status, httpapi.Models, httpapi.Credits)
+	h := httpapi.Router(e.Service, httpapi.Config{}, httpapi.Status, httpapi.Models, httpapi.Credits)
 	for _, tt := range []struct {
 		method, path string
 		status       int

@@ -1,7 +1,7 @@
 // Package endpoint holds what the API Lambdas (text-to-video, ...,
 // webhooks) are assembled from, each in its own main: the stack (the
 // environment, the DynamoDB store, the logger), the S3 media, the
-// service's configuration on them, and the adapter of one httpapi.Route
+// service's configuration on them, and the adapter of one httpapi.Endpoint
 // to API Gateway REST proxy events. A main names what else it needs (the
 // Step Functions executions of a start, in package executions), so that a
 // Lambda links only what it runs.
@@ -137,18 +137,18 @@ func Cursors(s *awsstack.Deployment) httpapi.Config {
 	return httpapi.Config{CursorKeys: media.CursorKeys(s)}
 }
 
-// Proxy serves route r alone over svc (httpapi.Endpoint), adapted to API
-// Gateway REST proxy events, base64 bodies included.
-func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Route) ProxyFunc {
-	return withReserve(httpadapter.New(httpapi.Endpoint(svc, cfg, r)).ProxyWithContext)
+// Proxy serves endpoint r alone over svc (httpapi.EndpointHandler),
+// adapted to API Gateway REST proxy events, base64 bodies included.
+func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Endpoint) ProxyFunc {
+	return withReserve(httpadapter.New(httpapi.EndpointHandler(svc, cfg, r)).ProxyWithContext)
 }
 
 // StreamFunc handles API Gateway REST proxy events of an integration
 // whose responseTransferMode is STREAM; lambda.Start takes it.
 type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error)
 
-// Stream serves route r alone over svc (httpapi.Endpoint) as a streamed
-// response: what the handler writes reaches API Gateway as it is written,
+// Stream serves endpoint r alone over svc (httpapi.EndpointHandler) as
+// a streamed response: what the handler writes reaches API Gateway as it is written,
 // not when the handler returns. The request is converted as Proxy
 // converts it; the response is the format API Gateway reads from a Lambda
 // proxy integration with response streaming ("Set up a Lambda proxy
@@ -160,8 +160,8 @@ type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.AP
 // writes exactly that, and its runtime client posts it to the Runtime API
 // chunk by chunk (lambda.Start on provided.al2023, built with -tags
 // lambda.norpc).
-func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Route) StreamFunc {
-	return streamHandler(httpapi.Endpoint(svc, cfg, r))
+func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Endpoint) StreamFunc {
+	return streamHandler(httpapi.EndpointHandler(svc, cfg, r))
 }
 
 // StreamHandler serves h, a handler of its own rather than a route's

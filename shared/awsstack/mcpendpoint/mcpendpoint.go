@@ -26,8 +26,8 @@ import (
 // is waited for. The template's Lambda timeout is above it.
 const MaxWait = 4 * time.Minute
 
-// Routes are the REST routes the tools call.
-var routes = []httpapi.Route{httpapi.TextToVideo, httpapi.ImageToVideo, httpapi.FirstLastFrame, httpapi.Quote,
+// routes are the REST endpoints the tools call.
+var routes = []httpapi.Endpoint{httpapi.TextToVideo, httpapi.ImageToVideo, httpapi.FirstLastFrame, httpapi.Quote,
 	httpapi.Status, httpapi.Cancel, httpapi.History, httpapi.Credits, httpapi.Models}
 
 // Handler is the MCP endpoint of the stack s: its own service, with the
@@ -48,7 +48,7 @@ func Handler(s *awsstack.Deployment) (http.Handler, error) {
 	cfg := endpoint.Config(s, blobs, flows)
 	cfg.Images = intake.New(blobs, 0)
 	svc := service.New(cfg)
-	api := httpapi.Routes(svc, endpoint.Cursors(s), routes...)
+	api := httpapi.Router(svc, endpoint.Cursors(s), routes...)
 	return mcpserver.NewHandler(mcpserver.HTTPConfig{API: api, Keys: svc, Logger: s.Logger,
 		Options: mcpserver.Options{Fetcher: mcpserver.URLFetcher(s.Env.WebhookAllowPrivate), MaxWait: MaxWait}}), nil
 }
