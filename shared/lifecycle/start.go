@@ -76,10 +76,10 @@ type Found struct {
 	TaskExists bool
 	// Starts is the window of the guard's Starts counter, if it has one;
 	// the zero Window when none is stored.
-	Starts Window
+	Starts Tally
 	// Spend are the windows of the guard's Spend caps, in its order;
 	// the zero Window for one not stored.
-	Spend []Window
+	Spend []Tally
 }
 
 // Start is what a start that is let through writes.
@@ -136,12 +136,12 @@ func Create(t task.Task, g domain.StartGuard, f Found) (Start, error) {
 	cost := int64(t.CreditsCost)
 	var spend []Taken
 	for i, c := range g.Spend {
-		var w Window
+		var w Tally
 		if i < len(f.Spend) {
 			w = f.Spend[i]
 		}
 		tk := Add(c, w, t.CreditsCost, t.CreatedAt)
-		if tk.Window.Count > c.Limit {
+		if tk.Tally.Count > c.Limit {
 			spent := 0
 			if w.Open(t.CreatedAt) {
 				spent = w.Count

@@ -101,9 +101,9 @@ func TestCreate(t *testing.T) {
 	acct := func(credits int64, inFlight int) *domain.Account {
 		return &domain.Account{ID: "acct-a", Credits: credits, InFlight: inFlight}
 	}
-	full := Window{Count: 2, Ends: t0.Add(time.Minute)}
-	half := Window{Count: 1, Ends: t0.Add(time.Minute)}
-	over := Window{Count: 2, Ends: t0} // ended at the start: a fresh window
+	full := Tally{Count: 2, Ends: t0.Add(time.Minute)}
+	half := Tally{Count: 1, Ends: t0.Add(time.Minute)}
+	over := Tally{Count: 2, Ends: t0} // ended at the start: a fresh window
 
 	tests := []struct {
 		name string
@@ -142,13 +142,13 @@ func TestCreate(t *testing.T) {
 			check: func(err error) bool { var e *domain.InFlightLimitError; return errors.As(err, &e) }},
 		{name: "starts: no window yet", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0)}, wantBalance: 9, wantInFl: 1,
-			wantStarts: &Taken{Window: Window{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
+			wantStarts: &Taken{Tally: Tally{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
 		{name: "starts: an open window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: half}, wantBalance: 9, wantInFl: 1,
-			wantStarts: &Taken{Window: Window{Count: 2, Ends: half.Ends}}},
+			wantStarts: &Taken{Tally: Tally{Count: 2, Ends: half.Ends}}},
 		{name: "starts: an ended window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: over}, wantBalance: 9, wantInFl: 1,
-			wantStarts: &Taken{Window: Window{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
+			wantStarts: &Taken{Tally: Tally{Count: 1, Ends: starts.ExpiresAt}, Fresh: true}},
 		{name: "starts: a full window", cost: 1, g: domain.StartGuard{Starts: &starts},
 			f: Found{Account: acct(10, 0), Starts: full},
 			check: func(err error) bool {

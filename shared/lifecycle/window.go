@@ -6,9 +6,10 @@ import (
 	"github.com/genvideo/gen/shared/domain"
 )
 
-// Window is a rate-limit counter's window as a store read it: its count
-// and when it ends. The zero Window is no window at all.
-type Window struct {
+// Tally is what a rate-limit window (domain.Window) has counted, as a
+// store read it: its count and when it ends. The zero Tally is no window
+// at all.
+type Tally struct {
 	Count int
 	Ends  time.Time
 }
@@ -16,13 +17,13 @@ type Window struct {
 // Open reports whether w still counts at at. A window ends at Ends,
 // exclusive: from then on it counts as absent, whether or not the store
 // has deleted it yet.
-func (w Window) Open(at time.Time) bool { return w.Ends.After(at) }
+func (w Tally) Open(at time.Time) bool { return w.Ends.After(at) }
 
 // Taken is what taking one unit of a counter does to it.
 type Taken struct {
-	// Window is the counter's window as the take leaves it.
-	Window Window
-	// Fresh: the take opens Window, ending at the counter's ExpiresAt,
+	// Tally is the counter's window's tally as the take leaves it.
+	Tally Tally
+	// Fresh: the take opens Tally, ending at the counter's ExpiresAt,
 	// in place of whatever was read (nothing, or a window that ended);
 	// otherwise it adds one to the open window read.
 	Fresh bool
@@ -33,9 +34,9 @@ type Taken struct {
 // fresh one, never added to (Add). A window that would go past c.Limit (a
 // full open one, or any at all when the limit is 0 or less) refuses the
 // take with a *domain.LimitError holding c as it was given.
-func Take(c domain.Window, w Window, at time.Time) (Taken, error) {
+func Take(c domain.Window, w Tally, at time.Time) (Taken, error) {
 	tk := Add(c, w, 1, at)
-	if tk.Window.Count > c.Limit {
+	if tk.Tally.Count > c.Limit {
 		return Taken{}, &domain.LimitError{Window: c}
 	}
 	return tk, nil
@@ -45,12 +46,12 @@ func Take(c domain.Window, w Window, at time.Time) (Taken, error) {
 // with no limit: units already taken elsewhere (the local stack counts in
 // memory) reaching the store. An open window is added to; one that has
 // ended is replaced by a fresh one holding n, ending at c.ExpiresAt.
-func Add(c domain.Window, w Window, n int, at time.Time) Taken {
+func Add(c domain.Window, w Tally, n int, at time.Time) Taken {
 	if !w.Open(at) {
-		return Taken{Window: Window{Count: n, Ends: c.ExpiresAt}, Fresh: true}
+		return Taken{Tally: Tally{Count: n, Ends: c.ExpiresAt}, Fresh: true}
 	}
 	w.Count += n
-	return Taken{Window: w}
+	return Taken{Tally: w}
 }
 
 // GiveBack decides what a refund of amount credits at at does to w, a
@@ -58,7 +59,7 @@ func Add(c domain.Window, w Window, n int, at time.Time) Taken {
 // key and CreatedAt) as read: a refund gives back allowance, so a window
 // still open counts amount fewer, never below 0; one that has ended (or
 // none) is left alone, ok false.
-func GiveBack(w Window, amount int, at time.Time) (Window, bool) {
+func GiveBack(w Tally, amount int, at time.Time) (Tally, bool) {
 	if amount <= 0 || !w.Open(at) {
 		return w, false
 	}

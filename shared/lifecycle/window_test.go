@@ -18,25 +18,25 @@ func TestTake(t *testing.T) {
 	tests := []struct {
 		name    string
 		c       domain.Window
-		w       Window
+		w       Tally
 		want    Taken
 		refused bool
 	}{
-		{"no window", c(3), Window{}, Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
-		{"an open window", c(3), Window{Count: 1, Ends: ends}, Taken{Window: Window{Count: 2, Ends: ends}}, false},
-		{"the last unit of an open window", c(3), Window{Count: 2, Ends: ends}, Taken{Window: Window{Count: 3, Ends: ends}}, false},
-		{"a full open window", c(3), Window{Count: 3, Ends: ends}, Taken{}, true},
-		{"an open window over its limit", c(3), Window{Count: 7, Ends: ends}, Taken{}, true},
-		{"a full window ending at the take", c(3), Window{Count: 3, Ends: at},
-			Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
-		{"a full window that ended", c(3), Window{Count: 3, Ends: at.Add(-time.Hour)},
-			Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
-		{"a full window ending 1 ns after the take", c(3), Window{Count: 3, Ends: at.Add(time.Nanosecond)}, Taken{}, true},
-		{"limit 1, no window", c(1), Window{}, Taken{Window: Window{Count: 1, Ends: next}, Fresh: true}, false},
-		{"limit 0, no window", c(0), Window{}, Taken{}, true},
-		{"limit 0, an open window", c(0), Window{Count: 0, Ends: ends}, Taken{}, true},
-		{"limit 0, a window that ended", c(0), Window{Count: 0, Ends: at}, Taken{}, true},
-		{"a negative limit", c(-1), Window{}, Taken{}, true},
+		{"no window", c(3), Tally{}, Taken{Tally: Tally{Count: 1, Ends: next}, Fresh: true}, false},
+		{"an open window", c(3), Tally{Count: 1, Ends: ends}, Taken{Tally: Tally{Count: 2, Ends: ends}}, false},
+		{"the last unit of an open window", c(3), Tally{Count: 2, Ends: ends}, Taken{Tally: Tally{Count: 3, Ends: ends}}, false},
+		{"a full open window", c(3), Tally{Count: 3, Ends: ends}, Taken{}, true},
+		{"an open window over its limit", c(3), Tally{Count: 7, Ends: ends}, Taken{}, true},
+		{"a full window ending at the take", c(3), Tally{Count: 3, Ends: at},
+			Taken{Tally: Tally{Count: 1, Ends: next}, Fresh: true}, false},
+		{"a full window that ended", c(3), Tally{Count: 3, Ends: at.Add(-time.Hour)},
+			Taken{Tally: Tally{Count: 1, Ends: next}, Fresh: true}, false},
+		{"a full window ending 1 ns after the take", c(3), Tally{Count: 3, Ends: at.Add(time.Nanosecond)}, Taken{}, true},
+		{"limit 1, no window", c(1), Tally{}, Taken{Tally: Tally{Count: 1, Ends: next}, Fresh: true}, false},
+		{"limit 0, no window", c(0), Tally{}, Taken{}, true},
+		{"limit 0, an open window", c(0), Tally{Count: 0, Ends: ends}, Taken{}, true},
+		{"limit 0, a window that ended", c(0), Tally{Count: 0, Ends: at}, Taken{}, true},
+		{"a negative limit", c(-1), Tally{}, Taken{}, true},
 	}
 	for _, tt := range tests {
 		got, err := Take(tt.c, tt.w, at)
@@ -58,15 +58,15 @@ func TestTake(t *testing.T) {
 func TestWindowOpen(t *testing.T) {
 	ends := t0.Add(time.Minute)
 	tests := []struct {
-		w    Window
+		w    Tally
 		at   time.Time
 		want bool
 	}{
-		{Window{}, t0, false},
-		{Window{Count: 1, Ends: ends}, t0, true},
-		{Window{Count: 1, Ends: ends}, ends.Add(-time.Nanosecond), true},
-		{Window{Count: 1, Ends: ends}, ends, false},
-		{Window{Count: 1, Ends: ends}, ends.Add(time.Hour), false},
+		{Tally{}, t0, false},
+		{Tally{Count: 1, Ends: ends}, t0, true},
+		{Tally{Count: 1, Ends: ends}, ends.Add(-time.Nanosecond), true},
+		{Tally{Count: 1, Ends: ends}, ends, false},
+		{Tally{Count: 1, Ends: ends}, ends.Add(time.Hour), false},
 	}
 	for _, tt := range tests {
 		if got := tt.w.Open(tt.at); got != tt.want {
@@ -83,13 +83,13 @@ func TestAdd(t *testing.T) {
 	c := domain.Window{Key: "rl:d:key-1:0", Kind: "d", Limit: 3, ExpiresAt: next}
 	tests := []struct {
 		name string
-		w    Window
+		w    Tally
 		n    int
 		want Taken
 	}{
-		{"no window", Window{}, 2, Taken{Window: Window{Count: 2, Ends: next}, Fresh: true}},
-		{"an open window, past its limit", Window{Count: 3, Ends: ends}, 5, Taken{Window: Window{Count: 8, Ends: ends}}},
-		{"a window ending at at", Window{Count: 3, Ends: at}, 2, Taken{Window: Window{Count: 2, Ends: next}, Fresh: true}},
+		{"no window", Tally{}, 2, Taken{Tally: Tally{Count: 2, Ends: next}, Fresh: true}},
+		{"an open window, past its limit", Tally{Count: 3, Ends: ends}, 5, Taken{Tally: Tally{Count: 8, Ends: ends}}},
+		{"a window ending at at", Tally{Count: 3, Ends: at}, 2, Taken{Tally: Tally{Count: 2, Ends: next}, Fresh: true}},
 	}
 	for _, tt := range tests {
 		if got := Add(c, tt.w, tt.n, at); got != tt.want {
@@ -103,16 +103,16 @@ func TestGiveBack(t *testing.T) {
 	ends := t0.Add(time.Minute)
 	tests := []struct {
 		name   string
-		w      Window
+		w      Tally
 		amount int
-		want   Window
+		want   Tally
 		ok     bool
 	}{
-		{"an open window", Window{Count: 70, Ends: ends}, 35, Window{Count: 35, Ends: ends}, true},
-		{"never below 0", Window{Count: 20, Ends: ends}, 35, Window{Count: 0, Ends: ends}, true},
-		{"a window that ended", Window{Count: 70, Ends: at}, 35, Window{Count: 70, Ends: at}, false},
-		{"no window", Window{}, 35, Window{}, false},
-		{"nothing refunded", Window{Count: 70, Ends: ends}, 0, Window{Count: 70, Ends: ends}, false},
+		{"an open window", Tally{Count: 70, Ends: ends}, 35, Tally{Count: 35, Ends: ends}, true},
+		{"never below 0", Tally{Count: 20, Ends: ends}, 35, Tally{Count: 0, Ends: ends}, true},
+		{"a window that ended", Tally{Count: 70, Ends: at}, 35, Tally{Count: 70, Ends: at}, false},
+		{"no window", Tally{}, 35, Tally{}, false},
+		{"nothing refunded", Tally{Count: 70, Ends: ends}, 0, Tally{Count: 70, Ends: ends}, false},
 	}
 	for _, tt := range tests {
 		if got, ok := GiveBack(tt.w, tt.amount, at); got != tt.want || ok != tt.ok {

@@ -116,7 +116,7 @@ func (c *Tally) Take(ctx context.Context, counters []domain.Window, at time.Time
 		}
 		taken := make([]lifecycle.Taken, len(ws))
 		for i, w := range ws {
-			tk, err := lifecycle.Take(counters[i], lifecycle.Window{Count: w.count, Ends: w.c.ExpiresAt}, at)
+			tk, err := lifecycle.Take(counters[i], lifecycle.Tally{Count: w.count, Ends: w.c.ExpiresAt}, at)
 			if err != nil {
 				c.mu.Unlock()
 				return nil, err
@@ -125,7 +125,7 @@ func (c *Tally) Take(ctx context.Context, counters []domain.Window, at time.Time
 		}
 		for i, w := range ws {
 			w.c = counters[i]
-			w.count = taken[i].Window.Count
+			w.count = taken[i].Tally.Count
 			if w.persist {
 				w.unflushed++
 			}

@@ -54,7 +54,7 @@ func (s *Service) Quote(ctx context.Context, c Caller, req StartRequest) (Quote,
 			return Quote{}, fmt.Errorf("quote: starts window: %w", err)
 		}
 		if n > 0 {
-			found.Starts = lifecycle.Window{Count: n, Ends: g.Starts.ExpiresAt}
+			found.Starts = lifecycle.Tally{Count: n, Ends: g.Starts.ExpiresAt}
 		}
 	}
 	for _, w := range g.Spend {
@@ -62,7 +62,7 @@ func (s *Service) Quote(ctx context.Context, c Caller, req StartRequest) (Quote,
 		if err != nil {
 			return Quote{}, fmt.Errorf("quote: spend window: %w", err)
 		}
-		found.Spend = append(found.Spend, lifecycle.Window{Count: n, Ends: w.ExpiresAt})
+		found.Spend = append(found.Spend, lifecycle.Tally{Count: n, Ends: w.ExpiresAt})
 	}
 	q := Quote{Task: t, Balance: acct.Credits, After: acct.Credits - int64(t.CreditsCost)}
 	if _, err := lifecycle.Create(t, g, found); err != nil {

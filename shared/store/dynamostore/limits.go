@@ -30,12 +30,12 @@ const ttlGrace = time.Hour
 func counterKey(key string) item { return item{attrCounterPK: str(key)} }
 
 // readWindow is the window of the counter item it as read: the zero
-// lifecycle.Window when there is none.
-func readWindow(it item) lifecycle.Window {
+// lifecycle.Tally when there is none.
+func readWindow(it item) lifecycle.Tally {
 	if it == nil {
-		return lifecycle.Window{}
+		return lifecycle.Tally{}
 	}
-	return lifecycle.Window{Count: int(getN(it, "count")), Ends: getTime(it, "expiresAt")}
+	return lifecycle.Tally{Count: int(getN(it, "count")), Ends: getTime(it, "expiresAt")}
 }
 
 // ttl is the TTL, in unix seconds rounded up, of a window (or an
@@ -89,7 +89,7 @@ func (s *Store) restart(c domain.Window, at time.Time, count int) update {
 // added to if it stays within the cap.
 func (s *Store) spend(c domain.Window, at time.Time, tk lifecycle.Taken, n int) update {
 	if tk.Fresh {
-		return s.restart(c, at, tk.Window.Count)
+		return s.restart(c, at, tk.Tally.Count)
 	}
 	return update{
 		table: s.t.Counters,
@@ -152,13 +152,13 @@ func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time
 		if !tk.Fresh {
 			return errRetry // it was reopened in between
 		}
-		if _, err := s.db.UpdateItem(ctx, s.restart(c, at, tk.Window.Count).input()); err != nil {
+		if _, err := s.db.UpdateItem(ctx, s.restart(c, at, tk.Tally.Count).input()); err != nil {
 			if _, ok := conditionFailed(err); ok {
 				return errRetry // someone else opened it: increment that
 			}
 			return dbErr(op, err)
 		}
-		used, ends = tk.Window.Count, c.ExpiresAt
+		used, ends = tk.Tally.Count, c.ExpiresAt
 		return nil
 	})
 	if err != nil {

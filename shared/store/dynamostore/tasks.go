@@ -367,14 +367,14 @@ func (s *Store) startItems(t task.Task, g domain.StartGuard, taskItem item, deci
 	if g.Starts != nil {
 		u := s.addTo(*g.Starts, t.CreatedAt, 1)
 		if decided != nil && decided.Starts != nil && decided.Starts.Fresh {
-			u = s.restart(*g.Starts, t.CreatedAt, decided.Starts.Window.Count)
+			u = s.restart(*g.Starts, t.CreatedAt, decided.Starts.Tally.Count)
 		}
 		items = append(items, u.transactItem())
 	}
 	for i, c := range g.Spend {
 		u := s.addTo(c, t.CreatedAt, t.CreditsCost)
 		if decided != nil && i < len(decided.Spend) && decided.Spend[i].Fresh {
-			u = s.restart(c, t.CreatedAt, decided.Spend[i].Window.Count)
+			u = s.restart(c, t.CreatedAt, decided.Spend[i].Tally.Count)
 		}
 		items = append(items, u.transactItem())
 	}

@@ -61,19 +61,19 @@ func prune(ctx context.Context, tx *txn, at time.Time) error {
 }
 
 // readWindow reads counter key's window as stored, open or not: the
-// zero lifecycle.Window when there is none.
-func readWindow(ctx context.Context, tx *txn, key string) (lifecycle.Window, error) {
+// zero lifecycle.Tally when there is none.
+func readWindow(ctx context.Context, tx *txn, key string) (lifecycle.Tally, error) {
 	var count int
 	var expires int64
 	err := tx.QueryRowContext(ctx,
 		`SELECT count, expires_at FROM counters WHERE key = ?`, key).Scan(&count, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return lifecycle.Window{}, nil
+		return lifecycle.Tally{}, nil
 	}
 	if err != nil {
-		return lifecycle.Window{}, fmt.Errorf("read counter %s: %w", key, err)
+		return lifecycle.Tally{}, fmt.Errorf("read counter %s: %w", key, err)
 	}
-	return lifecycle.Window{Count: count, Ends: fromMS(expires)}, nil
+	return lifecycle.Tally{Count: count, Ends: fromMS(expires)}, nil
 }
 
 // putWindow writes the window a take of counter key leaves.
@@ -83,9 +83,9 @@ func putWindow(ctx context.Context, tx *txn, key string, tk lifecycle.Taken) err
 		_, err = tx.ExecContext(ctx,
 			`INSERT INTO counters (key, count, expires_at) VALUES (?, ?, ?)
 			ON CONFLICT (key) DO UPDATE SET count = excluded.count, expires_at = excluded.expires_at`,
-			key, tk.Window.Count, ms(tk.Window.Ends))
+			key, tk.Tally.Count, ms(tk.Tally.Ends))
 	} else {
-		_, err = tx.ExecContext(ctx, `UPDATE counters SET count = ? WHERE key = ?`, tk.Window.Count, key)
+		_, err = tx.ExecContext(ctx, `UPDATE counters SET count = ? WHERE key = ?`, tk.Tally.Count, key)
 	}
 	if err != nil {
 		return fmt.Errorf("write counter %s: %w", key, err)
@@ -107,7 +107,7 @@ func take(ctx context.Context, tx *txn, c domain.Window, at time.Time) (int, err
 	if err := putWindow(ctx, tx, c.Key, tk); err != nil {
 		return 0, dbErr("take "+c.Key, err)
 	}
-	return tk.Window.Count, nil
+	return tk.Tally.Count, nil
 }
 
 // Count returns the count of c's window at at: 0 when there is none or it

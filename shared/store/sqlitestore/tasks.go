@@ -72,7 +72,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, g domain.StartGuard
 		charged = domain.Charged{Balance: start.Account.Credits}
 		if domain.Capped(g.Spend) {
 			for _, tk := range start.Spend {
-				charged.Spent = append(charged.Spent, int64(tk.Window.Count))
+				charged.Spent = append(charged.Spent, int64(tk.Tally.Count))
 			}
 		}
 		return nil
@@ -551,7 +551,7 @@ func giveBack(ctx context.Context, tx *txn, op string, t task.Task, amount int, 
 			return dbErr(op, err)
 		}
 		if w, ok := lifecycle.GiveBack(w, amount, at); ok {
-			if err := putWindow(ctx, tx, key, lifecycle.Taken{Window: w}); err != nil {
+			if err := putWindow(ctx, tx, key, lifecycle.Taken{Tally: w}); err != nil {
 				return dbErr(op, err)
 			}
 		}
