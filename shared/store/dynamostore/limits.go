@@ -29,9 +29,9 @@ const ttlGrace = time.Hour
 
 func counterKey(key string) item { return item{attrCounterPK: str(key)} }
 
-// readWindow is the window of the counter item it as read: the zero
+// readTally is the tally of the counter item it as read: the zero
 // lifecycle.Tally when there is none.
-func readWindow(it item) lifecycle.Tally {
+func readTally(it item) lifecycle.Tally {
 	if it == nil {
 		return lifecycle.Tally{}
 	}
@@ -135,7 +135,7 @@ func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		out, err := s.db.UpdateItem(ctx, in)
 		if err == nil {
-			w := readWindow(out.Attributes)
+			w := readTally(out.Attributes)
 			used, ends = w.Count, w.Ends
 			return nil
 		}
@@ -145,7 +145,7 @@ func (s *Store) takeOne(ctx context.Context, op string, c domain.Window, at time
 		}
 		// The increment found no open window below the limit: decide on
 		// the window it found.
-		tk, err := lifecycle.Take(c, readWindow(old), at)
+		tk, err := lifecycle.Take(c, readTally(old), at)
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (s *Store) Count(ctx context.Context, c domain.Window, at time.Time) (int, 
 	if err != nil {
 		return 0, dbErr(op, err)
 	}
-	if w := readWindow(out.Item); w.Open(at) {
+	if w := readTally(out.Item); w.Open(at) {
 		return w.Count, nil
 	}
 	return 0, nil

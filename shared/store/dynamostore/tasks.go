@@ -276,7 +276,7 @@ func (s *Store) spentAfter(ctx context.Context, windows []domain.Window) ([]int6
 	}
 	held := map[string]int64{}
 	for _, it := range got[s.t.Counters] {
-		held[getS(it, attrCounterPK)] = int64(readWindow(it).Count)
+		held[getS(it, attrCounterPK)] = int64(readTally(it).Count)
 	}
 	spent := make([]int64, len(windows))
 	for i, w := range windows {
@@ -330,10 +330,10 @@ func (s *Store) decideStart(ctx context.Context, op string, t task.Task, g domai
 		counters[getS(it, attrCounterPK)] = it
 	}
 	if g.Starts != nil {
-		found.Starts = readWindow(counters[g.Starts.Key])
+		found.Starts = readTally(counters[g.Starts.Key])
 	}
 	for _, c := range g.Spend {
-		found.Spend = append(found.Spend, readWindow(counters[c.Key]))
+		found.Spend = append(found.Spend, readTally(counters[c.Key]))
 	}
 	start, err := lifecycle.Create(t, g, found)
 	if err != nil {
@@ -855,7 +855,7 @@ func (s *Store) giveBack(ctx context.Context, op string, t task.Task, amount int
 	}
 	var items []types.TransactWriteItem
 	for _, it := range got[s.t.Counters] {
-		read := readWindow(it)
+		read := readTally(it)
 		w, ok := lifecycle.GiveBack(read, amount, at)
 		if !ok {
 			continue

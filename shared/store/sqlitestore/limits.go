@@ -60,9 +60,9 @@ func prune(ctx context.Context, tx *txn, at time.Time) error {
 	return nil
 }
 
-// readWindow reads counter key's window as stored, open or not: the
+// readTally reads counter key's tally as stored, open or not: the
 // zero lifecycle.Tally when there is none.
-func readWindow(ctx context.Context, tx *txn, key string) (lifecycle.Tally, error) {
+func readTally(ctx context.Context, tx *txn, key string) (lifecycle.Tally, error) {
 	var count int
 	var expires int64
 	err := tx.QueryRowContext(ctx,
@@ -96,7 +96,7 @@ func putWindow(ctx context.Context, tx *txn, key string, tk lifecycle.Taken) err
 // take consumes one unit of c at time at, as lifecycle.Take decides, and
 // returns its new count, or a *domain.LimitError if it is exhausted.
 func take(ctx context.Context, tx *txn, c domain.Window, at time.Time) (int, error) {
-	w, err := readWindow(ctx, tx, c.Key)
+	w, err := readTally(ctx, tx, c.Key)
 	if err != nil {
 		return 0, dbErr("take "+c.Key, err)
 	}
@@ -116,7 +116,7 @@ func (s *Store) Count(ctx context.Context, c domain.Window, at time.Time) (int, 
 	var n int
 	op := "read counter " + c.Key
 	err := s.read(ctx, op, func(tx *txn) error {
-		w, err := readWindow(ctx, tx, c.Key)
+		w, err := readTally(ctx, tx, c.Key)
 		if err != nil {
 			return dbErr(op, err)
 		}
@@ -143,7 +143,7 @@ func (s *Store) AddCounts(ctx context.Context, counters []domain.Window, n []int
 			if n[i] <= 0 || !c.ExpiresAt.After(at) {
 				continue
 			}
-			w, err := readWindow(ctx, tx, c.Key)
+			w, err := readTally(ctx, tx, c.Key)
 			if err != nil {
 				return dbErr(op, err)
 			}

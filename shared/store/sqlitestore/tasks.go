@@ -128,12 +128,12 @@ func findStart(ctx context.Context, tx *txn, t task.Task, g domain.StartGuard) (
 		return f, fmt.Errorf("read task: %w", err)
 	}
 	if g.Starts != nil {
-		if f.Starts, err = readWindow(ctx, tx, g.Starts.Key); err != nil {
+		if f.Starts, err = readTally(ctx, tx, g.Starts.Key); err != nil {
 			return f, err
 		}
 	}
 	for _, c := range g.Spend {
-		w, err := readWindow(ctx, tx, c.Key)
+		w, err := readTally(ctx, tx, c.Key)
 		if err != nil {
 			return f, err
 		}
@@ -546,7 +546,7 @@ func giveBack(ctx context.Context, tx *txn, op string, t task.Task, amount int, 
 	}
 	day, month := domain.SpendKeys(t.KeyID, t.CreatedAt)
 	for _, key := range []string{day, month} {
-		w, err := readWindow(ctx, tx, key)
+		w, err := readTally(ctx, tx, key)
 		if err != nil {
 			return dbErr(op, err)
 		}
