@@ -60,7 +60,7 @@ func (a *API) credits(w http.ResponseWriter, r *http.Request, c *service.Caller)
 	if err != nil {
 		return err
 	}
-	window := func(w service.Window) wire.LimitWindow {
+	window := func(w service.LimitWindow) wire.LimitWindow {
 		return wire.LimitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: wire.TimeOf(w.Reset)}
 	}
 	resp := wire.Credits{

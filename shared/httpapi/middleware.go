@@ -214,9 +214,9 @@ func (a *API) countRequest(w http.ResponseWriter, r *http.Request, c *service.Ca
 	// Header.Set would canonicalize X-RateLimit-* into a new string on
 	// every request.
 	h := w.Header()
-	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(q.Limit)}
-	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(q.Remaining)}
-	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(q.Reset.Unix(), 10)}
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(q.Minute.Limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(q.Minute.Remaining)}
+	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(q.Minute.Reset.Unix(), 10)}
 	return err
 }
 

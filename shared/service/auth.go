@@ -67,32 +67,31 @@ func (s *Service) CheckKey(ctx context.Context, key string) (bool, error) {
 	return true, nil
 }
 
-// Quota is the caller's per-minute request window after a request: what
-// the X-RateLimit-* headers of every authenticated response describe.
+// Quota is the caller's request windows after a request: the minute's,
+// which the X-RateLimit-* headers of every authenticated response
+// describe, and the day's.
 type Quota struct {
-	Limit     int
-	Remaining int
-	Reset     time.Time
-	// Day is the key's daily window, likewise.
-	Day Window
+	Minute, Day LimitWindow
 }
 
-// Window is one rate-limit window as a request left it.
-type Window struct {
+// LimitWindow is one rate-limit window as a request left it: its limit,
+// what is left of it, and when it resets (the contract's
+// wire.LimitWindow).
+type LimitWindow struct {
 	Limit     int
 	Remaining int
 	Reset     time.Time
 }
 
 // CountRequest counts the request in the key's minute and day windows, in
-// one Take of Config.Limiter: both or neither. It returns the minute
-// window as the request left it. When a window is exhausted nothing is
+// one Take of Config.Limiter: both or neither. It returns both
+// windows as the request left them. When a window is exhausted nothing is
 // taken, the error is the *domain.LimitError naming it, and Remaining is
 // 0: no request is accepted before that window ends.
 func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	counters := ratelimit.RequestCounters(c.Key.ID, c.Limits, c.Now)
 	minute, day := counters[0], counters[1]
-	q := Quota{Limit: minute.Limit, Reset: minute.ExpiresAt, Day: Window{Limit: day.Limit, Reset: day.ExpiresAt}}
+	q := Quota{Minute: LimitWindow{Limit: minute.Limit, Reset: minute.ExpiresAt}, Day: LimitWindow{Limit: day.Limit, Reset: day.ExpiresAt}}
 	used, err := s.cfg.Limiter.Take(ctx, counters, c.Now)
 	var limit *domain.LimitError
 	switch {
@@ -103,7 +102,7 @@ func (s *Service) CountRequest(ctx context.Context, c Caller) (Quota, error) {
 	case len(used) != len(counters):
 		return q, fmt.Errorf("take request counters: store returned %d counts for %d counters", len(used), len(counters))
 	}
-	q.Remaining = max(minute.Limit-used[0], 0)
+	q.Minute.Remaining = max(minute.Limit-used[0], 0)
 	q.Day.Remaining = max(day.Limit-used[1], 0)
 	return q, nil
 }

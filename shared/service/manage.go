@@ -138,9 +138,9 @@ type Credits struct {
 	// Requests and Day are the key's request windows as this request
 	// left them; Starts is its generation starts window (Limit 0 when
 	// it could not be read); InFlightLimit its concurrent generations.
-	Requests      Window
-	Day           Window
-	Starts        Window
+	Requests      LimitWindow
+	Day           LimitWindow
+	Starts        LimitWindow
 	InFlightLimit int
 	// Ledger is the page asked for, newest first; Next, when positive,
 	// is the LedgerQuery.Before of the next page.
@@ -168,7 +168,7 @@ func (s *Service) Credits(ctx context.Context, c Caller, q store.LedgerQuery) (C
 	}
 	out := Credits{
 		Balance: a.Credits, Held: held, InFlight: a.InFlight, Tier: c.Key.Tier,
-		Requests:      Window{Limit: c.Requests.Limit, Remaining: c.Requests.Remaining, Reset: c.Requests.Reset},
+		Requests:      c.Requests.Minute,
 		Day:           c.Requests.Day,
 		InFlightLimit: c.Limits.MaxInFlight,
 	}
@@ -187,18 +187,18 @@ func (s *Service) Credits(ctx context.Context, c Caller, q store.LedgerQuery) (C
 // startsWindow reads the key's starts window without taking from it; a
 // failure to read it is logged and leaves it out (Limit 0), as it is only
 // a hint.
-func (s *Service) startsWindow(ctx context.Context, c Caller) Window {
+func (s *Service) startsWindow(ctx context.Context, c Caller) LimitWindow {
 	g := ratelimit.StartLimits(c.Key.ID, c.Limits, c.Now)
 	if g.Starts == nil {
-		return Window{}
+		return LimitWindow{}
 	}
 	used, err := s.cfg.Store.Count(ctx, *g.Starts, c.Now)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "cannot read the starts window for credits",
 			slog.String("key", c.Key.ID), slog.String("error", err.Error()))
-		return Window{}
+		return LimitWindow{}
 	}
-	return Window{Limit: g.Starts.Limit, Remaining: max(g.Starts.Limit-used, 0), Reset: g.Starts.ExpiresAt}
+	return LimitWindow{Limit: g.Starts.Limit, Remaining: max(g.Starts.Limit-used, 0), Reset: g.Starts.ExpiresAt}
 }
 
 // NotCancellableError: the task is finished (completed, or failed other
