@@ -64,7 +64,7 @@ func burst(ctx context.Context, n, afford int, out io.Writer) error {
 	// It is printed, and three bursts on warm functions follow.
 	for round := range 4 {
 		k, err := a.CreateKey(ctx, admin.KeyRequest{Name: "burst", Credits: int64(afford * burstPrice), Tier: "enterprise",
-			Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
+			Limits: store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
 		if err != nil {
 			return err
 		}

@@ -86,7 +86,7 @@ func TestRemoteProviderInTheStack(t *testing.T) {
 	e := devstacktest.Start(t, func(c *devstack.Config) {
 		c.Hooks.WrapProvider = func(provider.Provider) provider.Provider { return remote{latency: time.Second} }
 	})
-	k := e.Key(t, 1000, store.Limits{})
+	k := e.Key(t, 1000, store.KeyLimits{})
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.URL+"/api/gen/text-to-video", bytes.NewReader(startBody))
 	if err != nil {
 		t.Fatal(err)

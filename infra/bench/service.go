@@ -25,7 +25,7 @@ import (
 )
 
 // unlimited are an Enterprise key's limits far above any load here.
-var unlimited = store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 20}
+var unlimited = store.KeyLimits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 20}
 
 // pageSize is the history page of the history workloads.
 const pageSize = 20

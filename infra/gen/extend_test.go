@@ -24,7 +24,7 @@ import (
 func TestReferencesAndExtend(t *testing.T) {
 	t.Parallel()
 	e, fake := devstacktest.StartVeo(t, settings.GeneratorGemini, veotest.Config{Delay: time.Second}, nil)
-	k := e.Key(t, 100000, store.Limits{})
+	k := e.Key(t, 100000, store.KeyLimits{})
 	vars := map[string]string{"GEN_API_KEY": k.APIKey, "GEN_BASE_URL": e.URL}
 	run := func(args ...string) result {
 		t.Helper()

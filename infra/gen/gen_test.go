@@ -95,7 +95,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 
 func TestGenerateShowsProgressAndSavesTheVideos(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	out := t.TempDir()
 	r := gen(t, k.APIKey, "generate", "a paper boat drifting on a pond", "--model", "lite", "--duration", "4",
 		"--no-audio", "--seed", "7", "--samples", "2", "--out", out)
@@ -146,7 +146,7 @@ func TestGenerateShowsProgressAndSavesTheVideos(t *testing.T) {
 // terminal gets on stderr, redrawn in place.
 func TestGenerateJSONWithABar(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	r := gen(t, k.APIKey, "--json", "generate", "json please", "--model", "lite", "--duration", "4", "--out", t.TempDir(), "--progress", "bar")
 	if r.code != exitOK {
 		t.Fatalf("generate --json: %v", r)
@@ -187,7 +187,7 @@ func TestGenerateJSONWithABar(t *testing.T) {
 
 func TestGenerateFromImages(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	img := pngFile(t)
 	r := gen(t, k.APIKey, "generate", "the grey wall", "--image", img, "--model", "lite", "--duration", "4", "--no-wait")
 	if r.code != exitOK || !strings.HasPrefix(r.stdout, "gen_") {
@@ -213,7 +213,7 @@ func TestGenerateFromImages(t *testing.T) {
 // A wait that runs out says how to get the videos later, and exits 3.
 func TestGenerateWaitTimesOut(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	r := gen(t, k.APIKey, "generate", "[slow:60] a slow one", "--model", "lite", "--duration", "4", "--wait-timeout", "1s")
 	if r.code != exitWaiting {
 		t.Fatalf("exit %d, want %d: %v", r.code, exitWaiting, r)
@@ -238,9 +238,9 @@ func TestErrorMessages(t *testing.T) {
 	if time.Until(time.Now().UTC().Truncate(24*time.Hour).Add(24*time.Hour)) < time.Minute {
 		t.Skip("too close to midnight UTC")
 	}
-	rich := stack.Key(t, 10000, store.Limits{})
-	poor := stack.Key(t, 10, store.Limits{})
-	daily := stack.Key(t, 1000, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1, StartsPerMinute: 10, MaxInFlight: 5})
+	rich := stack.Key(t, 10000, store.KeyLimits{})
+	poor := stack.Key(t, 10, store.KeyLimits{})
+	daily := stack.Key(t, 1000, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1, StartsPerMinute: 10, MaxInFlight: 5})
 	if r := gen(t, daily.APIKey, "models"); r.code != exitOK {
 		t.Fatalf("first request of the day: %v", r)
 	}
@@ -302,7 +302,7 @@ func TestErrorMessages(t *testing.T) {
 
 func TestErrorJSON(t *testing.T) {
 	t.Parallel()
-	poor := stack.Key(t, 10, store.Limits{})
+	poor := stack.Key(t, 10, store.KeyLimits{})
 	r := gen(t, poor.APIKey, "--json", "generate", "x", "--model", "lite", "--no-audio")
 	var got struct {
 		Error struct {
@@ -332,7 +332,7 @@ func TestUnreachableService(t *testing.T) {
 
 func TestHistoryAndModels(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	var ids []string
 	for i := range 3 {
 		r := gen(t, k.APIKey, "generate", fmt.Sprintf("[fail] %d", i), "--model", "lite", "--no-wait")
@@ -384,7 +384,7 @@ func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 // upload, named by its id.
 func TestGenerateUploadsLargeImagesDirectly(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	img := image.NewRGBA(image.Rect(0, 0, 1400, 1300))
 	for i := range img.Pix {
 		img.Pix[i] = byte(i*7919>>3) | 1
@@ -415,7 +415,7 @@ func TestGenerateUploadsLargeImagesDirectly(t *testing.T) {
 
 func TestQuote(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 100, store.Limits{})
+	k := stack.Key(t, 100, store.KeyLimits{})
 	r := gen(t, k.APIKey, "quote", "a kite over the dunes", "--model", "lite", "--no-audio", "--samples", "2", "--image", pngFile(t))
 	if want := "image-to-video with gen-3.1-lite-generate-001: 70 credits; balance 100, after 30."; r.code != exitOK || !strings.Contains(r.stdout, want) {
 		t.Errorf("quote: %v\nwant %q", r, want)
@@ -432,7 +432,7 @@ func TestQuote(t *testing.T) {
 
 func TestWatch(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	r := gen(t, k.APIKey, "generate", "a windmill turning", "--model", "lite", "--no-wait")
 	if r.code != exitOK {
 		t.Fatal(r)
@@ -450,7 +450,7 @@ func TestWatch(t *testing.T) {
 
 func TestGenerateMaxCredits(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	r := gen(t, k.APIKey, "generate", "a red kite", "--model", "lite", "--samples", "2", "--max-credits", "100", "--no-wait")
 	if r.code != exitError || !strings.Contains(r.stderr, "more than maxCredits (100)") || !strings.Contains(r.stderr, "gen quote") {
 		t.Errorf("generate over --max-credits: %v", r)

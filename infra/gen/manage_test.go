@@ -10,7 +10,7 @@ import (
 // gen cancel, gen delete and gen credits, as a person uses them: cancel a
 // slow generation, see the refund in credits, delete the task.
 func TestCancelCreditsDelete(t *testing.T) {
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	start := gen(t, k.APIKey, "generate", "[slow:60] never mind", "--model", "lite", "--duration", "4", "--no-wait")
 	if start.code != exitOK {
 		t.Fatalf("start: %v", start)

@@ -23,7 +23,7 @@ import (
 // does, a child process, and drives it with the official TypeScript SDK.)
 func TestMCPOverStdio(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr bytes.Buffer

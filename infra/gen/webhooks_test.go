@@ -17,7 +17,7 @@ import (
 // against a local server that may deliver to this machine.
 func TestWebhookCommands(t *testing.T) {
 	env := devstacktest.Start(t, func(c *devstack.Config) { c.WebhookAllowPrivate = true })
-	k := env.Key(t, 1000, store.Limits{})
+	k := env.Key(t, 1000, store.KeyLimits{})
 	run := func(args ...string) result {
 		t.Helper()
 		return genWith(t, map[string]string{"GEN_API_KEY": k.APIKey, "GEN_BASE_URL": env.URL}, true, args...)
@@ -82,7 +82,7 @@ func TestWebhookCommands(t *testing.T) {
 // Without the operator setting, a webhook at a private address is
 // refused before anything starts.
 func TestGenerateWebhookRefused(t *testing.T) {
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	r := gen(t, k.APIKey, "generate", "a boat", "--model", "lite", "--duration", "4", "--webhook", "https://10.0.0.1/hook")
 	if r.code != exitError || !strings.Contains(r.stderr, "webhookUrl") {
 		t.Errorf("generate --webhook at a private address: %v", r)

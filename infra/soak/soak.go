@@ -264,14 +264,14 @@ func makeKeys(ctx context.Context, st store.Store, cfg config) (keys, error) {
 		// High enough that the soak measures the service, not its limiter;
 		// the in-flight limit keeps the render queue as long as a client
 		// would see it.
-		Limits: store.Limits{RequestsPerMinute: 10_000_000, RequestsPerDay: 1_000_000_000,
+		Limits: store.KeyLimits{RequestsPerMinute: 10_000_000, RequestsPerDay: 1_000_000_000,
 			StartsPerMinute: 1_000_000, MaxInFlight: cfg.maxInFlight},
 	})
 	if err != nil {
 		return keys{}, fmt.Errorf("create the soak key: %w", err)
 	}
 	other, err := a.CreateKey(ctx, admin.KeyRequest{Name: "soak intruder", Tier: ratelimit.Enterprise,
-		Limits: store.Limits{RequestsPerMinute: 10_000_000, RequestsPerDay: 1_000_000_000}})
+		Limits: store.KeyLimits{RequestsPerMinute: 10_000_000, RequestsPerDay: 1_000_000_000}})
 	if err != nil {
 		return keys{}, fmt.Errorf("create the second key: %w", err)
 	}

@@ -51,7 +51,7 @@ type KeyRequest struct {
 	Tier string
 	// Limits sets an enterprise key's figures; zero fields take Pro's.
 	// Other tiers have fixed limits and must leave it zero.
-	Limits store.Limits
+	Limits store.KeyLimits
 	// MaxCreditsPerDay and MaxCreditsPerMonth are the key's spending
 	// caps (store.SpendCaps), in credits per UTC day and month; 0 is none.
 	MaxCreditsPerDay   int64
@@ -66,7 +66,7 @@ type CreatedKey struct {
 	Name      string          `json:"name"`
 	Tier      string          `json:"tier"`
 	Credits   int64           `json:"credits"`
-	Limits    store.Limits    `json:"limits"`
+	Limits    store.KeyLimits `json:"limits"`
 	Caps      store.SpendCaps `json:"-"`
 }
 
@@ -89,7 +89,7 @@ func (a *Admin) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, erro
 	if tier == "" {
 		tier = ratelimit.Standard
 	}
-	if tier != ratelimit.Enterprise && req.Limits != (store.Limits{}) {
+	if tier != ratelimit.Enterprise && req.Limits != (store.KeyLimits{}) {
 		return CreatedKey{}, fmt.Errorf("%w: custom limits are for enterprise keys only", ErrInvalid)
 	}
 	limits, err := ratelimit.ForTier(tier, req.Limits)

@@ -12,7 +12,7 @@ import (
 // past it is refused with CodeSpendingCap naming the cap.
 func TestSpendingCaps(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	day := int64(70)
 	cr, err := c.SetSpendingCaps(t.Context(), client.CapsUpdate{MaxCreditsPerDay: &day})

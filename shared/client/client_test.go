@@ -34,7 +34,7 @@ import (
 // AWS assembly of `make run-aws-local` (awslocaltest). Each test makes
 // its own account.
 type liveStack interface {
-	Key(tb testing.TB, credits int64, limits store.Limits) admin.CreatedKey
+	Key(tb testing.TB, credits int64, limits store.KeyLimits) admin.CreatedKey
 	Balance(tb testing.TB, accountID string) int64
 }
 
@@ -65,7 +65,7 @@ func run(m *testing.M) int {
 		}
 		defer local.Close()
 		stack, baseURL = local, local.URL
-		k, err = local.NewKey(10000, store.Limits{})
+		k, err = local.NewKey(10000, store.KeyLimits{})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -191,7 +191,7 @@ func startLite(t *testing.T, c *client.Client, prompt string) *client.Started {
 
 func TestTextToVideoWaitAndSave(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 
@@ -264,7 +264,7 @@ func TestTextToVideoWaitAndSave(t *testing.T) {
 
 func TestImageStarts(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 10000, store.Limits{})
+	k := stack.Key(t, 10000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 	red := pngImage(t, color.RGBA{200, 20, 20, 255})
@@ -301,7 +301,7 @@ func TestImageStarts(t *testing.T) {
 
 func TestModels(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 0, store.Limits{})
+	k := stack.Key(t, 0, store.KeyLimits{})
 	l, err := newClient(t, k.APIKey).Models(context.Background())
 	if err != nil {
 		t.Fatalf("Models: %v", err)
@@ -356,7 +356,7 @@ func TestModelsVariant(t *testing.T) {
 func TestAllHistoryPages(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
-	k := stack.Key(t, 10000, store.Limits{})
+	k := stack.Key(t, 10000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 	// [fail] tasks fail at once, without rendering.
@@ -428,7 +428,7 @@ func TestAllHistoryPages(t *testing.T) {
 func TestWaitForAFailedTask(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
-	k := stack.Key(t, 100, store.Limits{})
+	k := stack.Key(t, 100, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 	s := startLite(t, c, "[policy] something forbidden")
@@ -451,7 +451,7 @@ func TestWaitForAFailedTask(t *testing.T) {
 func TestWaitTimesOut(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
-	k := stack.Key(t, 100, store.Limits{})
+	k := stack.Key(t, 100, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 	s := startLite(t, c, "[slow:60] a very slow sunrise")
@@ -482,7 +482,7 @@ func TestWaitTimesOut(t *testing.T) {
 func TestWaitCancelled(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
-	k := stack.Key(t, 100, store.Limits{})
+	k := stack.Key(t, 100, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	s := startLite(t, c, "[slow:60] patience")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -499,7 +499,7 @@ func TestWaitCancelled(t *testing.T) {
 // never uploads directly.
 func TestLargeImagesUploadDirectly(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 10000, store.Limits{})
+	k := stack.Key(t, 10000, store.KeyLimits{})
 	ctx := context.Background()
 	red := pngImage(t, color.RGBA{200, 20, 20, 255})
 	for _, c := range []struct {

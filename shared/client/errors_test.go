@@ -37,7 +37,7 @@ func apiError(t *testing.T, err error, status int, code string) *client.Error {
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rich := stack.Key(t, 10000, store.Limits{})
+	rich := stack.Key(t, 10000, store.KeyLimits{})
 	c := clientOf(t, baseURL, rich.APIKey, false)
 	png := pngImage(t, color.RGBA{1, 2, 3, 255})
 
@@ -96,7 +96,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("INSUFFICIENT_CREDITS", func(t *testing.T) {
-		poor := stack.Key(t, 10, store.Limits{})
+		poor := stack.Key(t, 10, store.KeyLimits{})
 		_, err := clientOf(t, baseURL, poor.APIKey, true).TextToVideo(ctx, lite("x"))
 		if e := apiError(t, err, 402, client.CodeInsufficientCredits); e.Required != 35 || e.Available != 10 {
 			t.Errorf("required, available = %d, %d, want 35, 10", e.Required, e.Available)
@@ -124,7 +124,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("RATE_LIMIT_EXCEEDED", func(t *testing.T) {
-		k := stack.Key(t, 0, store.Limits{RequestsPerMinute: 1, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
+		k := stack.Key(t, 0, store.KeyLimits{RequestsPerMinute: 1, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
 		// The window may last up to a minute: the client must not wait.
 		c := gatewayClient(t, k.APIKey, client.WithRetry(client.RetryPolicy{MaxRetryAfter: time.Millisecond}))
 		if _, err := c.Models(ctx); err != nil {
@@ -148,7 +148,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("DAILY_LIMIT_EXCEEDED", func(t *testing.T) {
-		k := stack.Key(t, 0, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1, StartsPerMinute: 10, MaxInFlight: 5})
+		k := stack.Key(t, 0, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1, StartsPerMinute: 10, MaxInFlight: 5})
 		c := gatewayClient(t, k.APIKey)
 		if _, err := c.Models(ctx); err != nil {
 			t.Fatal(err)
@@ -161,7 +161,7 @@ func TestErrorCodes(t *testing.T) {
 	})
 	t.Run("CONCURRENCY_LIMIT_EXCEEDED", func(t *testing.T) {
 		needsFaults(t)
-		k := stack.Key(t, 1000, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
+		k := stack.Key(t, 1000, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
 		c := clientOf(t, baseURL, k.APIKey, true)
 		startLite(t, c, "[slow:60] hogging the slot")
 		// No Idempotency-Key: a start is not retried, even on a 429.
@@ -221,7 +221,7 @@ func TestRetries(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
 	ctx := context.Background()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	f := &flaky{next: local.Stack.Handler()}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
@@ -282,7 +282,7 @@ func TestStartWaitsOutTheConcurrencyLimit(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
 	ctx := context.Background()
-	k := stack.Key(t, 1000, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
+	k := stack.Key(t, 1000, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
 	c := newClient(t, k.APIKey, client.WithAutoIdempotency())
 	first := startLite(t, c, "[slow:2] brief")
 	second, err := c.TextToVideo(ctx, lite("[fail] after the first"))

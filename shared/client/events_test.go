@@ -20,7 +20,7 @@ import (
 // the terminal event, it sends nothing more.
 func TestWatchAcrossAReconnect(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	s, err := c.TextToVideo(t.Context(), lite("a heron takes off"))
 	if err != nil {
@@ -101,7 +101,7 @@ func rawEvents(t *testing.T, key, taskID, last string) string {
 // room, and a task that finished first fails the test with what happened.
 func TestEventsArriveAsTheyHappen(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	req := lite("a lighthouse at dusk")
 	if local != nil {

@@ -26,7 +26,7 @@ import (
 func TestReferenceImagesAndExtension(t *testing.T) {
 	t.Parallel()
 	e, fake := devstacktest.StartVeo(t, settings.GeneratorGemini, veotest.Config{Delay: time.Second}, nil)
-	k := e.Key(t, 100000, store.Limits{})
+	k := e.Key(t, 100000, store.KeyLimits{})
 	c := clientOf(t, e.URL, k.APIKey, true)
 	ctx := context.Background()
 	red := pngImage(t, color.RGBA{200, 20, 20, 255})
@@ -109,7 +109,7 @@ func TestReferenceImagesAndExtension(t *testing.T) {
 
 	// Refusals: the client's *Error, nothing charged.
 	balance := e.Balance(t, k.AccountID)
-	other := e.Key(t, 1000, store.Limits{})
+	other := e.Key(t, 1000, store.KeyLimits{})
 	lite := client.Request{Prompt: "x", Model: client.ModelLite}
 	withIDs := lite
 	withIDs.ReferenceImages = []string{id}

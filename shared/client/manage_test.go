@@ -16,7 +16,7 @@ import (
 func TestCancelDeleteCredits(t *testing.T) {
 	needsFaults(t)
 	t.Parallel()
-	k := stack.Key(t, 100, store.Limits{})
+	k := stack.Key(t, 100, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := context.Background()
 	s := startLite(t, c, "[slow:60] cancel me")

@@ -17,7 +17,7 @@ import (
 // behind a signed link like the video's, gone once the task is deleted.
 func TestPosters(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 1000, store.Limits{})
+	k := stack.Key(t, 1000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := t.Context()
 	for _, aspect := range []string{"16:9", "9:16"} {

@@ -13,7 +13,7 @@ import (
 // and moves no credit, on the stack under test (the assembly too).
 func TestQuotes(t *testing.T) {
 	t.Parallel()
-	k := stack.Key(t, 10000, store.Limits{})
+	k := stack.Key(t, 10000, store.KeyLimits{})
 	c := newClient(t, k.APIKey)
 	ctx := t.Context()
 	red := pngImage(t, color.RGBA{200, 20, 20, 255})
@@ -61,7 +61,7 @@ func TestQuotes(t *testing.T) {
 		}
 	}
 
-	poor := newClient(t, stack.Key(t, 10, store.Limits{}).APIKey)
+	poor := newClient(t, stack.Key(t, 10, store.KeyLimits{}).APIKey)
 	q, err := poor.QuoteTextToVideo(ctx, lite("too dear"))
 	if err != nil || q.Allowed || q.Refusal == nil || q.Refusal.Status != 402 || q.Refusal.Code != "INSUFFICIENT_CREDITS" {
 		t.Errorf("quote without the credits = %+v, %v; want a 402 INSUFFICIENT_CREDITS refusal", q, err)

@@ -20,7 +20,7 @@ import (
 // local server, and verifies what a receiver gets with VerifyWebhook.
 func TestWebhooks(t *testing.T) {
 	env := devstacktest.Start(t, func(c *devstack.Config) { c.WebhookAllowPrivate = true })
-	k := env.Key(t, 1000, store.Limits{})
+	k := env.Key(t, 1000, store.KeyLimits{})
 	c := clientOf(t, env.URL, k.APIKey, true)
 	ctx := context.Background()
 	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)

@@ -85,7 +85,7 @@ func TestModelAvailability(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.build(t)
 			e := startEnv(t, "", func(c *Config) { c.Provider = b.p })
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 			check := func() {
 				t.Helper()
 				if err := e.stack.CheckModels(t.Context()); err != nil {

@@ -43,7 +43,7 @@ func nextUTCDay() string {
 // refused with the cap's code, naming the cap and its reset.
 func TestSpendingCapUnderConcurrency(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	setCaps(t, e.store, k.KeyID, 20*capPrice, 0)
 
 	// On the AWS assembly a start that stays contended on DynamoDB Local
@@ -168,7 +168,7 @@ func TestSpendingCapUnderConcurrency(t *testing.T) {
 // refund gives back allowance.
 func TestSpendingCapHolderAndRefund(t *testing.T) {
 	e := startEnv(t, "", func(c *Config) { c.FaultInjection = true })
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	setCaps(t, e.store, k.KeyID, 3*capPrice, 0)
 
 	patch := func(body string) response {

@@ -72,7 +72,7 @@ func TestVeoCostAndMarginReport(t *testing.T) {
 				if s.samples > maxSamples(t, api) {
 					continue // refused at start (TestVeoRefusedAtStart)
 				}
-				k := e.key(10000, store.Limits{})
+				k := e.key(10000, store.KeyLimits{})
 				r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":%q,"sampleCount":%d,%s}`, s.prompt, s.samples, s.body))
 				if r.status != http.StatusAccepted {
 					t.Fatalf("%s: start = %d: %s", s.prompt, r.status, r.raw)
@@ -123,7 +123,7 @@ func TestOpenAICostAndMarginReport(t *testing.T) {
 	var costs float64
 	for i, s := range starts {
 		e.fake.When(s.prompt, s.outcome)
-		k := e.key(10000, store.Limits{})
+		k := e.key(10000, store.KeyLimits{})
 		r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":%q,"durationSeconds":%d}`, s.prompt, 4+4*(i%2)))
 		if r.status != http.StatusAccepted {
 			t.Fatalf("%s: start = %d: %s", s.prompt, r.status, r.raw)
@@ -166,7 +166,7 @@ func TestBuiltinRoute(t *testing.T) {
 		t.Skipf("GEN_E2E_GENERATOR=%s: the stack runs on a provider", g)
 	}
 	e := startEnv(t, "", nil)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a builtin route","durationSeconds":4}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start = %d: %s", r.status, r.raw)

@@ -125,13 +125,13 @@ func (e *env) stop() {
 
 // key makes an account with credits and an Enterprise key whose request
 // limits stay out of the way of tests that are not about limits.
-func (e *env) key(credits int64, limits store.Limits) admin.CreatedKey {
+func (e *env) key(credits int64, limits store.KeyLimits) admin.CreatedKey {
 	e.t.Helper()
 	if e.aws != nil {
 		return e.aws.Key(e.t, credits, limits)
 	}
-	if limits == (store.Limits{}) {
-		limits = store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
+	if limits == (store.KeyLimits{}) {
+		limits = store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
 	}
 	k, err := admin.New(e.stack.Store).CreateKey(context.Background(),
 		admin.KeyRequest{Name: "e2e", Credits: credits, Tier: "enterprise", Limits: limits})
@@ -252,7 +252,7 @@ func num(v any) int64 { f, _ := v.(float64); return int64(f) }
 func TestTextToVideoWorkflow(t *testing.T) {
 	contractRange(t, "two videos")
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey,
 		`{"prompt":"a paper boat drifting on a pond at dawn","model":"gen-3.1-lite-generate-001","durationSeconds":4,"sampleCount":2,"seed":42}`)
@@ -307,7 +307,7 @@ func TestTextToVideoWorkflow(t *testing.T) {
 func TestVideoShapes(t *testing.T) {
 	contractRange(t, "1080p at 4 seconds")
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	tests := []struct {
 		body  string
 		w, h  int
@@ -391,7 +391,7 @@ func frameDiff(t *testing.T, video string, which string, img []byte) float64 {
 
 func TestImageToVideoStartsOnTheImage(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	img := testImage(t, 640, 360, color.RGBA{200, 30, 30, 255}, color.RGBA{20, 40, 220, 255})
 	r := e.postForm("/api/gen/image-to-video", k.APIKey,
 		map[string]string{"prompt": "the flag waves", "durationSeconds": "4", "model": "gen-3.1-lite-generate-001"},
@@ -421,7 +421,7 @@ func TestImageToVideoStartsOnTheImage(t *testing.T) {
 
 func TestFirstLastFrame(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	first := testImage(t, 640, 360, color.RGBA{230, 200, 20, 255}, color.RGBA{10, 10, 10, 255})
 	last := testImage(t, 640, 360, color.RGBA{20, 180, 200, 255}, color.RGBA{250, 250, 250, 255})
 	r := e.postForm("/api/gen/first-last-frame", k.APIKey,
@@ -456,7 +456,7 @@ func TestFirstLastFrame(t *testing.T) {
 func TestConcurrentStartsNeverOverspend(t *testing.T) {
 	e := startEnv(t, "", nil)
 	const price = 35 // lite, no audio
-	k := e.key(3*price+price-1, store.Limits{})
+	k := e.key(3*price+price-1, store.KeyLimits{})
 
 	var wg sync.WaitGroup
 	codes := make(chan int, 50)
@@ -498,7 +498,7 @@ func TestFailedGenerationIsRefundedOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := startEnv(t, "", func(c *Config) { c.FaultInjection, c.FaultRate = true, tt.rate })
-			k := e.key(1000, store.Limits{})
+			k := e.key(1000, store.KeyLimits{})
 			r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"`+tt.prompt+`","durationSeconds":4}`)
 			if r.status != http.StatusAccepted {
 				t.Fatalf("start = %d: %s", r.status, r.raw)
@@ -550,7 +550,7 @@ func TestRestartLeavesNoTaskStuck(t *testing.T) {
 	// [slow:2] keeps the generations under way when the server stops.
 	faultInjection := func(c *Config) { c.FaultInjection = true }
 	e := startEnv(t, dir, faultInjection)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	var ids []string
 	for i := 0; i < 3; i++ {
 		r := e.postJSON("/api/gen/text-to-video", k.APIKey,
@@ -598,7 +598,7 @@ func TestRestartLeavesNoTaskStuck(t *testing.T) {
 // Rows of the contract's error table, through the whole stack.
 func TestErrorsThroughTheStack(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(100, store.Limits{})
+	k := e.key(100, store.KeyLimits{})
 	missing := "gen_1763000000000_abcdefghij"
 	tests := []struct {
 		name, method, path, key, ctype, body string
@@ -648,7 +648,7 @@ func TestErrorsThroughTheStack(t *testing.T) {
 // A signed link works as given and not once it is altered.
 func TestSignedLinks(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"links","model":"gen-3.1-lite-generate-001","durationSeconds":4}`)
 	id := str(r.body["taskId"])
 	e.wait(k.APIKey, id)

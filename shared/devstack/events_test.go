@@ -119,7 +119,7 @@ func (s *stream) close() {
 func TestEventStreamsPerKey(t *testing.T) {
 	const max = 2
 	e, g, reads := eventsEnv(t, max)
-	a, b := e.key(1000, store.Limits{}), e.key(1000, store.Limits{})
+	a, b := e.key(1000, store.KeyLimits{}), e.key(1000, store.KeyLimits{})
 	idA, idB := processing(t, e, g, a.APIKey), processing(t, e, g, b.APIKey)
 
 	var open []*stream
@@ -188,7 +188,7 @@ func TestEventStreamsPerKey(t *testing.T) {
 // first 6 s (a read every 0.5 s was a dozen), and each event still comes.
 func TestEventStreamReadsBounded(t *testing.T) {
 	e, g, reads := eventsEnv(t, 0)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	id := processing(t, e, g, k.APIKey)
 	before := reads.of(id)
 	s, status, raw := openStream(t, e, k.APIKey, id)

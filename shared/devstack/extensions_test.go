@@ -78,7 +78,7 @@ func TestVeoReferenceImagesExtensionAnd4K(t *testing.T) {
 			t.Parallel()
 			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
 			e.fake.When("this one fails", veotest.Outcome{ErrorCode: 13})
-			k := e.key(100000, store.Limits{})
+			k := e.key(100000, store.KeyLimits{})
 			red := testImage(t, 640, 360, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
 			green := testImage(t, 640, 360, color.RGBA{10, 200, 10, 255}, color.RGBA{250, 250, 250, 255})
 
@@ -203,7 +203,7 @@ func TestVeoReferenceImagesExtensionAnd4K(t *testing.T) {
 
 			// Refused extensions, charged nothing.
 			balance = e.balance(k.AccountID)
-			other := e.key(1000, store.Limits{})
+			other := e.key(1000, store.KeyLimits{})
 			if r := e.postJSON("/api/gen/extend/"+refsTask, other.APIKey, `{"prompt":"x"}`); r.status != http.StatusNotFound || r.body["error"] != "TASK_NOT_FOUND" {
 				t.Errorf("extension of another account's task = %d %s, want 404", r.status, r.raw)
 			}
@@ -237,7 +237,7 @@ func TestVeoReferenceImagesExtensionAnd4K(t *testing.T) {
 // the valid body is then accepted.
 func TestVeoExtensionBodiesMeanOneThing(t *testing.T) {
 	e := startVeo(t, settings.GeneratorGemini, veotest.Config{}, "", nil)
-	k := e.key(100000, store.Limits{})
+	k := e.key(100000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a source","model":"gen-3.1-generate-001","resolution":"720p"}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("text-to-video = %d: %s", r.status, r.raw)

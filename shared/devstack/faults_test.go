@@ -180,7 +180,7 @@ func requestCalls(trace []string) []string {
 // they were.
 func TestOutageAnswers503AndChargesNothing(t *testing.T) {
 	f := startFaultStack(t, "")
-	k := f.key(100000, store.Limits{})
+	k := f.key(100000, store.KeyLimits{})
 	done := startText("a finished task")
 	r := done.send(f.env, k.APIKey)
 	if r.status != http.StatusAccepted {
@@ -264,7 +264,7 @@ func TestLostReplyChargesNothing(t *testing.T) {
 		rq := tc.rq
 		t.Run(rq.name, func(t *testing.T) {
 			f := startFaultStack(t, "")
-			k := f.key(10000, store.Limits{})
+			k := f.key(10000, store.KeyLimits{})
 			f.inj.Set("Store.CreateTask", faults.Nth(1, faults.Fault{Err: faults.Unavailable(), After: true}))
 			f.inj.Set("Store.Fail", func(_ string, i int) faults.Fault {
 				if i <= tc.refusedRefunds {
@@ -302,7 +302,7 @@ func TestLostReplyChargesNothing(t *testing.T) {
 // as the client was told, and the books balance.
 func TestNoErrorLeaksInternals(t *testing.T) {
 	f := startFaultStack(t, "")
-	k := f.key(1000000, store.Limits{})
+	k := f.key(1000000, store.KeyLimits{})
 	mix := []request{
 		startText("plain"), startText("[fail] doomed"), startImage(), startFrames(),
 		get("history", "/api/gen/history"), get("models", "/api/gen/models"),
@@ -490,7 +490,7 @@ func TestCrashThenRestart(t *testing.T) {
 			ct, body := cp.kind.form()
 			dir := t.TempDir()
 			f := startFaultStack(t, dir)
-			k := f.key(10000, store.Limits{})
+			k := f.key(10000, store.KeyLimits{})
 			f.inj.Reset() // count from the start request on
 			f.inj.Set(cp.method, faults.Nth(cp.nth, faults.Fault{Hang: true, After: cp.after}))
 			answer := f.sendAsync(cp.kind.path, k.APIKey, ct, body)

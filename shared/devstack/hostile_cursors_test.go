@@ -19,8 +19,8 @@ import (
 // asked twice gets two different cursors, both of which work.
 func TestCursorsNotIssuedRefused(t *testing.T) {
 	e := startEnv(t, "", nil)
-	a := e.key(1000, store.Limits{})
-	b := e.key(1000, store.Limits{})
+	a := e.key(1000, store.KeyLimits{})
+	b := e.key(1000, store.KeyLimits{})
 	var lastTask string
 	for range 3 {
 		lastTask = e.completedTask(a.APIKey)

@@ -84,7 +84,7 @@ func TestDocsPageAsProtectedAsThePlayground(t *testing.T) {
 	// active, no framing, no sniffing; an answer, an error and the
 	// document alike. (Not API Gateway's own answers on AWS, before any
 	// function runs: infra/docs/reliability.md.)
-	k := e.key(100, store.Limits{})
+	k := e.key(100, store.KeyLimits{})
 	for _, c := range []struct{ path, key string }{
 		{"/api/gen/models", k.APIKey}, {"/api/gen/status/gen_nope", k.APIKey}, {"/openapi.json", ""},
 	} {

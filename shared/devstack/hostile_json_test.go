@@ -246,7 +246,7 @@ func TestEveryJSONBodyMeansOneThing(t *testing.T) {
 		t.Run(op.id, func(t *testing.T) {
 			// An account of its own: a webhook registered here must
 			// never be sent an event.
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 			before := e.accountState(k)
 			base := jsonBodies[op.id]
 			for _, v := range variants(t, base, op.nullAbsent) {
@@ -301,7 +301,7 @@ func (e *env) genctlStore() store.Store {
 // the holder's.
 func TestHolderCannotEraseOperatorCap(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	if r := e.do(http.MethodGet, "/api/gen/credits", k.APIKey, "", nil); r.status != http.StatusOK {
 		t.Fatalf("credits = %d %s", r.status, r.raw)
 	}
@@ -344,7 +344,7 @@ func TestDefaultRouteListed(t *testing.T) {
 	t.Cleanup(gsrv.Close)
 	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`], "models": {"gen-3.1-lite-generate-001": ["wan", "builtin"]}}`)
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
 	for _, model := range []string{"gen-3.1-lite-generate-001", "gen-3.1-fast-generate-001"} {
 		st := e.postForm("/api/gen/image-to-video", k.APIKey,
@@ -372,7 +372,7 @@ func TestDefaultRouteListed(t *testing.T) {
 // spritesheet, which gen does not make, stays a 400.
 func TestOpenAIThumbnailIsThePoster(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	op := jsonOp{id: "openaiCreateVideo", method: http.MethodPost, path: "/openai/v1/videos"}
 	r := e.sendJSON(op, k.APIKey, `{"prompt":"a poster of a lighthouse","model":"gen-3.1-lite-generate-001","seconds":"4"}`)
 	if r.status != http.StatusOK {

@@ -95,7 +95,7 @@ func (e *env) registerHook(key, url string) string {
 func TestWebhookReplaySentNow(t *testing.T) {
 	rcv := newHookReceiver(t)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true; c.WebhookPoll = time.Hour })
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	wh := e.registerHook(k.APIKey, rcv.URL+"/hook")
 	e.completedTask(k.APIKey)
 	first := rcv.next(t, "the completion")
@@ -119,12 +119,12 @@ func TestSlowReceiverHoldsUpNoOne(t *testing.T) {
 	fast := newHookReceiver(t)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true; c.WebhookPoll = time.Hour })
 
-	b := e.key(1000, store.Limits{})
+	b := e.key(1000, store.KeyLimits{})
 	whB := e.registerHook(b.APIKey, fast.URL+"/hook")
 	e.completedTask(b.APIKey)
 	first := fast.next(t, "the other account's completion")
 
-	a := e.key(1000, store.Limits{})
+	a := e.key(1000, store.KeyLimits{})
 	for i := range 10 {
 		e.registerHook(a.APIKey, slow.URL+"/hook/"+strconv.Itoa(i))
 	}

@@ -214,7 +214,7 @@ func TestCrashLeftoversAreCleaned(t *testing.T) {
 func TestCleanLeftoversKeepsWhatTasksOwn(t *testing.T) {
 	dir := t.TempDir()
 	e := startEnv(t, dir, nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	newTask := func(status task.Status, videos int) string {

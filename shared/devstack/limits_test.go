@@ -29,7 +29,7 @@ func TestRequestLimitAsServed(t *testing.T) {
 	var k admin.CreatedKey
 	var err error
 	if e.aws != nil {
-		k, err = e.aws.NewKey(10, "standard", store.Limits{})
+		k, err = e.aws.NewKey(10, "standard", store.KeyLimits{})
 	} else {
 		k, err = admin.New(e.stack.Store).CreateKey(context.Background(),
 			admin.KeyRequest{Name: "std", Credits: 10, Tier: "standard"})
@@ -73,7 +73,7 @@ func TestDayCountSurvivesRestart(t *testing.T) {
 	awayFromWindowEnd(24*time.Hour, time.Minute)
 	dir := t.TempDir()
 	e := startEnv(t, dir, nil)
-	k := e.key(10, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 3})
+	k := e.key(10, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 3})
 	for range 2 {
 		if r := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil); r.status != 200 {
 			t.Fatalf("status %d: %s", r.status, r.raw)

@@ -79,7 +79,7 @@ func gated(g *gatedGenerator) func(*Config) {
 func TestCancelStopsARunningGeneration(t *testing.T) {
 	g := newGatedGenerator()
 	e := startEnv(t, "", gated(g))
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a long one","durationSeconds":8}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start = %d %s", r.status, r.raw)
@@ -125,7 +125,7 @@ func TestCancelsRaceCompletions(t *testing.T) {
 		gated(g)(c)
 		c.StepConcurrency = n // every generation running at once, the cancels racing them
 	})
-	k := e.key(1000000, store.Limits{})
+	k := e.key(1000000, store.KeyLimits{})
 	ids := make([]string, n)
 	for i := range ids {
 		r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":"race %d","durationSeconds":4}`, i))
@@ -189,7 +189,7 @@ func TestCancelsRaceCompletions(t *testing.T) {
 // and history forget the task, and the ledger keeps its entries.
 func TestDeleteRemovesFilesAndLinks(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"to delete","model":"gen-3.1-lite-generate-001","durationSeconds":4}`)
 	id := str(r.body["taskId"])
 	e.wait(k.APIKey, id)

@@ -124,13 +124,13 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	const model, duration = "gen-3.1-lite-generate-001", 4
 	m, _ := catalog.Lookup(model)
 	price := int64(m.Price(false))
-	k := e.key(10000, store.Limits{})
-	poor := e.key(price-1, store.Limits{})
-	capped := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
+	poor := e.key(price-1, store.KeyLimits{})
+	capped := e.key(10000, store.KeyLimits{})
 	setCaps(t, e.store, capped.KeyID, price-1, 0)
-	startLimited := e.key(10000, store.Limits{RequestsPerMinute: 1000, RequestsPerDay: 10000, StartsPerMinute: 1, MaxInFlight: 5})
-	requestLimited := e.key(10000, store.Limits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
-	other := e.key(10000, store.Limits{})
+	startLimited := e.key(10000, store.KeyLimits{RequestsPerMinute: 1000, RequestsPerDay: 10000, StartsPerMinute: 1, MaxInFlight: 5})
+	requestLimited := e.key(10000, store.KeyLimits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
+	other := e.key(10000, store.KeyLimits{})
 	o := e.postJSON("/api/gen/text-to-video", other.APIKey, `{"prompt":"another account's","model":"`+model+`","durationSeconds":4,"generateAudio":false}`)
 	if o.status != http.StatusAccepted {
 		t.Fatalf("the other account's start = %d: %s", o.status, o.raw)
@@ -312,7 +312,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 // stateless Streamable HTTP server does.
 func TestMCPEndpoint(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(100, store.Limits{})
+	k := e.key(100, store.KeyLimits{})
 	for _, c := range []struct {
 		name, method, auth string
 		status             int

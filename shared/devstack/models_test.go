@@ -50,7 +50,7 @@ func TestDeclaredModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 
 	models := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
 	var listed []string

@@ -45,7 +45,7 @@ func TestOmniRoute(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			k := e.key(1000, store.Limits{})
+			k := e.key(1000, store.KeyLimits{})
 
 			refused := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"two at once","model":"`+fast+`","sampleCount":2}`)
 			if refused.status != http.StatusBadRequest {

@@ -55,8 +55,8 @@ func TestOpenAISDK(t *testing.T) {
 	tools := nodetools.Require(t, nodetools.OpenAIPackage)
 	e := startEnv(t, "", nil)
 	const model = "gen-3.1-lite-generate-001"
-	k := e.key(10000, store.Limits{})
-	limited := e.key(100, store.Limits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
+	k := e.key(10000, store.KeyLimits{})
+	limited := e.key(100, store.KeyLimits{RequestsPerMinute: 2, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5})
 
 	c := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"started through the contract","model":"`+model+`","durationSeconds":4}`)
 	if c.status != http.StatusAccepted {
@@ -160,7 +160,7 @@ func TestOpenAISDK(t *testing.T) {
 func TestOpenAIStartFiresWebhooks(t *testing.T) {
 	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	if reg := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+rcv.URL+`/endpoint","events":["generation.completed"]}`); reg.status != http.StatusCreated {
 		t.Fatalf("register = %d %s", reg.status, reg.raw)
 	}
@@ -210,7 +210,7 @@ func TestDocsOpenAISnippet(t *testing.T) {
 		t.Fatalf("the ts block does not end, or names no local base URL: %q", snippet)
 	}
 	e := startEnv(t, "", nil)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	snippet = strings.ReplaceAll(snippet, "http://127.0.0.1:8080", e.url)
 	// An ES module resolves "openai" from its own directory up: it runs
 	// beside the installation's node_modules.
@@ -248,8 +248,8 @@ func TestOpenAISDKExtensionAnd4K(t *testing.T) {
 	const quality, lite = "gen-3.1-generate-001", "gen-3.1-lite-generate-001"
 	e := startVeo(t, settings.GeneratorGemini, veotest.Config{}, "", nil)
 	e.fake.When("this one fails", veotest.Outcome{ErrorCode: 13})
-	k := e.key(100000, store.Limits{})
-	other := e.key(1000, store.Limits{})
+	k := e.key(100000, store.KeyLimits{})
+	other := e.key(1000, store.KeyLimits{})
 	failing := str(e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"this one fails","model":"`+quality+`","resolution":"720p"}`).body["taskId"])
 	if done := e.wait(k.APIKey, failing); done.body["status"] != "failed" {
 		t.Fatalf("the failing task ended %s", done.raw)

@@ -89,7 +89,7 @@ func checkHostRefusedNothing(t *testing.T, e *openAIEnv) {
 // document by the client of these tests), and no longer once completed.
 func TestOpenAIProgress(t *testing.T) {
 	e := startOpenAI(t, openaitest.Config{Polls: 5}, nil)
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a slow boat","durationSeconds":4}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start = %d: %s", r.status, r.raw)
@@ -152,7 +152,7 @@ func TestOpenAIOutcomes(t *testing.T) {
 	}
 	ids := make([][2]string, len(tests))
 	for i, tt := range tests {
-		k := e.key(1000, store.Limits{})
+		k := e.key(1000, store.KeyLimits{})
 		r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(`{"prompt":%q,"model":%q,"durationSeconds":4}`, tt.prompt, fast))
 		if r.status != http.StatusAccepted {
 			t.Fatalf("%s: start = %d: %s", tt.prompt, r.status, r.raw)
@@ -193,7 +193,7 @@ func TestOpenAIAudio(t *testing.T) {
 	}{{settings.ProfileOpenAI, true}, {settings.ProfileVLLMOmni, false}} {
 		t.Run(tt.profile, func(t *testing.T) {
 			e := startOpenAI(t, openaitest.Config{Profile: tt.profile, Polls: 1}, func(c *Config) { c.Provider.OpenAIProfile = tt.profile })
-			k := e.key(1000, store.Limits{})
+			k := e.key(1000, store.KeyLimits{})
 			models := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
 			want := fmt.Sprintf(`"generateAudio":[%v]`, tt.audio)
 			if n := strings.Count(string(models.raw), want); n != 3 {

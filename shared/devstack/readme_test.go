@@ -86,7 +86,7 @@ func runWalkThrough(t *testing.T, e *env) (string, string) {
 			t.Fatalf("the walk-through needs %s: %v (make tools installs it)", tool, err)
 		}
 	}
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".gen"), 0o755); err != nil {
 		t.Fatal(err)

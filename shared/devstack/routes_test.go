@@ -87,7 +87,7 @@ func TestRoutesFailover(t *testing.T) {
 			p := routedSettings(t, vertexRoute("vertex-east", "demo-project", vertexURL)+","+geminiRoute("gemini", geminiURL),
 				"vertex-east", "gemini")
 			e := startEnv(t, "", func(c *Config) { c.Provider = p })
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 
 			// Image to video: personGeneration allow_adult on both APIs.
 			// One start after the other, so that the health memory has
@@ -151,7 +151,7 @@ func TestRoutesHealthMemory(t *testing.T) {
 	p := routedSettings(t, vertexRoute("east", "project-a", eastURL)+","+vertexRoute("west", "project-b", westURL), "east", "west")
 	clock := &testClock{t: time.Now()}
 	e := startEnv(t, "", func(c *Config) { c.Provider, c.Hooks.RouteClock = p, clock.now })
-	k := e.key(100000, store.Limits{})
+	k := e.key(100000, store.KeyLimits{})
 
 	start := func(prompt string) string {
 		t.Helper()
@@ -204,7 +204,7 @@ func TestRoutesRestart(t *testing.T) {
 	p := routedSettings(t, vertexRoute("east", "project-a", eastURL)+","+vertexRoute("west", "project-b", westURL), "east", "west")
 	dir := t.TempDir()
 	e := startEnv(t, dir, func(c *Config) { c.Provider = p })
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt": "across a restart", "model": "gen-3.1-fast-generate-001"}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start = %d: %s", r.status, r.raw)
@@ -244,7 +244,7 @@ func TestRoutesSelfHostedFirst(t *testing.T) {
 	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`, `+vertexRoute("vertex", "demo-project", vertexURL)+`],
 		"models": {"gen-3.1-lite-generate-001": ["wan", "vertex"]}}`)
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	picture := testImage(t, 1280, 720, color.RGBA{200, 40, 40, 255}, color.RGBA{20, 20, 220, 255})
 
 	for _, tt := range []struct {
@@ -290,7 +290,7 @@ func TestSelfHostedFailureWithIntegerCode(t *testing.T) {
 	t.Cleanup(gsrv.Close)
 	p := readRoutes(t, `{"routes": [`+wanRoute(gsrv.URL)+`], "models": {"gen-3.1-lite-generate-001": ["wan"]}}`)
 	e := startEnv(t, "", func(c *Config) { c.Provider = p })
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt": "a broken gpu lantern", "model": "gen-3.1-lite-generate-001"}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("start = %d: %s", r.status, r.raw)

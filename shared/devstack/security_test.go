@@ -80,7 +80,7 @@ func TestKeysNeverLoggedOrStoredInClear(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		c.FaultInjection = true // one generation fails with [fail]
 	})
-	k := e.key(100000, store.Limits{})
+	k := e.key(100000, store.KeyLimits{})
 	nearMiss := secNearMiss(k.APIKey)
 
 	ok := func(r response, what string) response {
@@ -180,8 +180,8 @@ func TestSignedLinksReachOnlyTheirObject(t *testing.T) {
 	localOnly(t, "the test forges links of the embedded stack's /files/ format (signature, expires); the assembly's links are S3 presigned URLs, tampered with in TestSignedLinks")
 	contractRange(t, "two videos")
 	e := startEnv(t, "", nil)
-	a := e.key(10000, store.Limits{})
-	b := e.key(10000, store.Limits{})
+	a := e.key(10000, store.KeyLimits{})
+	b := e.key(10000, store.KeyLimits{})
 	img := testImage(t, 320, 180, color.RGBA{10, 200, 30, 255}, color.RGBA{240, 240, 10, 255})
 	ra := e.postForm("/api/gen/image-to-video", a.APIKey,
 		map[string]string{"prompt": "two takes", "model": "gen-3.1-lite-generate-001", "durationSeconds": "4", "sampleCount": "2"},

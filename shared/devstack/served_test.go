@@ -100,7 +100,7 @@ func serve(t *testing.T, dir string, edit func(*Config)) *served {
 func (s *served) key(credits int64) admin.CreatedKey {
 	s.t.Helper()
 	k, err := admin.New(s.store).CreateKey(context.Background(), admin.KeyRequest{Name: "hostile", Credits: credits,
-		Tier: "enterprise", Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
+		Tier: "enterprise", Limits: store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
 	if err != nil {
 		s.t.Fatalf("CreateKey: %v", err)
 	}

@@ -44,8 +44,8 @@ func (e *env) createUpload(key, contentType string, data []byte) (string, int) {
 // and the bytes are checked when a start uses them.
 func TestDirectUploadIntoImageToVideo(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
-	other := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
+	other := e.key(10000, store.KeyLimits{})
 	img := testImage(t, 640, 360, color.RGBA{200, 30, 30, 255}, color.RGBA{20, 40, 220, 255})
 
 	id, status := e.createUpload(k.APIKey, "image/png", img)
@@ -174,7 +174,7 @@ func with(fields map[string]string, k, v string) map[string]string {
 // both of first-last-frame's frames.
 func TestDeletedTaskTakesItsUploadsWithIt(t *testing.T) {
 	e := startEnv(t, "", nil)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	img := testImage(t, 640, 360, color.RGBA{200, 30, 30, 255}, color.RGBA{20, 40, 220, 255})
 	upload := func() string {
 		id, status := e.createUpload(k.APIKey, "image/png", img)

@@ -102,7 +102,7 @@ func TestVeoWalkThrough(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
 			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 			fast := "gen-3.1-fast-generate-001"
 
 			r := e.postJSON("/api/gen/text-to-video", k.APIKey,
@@ -274,7 +274,7 @@ func TestVeoDefaults(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
 			e := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 			starts := []struct {
 				mode   string
 				r      response
@@ -342,7 +342,7 @@ func TestVeoRefusedAtStart(t *testing.T) {
 				v := startVeo(t, api, veotest.Config{Delay: time.Second}, "", nil)
 				e, submits = v.env, func() int { return len(v.fake.Submits()) }
 			}
-			k := e.key(1000, store.Limits{})
+			k := e.key(1000, store.KeyLimits{})
 			for _, tt := range tests {
 				if tt.api != api {
 					continue
@@ -423,7 +423,7 @@ func TestVeoModelsShowLimits(t *testing.T) {
 			} else {
 				e = startVeo(t, backend, veotest.Config{}, "", nil).env
 			}
-			k := e.key(0, store.Limits{})
+			k := e.key(0, store.KeyLimits{})
 			r := e.do(http.MethodGet, "/api/gen/models", k.APIKey, "", nil)
 			var body struct{ Models []model }
 			if err := json.Unmarshal(r.raw, &body); err != nil || r.status != http.StatusOK {
@@ -518,7 +518,7 @@ func TestVeoOutcomes(t *testing.T) {
 				if tt.samples > maxSamples(t, api) {
 					continue // refused at start (TestVeoRefusedAtStart)
 				}
-				k := e.key(1000, store.Limits{})
+				k := e.key(1000, store.KeyLimits{})
 				r := e.postJSON("/api/gen/text-to-video", k.APIKey, fmt.Sprintf(
 					`{"prompt":%q,"model":%q,"sampleCount":%d,"durationSeconds":4}`, tt.prompt, fast, tt.samples))
 				if r.status != http.StatusAccepted {
@@ -575,7 +575,7 @@ func TestVeoGeminiKeyStaysWithGoogle(t *testing.T) {
 	storage := httptest.NewServer(e.fake.Storage())
 	t.Cleanup(storage.Close)
 	e.fake.RedirectDownloads(storage.URL)
-	k := e.key(10000, store.Limits{})
+	k := e.key(10000, store.KeyLimits{})
 	r := e.postJSON("/api/gen/text-to-video", k.APIKey, `{"prompt":"a kite over the dunes","durationSeconds":4}`)
 	if r.status != http.StatusAccepted {
 		t.Fatalf("text-to-video = %d: %s", r.status, r.raw)
@@ -623,7 +623,7 @@ func TestVeoRestart(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			e := startVeo(t, api, veotest.Config{Delay: 4 * time.Second}, dir, nil)
-			k := e.key(10000, store.Limits{})
+			k := e.key(10000, store.KeyLimits{})
 			var ids []string
 			for i := range 4 {
 				r := e.postJSON("/api/gen/text-to-video", k.APIKey,
@@ -669,7 +669,7 @@ func TestVeoBurst(t *testing.T) {
 	}
 	t.Parallel()
 	e := startVeo(t, settings.GeneratorVertex, veotest.Config{Delay: time.Second, SubmitsPerWindow: 10, Window: time.Minute}, "", nil)
-	k := e.key(100000, store.Limits{})
+	k := e.key(100000, store.KeyLimits{})
 	ids := make([]string, 30)
 	var wg sync.WaitGroup
 	for i := range ids {

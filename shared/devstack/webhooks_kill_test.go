@@ -137,7 +137,7 @@ func TestWebhooksSurviveServerKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, err := admin.New(db).CreateKey(context.Background(), admin.KeyRequest{Name: "kill", Credits: 1000, Tier: "enterprise",
-		Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
+		Limits: store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}})
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

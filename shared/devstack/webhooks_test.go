@@ -40,7 +40,7 @@ func TestWebhookURLsRefusedOverTCP(t *testing.T) {
 func (e *env) wantWebhookURLsRefused(urls []string) {
 	t := e.t
 	t.Helper()
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	for _, u := range urls {
 		r := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+u+`"}`)
 		if r.status != http.StatusBadRequest || r.body["error"] != "VALIDATION_ERROR" || r.body["field"] != "url" ||
@@ -66,7 +66,7 @@ func (e *env) wantWebhookURLsRefused(urls []string) {
 func TestWebhooksDeliveredOverTCP(t *testing.T) {
 	rcv := webhooktest.NewReceiver(t, http.StatusNoContent)
 	e := startEnv(t, "", func(c *Config) { c.WebhookAllowPrivate = true })
-	k := e.key(1000, store.Limits{})
+	k := e.key(1000, store.KeyLimits{})
 	reg := e.postJSON("/api/gen/webhooks", k.APIKey, `{"url":"`+rcv.URL+`/endpoint","events":["generation.completed"]}`)
 	if reg.status != http.StatusCreated {
 		t.Fatalf("register = %d %s", reg.status, reg.raw)

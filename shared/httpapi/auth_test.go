@@ -117,7 +117,7 @@ func TestAuth(t *testing.T) {
 
 func TestRateLimitHeadersOnEveryAuthenticatedAnswer(t *testing.T) {
 	e := newEnv(t, nil)
-	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.Limits{})
+	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.KeyLimits{})
 	reset := httpapitest.Epoch.Unix() + 60
 	tests := []struct {
 		method, path string

@@ -35,7 +35,7 @@ func BenchmarkStatusPoll(b *testing.B) {
 	env := httpapitest.Start(b, httpapitest.Config{Config: service.Config{Store: st, Limiter: counts,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	c := httpapitest.NewCaller(b, st, 1000, ratelimit.Enterprise,
-		store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 20})
+		store.KeyLimits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 20})
 	at := httpapitest.Epoch
 	tk := task.Task{ID: task.NewID(at), AccountID: c.AccountID, KeyName: c.KeyName, Type: "text-to-video", Model: "m",
 		Prompt: "a poll", CreditsCost: 10, CreatedAt: at, Deadline: at.Add(10 * 60e9)}

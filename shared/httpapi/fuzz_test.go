@@ -77,7 +77,7 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 		Config: service.Config{Store: fs, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))},
 		HTTP:   httpapi.Config{MaxImageBytes: fuzzImageLimit},
 	}
-	huge := store.Limits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 30}
+	huge := store.KeyLimits{RequestsPerMinute: 1 << 30, RequestsPerDay: 1 << 30, StartsPerMinute: 1 << 30, MaxInFlight: 1 << 30}
 	fe := &fuzzEnv{base: &env{Env: httpapitest.Start(f, cfg), faults: fs, logs: &logtest.Buffer{}}}
 	fe.caller = httpapitest.NewCaller(f, st, 1<<40, ratelimit.Enterprise, huge)
 	fe.other = httpapitest.NewCaller(f, st, 1<<40, ratelimit.Enterprise, huge)

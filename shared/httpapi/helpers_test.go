@@ -37,7 +37,7 @@ type env struct {
 }
 
 // roomy are limits no test reaches unless it means to.
-var roomy = store.Limits{RequestsPerMinute: 10000, RequestsPerDay: 100000, StartsPerMinute: 1000, MaxInFlight: 1000}
+var roomy = store.KeyLimits{RequestsPerMinute: 10000, RequestsPerDay: 100000, StartsPerMinute: 1000, MaxInFlight: 1000}
 
 // newEnv starts a server; edit adjusts its Config (Store, Blobs, Starter
 // and Now are filled in by httpapitest.Start unless edit sets them).

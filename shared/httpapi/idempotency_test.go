@@ -299,7 +299,7 @@ func TestIdempotencyExpiry(t *testing.T) {
 // 429) does not use its key: once the cause is gone, the same key starts.
 func TestIdempotencyRefusedStartsKeepNoRecord(t *testing.T) {
 	e := newEnv(t, nil)
-	c := httpapitest.NewCaller(t, e.faults.Store, 100, "enterprise", store.Limits{MaxInFlight: 1})
+	c := httpapitest.NewCaller(t, e.faults.Store, 100, "enterprise", store.KeyLimits{MaxInFlight: 1})
 	req := jsonStart(`{"prompt":"a heron"}`)
 
 	wantError(t, e.sendIdem(jsonStart(`{"prompt":""}`), c.Key, "k"), 400, "INVALID_PROMPT")

@@ -49,7 +49,7 @@ func TestRequestsPerMinute(t *testing.T) { eachCounting(t, testRequestsPerMinute
 func testRequestsPerMinute(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
 	e.Clock.Advance(15 * time.Second)
-	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 2})
+	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.KeyLimits{RequestsPerMinute: 2})
 	reset := httpapitest.Epoch.Add(time.Minute).Unix()
 	for i, wantRemaining := range []string{"1", "0"} {
 		r := e.get("/api/gen/models", c.Key)
@@ -80,7 +80,7 @@ func TestRequestsPerDay(t *testing.T) { eachCounting(t, testRequestsPerDay) }
 
 func testRequestsPerDay(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
-	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.Limits{RequestsPerMinute: 100, RequestsPerDay: 2})
+	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 2})
 	e.get("/api/gen/models", c.Key)
 	e.Clock.Advance(time.Hour) // another minute window, the same day
 	e.get("/api/gen/models", c.Key)
@@ -103,7 +103,7 @@ func testRequestsPerDay(t *testing.T, counting func(*httpapitest.Config)) {
 
 func TestStartsPerMinute(t *testing.T) {
 	e := newEnv(t, nil)
-	c := httpapitest.NewCaller(t, e.faults.Store, 150, ratelimit.Enterprise, store.Limits{StartsPerMinute: 1})
+	c := httpapitest.NewCaller(t, e.faults.Store, 150, ratelimit.Enterprise, store.KeyLimits{StartsPerMinute: 1})
 	body := map[string]any{"prompt": "x", "model": "gen-3.1-lite-generate-001"}
 
 	// A start refused for credits does not use the start budget...
@@ -127,7 +127,7 @@ func TestStartsPerMinute(t *testing.T) {
 
 func TestConcurrency(t *testing.T) {
 	e := newEnv(t, nil)
-	c := httpapitest.NewCaller(t, e.faults.Store, 10000, ratelimit.Enterprise, store.Limits{MaxInFlight: 2})
+	c := httpapitest.NewCaller(t, e.faults.Store, 10000, ratelimit.Enterprise, store.KeyLimits{MaxInFlight: 2})
 	var ids []string
 	for i := 0; i < 2; i++ {
 		ids = append(ids, wantStarted(t, e.postJSON("/api/gen/text-to-video", c.Key, map[string]any{"prompt": "x"}), 190, 10000-190*int64(i+1)))
@@ -151,7 +151,7 @@ func TestConcurrency(t *testing.T) {
 
 func TestStandardTierFigures(t *testing.T) {
 	e := newEnv(t, nil)
-	c := httpapitest.NewCaller(t, e.faults.Store, 100000, ratelimit.Standard, store.Limits{})
+	c := httpapitest.NewCaller(t, e.faults.Store, 100000, ratelimit.Standard, store.KeyLimits{})
 	// Standard: 10 starts per minute, 5 in flight. Finish each start so
 	// that only the start budget counts.
 	for i := 0; i < 10; i++ {

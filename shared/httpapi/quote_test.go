@@ -16,7 +16,7 @@ import (
 )
 
 // startsCount reads the caller's starts window as it stands now.
-func (e *env) startsCount(keyID string, l store.Limits) int {
+func (e *env) startsCount(keyID string, l store.KeyLimits) int {
 	e.t.Helper()
 	now := e.Clock.Now()
 	g := ratelimit.StartLimits(keyID, l, now)
@@ -124,7 +124,7 @@ func TestQuoteRefusals(t *testing.T) {
 	e.assertUnchanged(before, poor.AccountID, "a refused quote")
 
 	// One start a minute: the start uses it, the quote then names the window.
-	one := store.Limits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 1, MaxInFlight: 5}
+	one := store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 1, MaxInFlight: 5}
 	c := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Enterprise, one)
 	if r := e.postJSON("/api/gen/text-to-video", c.Key, lite); r.status != 202 {
 		t.Fatalf("start: %d %s", r.status, r.raw)

@@ -226,7 +226,7 @@ func TestRequestLimitUnderConcurrency(t *testing.T) {
 
 func testRequestLimitUnderConcurrency(t *testing.T, counting func(*httpapitest.Config)) {
 	e := newEnv(t, counting)
-	first := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.Limits{})
+	first := httpapitest.NewCaller(t, e.faults.Store, 1000, ratelimit.Standard, store.KeyLimits{})
 	second := apikey.New()
 	k := store.Key{ID: apikey.NewID(), Hash: apikey.Hash(second), AccountID: first.AccountID, Name: "second",
 		Tier: ratelimit.Standard, CreatedAt: httpapitest.Epoch}

@@ -208,7 +208,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	tight, err := a.CreateKey(context.Background(), admin.KeyRequest{Name: "tight", Credits: 1000, Tier: "enterprise",
-		Limits: store.Limits{RequestsPerMinute: 3, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5}})
+		Limits: store.KeyLimits{RequestsPerMinute: 3, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ const (
 var Tiers = []string{Standard, Pro, Enterprise}
 
 // StandardLimits are the budgets of a Standard key.
-var StandardLimits = store.Limits{
+var StandardLimits = store.KeyLimits{
 	RequestsPerMinute: 60,
 	RequestsPerDay:    1000,
 	StartsPerMinute:   10,
@@ -46,7 +46,7 @@ var StandardLimits = store.Limits{
 }
 
 // ProLimits are the budgets of a Pro key: five times Standard's.
-var ProLimits = store.Limits{
+var ProLimits = store.KeyLimits{
 	RequestsPerMinute: 300,
 	RequestsPerDay:    10000,
 	StartsPerMinute:   50,
@@ -57,7 +57,7 @@ var ProLimits = store.Limits{
 // Enterprise key has custom limits: each of its figures that is zero
 // defaults to Pro's. An empty tier is Standard, the tier a key gets when
 // none is named.
-func ForTier(tier string, custom store.Limits) (store.Limits, error) {
+func ForTier(tier string, custom store.KeyLimits) (store.KeyLimits, error) {
 	switch tier {
 	case Standard, "":
 		return StandardLimits, nil
@@ -70,18 +70,18 @@ func ForTier(tier string, custom store.Limits) (store.Limits, error) {
 		fill(&l.StartsPerMinute, ProLimits.StartsPerMinute)
 		fill(&l.MaxInFlight, ProLimits.MaxInFlight)
 		if l.RequestsPerMinute < 0 || l.RequestsPerDay < 0 || l.StartsPerMinute < 0 || l.MaxInFlight < 0 {
-			return store.Limits{}, fmt.Errorf("enterprise limits %+v: a limit cannot be negative", custom)
+			return store.KeyLimits{}, fmt.Errorf("enterprise limits %+v: a limit cannot be negative", custom)
 		}
 		return l, nil
 	}
-	return store.Limits{}, fmt.Errorf("unknown key tier %q; tiers are %s", tier, strings.Join(Tiers, ", "))
+	return store.KeyLimits{}, fmt.Errorf("unknown key tier %q; tiers are %s", tier, strings.Join(Tiers, ", "))
 }
 
 // ForKey returns the limits of k: its tier's, or its own for Enterprise.
-func ForKey(k store.Key) (store.Limits, error) {
+func ForKey(k store.Key) (store.KeyLimits, error) {
 	l, err := ForTier(k.Tier, k.Limits)
 	if err != nil {
-		return store.Limits{}, fmt.Errorf("limits of key %s: %w", k.ID, err)
+		return store.KeyLimits{}, fmt.Errorf("limits of key %s: %w", k.ID, err)
 	}
 	return l, nil
 }
@@ -173,7 +173,7 @@ func counterName(kind Kind, keyID string, start int64) string {
 
 // RequestCounters returns the per-minute and the per-day counter of the
 // key, in that order, for one store.Take call per request.
-func RequestCounters(keyID string, l store.Limits, at time.Time) []domain.Window {
+func RequestCounters(keyID string, l store.KeyLimits, at time.Time) []domain.Window {
 	ms, me := MinuteWindow(at)
 	ds, de := DayWindow(at)
 	return []domain.Window{
@@ -186,7 +186,7 @@ func RequestCounters(keyID string, l store.Limits, at time.Time) []domain.Window
 // charges for a start: the key's starts-per-minute window and the
 // account's in-flight limit. A start rejected for any reason (credits
 // included) takes nothing from either.
-func StartLimits(keyID string, l store.Limits, at time.Time) domain.StartGuard {
+func StartLimits(keyID string, l store.KeyLimits, at time.Time) domain.StartGuard {
 	s, e := MinuteWindow(at)
 	c := counter(Starts, keyID, l.StartsPerMinute, s, e)
 	return domain.StartGuard{MaxInFlight: l.MaxInFlight, Starts: &c}

@@ -11,19 +11,19 @@ import (
 func TestForTier(t *testing.T) {
 	tests := []struct {
 		tier    string
-		custom  store.Limits
-		want    store.Limits
+		custom  store.KeyLimits
+		want    store.KeyLimits
 		wantErr bool
 	}{
-		{Standard, store.Limits{}, lim(60, 1000, 10, 5), false},
-		{"", store.Limits{}, lim(60, 1000, 10, 5), false},
+		{Standard, store.KeyLimits{}, lim(60, 1000, 10, 5), false},
+		{"", store.KeyLimits{}, lim(60, 1000, 10, 5), false},
 		// A Standard or Pro key's own figures are ignored: the tier decides.
 		{Standard, lim(1, 1, 1, 1), lim(60, 1000, 10, 5), false},
-		{Pro, store.Limits{}, lim(300, 10000, 50, 25), false},
+		{Pro, store.KeyLimits{}, lim(300, 10000, 50, 25), false},
 		{Enterprise, lim(1000, 0, 7, 0), lim(1000, 10000, 7, 25), false},
-		{Enterprise, store.Limits{}, ProLimits, false},
-		{Enterprise, lim(-1, 0, 0, 0), store.Limits{}, true},
-		{"gold", store.Limits{}, store.Limits{}, true},
+		{Enterprise, store.KeyLimits{}, ProLimits, false},
+		{Enterprise, lim(-1, 0, 0, 0), store.KeyLimits{}, true},
+		{"gold", store.KeyLimits{}, store.KeyLimits{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ForTier(tt.tier, tt.custom)
@@ -38,8 +38,8 @@ func TestForTier(t *testing.T) {
 }
 
 // lim builds Limits in the order requests/min, requests/day, starts/min, in flight.
-func lim(rpm, rpd, spm, inFlight int) store.Limits {
-	return store.Limits{RequestsPerMinute: rpm, RequestsPerDay: rpd, StartsPerMinute: spm, MaxInFlight: inFlight}
+func lim(rpm, rpd, spm, inFlight int) store.KeyLimits {
+	return store.KeyLimits{RequestsPerMinute: rpm, RequestsPerDay: rpd, StartsPerMinute: spm, MaxInFlight: inFlight}
 }
 
 func TestProIsFiveTimesStandard(t *testing.T) {

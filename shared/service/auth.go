@@ -15,7 +15,7 @@ import (
 // Caller is who made a request, and when: one clock reading per request.
 type Caller struct {
 	Key    store.Key
-	Limits store.Limits
+	Limits store.KeyLimits
 	Now    time.Time
 	// Requests is the caller's request windows as this request left
 	// them, once counted (CountRequest): what Credits reports.

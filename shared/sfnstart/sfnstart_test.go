@@ -149,7 +149,7 @@ func TestStartFailureRefundsThroughAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := httpapitest.Start(t, httpapitest.Config{Config: service.Config{Executions: starter}})
-	caller := httpapitest.NewCaller(t, env.Store, 1000, ratelimit.Standard, store.Limits{})
+	caller := httpapitest.NewCaller(t, env.Store, 1000, ratelimit.Standard, store.KeyLimits{})
 
 	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/api/gen/text-to-video",
 		strings.NewReader(`{"prompt":"a lighthouse at dusk","model":"gen-3.1-lite-generate-001","generateAudio":false}`))

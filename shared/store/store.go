@@ -28,8 +28,8 @@ var ErrUnavailable = errors.New("store unavailable")
 // again did not tell. The caller cannot claim that nothing changed.
 var ErrOutcomeUnknown = errors.New("outcome unknown")
 
-// Limits are the per-key budgets the rate limiter enforces.
-type Limits struct {
+// KeyLimits are the per-key budgets the rate limiter enforces.
+type KeyLimits struct {
 	RequestsPerMinute int
 	RequestsPerDay    int
 	StartsPerMinute   int
@@ -43,7 +43,7 @@ type Key struct {
 	AccountID string
 	Name      string
 	Tier      string
-	Limits    Limits
+	Limits    KeyLimits
 	// Caps are the key's spending caps.
 	Caps      SpendCaps
 	CreatedAt time.Time

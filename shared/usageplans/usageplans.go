@@ -236,7 +236,7 @@ const enterprisePrefix = "gen-enterprise-"
 // the Standard plan std: every Enterprise key with the same figures shares
 // it, so that a region's 300 usage plans bound the distinct figures, not
 // the Enterprise keys.
-func enterprisePlanName(std string, l store.Limits) string {
+func enterprisePlanName(std string, l store.KeyLimits) string {
 	return fmt.Sprintf("%s%s-%drpm-%drpd", enterprisePrefix, std, l.RequestsPerMinute, l.RequestsPerDay)
 }
 

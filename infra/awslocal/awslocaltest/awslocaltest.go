@@ -45,7 +45,7 @@ func Selected() bool {
 
 // Roomy are the Enterprise limits Key gives when none are asked: its own
 // usage plan then stays out of the way of tests not about limits.
-var Roomy = store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
+var Roomy = store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
 
 // Env is a running assembly.
 type Env struct {
@@ -145,7 +145,7 @@ func (e *Env) Store() store.Store { return e.Assembly.Store }
 
 // NewKey creates an account holding credits and a key of the tier, wired
 // to its usage plan as `genctl keys create` wires it on AWS.
-func (e *Env) NewKey(credits int64, tier string, limits store.Limits) (admin.CreatedKey, error) {
+func (e *Env) NewKey(credits int64, tier string, limits store.KeyLimits) (admin.CreatedKey, error) {
 	k, err := e.Assembly.CreateKey(context.Background(), admin.KeyRequest{Name: "test", Credits: credits, Tier: tier, Limits: limits})
 	if err != nil {
 		return admin.CreatedKey{}, fmt.Errorf("create key: %w", err)
@@ -155,9 +155,9 @@ func (e *Env) NewKey(credits int64, tier string, limits store.Limits) (admin.Cre
 
 // Key is NewKey of an Enterprise key for a test (the zero Limits: Roomy):
 // a failure ends it.
-func (e *Env) Key(tb testing.TB, credits int64, limits store.Limits) admin.CreatedKey {
+func (e *Env) Key(tb testing.TB, credits int64, limits store.KeyLimits) admin.CreatedKey {
 	tb.Helper()
-	if limits == (store.Limits{}) {
+	if limits == (store.KeyLimits{}) {
 		limits = Roomy
 	}
 	k, err := e.NewKey(credits, "enterprise", limits)

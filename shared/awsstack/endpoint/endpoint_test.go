@@ -102,7 +102,7 @@ func (w windows) Count(_ context.Context, c domain.Window, _ time.Time) (int, er
 // when it is full.
 func TestReadOnlyLimiter(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	cs := ratelimit.RequestCounters("key_1", store.Limits{RequestsPerMinute: 60, RequestsPerDay: 1000}, at)
+	cs := ratelimit.RequestCounters("key_1", store.KeyLimits{RequestsPerMinute: 60, RequestsPerDay: 1000}, at)
 	r := readOnlyLimiter{windows: windows{cs[0].Key: 60, cs[1].Key: 999}}
 	used, err := r.Take(context.Background(), cs, at)
 	if err != nil || len(used) != 2 || used[0] != 60 || used[1] != 0 {

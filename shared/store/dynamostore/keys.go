@@ -59,7 +59,7 @@ func decodeKey(it item) store.Key {
 		AccountID: getS(it, attrKeyOwner),
 		Name:      getS(it, "name"),
 		Tier:      getS(it, "tier"),
-		Limits: store.Limits{
+		Limits: store.KeyLimits{
 			RequestsPerMinute: int(getN(it, "requestsPerMinute")),
 			RequestsPerDay:    int(getN(it, "requestsPerDay")),
 			StartsPerMinute:   int(getN(it, "startsPerMinute")),

@@ -71,7 +71,7 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("CreateAccount: %v", err)
 	}
 	key := store.Key{ID: "key-1", Hash: "h1", AccountID: "acct-a", Name: "ci", Tier: "pro",
-		Limits: store.Limits{RequestsPerMinute: 300, RequestsPerDay: 10000, StartsPerMinute: 10, MaxInFlight: 5}, CreatedAt: t0}
+		Limits: store.KeyLimits{RequestsPerMinute: 300, RequestsPerDay: 10000, StartsPerMinute: 10, MaxInFlight: 5}, CreatedAt: t0}
 	if err := s.CreateKey(ctx, key); err != nil {
 		t.Fatalf("CreateKey: %v", err)
 	}

@@ -34,7 +34,7 @@ type Env struct {
 }
 
 // Roomy are request limits that no test reaches unless it means to.
-var Roomy = store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
+var Roomy = store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 1000000, StartsPerMinute: 10000, MaxInFlight: 100}
 
 // FaultInjection is an edit for Start and New that turns fault injection
 // on: the prompt directives ("[fail]", "[slow:60]", ...) of
@@ -142,8 +142,8 @@ func (e *Env) Close() {
 
 // NewKey creates an account holding credits and an Enterprise key with
 // the given limits (the zero Limits: Roomy).
-func (e *Env) NewKey(credits int64, limits store.Limits) (admin.CreatedKey, error) {
-	if limits == (store.Limits{}) {
+func (e *Env) NewKey(credits int64, limits store.KeyLimits) (admin.CreatedKey, error) {
+	if limits == (store.KeyLimits{}) {
 		limits = Roomy
 	}
 	k, err := admin.New(e.Stack.Store).CreateKey(context.Background(),
@@ -155,7 +155,7 @@ func (e *Env) NewKey(credits int64, limits store.Limits) (admin.CreatedKey, erro
 }
 
 // Key is NewKey for a test: a failure ends it.
-func (e *Env) Key(tb testing.TB, credits int64, limits store.Limits) admin.CreatedKey {
+func (e *Env) Key(tb testing.TB, credits int64, limits store.KeyLimits) admin.CreatedKey {
 	tb.Helper()
 	k, err := e.NewKey(credits, limits)
 	if err != nil {

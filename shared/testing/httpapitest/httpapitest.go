@@ -177,7 +177,7 @@ type Caller struct {
 
 // NewCaller creates an account holding credits and a key of the given
 // tier (limits apply to Enterprise keys only; zero figures default).
-func NewCaller(tb testing.TB, st store.Store, credits int64, tier string, limits store.Limits) Caller {
+func NewCaller(tb testing.TB, st store.Store, credits int64, tier string, limits store.KeyLimits) Caller {
 	tb.Helper()
 	ctx := context.Background()
 	c := Caller{

@@ -104,13 +104,13 @@ func testKeys(t *testing.T, s store.Store) {
 	mustAccount(t, s, "acct-a", 0)
 	mustAccount(t, s, "acct-b", 0)
 	k1 := store.Key{ID: "key-1", Hash: "h1-9f86d081884c7d659a2feaa0c55ad015", AccountID: "acct-a", Name: "ci",
-		Tier: "standard", Limits: store.Limits{RequestsPerMinute: 60, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5},
+		Tier: "standard", Limits: store.KeyLimits{RequestsPerMinute: 60, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 5},
 		CreatedAt: at(time.Minute)}
 	k2 := store.Key{ID: "key-2", Hash: "h2-60303ae22b998861bce3b28f33eec1be", AccountID: "acct-a", Name: "laptop",
-		Tier: "pro", Limits: store.Limits{RequestsPerMinute: 300, RequestsPerDay: 10000, StartsPerMinute: 10, MaxInFlight: 5},
+		Tier: "pro", Limits: store.KeyLimits{RequestsPerMinute: 300, RequestsPerDay: 10000, StartsPerMinute: 10, MaxInFlight: 5},
 		CreatedAt: at(2 * time.Minute)}
 	k3 := store.Key{ID: "key-3", Hash: "h3-fd61a03af4f77d870fc21e05e7e80678", AccountID: "acct-b", Name: "load test",
-		Tier: "enterprise", Limits: store.Limits{RequestsPerMinute: 100000, RequestsPerDay: 5000000, StartsPerMinute: 7, MaxInFlight: 400},
+		Tier: "enterprise", Limits: store.KeyLimits{RequestsPerMinute: 100000, RequestsPerDay: 5000000, StartsPerMinute: 7, MaxInFlight: 400},
 		CreatedAt: at(3 * time.Minute)}
 	for _, k := range []store.Key{k1, k2, k3} {
 		if err := s.CreateKey(ctx, k); err != nil {

@@ -34,7 +34,7 @@ func testKeyCaps(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustAccount(t, s, "acct-a", 0)
 	k := store.Key{ID: capKey, Hash: "hc-2c26b46b68ffc68ff99b453c1d304134", AccountID: "acct-a", Name: "capped",
-		Tier: "pro", Limits: store.Limits{RequestsPerMinute: 1, RequestsPerDay: 1, StartsPerMinute: 1, MaxInFlight: 1},
+		Tier: "pro", Limits: store.KeyLimits{RequestsPerMinute: 1, RequestsPerDay: 1, StartsPerMinute: 1, MaxInFlight: 1},
 		Caps: store.SpendCaps{MaxPerDay: 100, MaxPerMonth: 1000}, CreatedAt: at(0)}
 	if err := s.CreateKey(ctx, k); err != nil {
 		t.Fatalf("CreateKey: %v", err)
