@@ -11,11 +11,11 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/playground"
+	"github.com/genvideo/gen/shared/awsstack/playgroundlambda"
 )
 
 func main() {
-	h, err := playground.Handler()
+	h, err := playgroundlambda.Handler()
 	if err != nil {
 		awsstack.Exit(err)
 	}

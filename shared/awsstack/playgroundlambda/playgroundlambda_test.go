@@ -1,4 +1,4 @@
-package playground
+package playgroundlambda
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package playground builds the handler of the playground Lambda: the
+// Package playgroundlambda builds the handler of the playground Lambda: the
 // web page at / and its files under /playground/ (shared/playground),
 // public like the docs. The page is compiled in, so the function needs no
 // table, bucket, state machine or secret, and loads no AWS configuration;
@@ -7,7 +7,7 @@
 // which may be in a secret): the page takes the models, their limits and
 // prices from GET /api/gen/models with the user's key, and its
 // limits.json holds the contract's bounds.
-package playground
+package playgroundlambda
 
 import (
 	"io"
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	page "github.com/genvideo/gen/shared/playground"
+	"github.com/genvideo/gen/shared/playground"
 	"github.com/genvideo/gen/shared/settings"
 )
 
@@ -47,7 +47,7 @@ func handler(lookup func(string) (string, bool), w io.Writer) (http.Handler, *sl
 	r := settings.NewReader(lookup)
 	origins := splitOrigins(r.Check(EnvMediaOrigins, func(v string) bool {
 		for _, o := range splitOrigins(v) {
-			if page.CheckOrigin(o) != nil {
+			if playground.CheckOrigin(o) != nil {
 				return false
 			}
 		}
@@ -57,7 +57,7 @@ func handler(lookup func(string) (string, bool), w io.Writer) (http.Handler, *sl
 		return nil, nil, err
 	}
 	logger := awsstack.NewLogger(w, env.LogLevel)
-	h, err := page.Handler(page.Config{MediaOrigins: origins, Logger: logger})
+	h, err := playground.Handler(playground.Config{MediaOrigins: origins, Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
