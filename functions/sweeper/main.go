@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/sweep"
+	"github.com/genvideo/gen/shared/awsstack/sweeperlambda"
 )
 
 func main() {
@@ -17,7 +17,7 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	sw, err := sweep.New(stack)
+	sw, err := sweeperlambda.New(stack)
 	if err != nil {
 		awsstack.Exit(err)
 	}

@@ -1,7 +1,8 @@
-// Package sweep builds the sweeper of the scheduled Lambda: it fails and
-// refunds tasks past their deadline and starts the executions of tasks
-// that have none, through Step Functions.
-package sweep
+// Package sweeperlambda builds the sweeper Lambda (functions/sweeper):
+// the sweeper (shared/sweeper) on the stack's store and Step Functions.
+// It fails and refunds tasks past their deadline and starts the
+// executions of tasks that have none.
+package sweeperlambda
 
 import (
 	"github.com/genvideo/gen/shared/awsstack"
