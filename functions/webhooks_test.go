@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genvideo/gen/shared/awsstack/deliver"
+	"github.com/genvideo/gen/shared/awsstack/webhooksdeliverlambda"
 	"github.com/genvideo/gen/shared/settings"
 	"github.com/genvideo/gen/shared/testing/webhooktest"
 	"github.com/genvideo/gen/shared/webhook"
@@ -96,7 +96,7 @@ func testWebhooks(t *testing.T, h *harness) {
 	deliverFn := h.start(t, "webhooks-deliver", private)
 	// run invokes the delivery function with one of its testdata events:
 	// event.json is a stream batch, schedule.json a scheduled event.
-	run := func(file string) deliver.Report {
+	run := func(file string) webhooksdeliverlambda.Report {
 		t.Helper()
 		event, err := os.ReadFile(filepath.Join("webhooks-deliver", "testdata", file))
 		if err != nil {
@@ -106,7 +106,7 @@ func testWebhooks(t *testing.T, h *harness) {
 		if res.IsError {
 			t.Fatalf("webhooks-deliver: %s %s\n%s", res.ErrorType, res.ErrorMessage, deliverFn.Log())
 		}
-		var r deliver.Report
+		var r webhooksdeliverlambda.Report
 		if err := json.Unmarshal(res.Payload, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func testWebhooks(t *testing.T, h *harness) {
 
 	var deliveryID string
 	t.Run("stream", func(t *testing.T) {
-		if r := run("event.json"); r.Trigger != deliver.TriggerStream || r.Attempted != 2 {
+		if r := run("event.json"); r.Trigger != webhooksdeliverlambda.TriggerStream || r.Attempted != 2 {
 			t.Errorf("report %+v, want the stream trigger and 2 attempts", r)
 		}
 		posts := rcv.Await(t, 2)
@@ -159,7 +159,7 @@ func testWebhooks(t *testing.T, h *harness) {
 		if resp := response(t, h.fn(t, "webhook-replay").Invoke(t, replay), nil); resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("replay: %d %s", resp.StatusCode, resp.Body)
 		}
-		if r := run("schedule.json"); r.Trigger != deliver.TriggerSchedule || r.Attempted != 1 {
+		if r := run("schedule.json"); r.Trigger != webhooksdeliverlambda.TriggerSchedule || r.Attempted != 1 {
 			t.Errorf("scheduled run: %+v, want the schedule trigger and 1 attempt", r)
 		}
 		posts := rcv.Await(t, 3)[2:]

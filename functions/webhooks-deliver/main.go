@@ -2,7 +2,7 @@
 // webhooks table): woken by the table's stream when a move writes new
 // events, and every minute by a schedule for the retries that are due.
 // It runs the local stack's worker (shared/webhook/delivery), through
-// shared/awsstack/deliver.
+// shared/awsstack/webhooksdeliverlambda.
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/deliver"
+	"github.com/genvideo/gen/shared/awsstack/webhooksdeliverlambda"
 )
 
 func main() {
@@ -19,5 +19,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(deliver.New(stack).Handle)
+	lambda.Start(webhooksdeliverlambda.New(stack).Handle)
 }

@@ -1,4 +1,4 @@
-package deliver
+package webhooksdeliverlambda
 
 import (
 	"context"

@@ -1,13 +1,13 @@
-// Package deliver builds the handler of the webhooks-deliver Lambda: the
-// webhook worker of shared/webhook/delivery (the one the local stack
-// runs) on the DynamoDB outbox. Two triggers invoke it: the webhooks
+// Package webhooksdeliverlambda builds the handler of the
+// webhooks-deliver Lambda: the webhook worker of shared/webhook/delivery
+// (the one the local stack runs) on the DynamoDB outbox. Two triggers invoke it: the webhooks
 // table's stream, when a move writes new outbox rows (first attempts at
 // once), and a schedule every minute, which finds the retries that have
 // come due. Either way it runs RunDue, which reads what is due from the
 // table's due index: the event's records only wake it, so that a lost or
 // failed invocation loses nothing, and retries last as long as the rows
 // (days), not as long as any invocation.
-package deliver
+package webhooksdeliverlambda
 
 import (
 	"context"
