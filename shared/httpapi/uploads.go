@@ -1,14 +1,9 @@
 package httpapi
 
 import (
-	"errors"
-	"io"
-	"mime"
 	"net/http"
 
-	"github.com/genvideo/gen/shared/params"
 	"github.com/genvideo/gen/shared/service"
-	"github.com/genvideo/gen/shared/strictjson"
 	"github.com/genvideo/gen/shared/wire"
 )
 
@@ -64,40 +59,6 @@ func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *
 		}
 		up.inputs = append(up.inputs, in)
 		up.digests[role] = digest
-	}
-	return nil
-}
-
-// readJSONBody reads a request's JSON body: a JSON Content-Type and at
-// most max bytes, each refused with its own message.
-func readJSONBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return nil, badRequest("", "Content-Type must be application/json.")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, badRequest("", "The request body is larger than %d bytes.", max)
-		}
-		return nil, badRequest("", "The request body could not be read.")
-	}
-	return body, nil
-}
-
-// decodeObject reads the JSON body of a request other than a start into v
-// by the one strict decoder (strictjson), as a start's: a JSON
-// Content-Type, at most max bytes, one object and nothing after it, each
-// key exactly one of v's fields and given once, and no null. shape is
-// the message of a body that is not such an object.
-func decodeObject(w http.ResponseWriter, r *http.Request, max int64, v any, shape string) error {
-	body, err := readJSONBody(w, r, max)
-	if err != nil {
-		return err
-	}
-	if err := strictjson.Unmarshal(body, v); err != nil {
-		return params.JSONError(err, shape, shape)
 	}
 	return nil
 }
