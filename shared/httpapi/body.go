@@ -27,8 +27,8 @@ const (
 	maxFormBytes = maxParts*maxFieldBytes + 1<<20
 )
 
-// upload is a multipart form whose images are already in blob storage.
-type upload struct {
+// form is a multipart form whose images are already in blob storage.
+type form struct {
 	fields map[string][]string
 	inputs []task.Input
 	// digests holds the hex SHA-256 of each image's bytes, by role, for
@@ -36,7 +36,7 @@ type upload struct {
 	digests map[string]string
 }
 
-func (u upload) input(role string) (task.Input, bool) {
+func (u form) input(role string) (task.Input, bool) {
 	for _, in := range u.inputs {
 		if in.Role == role {
 			return in, true
@@ -45,11 +45,11 @@ func (u upload) input(role string) (task.Input, bool) {
 	return task.Input{}, false
 }
 
-// readUpload streams a multipart body: text fields are read (bounded), the
+// readForm streams a multipart body: text fields are read (bounded), the
 // file fields named by roles are sniffed and streamed into blob storage
 // under inputs/<id>/<role>.<ext>. Parts come in any order. On error
 // nothing uploaded is left behind.
-func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, roles []string) (up upload, _ error) {
+func (a *API) readForm(w http.ResponseWriter, r *http.Request, id string, roles []string) (up form, _ error) {
 	files := make(map[string]string, len(roles))
 	for _, role := range roles {
 		files[role] = role
@@ -57,13 +57,13 @@ func (a *API) readUpload(w http.ResponseWriter, r *http.Request, id string, role
 	return a.readFiles(w, r, id, files)
 }
 
-// readFiles is readUpload with file fields named otherwise than their
+// readFiles is readForm with file fields named otherwise than their
 // roles: files maps a field's name to the role of its image (the OpenAI
 // shape's input_reference is the image of image-to-video).
-func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files map[string]string) (up upload, _ error) {
+func (a *API) readFiles(w http.ResponseWriter, r *http.Request, id string, files map[string]string) (up form, _ error) {
 	mt, ps, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if perr != nil || mt != "multipart/form-data" || ps["boundary"] == "" {
-		return upload{}, badRequest("", "Content-Type must be multipart/form-data with a boundary.")
+		return form{}, badRequest("", "Content-Type must be multipart/form-data with a boundary.")
 	}
 	// The multipart reader reads a bounded copy of the body (r.Body stays
 	// as it is, so that the server still knows how much was left unread).

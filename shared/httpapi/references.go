@@ -37,7 +37,7 @@ func imageCount(files map[string]string) int {
 
 // nextReference is the role of the next reference image of the form, ""
 // when it has all it may.
-func (u upload) nextReference() string {
+func (u form) nextReference() string {
 	for i := range params.MaxReferenceImages {
 		if _, ok := u.input(task.ReferenceRole(i)); !ok {
 			return task.ReferenceRole(i)

@@ -103,7 +103,7 @@ func (a *API) readImageStart(w http.ResponseWriter, r *http.Request, c *service.
 	}
 	// The id comes first so that the uploads' blob keys are known.
 	id := task.NewID(c.Now)
-	up, err := a.readUpload(w, r, id, roles)
+	up, err := a.readForm(w, r, id, roles)
 	if err != nil {
 		return service.StartRequest{}, err
 	}

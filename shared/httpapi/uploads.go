@@ -39,7 +39,7 @@ func (a *API) createUpload(w http.ResponseWriter, r *http.Request, c *service.Ca
 // useUploads moves the upload ids of a start's form into its inputs: each
 // role without a file may name a direct upload instead. The inputs are
 // the start's from then on (a refused start deletes them).
-func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *upload, roles []string) error {
+func (a *API) useUploads(r *http.Request, c *service.Caller, taskID string, up *form, roles []string) error {
 	for _, role := range roles {
 		field := uploadIDField(role)
 		vals, ok := up.fields[field]
