@@ -11,11 +11,11 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/docs"
+	"github.com/genvideo/gen/shared/awsstack/docslambda"
 )
 
 func main() {
-	h, err := docs.Handler()
+	h, err := docslambda.Handler()
 	if err != nil {
 		awsstack.Exit(err)
 	}

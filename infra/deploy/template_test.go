@@ -799,7 +799,7 @@ var (
 		"McpFunction":               endpointEnv,
 		"WebhooksDeliverFunction":   {awsstack.EnvTablePrefix},
 		"RotateSignerFunction":      {awsstack.EnvSignerUser},
-		"DocsFunction":              {},                               // the documents are compiled in (awsstack/docs)
+		"DocsFunction":              {},                               // the documents are compiled in (awsstack/docslambda)
 		"PlaygroundFunction":        {"GEN_PLAYGROUND_MEDIA_ORIGINS"}, // the page is compiled in; the bucket's origin for its CSP
 		"AuthorizerFunction":        {awsstack.EnvTablePrefix},
 		"MarkProcessingFunction":    {awsstack.EnvTablePrefix},

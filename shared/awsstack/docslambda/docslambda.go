@@ -1,8 +1,8 @@
-// Package docs builds the handler of the docs Lambda: GET /openapi.json
+// Package docslambda builds the handler of the docs Lambda: GET /openapi.json
 // and GET /docs (httpapi.PublicDocs). The documents are compiled in, so it
 // needs no table, bucket, state machine or secret, and loads no AWS
 // configuration.
-package docs
+package docslambda
 
 import (
 	"io"
