@@ -55,7 +55,7 @@ var (
 )
 
 // The MCP function serves the tools over the routes they call, the three
-// starts among them, in-process (shared/awsstack/mcpendpoint): it links
+// starts among them, in-process (shared/awsstack/mcplambda): it links
 // what image-to-video does, the other routes' handlers, and the MCP SDK
 // (its JSON-RPC, JSON Schema and JSON libraries, 2.2 MB): 12.9 MB.
 const maxMCPBytes = 13_500_000

@@ -1,7 +1,7 @@
 // Command model-check runs on a schedule (hourly): it asks each provider
 // route which of its models it serves and writes what each found to the
 // store, so that the API refuses, before charging it, a start of a model
-// none of whose routes serves it (see shared/awsstack/modelcheck). The
+// none of whose routes serves it (see shared/awsstack/modelchecklambda). The
 // scheduled event's content is not used.
 package main
 
@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/modelcheck"
+	"github.com/genvideo/gen/shared/awsstack/modelchecklambda"
 	"github.com/genvideo/gen/shared/awsstack/providerconfig"
 )
 
@@ -21,7 +21,7 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	c, err := modelcheck.New(ctx, stack)
+	c, err := modelchecklambda.New(ctx, stack)
 	if err != nil {
 		awsstack.Exit(err)
 	}

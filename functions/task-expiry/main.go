@@ -1,6 +1,6 @@
 // Command task-expiry takes the tasks DynamoDB's TTL deleted out of their
 // accounts' history counters; the tasks table's stream feeds it
-// (shared/awsstack/expiry).
+// (shared/awsstack/taskexpirylambda).
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/genvideo/gen/shared/awsstack"
-	"github.com/genvideo/gen/shared/awsstack/expiry"
+	"github.com/genvideo/gen/shared/awsstack/taskexpirylambda"
 )
 
 func main() {
@@ -17,5 +17,5 @@ func main() {
 	if err != nil {
 		awsstack.Exit(err)
 	}
-	lambda.Start(expiry.New(stack).Handle)
+	lambda.Start(taskexpirylambda.New(stack).Handle)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/genvideo/gen/infra/awslocal/streams"
 	"github.com/genvideo/gen/shared/awsstack"
 	"github.com/genvideo/gen/shared/awsstack/endpoint"
-	"github.com/genvideo/gen/shared/awsstack/mcpendpoint"
+	"github.com/genvideo/gen/shared/awsstack/mcplambda"
 	"github.com/genvideo/gen/shared/testing/awsstacktest"
 )
 
@@ -173,10 +173,10 @@ func TestEventStreamIsStreamed(t *testing.T) {
 		}
 	}
 	// MCP's wait is bounded below a streamed response's 5 minutes of
-	// silence (mcpendpoint.MaxWait): the function and its route outlast
+	// silence (mcplambda.MaxWait): the function and its route outlast
 	// it, and stop well before API Gateway's 15 minutes.
-	if got := functionTimeout(tp, "McpFunction"); time.Duration(got)*time.Second <= mcpendpoint.MaxWait || got > 900 {
-		t.Errorf("McpFunction: Timeout %d s, want above mcpendpoint.MaxWait (%v) and at most 900", got, mcpendpoint.MaxWait)
+	if got := functionTimeout(tp, "McpFunction"); time.Duration(got)*time.Second <= mcplambda.MaxWait || got > 900 {
+		t.Errorf("McpFunction: Timeout %d s, want above mcplambda.MaxWait (%v) and at most 900", got, mcplambda.MaxWait)
 	}
 	if got, _ := dig(tp.Resources["McpFunction"].Properties, "Events", "Route", "Properties", "TimeoutInMillis").(int); got != 1000*functionTimeout(tp, "McpFunction") {
 		t.Errorf("McpFunction's Route: TimeoutInMillis %v, want the function's Timeout", got)
@@ -921,7 +921,7 @@ func TestGenerateRoleNamed(t *testing.T) {
 // Issue 24, defect 5: CloudFormation makes no access key of the signing
 // user (the second rotation would delete it: drift), and its custom
 // resource, served by the rotation function, makes the first key and
-// removes them all before the user is deleted (shared/awsstack/rotate
+// removes them all before the user is deleted (shared/awsstack/rotatesignerlambda
 // TestSignerKeyLifecycle).
 func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 	tp := loadTemplate(t)
@@ -939,7 +939,7 @@ func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 	}
 	src, err := os.ReadFile(filepath.Join(root, "functions", "rotate-signer", "main.go"))
 	if err != nil || !strings.Contains(string(src), ".Handle)") {
-		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotate.Handle): %v", err)
+		t.Errorf("functions/rotate-signer does not serve both rotations and SignerKey (rotatesignerlambda.Handle): %v", err)
 	}
 }
 
@@ -1011,7 +1011,7 @@ func TestModelCheckIsGenerateOnASchedule(t *testing.T) {
 // images: the task's account and status), whose filter passes a TTL
 // deletion (a REMOVE by the DynamoDB service) and nothing else: a user's
 // DELETE already took its task out of the counters.
-// shared/awsstack/expiry's TestTTLDeletionLeavesTheTotals runs it.
+// shared/awsstack/taskexpirylambda's TestTTLDeletionLeavesTheTotals runs it.
 func TestExpiredTasksLeaveTheCounters(t *testing.T) {
 	tp := loadTemplate(t)
 	if v := dig(tp.Resources["TasksTable"].Properties, "StreamSpecification", "StreamViewType"); v != "OLD_IMAGE" && v != "NEW_AND_OLD_IMAGES" {

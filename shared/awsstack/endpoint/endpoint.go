@@ -165,7 +165,7 @@ func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Endpoint) Stream
 }
 
 // StreamHandler serves h, a handler of its own rather than a route's
-// (the MCP endpoint's, shared/awsstack/mcpendpoint), as Stream serves a
+// (the MCP endpoint's, shared/awsstack/mcplambda), as Stream serves a
 // route: what h writes reaches API Gateway as it is written.
 func StreamHandler(h http.Handler) StreamFunc { return streamHandler(h) }
 

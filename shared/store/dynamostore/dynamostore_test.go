@@ -67,7 +67,7 @@ func TestConformance(t *testing.T) {
 }
 
 // expire lets a task go as retention does on AWS: DynamoDB's TTL deletes
-// the item, and the tasks stream's handler (awsstack/expiry) calls
+// the item, and the tasks stream's handler (awsstack/taskexpirylambda) calls
 // ForgetExpiredTask with the old image's account and status; twice here,
 // as a stream may deliver a record again.
 func expire(ctx context.Context, st store.Store, tk task.Task) error {

@@ -1,4 +1,4 @@
-package expiry_test
+package taskexpirylambda_test
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/genvideo/gen/shared/awsstack/expiry"
+	"github.com/genvideo/gen/shared/awsstack/taskexpirylambda"
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/domain"
 	"github.com/genvideo/gen/shared/params"
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { dynamolocal.Main(m) }
 // deletion of item it: by TTL, userIdentity names the DynamoDB service;
 // by anyone else there is none
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-streams.html).
-func record(t *testing.T, tk task.Task, byTTL bool) expiry.Record {
+func record(t *testing.T, tk task.Task, byTTL bool) taskexpirylambda.Record {
 	t.Helper()
 	identity := ""
 	if byTTL {
@@ -39,7 +39,7 @@ func record(t *testing.T, tk task.Task, byTTL bool) expiry.Record {
 			"OldImage": {"id": {"S": %q}, "acct": {"S": %q}, "status": {"S": %q}, "ttl": {"N": "1767225600"}},
 			"SequenceNumber": "100", "SizeBytes": 120, "StreamViewType": "OLD_IMAGE"}}`,
 		identity, tk.ID, tk.ID, tk.AccountID, tk.Status)
-	var r expiry.Record
+	var r taskexpirylambda.Record
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestTTLDeletionLeavesTheTotals(t *testing.T) {
 		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: expired.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	h := &expiry.Handler{Store: s, Logger: slog.New(slog.DiscardHandler)}
-	ev := expiry.Event{Records: []expiry.Record{record(t, expired, true), record(t, tasks[1], false)}}
+	h := &taskexpirylambda.Handler{Store: s, Logger: slog.New(slog.DiscardHandler)}
+	ev := taskexpirylambda.Event{Records: []taskexpirylambda.Record{record(t, expired, true), record(t, tasks[1], false)}}
 	for range 2 {
 		rep, err := h.Handle(ctx, ev)
 		if err != nil || rep.Records != 2 || rep.Expired != 1 {

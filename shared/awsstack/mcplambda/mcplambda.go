@@ -1,9 +1,9 @@
-// Package mcpendpoint assembles the MCP Lambda (functions/mcp): gen's
+// Package mcplambda assembles the MCP Lambda (functions/mcp): gen's
 // MCP tools (shared/mcpserver) over the REST routes they call, which it
 // serves in-process over one service on the stack's DynamoDB, S3 and
 // Step Functions, as each route's own Lambda serves it. It is a package
 // of its own so that no other Lambda links the MCP SDK.
-package mcpendpoint
+package mcplambda
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-// Package rotate is the Secrets Manager rotation function of the signing
+// Package rotatesignerlambda is the Secrets Manager rotation function of the signing
 // user's access key (the secret awsstack.SignerSecret describes, which the
 // status and download functions sign download URLs with).
 //
@@ -9,7 +9,7 @@
 // creates a new one as AWSPENDING; finishSecret makes it AWSCURRENT. The
 // functions pick the new key up within the hour (media's credentials
 // cache); the previous key keeps working until the next rotation.
-package rotate
+package rotatesignerlambda
 
 import (
 	"context"

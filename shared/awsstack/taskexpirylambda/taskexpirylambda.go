@@ -1,4 +1,4 @@
-// Package expiry builds the handler of the task-expiry Lambda, fed by the
+// Package taskexpirylambda builds the handler of the task-expiry Lambda, fed by the
 // tasks table's stream: when DynamoDB's TTL deletes a task (with its
 // videos' retention), the account's history counters, which history's
 // total and skip read, must forget it as a DELETE of the task does.
@@ -10,7 +10,7 @@
 // read 2026-11-26). The template's filter passes only those records; the
 // handler checks again, so that a record of a user's delete (which already
 // took the task out of the counters) never counts twice.
-package expiry
+package taskexpirylambda
 
 import (
 	"context"

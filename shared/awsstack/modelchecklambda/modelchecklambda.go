@@ -1,11 +1,11 @@
-// Package modelcheck builds the scheduled model check of the AWS stack
+// Package modelchecklambda builds the scheduled model check of the AWS stack
 // (functions/model-check): it asks each provider route which of the
 // models it maps ours to it serves, and writes what each found to the
 // store (shared/availability), where the API's functions, which run no
 // provider, read it before charging a start. It builds the routes' providers
 // as the generate step does (their credentials and secrets, Vertex AI's
 // workload identity under the same role), without the renderer.
-package modelcheck
+package modelchecklambda
 
 import (
 	"context"

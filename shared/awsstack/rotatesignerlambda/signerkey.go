@@ -1,4 +1,4 @@
-package rotate
+package rotatesignerlambda
 
 import (
 	"bytes"
