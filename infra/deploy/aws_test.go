@@ -921,8 +921,8 @@ func TestGenerateRoleNamed(t *testing.T) {
 // Issue 24, defect 5: CloudFormation makes no access key of the signing
 // user (the second rotation would delete it: drift), and its custom
 // resource, served by the rotation function, makes the first key and
-// removes them all before the user is deleted (shared/awsstack/rotatesignerlambda
-// TestSignerKeyLifecycle).
+// removes them all before the user is deleted
+// (shared/awsstack/rotatesignerlambda TestSignerKeyLifecycle).
 func TestSignerKeysAreTheRotationsOwn(t *testing.T) {
 	tp := loadTemplate(t)
 	if keys := tp.ofType("AWS::IAM::AccessKey"); len(keys) > 0 {

@@ -1,15 +1,14 @@
-// Package httpapi serves the public HTTP contract of the service: the
-// three start endpoints, status, download, history and models, the
-// extensions (cancel, delete, credits, uploads, webhooks), and beside them
-// the OpenAI-compatible videos API under /openai/v1 (openai.go, in the
-// shapes of shared/openaiapi). It maps each
-// request to a use case of the shared/service it is given (which
-// authenticates, counts, charges and reads) and each outcome to the
-// contract's body, in one error table (errors.go). It is plain net/http:
-// the local server mounts New's Handler, and each AWS Lambda serves one
-// Endpoint alone (EndpointHandler), with the same authentication, limits and error
-// handling. PublicDocs serves the two public documents alone, for a
-// Lambda that has no store.
+// Package httpapi serves the public HTTP contract of the service: the three
+// start endpoints, status, download, history and models, the extensions
+// (cancel, delete, credits, uploads, webhooks), and beside them the
+// OpenAI-compatible videos API under /openai/v1 (openai.go, in the shapes
+// of shared/openaiapi). It maps each request to a use case of the
+// shared/service it is given (which authenticates, counts, charges and
+// reads) and each outcome to the contract's body, in one error table
+// (errors.go). It is plain net/http: the local server mounts New's Handler,
+// and each AWS Lambda serves one Endpoint alone (EndpointHandler), with the
+// same authentication, limits and error handling. PublicDocs serves the two
+// public documents alone, for a Lambda that has no store.
 package httpapi
 
 import (

@@ -147,19 +147,18 @@ func Proxy(svc *service.Service, cfg httpapi.Config, r httpapi.Endpoint) ProxyFu
 // whose responseTransferMode is STREAM; lambda.Start takes it.
 type StreamFunc func(context.Context, events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error)
 
-// Stream serves endpoint r alone over svc (httpapi.EndpointHandler) as
-// a streamed response: what the handler writes reaches API Gateway as it is written,
-// not when the handler returns. The request is converted as Proxy
+// Stream serves endpoint r alone over svc (httpapi.EndpointHandler) as a
+// streamed response: what the handler writes reaches API Gateway as it is
+// written, not when the handler returns. The request is converted as Proxy
 // converts it; the response is the format API Gateway reads from a Lambda
 // proxy integration with response streaming ("Set up a Lambda proxy
 // integration with payload response streaming in API Gateway",
 // https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode-lambda.html):
 // a JSON prelude with statusCode and headers (all of them as
-// multiValueHeaders, as the buffered adapter sends them), eight NUL
-// bytes, then the body. aws-lambda-go's APIGatewayProxyStreamingResponse
-// writes exactly that, and its runtime client posts it to the Runtime API
-// chunk by chunk (lambda.Start on provided.al2023, built with -tags
-// lambda.norpc).
+// multiValueHeaders, as the buffered adapter sends them), eight NUL bytes,
+// then the body. aws-lambda-go's APIGatewayProxyStreamingResponse writes
+// exactly that, and its runtime client posts it to the Runtime API chunk by
+// chunk (lambda.Start on provided.al2023, built with -tags lambda.norpc).
 func Stream(svc *service.Service, cfg httpapi.Config, r httpapi.Endpoint) StreamFunc {
 	return streamHandler(httpapi.EndpointHandler(svc, cfg, r))
 }

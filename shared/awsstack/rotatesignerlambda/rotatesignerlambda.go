@@ -1,6 +1,7 @@
-// Package rotatesignerlambda is the Secrets Manager rotation function of the signing
-// user's access key (the secret awsstack.SignerSecret describes, which the
-// status and download functions sign download URLs with).
+// Package rotatesignerlambda is the Secrets Manager rotation function of
+// the signing user's access key (the secret awsstack.SignerSecret
+// describes, which the status and download functions sign download URLs
+// with).
 //
 // A download URL lives 24 hours and dies with the key that signed it, so a
 // rotation never deletes the key that signs now: createSecret deletes the

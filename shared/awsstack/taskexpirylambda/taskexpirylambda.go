@@ -1,6 +1,6 @@
-// Package taskexpirylambda builds the handler of the task-expiry Lambda, fed by the
-// tasks table's stream: when DynamoDB's TTL deletes a task (with its
-// videos' retention), the account's history counters, which history's
+// Package taskexpirylambda builds the handler of the task-expiry Lambda,
+// fed by the tasks table's stream: when DynamoDB's TTL deletes a task (with
+// its videos' retention), the account's history counters, which history's
 // total and skip read, must forget it as a DELETE of the task does.
 //
 // DynamoDB reports a TTL deletion on the stream as a REMOVE record whose

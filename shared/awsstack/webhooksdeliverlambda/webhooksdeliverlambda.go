@@ -1,6 +1,6 @@
-// Package webhooksdeliverlambda builds the handler of the
-// webhooks-deliver Lambda: the webhook worker of shared/webhook/delivery
-// (the one the local stack runs) on the DynamoDB outbox. Two triggers invoke it: the webhooks
+// Package webhooksdeliverlambda builds the handler of the webhooks-deliver
+// Lambda: the webhook worker of shared/webhook/delivery (the one the local
+// stack runs) on the DynamoDB outbox. Two triggers invoke it: the webhooks
 // table's stream, when a move writes new outbox rows (first attempts at
 // once), and a schedule every minute, which finds the retries that have
 // come due. Either way it runs RunDue, which reads what is due from the
