@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -60,9 +61,9 @@ var statusSized = []byte(`{"success":true,"taskId":"tsk_01JDBENCH000000000000000
 	`"updatedAt":"2026-11-28T06:00:04.000Z","completedAt":"2026-11-28T06:00:04.000Z","creditsCost":4,` +
 	`"videos":[{"url":"http://127.0.0.1:8080/blobs/videos/tsk_01JDBENCH0000000000000000/0.mp4?expires=1795932000&sig=` +
 	`3b1f0c9e2d7a4b5c6d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e","mimeType":"video/mp4","durationSeconds":4,` +
-	`"resolution":"720p","aspectRatio":"16:9","sizeBytes":183211,"expiresAt":"2026-11-29T06:00:04.000Z"}],` +
+	`"resolution":"720p","expiresAt":"2026-11-29T06:00:04.000Z"}],` +
 	`"totalVideos":1,"parameters":{"durationSeconds":4,"aspectRatio":"16:9","resolution":"720p","sampleCount":1,` +
-	`"generateAudio":false,"personGeneration":"allow_adult","enhancePrompt":true},"error":null}`)
+	`"generateAudio":false},"error":null}`)
 
 // bareStatus is the yardstick of the method: Go's net/http answering the
 // status-sized body with the three X-RateLimit-* headers gen sends.
@@ -116,7 +117,9 @@ func outside(ctx context.Context, oc outsideConfig, out io.Writer) error {
 	defer bareSrv.Close()
 	bareURL := "http://" + bareLn.Addr().String() + "/api/gen/status/tsk_01JDBENCH0000000000000000"
 
+	loadavg, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(out, "From outside (issue 38): wrk -t2 -c%d -d%v --latency; gen-local with its defaults; bare net/http before and after\n", oc.conns, oc.duration)
+	fmt.Fprintf(out, "%d CPUs, %s, load average %s\n", runtime.NumCPU(), runtime.Version(), strings.TrimSpace(string(loadavg)))
 	var rows []outsideRow
 	measure := func(name, u string, key string) error {
 		h := map[string]string{}

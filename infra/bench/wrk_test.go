@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,16 @@ func TestWrkArgs(t *testing.T) {
 	got := strings.Join(wrkArgs(64, 10*time.Second, "http://h/x", map[string]string{"X-API-Key": "k"}), " ")
 	if want := "-t2 -c64 -d10s --latency -H X-API-Key: k http://h/x"; got != want {
 		t.Errorf("wrkArgs = %q, want %q", got, want)
+	}
+}
+
+// The bare server's body is the issue's: a status answer's size, about
+// 700 bytes, and valid JSON.
+func TestStatusSizedBody(t *testing.T) {
+	if n := len(statusSized); n < 650 || n > 750 {
+		t.Errorf("the bare server's body is %d bytes, want about 700", n)
+	}
+	if !json.Valid(statusSized) {
+		t.Errorf("the bare server's body is not JSON: %s", statusSized)
 	}
 }
