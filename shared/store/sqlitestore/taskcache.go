@@ -34,7 +34,10 @@ const taskStripes = 256
 // Store makes to a task forgets it (and stops reads in progress from
 // caching it); a task not finished lives TaskCacheTTL.
 type taskCache struct {
-	byID *lru.Cache[string, cachedTask]
+	// byID holds each task by pointer, never changed once added: a
+	// history page looks up twenty under the cache's one lock, which
+	// then copies a pointer each, not a task.
+	byID *lru.Cache[string, *cachedTask]
 	// mu orders put against forget.
 	mu sync.Mutex
 	// gens counts the changes to the tasks of each stripe: a read that
@@ -55,7 +58,7 @@ func (c *taskCache) stripe(id string) int {
 }
 
 func newTaskCache() *taskCache {
-	c, _ := lru.New[string, cachedTask](taskCacheMax) // a positive size: New cannot fail
+	c, _ := lru.New[string, *cachedTask](taskCacheMax) // a positive size: New cannot fail
 	return &taskCache{byID: c}
 }
 
@@ -72,11 +75,11 @@ func (c *taskCache) get(id string, now time.Time) (task.Task, bool) {
 func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
 	tasks := make([]task.Task, 0, len(entries))
 	for _, e := range entries {
-		t, ok := c.get(e.id, now)
-		if !ok || string(t.Status) != e.status {
+		ct, ok := c.byID.Get(e.id)
+		if !ok || (!ct.until.IsZero() && !now.Before(ct.until)) || string(ct.t.Status) != e.status {
 			return nil, false
 		}
-		tasks = append(tasks, t)
+		tasks = append(tasks, cloneTask(ct.t))
 	}
 	return tasks, true
 }
@@ -98,7 +101,7 @@ func (c *taskCache) generations() [taskStripes]uint64 {
 }
 
 func (c *taskCache) put(t task.Task, gen uint64, now time.Time) {
-	e := cachedTask{t: cloneTask(t)}
+	e := &cachedTask{t: cloneTask(t)}
 	if !t.Status.Terminal() {
 		e.until = now.Add(TaskCacheTTL)
 	}
