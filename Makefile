@@ -60,7 +60,8 @@ soak: tools ## 200 clients for 60 s against the local stack with faults on, then
 # Not part of `make test`: it runs for minutes, and its figures are read,
 # not asserted. See infra/docs/performance.md.
 .PHONY: bench
-bench: tools ## the service next to a bare net/http server: polling, starts, history, models, Lambda size and init (ARGS="-duration 20s")
+bench: ## the service next to a bare net/http server: wrk from outside (issue 38), then polling, starts, history, models, Lambda size and init (ARGS="-duration 20s")
+	@bash infra/scripts/need-tools.sh --bench
 	$(GO) run ./infra/bench $(ARGS)
 
 # ---- AWS Lambda (functions/<name>/main.go, one function each) ----

@@ -42,6 +42,8 @@ type config struct {
 	keep      bool
 	only      string
 	scale     int
+	// outside measures first as issue 38 did (outside.go).
+	outside bool
 	// dynamoScale is the scale account's size on DynamoDB Local.
 	dynamoScale int
 	profile     string
@@ -70,6 +72,13 @@ func main() {
 	flag.IntVar(&cfg.dynamoScale, "dynamodb-scale", 50_000, "tasks of the scale account on DynamoDB Local (at most -tasks: none)")
 	burstN := flag.Int("burst", 0, "measure only this many concurrent starts on one account on the AWS assembly (DynamoDB Local), three times, and stop")
 	burstAfford := flag.Int("burst-afford", 30, "starts the -burst account can pay for")
+	var oc outsideConfig
+	flag.BoolVar(&cfg.outside, "outside", true, "first measure as issue 38 did from outside: wrk against gen-local with its defaults, next to a bare net/http server (-only outside: this alone)")
+	flag.DurationVar(&oc.duration, "wrk-duration", 10*time.Second, "wrk's -d of each measure from outside")
+	flag.IntVar(&oc.tasks, "wrk-tasks", 7000, "tasks the bursts of starts fill the history account to, from outside")
+	flag.IntVar(&oc.depth, "wrk-depth", 6700, "the deep history page's first task, from outside")
+	flag.DurationVar(&oc.settle, "settle", 12*time.Minute, "the longest to wait, after the fill, for its generations to end before measuring the history from outside (the default generation deadline is 10 minutes)")
+	flag.StringVar(&oc.trace, "trace", "", "have gen-local write a runtime trace of the measure from outside to this file (GEN_TRACE); read it with go tool trace")
 	serve := flag.Bool("serve", false, "be the service process the bench starts (child.go), not the bench")
 	flag.Parse()
 	if *serve {
@@ -89,6 +98,16 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	oc.conns, oc.burstConns, oc.burst, oc.keep = cfg.conns, 16, 2*time.Second, cfg.keep
+	if cfg.outside && strings.Contains("outside", cfg.only) {
+		if err := outside(ctx, oc, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if cfg.only == "outside" {
+			return
+		}
 	}
 	if err := run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -8,17 +8,56 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/genvideo/gen/shared/devstack"
 )
 
+// envTrace names a file gen-local writes a runtime trace of its whole
+// life to (go tool trace reads it): opt-in, for finding what makes the
+// latency tail (infra/docs/performance.md). A trace costs a few percent
+// of the CPU and grows by megabytes a second under load.
+const envTrace = "GEN_TRACE"
+
 func main() {
 	devstack.TuneRuntime(os.LookupEnv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	endTrace, err := startTrace(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen-local:", err)
+		os.Exit(2)
+	}
 	code := run(ctx, os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
+	if err := endTrace(); err != nil {
+		fmt.Fprintln(os.Stderr, "gen-local:", err)
+	}
 	os.Exit(code)
+}
+
+// startTrace starts the runtime trace GEN_TRACE asks for, if any; end
+// stops it and closes its file.
+func startTrace(lookup func(string) (string, bool)) (end func() error, err error) {
+	path, ok := lookup(envTrace)
+	if !ok || path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envTrace, err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", envTrace, err)
+	}
+	return func() error {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", envTrace, err)
+		}
+		return nil
+	}, nil
 }
 
 // run serves until ctx ends, configured through lookup, and returns the

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -259,6 +261,46 @@ func TestJSONSettingsMeanOneThing(t *testing.T) {
 			}
 			if strings.Contains(msg, secret) || strings.Contains(msg, "sk-other") {
 				t.Errorf("stderr shows the route's key: %q", msg)
+			}
+		})
+	}
+}
+
+func TestTraceIsOptIn(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		file    string // the trace expected, or none
+		wantErr bool
+	}{
+		{"unset: no trace", map[string]string{}, "", false},
+		{"empty: no trace", map[string]string{"GEN_TRACE": ""}, "", false},
+		{"a file", map[string]string{"GEN_TRACE": filepath.Join(dir, "gen.trace")}, filepath.Join(dir, "gen.trace"), false},
+		{"a file that cannot be made", map[string]string{"GEN_TRACE": filepath.Join(dir, "missing", "gen.trace")}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			end, err := startTrace(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("startTrace: %v, want an error: %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if err := end(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.file == "" {
+				return
+			}
+			b, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A runtime trace starts with its magic line.
+			if !strings.HasPrefix(string(b), "go 1.") || !strings.Contains(string(b[:16]), "trace") {
+				t.Errorf("%s starts %q, want a runtime trace", tt.file, b[:min(16, len(b))])
 			}
 		})
 	}

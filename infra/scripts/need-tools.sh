@@ -4,7 +4,9 @@
 # DejaVu font; the test suite also runs Amazon's DynamoDB Local (Java),
 # Node tools from npm (the ASL validator, the local Step Functions and
 # Playwright) and Debian's Chromium (the playground's browser test). With
-# --run only what `make run` needs is checked. As root with apt-get it
+# --run only what `make run` needs is checked; with --bench, besides the
+# suite's, wrk, which `make bench` measures with (never needed by make run
+# or make test). As root with apt-get it
 # installs what is missing; otherwise it says what to run.
 set -euo pipefail
 
@@ -18,6 +20,9 @@ if [ "${1:-}" != "--run" ]; then
 	[ -x /usr/bin/chromium ] || missing+=(chromium)
 	# The README walk-through test runs the walk-through as a reader does.
 	command -v curl >/dev/null 2>&1 || missing+=(curl)
+fi
+if [ "${1:-}" = "--bench" ]; then
+	command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -22,6 +22,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 )
 
 // ErrInvalid is a cursor that this server did not issue for this list
@@ -48,8 +50,40 @@ func Random() Static {
 	return Static{k}
 }
 
-// Sealer seals and opens cursors.
-type Sealer struct{ Keys Keys }
+// Sealer seals and opens cursors. Use it by pointer: it keeps each
+// secret's cipher, derived once (a derivation was more than half of a
+// cursor's cost, and history seals one on every page).
+type Sealer struct {
+	Keys Keys
+
+	mu    sync.Mutex
+	aeads map[string]cipher.AEAD // by secret
+}
+
+// maxAEADs bounds the ciphers kept: the secrets of a rotation or two.
+const maxAEADs = 8
+
+// aead returns secret's cipher, derived on first use. A GCM cipher has
+// no state of its own: one serves every request at once.
+func (s *Sealer) aead(secret []byte) (cipher.AEAD, error) {
+	s.mu.Lock()
+	a, ok := s.aeads[string(secret)]
+	s.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := aead(secret)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.aeads == nil || len(s.aeads) >= maxAEADs {
+		s.aeads = map[string]cipher.AEAD{}
+	}
+	s.aeads[string(secret)] = a
+	s.mu.Unlock()
+	return a, nil
+}
 
 // nonceSize is GCM's standard nonce; random per cursor.
 const nonceSize = 12
@@ -78,7 +112,12 @@ func aead(secret []byte) (cipher.AEAD, error) {
 // bound is the associated data: the list (with its own scope, e.g. the
 // webhook's id) and the account.
 func bound(list, account string) []byte {
-	return []byte(fmt.Sprintf("%d:%s|%s", len(list), list, account))
+	b := make([]byte, 0, 8+len(list)+len(account))
+	b = strconv.AppendInt(b, int64(len(list)), 10)
+	b = append(b, ':')
+	b = append(b, list...)
+	b = append(b, '|')
+	return append(b, account...)
 }
 
 // Seal returns the cursor of position in list for account.
@@ -90,7 +129,7 @@ func (s *Sealer) Seal(ctx context.Context, list, account string, position []byte
 	if len(keys) == 0 {
 		return "", errors.New("cursor keys: none")
 	}
-	a, err := aead(keys[0])
+	a, err := s.aead(keys[0])
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +154,7 @@ func (s *Sealer) Open(ctx context.Context, list, account, cursor string) ([]byte
 		return nil, fmt.Errorf("cursor keys: %w", err)
 	}
 	for _, k := range keys {
-		a, err := aead(k)
+		a, err := s.aead(k)
 		if err != nil {
 			return nil, err
 		}

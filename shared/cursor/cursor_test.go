@@ -67,3 +67,74 @@ func mustSeal(t *testing.T, k cursor.Keys, pos []byte) string {
 	}
 	return c
 }
+
+// rotating is a Keys whose list changes, as the signer secret's does on AWS.
+type rotating struct{ keys [][]byte }
+
+func (r *rotating) CursorKeys(context.Context) ([][]byte, error) { return r.keys, nil }
+
+// One Sealer across a rotation: it seals with the new first key, opens
+// with every key listed, and no longer with one that left the list,
+// whatever ciphers it derived before.
+func TestSealerFollowsRotation(t *testing.T) {
+	ctx := context.Background()
+	a, b := bytes.Repeat([]byte{3}, 32), bytes.Repeat([]byte{4}, 32)
+	keys := &rotating{keys: [][]byte{a}}
+	s := &cursor.Sealer{Keys: keys}
+	pos := []byte("1700000000000.gen_abc")
+	byA, err := s.Seal(ctx, "history", "acct-a", pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys.keys = [][]byte{b, a}
+	byB, err := s.Seal(ctx, "history", "acct-a", pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]string{"sealed by a": byA, "sealed by b": byB} {
+		if got, err := s.Open(ctx, "history", "acct-a", c); err != nil || !bytes.Equal(got, pos) {
+			t.Errorf("%s, keys b and a: Open = %q, %v", name, got, err)
+		}
+	}
+	if _, err := (&cursor.Sealer{Keys: cursor.Static{a}}).Open(ctx, "history", "acct-a", byB); !errors.Is(err, cursor.ErrInvalid) {
+		t.Errorf("sealed after the rotation, opened with the old key alone: %v, want ErrInvalid (b sealed it)", err)
+	}
+	keys.keys = [][]byte{b}
+	if _, err := s.Open(ctx, "history", "acct-a", byA); !errors.Is(err, cursor.ErrInvalid) {
+		t.Errorf("sealed by a, a retired: Open = %v, want ErrInvalid", err)
+	}
+	if got, err := s.Open(ctx, "history", "acct-a", byB); err != nil || !bytes.Equal(got, pos) {
+		t.Errorf("sealed by b, keys b: Open = %q, %v", got, err)
+	}
+}
+
+// Cursors sealed before the ciphers were kept, by a Sealer of their own
+// each time, open with a long-lived one: the key derivation and the
+// bound data are the same.
+func TestCursorsOfAFreshSealerOpen(t *testing.T) {
+	ctx := context.Background()
+	k := cursor.Static{bytes.Repeat([]byte{5}, 32)}
+	long := &cursor.Sealer{Keys: k}
+	for _, list := range []string{"history", "ledger", "webhook:wh_1/deliveries"} {
+		pos := []byte("pos of " + list)
+		c, err := (&cursor.Sealer{Keys: k}).Seal(ctx, list, "acct-a", pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := long.Open(ctx, list, "acct-a", c); err != nil || !bytes.Equal(got, pos) {
+			t.Errorf("%s: Open = %q, %v", list, got, err)
+		}
+	}
+}
+
+func BenchmarkSeal(b *testing.B) {
+	ctx := context.Background()
+	s := &cursor.Sealer{Keys: cursor.Static{bytes.Repeat([]byte{1}, 32)}}
+	pos := []byte("1700000000000.gen_1795847417077_e4s4eo6fxw")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Seal(ctx, "history", "acct_wdrc4kfwik0z", pos); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -266,3 +266,38 @@ func TestPageCache(t *testing.T) {
 	clock.Advance(PageCacheTTL)
 	want(fmt.Sprintf("%v after another process's start", PageCacheTTL), "", 2, c.ID+":pending", a.ID+":processing")
 }
+
+// A page answered from the caches hands out copies: a caller's change to
+// a task of it reaches neither the task cache nor the next page.
+func TestPageFromCacheIsACopy(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := twoProcesses(t)
+	created := t0.Add(time.Second)
+	err := s.ImportTasks(ctx, 2, func(i int) task.Task {
+		c := created.Add(time.Duration(i) * time.Millisecond)
+		return task.Task{ID: task.NewID(c), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+			Status: task.Completed, CreatedAt: c, CompletedAt: c.Add(time.Second), Videos: []task.Video{{Key: "v", MimeType: "video/mp4"}}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func() []task.Task {
+		t.Helper()
+		tasks, _, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 10})
+		if err != nil || len(tasks) != 2 {
+			t.Fatalf("Tasks = %d tasks, %v; want 2", len(tasks), err)
+		}
+		return tasks
+	}
+	page() // read, and cached
+	for round := range 2 {
+		got := page() // from the caches
+		got[0].Videos[0].Key = "changed by a caller"
+		if again := page(); again[0].Videos[0].Key != "v" {
+			t.Fatalf("round %d: a caller's change reached the cached page: video key %q", round, again[0].Videos[0].Key)
+		}
+		if one, err := s.Task(ctx, got[0].ID); err != nil || one.Videos[0].Key != "v" {
+			t.Fatalf("round %d: a caller's change reached the task cache: %+v, %v", round, one.Videos, err)
+		}
+	}
+}

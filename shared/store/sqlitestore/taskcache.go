@@ -33,14 +33,18 @@ const taskStripes = 256
 // caching it: the scope is a stripe of task ids, so that a write to one
 // task rarely stops another's read from being cached); a task not
 // finished lives TaskCacheTTL, a finished one until the LRU evicts it.
+//
+// Each task is held by pointer, never changed once put: a history page
+// looks up twenty, each a pointer copied under the LRU's lock, and
+// copies only those it answers.
 type taskCache struct {
-	*guardedCache[string, int, task.Task]
+	*guardedCache[string, int, *task.Task]
 	seed maphash.Seed
 }
 
 func newTaskCache() *taskCache {
 	c := &taskCache{seed: maphash.MakeSeed()}
-	c.guardedCache = newGuardedCache[string, int, task.Task](taskCacheMax, c.stripe)
+	c.guardedCache = newGuardedCache[string, int, *task.Task](taskCacheMax, c.stripe)
 	return c
 }
 
@@ -51,7 +55,10 @@ func (c *taskCache) stripe(id string) int {
 // task answers id's task, a copy of the cache's.
 func (c *taskCache) task(id string, now time.Time) (task.Task, bool) {
 	t, ok := c.get(id, now, false)
-	return cloneTask(t), ok
+	if !ok {
+		return task.Task{}, false
+	}
+	return cloneTask(*t), true
 }
 
 // all returns the tasks of a cached page, each as the page has its
@@ -59,11 +66,11 @@ func (c *taskCache) task(id string, now time.Time) (task.Task, bool) {
 func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
 	tasks := make([]task.Task, 0, len(entries))
 	for _, e := range entries {
-		t, ok := c.task(e.id, now)
+		t, ok := c.get(e.id, now, false)
 		if !ok || string(t.Status) != e.status {
 			return nil, false
 		}
-		tasks = append(tasks, t)
+		tasks = append(tasks, cloneTask(*t))
 	}
 	return tasks, true
 }
@@ -74,7 +81,8 @@ func (c *taskCache) keep(t task.Task, gen uint64, now time.Time) {
 	if !t.Status.Terminal() {
 		until = now.Add(TaskCacheTTL)
 	}
-	c.put(t.ID, cloneTask(t), gen, until)
+	t = cloneTask(t)
+	c.put(t.ID, &t, gen, until)
 }
 
 // generations is every stripe's generation, read before a database read
