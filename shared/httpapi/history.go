@@ -108,8 +108,11 @@ func encodeHistory(buf *bytes.Buffer, items []json.RawMessage, page wire.Paginat
 	buf.WriteString("}\n")
 }
 
-// itemCacheMax bounds the items kept; past it the least recently used
-// goes, which costs one encoding when it is asked for again.
+// itemCacheMax bounds the items kept; past it the one added longest ago
+// goes, which costs one encoding when it is asked for again. Reads only
+// Peek: a page's twenty lookups then share the LRU's lock rather than
+// queue for its exclusive one, which a Get takes to move the item
+// (issue 38's profile of history page 1).
 const itemCacheMax = 10000
 
 // itemCache keeps each history item's JSON. An item is a function of the
@@ -136,7 +139,7 @@ func newItemCache() itemCache {
 // escaping), without the encoder's newline.
 func (c itemCache) item(t task.Task) json.RawMessage {
 	k := itemKey{t.ID, t.Status}
-	if b, ok := c.m.Get(k); ok {
+	if b, ok := c.m.Peek(k); ok {
 		return b
 	}
 	var buf bytes.Buffer

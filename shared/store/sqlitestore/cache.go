@@ -53,6 +53,20 @@ func (c *guardedCache[K, S, V]) get(k K, now time.Time, current bool) (V, bool) 
 	return e.v, true
 }
 
+// peek is get, without current, that leaves k's place in the LRU as it
+// was: it takes the LRU's shared lock, not its exclusive one, so that
+// the twenty lookups of a history page on many connections run side by
+// side instead of queueing (issue 38's trace). What only pages read
+// ages out first.
+func (c *guardedCache[K, S, V]) peek(k K, now time.Time) (V, bool) {
+	e, ok := c.entries.Peek(k)
+	if !ok || (!e.until.IsZero() && !now.Before(e.until)) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
 // put keeps v under k until until (zero: for good), unless k's scope
 // changed since generation returned gen.
 func (c *guardedCache[K, S, V]) put(k K, v V, gen uint64, until time.Time) {

@@ -66,7 +66,7 @@ func (c *taskCache) task(id string, now time.Time) (task.Task, bool) {
 func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
 	tasks := make([]task.Task, 0, len(entries))
 	for _, e := range entries {
-		t, ok := c.get(e.id, now, false)
+		t, ok := c.peek(e.id, now)
 		if !ok || string(t.Status) != e.status {
 			return nil, false
 		}
