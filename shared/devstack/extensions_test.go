@@ -258,14 +258,18 @@ func TestVeoExtensionBodiesMeanOneThing(t *testing.T) {
 				op.path += "?taskId=" + src
 			}
 			before := e.accountState(k)
-			base := jsonBodies[op.id]
+			base := strings.ReplaceAll(jsonBodies[op.id], "{taskId}", src)
 			for _, v := range variants(t, base, op.nullAbsent) {
 				wantRefused(t, op, v, e.sendJSON(op, k.APIKey, v.body))
 			}
 			// Not even another account's task is looked up.
 			foreign := op
 			foreign.path = strings.Replace(op.path, src, "gen_1767225600000_notyours01", -1)
-			wantRefused(t, foreign, variant{"an unknown field", `{"prompt":"x","zz":1}`, "zz"}, e.sendJSON(foreign, k.APIKey, `{"prompt":"x","zz":1}`))
+			unknown := `{"prompt":"x","zz":1}`
+			if op.id == "openaiExtendVideo" {
+				unknown = `{"prompt":"x","video":{"id":"gen_1767225600000_notyours01"},"zz":1}`
+			}
+			wantRefused(t, foreign, variant{"an unknown field", unknown, "zz"}, e.sendJSON(foreign, k.APIKey, unknown))
 			if after := e.accountState(k); after != before {
 				t.Errorf("the refused bodies changed the account: %+v, then %+v", before, after)
 			}

@@ -39,12 +39,14 @@ var jsonBodies = map[string]string{
 	"openaiCreateVideo": `{"prompt":"one meaning","model":"gen-3.1-lite-generate-001","seconds":"4"}`,
 	// An extension names a completed task its route extends: they are
 	// tried on a Veo stack (TestVeoExtensionBodiesMeanOneThing).
-	"extendVideo":      `{"prompt":"one meaning","durationSeconds":8}`,
-	"quoteExtendVideo": `{"prompt":"one meaning","durationSeconds":8}`,
+	// OpenAI's names the task in its body: {taskId} is the task's id.
+	"extendVideo":       `{"prompt":"one meaning","durationSeconds":8}`,
+	"quoteExtendVideo":  `{"prompt":"one meaning","durationSeconds":8}`,
+	"openaiExtendVideo": `{"prompt":"one meaning","seconds":"8","video":{"id":"{taskId}"}}`,
 }
 
 // extensionOps are the operations that need a task to extend.
-var extensionOps = map[string]bool{"extendVideo": true, "quoteExtendVideo": true}
+var extensionOps = map[string]bool{"extendVideo": true, "quoteExtendVideo": true, "openaiExtendVideo": true}
 
 // jsonOp is one operation with a JSON request body.
 type jsonOp struct {

@@ -137,9 +137,10 @@ func onceEach(form map[string][]string) (map[string]string, error) {
 }
 
 // openaiJSONFields reads a JSON body as form fields: strings as they
-// are, numbers (seconds: 8) as their text, and an object of strings as
-// the SDKs encode it in a form, a field per member named name[member]
-// (an extension's {"video": {"id": ...}} is video[id]). input_reference
+// are, numbers (seconds: 8) as their text, and an extension's video
+// object as the SDKs encode it in a form, a field per member named
+// video[member] ({"video": {"id": ...}} is video[id]); any other object
+// is refused naming its own member, as the client wrote it. input_reference
 // as JSON (an image_url or a file_id) is not taken: the image is a file.
 func openaiJSONFields(body []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
@@ -162,7 +163,7 @@ func openaiJSONFields(body []byte) (map[string]string, error) {
 			fields[name] = s
 		case json.Unmarshal(v, &n) == nil:
 			fields[name] = n.String()
-		case json.Unmarshal(v, &obj) == nil && len(obj) > 0:
+		case name == openaiapi.FieldVideo && json.Unmarshal(v, &obj) == nil && len(obj) > 0:
 			for member, s := range obj {
 				fields[name+"["+member+"]"] = s
 			}
