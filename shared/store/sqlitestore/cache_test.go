@@ -301,3 +301,40 @@ func TestPageFromCacheIsACopy(t *testing.T) {
 		}
 	}
 }
+
+// A cached page holds its tasks, so every write to a task must make its
+// account's pages stale: the progress and operation, which change no
+// status, included.
+func TestPageCacheSeesProgressAndOperation(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := twoProcesses(t)
+	tk := task.Task{ID: task.NewID(t0), AccountID: "acct-a", Type: "text-to-video", Model: "m", Prompt: "p",
+		CreditsCost: 1, CreatedAt: t0, Deadline: t0.Add(time.Hour)}
+	if _, err := s.CreateTask(ctx, tk, domain.StartGuard{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkProcessing(ctx, tk.ID, t0); err != nil {
+		t.Fatal(err)
+	}
+	page := func() task.Task {
+		t.Helper()
+		tasks, _, err := s.Tasks(ctx, "acct-a", store.TaskQuery{Limit: 10})
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("Tasks = %d tasks, %v; want 1", len(tasks), err)
+		}
+		return tasks[0]
+	}
+	page() // read, and cached
+	if err := s.SetProgress(ctx, tk.ID, 40); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got.Progress != 40 {
+		t.Errorf("after SetProgress(40) the page says progress %d", got.Progress)
+	}
+	if _, err := s.SetOperation(ctx, tk.ID, "", "operations/1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); got.Operation != "operations/1" {
+		t.Errorf("after SetOperation the page says operation %q", got.Operation)
+	}
+}

@@ -17,16 +17,21 @@ const PageCacheTTL = time.Second
 
 // pageCacheMax bounds the pages kept; past it the least recently used
 // goes, which costs one read when it is asked for again.
-const pageCacheMax = 4096
+const pageCacheMax = 1024
 
 // pageCacheEntries is the longest page kept: a history page is at most
 // 101 tasks (the endpoint's limit and one more), and a listing of a
-// whole account (an audit's) is read each time rather than held.
-const pageCacheEntries = 1000
+// whole account (an audit's) is read each time rather than held. With
+// pageCacheMax, it bounds the tasks pages hold that the task cache has
+// let go (most are the task cache's own).
+const pageCacheEntries = 101
 
-// pageCache holds what a history page read from the index: its tasks'
-// ids and statuses, and the total. The tasks themselves come from the
-// task cache, which checks them against these statuses. Invalidation:
+// pageCache holds what a history page read: its tasks, as the task
+// cache holds them (shared, never changed), and the total, so that a
+// page asked again copies its tasks out and looks nothing up (issue
+// 38's profile: twenty task cache lookups were a tenth of a page's
+// work). Every write to a task touches its account, so a current page
+// holds its tasks as they are. Invalidation:
 // every write to an account's tasks makes all its pages stale (the scope
 // is the account, and a page is answered only while current); a page
 // lives PageCacheTTL.
@@ -59,18 +64,18 @@ func keyOf(account string, q store.TaskQuery) pageKey {
 }
 
 type cachedPage struct {
-	entries []pageEntry
-	total   int
+	tasks []*task.Task
+	total int
 }
 
 // pageEntry is a task of a history page as the index has it.
 type pageEntry struct{ id, status string }
 
 // keepPage caches p, read after generation(account) returned gen. The
-// entries are the cache's from then on: the caller does not change them.
+// tasks are the cache's from then on: the caller does not change them.
 // A listing longer than pageCacheEntries is not kept.
 func keepPage(c *pageCache, k pageKey, p cachedPage, gen uint64, now time.Time) {
-	if len(p.entries) > pageCacheEntries {
+	if len(p.tasks) > pageCacheEntries {
 		return
 	}
 	c.put(k, p, gen, now.Add(PageCacheTTL))

@@ -61,28 +61,16 @@ func (c *taskCache) task(id string, now time.Time) (task.Task, bool) {
 	return cloneTask(*t), true
 }
 
-// all returns the tasks of a cached page, each as the page has its
-// status; ok is false unless the cache holds every one so.
-func (c *taskCache) all(entries []pageEntry, now time.Time) ([]task.Task, bool) {
-	tasks := make([]task.Task, 0, len(entries))
-	for _, e := range entries {
-		t, ok := c.peek(e.id, now)
-		if !ok || string(t.Status) != e.status {
-			return nil, false
-		}
-		tasks = append(tasks, cloneTask(*t))
-	}
-	return tasks, true
-}
-
-// keep caches t, read after generation(stripe) returned gen.
-func (c *taskCache) keep(t task.Task, gen uint64, now time.Time) {
+// keep caches t, read after generation(stripe) returned gen, and
+// returns the copy it holds (or would have held), which nobody changes.
+func (c *taskCache) keep(t task.Task, gen uint64, now time.Time) *task.Task {
 	var until time.Time
 	if !t.Status.Terminal() {
 		until = now.Add(TaskCacheTTL)
 	}
 	t = cloneTask(t)
 	c.put(t.ID, &t, gen, until)
+	return &t
 }
 
 // generations is every stripe's generation, read before a database read

@@ -305,24 +305,27 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	op := "list tasks of " + accountID
 	// A page is its tasks' ids and statuses, read from the index alone
 	// (tasks_history or tasks_status, both holding the status) with the
-	// total the triggers keep (schema.go, 8), in one snapshot; the page
-	// cache keeps them (PageCacheTTL). The tasks come from the task cache
-	// when it holds them in the status the index says, and are read by id
-	// and cached otherwise. A page asked again, of tasks read before,
-	// reads nothing. The caches' generations are read before the snapshot
-	// begins, so that what changed since is not cached as it was (Task
-	// does the same with one task's).
+	// total the triggers keep (schema.go, 8), in one snapshot. The tasks
+	// come from the task cache when it holds them in the status the index
+	// says, and are read by id and cached otherwise; the page cache keeps
+	// the page with the very tasks the task cache holds (PageCacheTTL). A
+	// page asked again reads and looks up nothing. The caches' generations
+	// are read before the snapshot begins, so that what changed since is
+	// not cached as it was (Task does the same with one task's).
 	now := s.clock()
 	key := keyOf(accountID, q)
 	if p, ok := s.pages.get(key, now, true); ok {
-		if tasks, ok := s.tasks.all(p.entries, now); ok {
-			return tasks, p.total, nil
+		tasks := make([]task.Task, len(p.tasks))
+		for i, t := range p.tasks {
+			tasks[i] = cloneTask(*t)
 		}
+		return tasks, p.total, nil
 	}
 	pageGen := s.pages.generation(accountID)
 	gens := s.tasks.generations()
 	var tasks []task.Task
 	var p cachedPage
+	var entries []pageEntry
 	err := s.read(ctx, op, func(tx *txn) error {
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM task_counts WHERE `+where, args...).Scan(&p.total); err != nil {
 			return dbErr(op, fmt.Errorf("count: %w", err))
@@ -339,23 +342,24 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 				rows.Close()
 				return dbErr(op, err)
 			}
-			p.entries = append(p.entries, e)
+			entries = append(entries, e)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return dbErr(op, err)
 		}
-		tasks = make([]task.Task, 0, len(p.entries))
-		for _, e := range p.entries {
-			if t, ok := s.tasks.task(e.id, now); ok && string(t.Status) == e.status {
-				tasks = append(tasks, t)
-				continue
+		tasks = make([]task.Task, 0, len(entries))
+		p.tasks = make([]*task.Task, 0, len(entries))
+		for _, e := range entries {
+			t, ok := s.tasks.peek(e.id, now)
+			if !ok || string(t.Status) != e.status {
+				loaded, err := loadTask(ctx, tx, op, e.id)
+				if err != nil {
+					return err
+				}
+				t = s.tasks.keep(loaded, gens[s.tasks.stripe(e.id)], now)
 			}
-			t, err := loadTask(ctx, tx, op, e.id)
-			if err != nil {
-				return err
-			}
-			s.tasks.keep(t, gens[s.tasks.stripe(e.id)], now)
-			tasks = append(tasks, t)
+			p.tasks = append(p.tasks, t)
+			tasks = append(tasks, cloneTask(*t))
 		}
 		return nil
 	})
@@ -450,6 +454,7 @@ func (s *Store) SetOperation(ctx context.Context, id, from, to string) (task.Tas
 			return nil
 		}
 		t = tr.Task
+		tx.touch(t.AccountID)
 		if _, err = tx.ExecContext(ctx, `UPDATE tasks SET operation = ? WHERE id = ?`,
 			sql.NullString{String: t.Operation, Valid: t.Operation != ""}, id); err != nil {
 			return dbErr(what, err)
@@ -467,10 +472,17 @@ func (s *Store) SetProgress(ctx context.Context, id string, percent int) error {
 	s.tasks.forgetTask(id)
 	defer s.tasks.forgetTask(id)
 	return s.write(ctx, "set progress of "+id, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET progress = ? WHERE id = ? AND status = ?`,
-			percent, id, string(task.Processing)); err != nil {
+		// The account's pages hold its tasks (pageCache): they go too.
+		var account string
+		err := tx.QueryRowContext(ctx, `UPDATE tasks SET progress = ? WHERE id = ? AND status = ? RETURNING account_id`,
+			percent, id, string(task.Processing)).Scan(&account)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
 			return dbErr("set progress of "+id, err)
 		}
+		tx.touch(account)
 		return nil
 	})
 }
