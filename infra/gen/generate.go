@@ -104,9 +104,8 @@ func (g *generateFlags) addExtendFlags(f *pflag.FlagSet) {
 }
 
 func extendCmd(opts *options) *cobra.Command {
-	var g generateFlags
-	cmd := &cobra.Command{
-		Use:   `extend TASK_ID "PROMPT"`,
+	g := &generateFlags{}
+	cmd := extensionCmd(opts, g, &cobra.Command{
 		Short: "Continue a completed task's video by about 7 seconds, wait for it, save it",
 		Long: "Start an extension of the video of one of your completed tasks (a new task of\n" +
 			"type video-extension, charged and refunded as any start), show its progress and\n" +
@@ -115,38 +114,32 @@ func extendCmd(opts *options) *cobra.Command {
 			"them, at 720p and 8 seconds: `gen models --json` shows each model's limits\n" +
 			"(mode video-extension).\n\n" +
 			"Waiting, --no-wait, --wait-timeout and the exit status are generate's.",
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			g.extend = args[0]
-			req, err := g.request(cmd, args[1])
-			if err != nil {
-				return err
-			}
-			return generate(cmd, opts, g, req)
-		},
-	}
-	f := cmd.Flags()
-	g.addExtendFlags(f)
-	f.StringVar(&g.resolution, "resolution", "", "720p (the default), or what the model's backend extends")
-	g.addStartFlags(f)
+	}, generate)
+	g.addStartFlags(cmd.Flags())
 	return cmd
 }
 
 // quoteExtendCmd is `gen quote extend`.
 func quoteExtendCmd(opts *options) *cobra.Command {
-	g := generateFlags{progress: "none"}
-	cmd := &cobra.Command{
-		Use:   `extend TASK_ID "PROMPT"`,
+	return extensionCmd(opts, &generateFlags{progress: "none"}, &cobra.Command{
 		Short: "Show what gen extend with the same flags would charge, without starting it",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			g.extend = args[0]
-			req, err := g.request(cmd, args[1])
-			if err != nil {
-				return err
-			}
-			return quote(cmd, opts, g, req)
-		},
+	}, quote)
+}
+
+// extensionCmd completes cmd as `extend TASK_ID "PROMPT"` with the flags
+// an extension takes into g, handing its request to run (generate or
+// quote).
+func extensionCmd(opts *options, g *generateFlags, cmd *cobra.Command,
+	run func(*cobra.Command, *options, generateFlags, client.Request) error) *cobra.Command {
+	cmd.Use = `extend TASK_ID "PROMPT"`
+	cmd.Args = cobra.ExactArgs(2)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		g.extend = args[0]
+		req, err := g.request(cmd, args[1])
+		if err != nil {
+			return err
+		}
+		return run(cmd, opts, *g, req)
 	}
 	f := cmd.Flags()
 	g.addExtendFlags(f)
