@@ -1,28 +1,13 @@
 // The OpenAI-compatible videos API driven by the official `openai` SDK
 // (shared/nodetools.OpenAIPackage), for openai_sdk_test.go: what a
-// customer's TypeScript would do. It reads its configuration as JSON on
-// stdin and writes a JSON report on stdout; the Go test checks it.
+// customer's TypeScript would do. openai-sdk-run.cjs is its harness.
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const OpenAI = require("openai");
+const { run } = require("./openai-sdk-run.cjs");
 const { toFile } = require("openai");
 
-async function main() {
-  const cfg = JSON.parse(fs.readFileSync(0, "utf8"));
-  const client = new OpenAI({ baseURL: cfg.baseURL, apiKey: cfg.key, maxRetries: 0 });
-  const out = { errors: {} };
-
-  // Retrieve until completed: the pinned SDK (openai 7.57.0) has no
-  // videos.createAndPoll nor a videos poll helper.
-  async function poll(id) {
-    for (;;) {
-      const v = await client.videos.retrieve(id);
-      if (v.status === "completed" || v.status === "failed") return v;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
+run(async ({ cfg, client, out, poll, error, OpenAI }) => {
   const created = await client.videos.create({ prompt: "a lighthouse at dusk", model: cfg.model, seconds: cfg.seconds, size: "1280x720" });
   out.created = created;
   out.done = await poll(created.id);
@@ -54,21 +39,6 @@ async function main() {
 
   out.deleted = await client.videos.delete(fromImage.id);
 
-  async function error(name, f) {
-    try {
-      await f();
-      out.errors[name] = "no error";
-    } catch (e) {
-      out.errors[name] = {
-        auth: e instanceof OpenAI.AuthenticationError,
-        badRequest: e instanceof OpenAI.BadRequestError,
-        rateLimit: e instanceof OpenAI.RateLimitError,
-        notFound: e instanceof OpenAI.NotFoundError,
-        status: e.status, param: e.param, code: e.code, type: e.type,
-        retryAfter: e.headers ? e.headers.get("retry-after") : null,
-      };
-    }
-  }
   await error("auth", () => new OpenAI({ baseURL: cfg.baseURL, apiKey: "gen_not_a_key", maxRetries: 0 }).videos.list());
   await error("badRequest", () => client.videos.create({ prompt: "too long", seconds: "12" }));
   await error("notFound", () => client.videos.retrieve(fromImage.id));
@@ -76,10 +46,4 @@ async function main() {
   await error("rateLimit", async () => {
     for (let i = 0; i < 100; i++) await limited.videos.list({ limit: 1 });
   });
-  process.stdout.write(JSON.stringify(out));
-}
-
-main().catch((e) => {
-  process.stderr.write(String(e && e.stack ? e.stack : e));
-  process.exit(1);
 });
