@@ -20,8 +20,7 @@ import (
 // fakeAt runs a strict Veo fake over real TCP and answers its URL.
 func fakeAt(t *testing.T, cfg veotest.Config) (*veotest.Server, string) {
 	t.Helper()
-	cfg.Token, cfg.APIKey = fakeToken, fakeKey
-	fake := veotest.New(cfg)
+	fake := veotest.New(veotest.Credentials(cfg))
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	return fake, srv.URL

@@ -30,8 +30,8 @@ import (
 )
 
 const (
-	fakeToken = "ya29.fake"
-	fakeKey   = "AIza-fake"
+	fakeToken = veotest.TestToken
+	fakeKey   = veotest.TestAPIKey
 )
 
 // veoEnv is the local stack with a Veo backend pointed at the fake.
@@ -46,8 +46,7 @@ type veoEnv struct {
 // (fresh when empty). The fake's operations take delay.
 func startVeo(t *testing.T, api string, fakeCfg veotest.Config, dataDir string, mutate func(*Config)) *veoEnv {
 	t.Helper()
-	fakeCfg.Token, fakeCfg.APIKey = fakeToken, fakeKey
-	fake := veotest.New(fakeCfg)
+	fake := veotest.New(veotest.Credentials(fakeCfg))
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	return &veoEnv{env: restartVeo(t, api, srv.URL, dataDir, mutate), fake: fake, url: srv.URL}
@@ -66,19 +65,11 @@ func restartVeo(t *testing.T, api, url, dataDir string, mutate func(*Config)) *e
 // providerSettings are the variables an operator sets, read as the
 // server reads them.
 func providerSettings(api, url string) settings.ProviderConfig {
-	r := settings.NewReader(settings.Vars{
-		settings.Generator:         api,
-		settings.VertexProject:     "demo-project",
-		settings.VertexEndpoint:    url,
-		settings.VertexAccessToken: fakeToken,
-		settings.GeminiAPIKey:      fakeKey,
-		settings.GeminiEndpoint:    url,
-		settings.OpenAIAPIKey:      fakeKey,
-		settings.OpenAIEndpoint:    url,
-		settings.OpenAIProfile:     settings.ProfileOpenAI,
-		// The fake is quick; the stack polls it every second.
-		settings.ProviderPollInterval: "1s",
-	}.Lookup)
+	vars := veotest.Vars(api, url)
+	vars[settings.OpenAIAPIKey] = fakeKey
+	vars[settings.OpenAIEndpoint] = url
+	vars[settings.OpenAIProfile] = settings.ProfileOpenAI
+	r := settings.NewReader(vars.Lookup)
 	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		panic(err)

@@ -104,20 +104,10 @@ func run(dir string, ownsDir bool, edit func(*devstack.Config)) (*Env, error) {
 // tests, which this package cannot serve, have startVeo.)
 func StartVeo(tb testing.TB, api string, fake veotest.Config, edit func(*devstack.Config)) (*Env, *veotest.Server) {
 	tb.Helper()
-	const token, key = "ya29.fake", "AIza-fake"
-	fake.Token, fake.APIKey = token, key
-	f := veotest.New(fake)
+	f := veotest.New(veotest.Credentials(fake))
 	srv := httptest.NewServer(f)
 	tb.Cleanup(srv.Close)
-	r := settings.NewReader(settings.Vars{
-		settings.Generator:            api,
-		settings.VertexProject:        "demo-project",
-		settings.VertexEndpoint:       srv.URL,
-		settings.VertexAccessToken:    token,
-		settings.GeminiAPIKey:         key,
-		settings.GeminiEndpoint:       srv.URL,
-		settings.ProviderPollInterval: "1s",
-	}.Lookup)
+	r := settings.NewReader(veotest.Vars(api, srv.URL).Lookup)
 	p := r.ProviderConfig()
 	if err := r.Err(); err != nil {
 		tb.Fatalf("the Veo fake's settings: %v", err)

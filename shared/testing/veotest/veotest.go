@@ -802,3 +802,31 @@ func rpcError(w http.ResponseWriter, status int, msg string, details ...any) {
 }
 
 func lastPart(name string) string { return name[strings.LastIndex(name, "/")+1:] }
+
+// The credentials a test gives gen for the fake: a Config with them
+// (Credentials) refuses requests that lack them.
+const (
+	TestToken  = "ya29.fake"
+	TestAPIKey = "AIza-fake"
+)
+
+// Credentials is cfg requiring TestToken and TestAPIKey.
+func Credentials(cfg Config) Config {
+	cfg.Token, cfg.APIKey = TestToken, TestAPIKey
+	return cfg
+}
+
+// Vars are the variables an operator sets to have gen's generator api
+// (settings.GeneratorVertex or GeneratorGemini) call the fake serving
+// at url, with TestToken and TestAPIKey; gen polls it every second.
+func Vars(api, url string) settings.Vars {
+	return settings.Vars{
+		settings.Generator:            api,
+		settings.VertexProject:        "demo-project",
+		settings.VertexEndpoint:       url,
+		settings.VertexAccessToken:    TestToken,
+		settings.GeminiAPIKey:         TestAPIKey,
+		settings.GeminiEndpoint:       url,
+		settings.ProviderPollInterval: "1s",
+	}
+}
