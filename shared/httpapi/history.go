@@ -80,8 +80,8 @@ func (a *API) history(w http.ResponseWriter, r *http.Request, c *service.Caller)
 		page.NextCursor = next
 	}
 	items := make([]json.RawMessage, len(tasks))
-	for i, t := range tasks {
-		items[i] = a.items.item(t)
+	for i := range tasks {
+		items[i] = a.items.item(&tasks[i])
 	}
 	buf := bodies.Get().(*bytes.Buffer)
 	defer putBody(buf)
@@ -137,13 +137,14 @@ func newItemCache() itemCache {
 
 // item returns t's history item, encoded as writeJSON encodes (no HTML
 // escaping), without the encoder's newline.
-func (c itemCache) item(t task.Task) json.RawMessage {
+// t is read only: a page's tasks may be the store's (store.Store.Tasks).
+func (c itemCache) item(t *task.Task) json.RawMessage {
 	k := itemKey{t.ID, t.Status}
 	if b, ok := c.m.Peek(k); ok {
 		return b
 	}
 	var buf bytes.Buffer
-	encodeJSON(&buf, taskview.History(t))
+	encodeJSON(&buf, taskview.History(*t))
 	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	c.m.Add(k, b)
 	return b

@@ -47,8 +47,8 @@ func TestHistoryItemBytes(t *testing.T) {
 			var items []json.RawMessage
 			for _, tk := range tc.tasks {
 				want.Items = append(want.Items, taskview.History(tk))
-				c.item(tk)
-				items = append(items, c.item(tk)) // from the cache
+				c.item(&tk)
+				items = append(items, c.item(&tk)) // from the cache
 			}
 			var got bytes.Buffer
 			encodeHistory(&got, items, tc.page)

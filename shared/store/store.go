@@ -240,7 +240,10 @@ type Store interface {
 	// account check t.AccountID themselves.
 	Task(ctx context.Context, id string) (task.Task, error)
 	// Tasks returns a page of the account's tasks in q.Order (newest
-	// first by default), and how many tasks match the query in all.
+	// first by default), and how many tasks match the query in all. The
+	// page may be shared with the Store's cache (SQLite answers a page
+	// asked again as it holds it): callers read the tasks and never
+	// change them or what they point to; appending to the page copies.
 	Tasks(ctx context.Context, accountID string, q TaskQuery) ([]task.Task, int, error)
 	// Unfinished returns every task pending or processing, for recovery.
 	Unfinished(ctx context.Context) ([]task.Task, error)

@@ -16,8 +16,11 @@ import (
 const PageCacheTTL = time.Second
 
 // pageCacheMax bounds the pages kept; past it the least recently used
-// goes, which costs one read when it is asked for again.
-const pageCacheMax = 1024
+// goes, which costs one read when it is asked for again. A page holds
+// its tasks' structs (472 bytes each, their slices shared with the task
+// cache): a default page of 21 is about 10 KB, so 512 pages are 5 MB,
+// and 24 MB if every one were the longest (pageCacheEntries).
+const pageCacheMax = 512
 
 // pageCacheEntries is the longest page kept: a history page is at most
 // 101 tasks (the endpoint's limit and one more), and a listing of a
@@ -27,11 +30,12 @@ const pageCacheMax = 1024
 const pageCacheEntries = 101
 
 // pageCache holds what a history page read: its tasks, as the task
-// cache holds them (shared, never changed), and the total, so that a
-// page asked again copies its tasks out and looks nothing up (issue
-// 38's profile: twenty task cache lookups were a tenth of a page's
-// work). Every write to a task touches its account, so a current page
-// holds its tasks as they are. Invalidation:
+// cache holds them (their slices shared, never changed), and the total,
+// so that a page asked again is answered as it is, looking nothing up
+// and copying nothing (issue 38's profiles: twenty task cache lookups
+// were a tenth of a page's work, and then copying the twenty tasks
+// out another tenth). Every write to a task touches its account, so a
+// current page holds its tasks as they are. Invalidation:
 // every write to an account's tasks makes all its pages stale (the scope
 // is the account, and a page is answered only while current); a page
 // lives PageCacheTTL.
@@ -63,8 +67,10 @@ func keyOf(account string, q store.TaskQuery) pageKey {
 	return k
 }
 
+// cachedPage is a page as Tasks answers it. Nobody changes its tasks:
+// Tasks answers them to callers that only read (store.Store.Tasks).
 type cachedPage struct {
-	tasks []*task.Task
+	tasks []task.Task
 	total int
 }
 

@@ -280,6 +280,11 @@ func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
 // Either order reads the same index (tasks_history, or tasks_status with
 // a status), oldest first scanning it backwards.
 func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) ([]task.Task, int, error) {
+	now := s.clock()
+	key := keyOf(accountID, q)
+	if p, ok := s.pages.get(key, now, true); ok {
+		return p.tasks[:len(p.tasks):len(p.tasks)], p.total, nil
+	}
 	where := `account_id = ?`
 	args := []any{accountID}
 	if q.Status != "" {
@@ -309,21 +314,11 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	// come from the task cache when it holds them in the status the index
 	// says, and are read by id and cached otherwise; the page cache keeps
 	// the page with the very tasks the task cache holds (PageCacheTTL). A
-	// page asked again reads and looks up nothing. The caches' generations
+	// page asked again reads, looks up and copies nothing (above). The caches' generations
 	// are read before the snapshot begins, so that what changed since is
 	// not cached as it was (Task does the same with one task's).
-	now := s.clock()
-	key := keyOf(accountID, q)
-	if p, ok := s.pages.get(key, now, true); ok {
-		tasks := make([]task.Task, len(p.tasks))
-		for i, t := range p.tasks {
-			tasks[i] = cloneTask(*t)
-		}
-		return tasks, p.total, nil
-	}
 	pageGen := s.pages.generation(accountID)
 	gens := s.tasks.generations()
-	var tasks []task.Task
 	var p cachedPage
 	var entries []pageEntry
 	err := s.read(ctx, op, func(tx *txn) error {
@@ -347,8 +342,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return dbErr(op, err)
 		}
-		tasks = make([]task.Task, 0, len(entries))
-		p.tasks = make([]*task.Task, 0, len(entries))
+		p.tasks = make([]task.Task, 0, len(entries))
 		for _, e := range entries {
 			t, ok := s.tasks.peek(e.id, now)
 			if !ok || string(t.Status) != e.status {
@@ -358,8 +352,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 				}
 				t = s.tasks.keep(loaded, gens[s.tasks.stripe(e.id)], now)
 			}
-			p.tasks = append(p.tasks, t)
-			tasks = append(tasks, cloneTask(*t))
+			p.tasks = append(p.tasks, *t)
 		}
 		return nil
 	})
@@ -367,7 +360,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		return nil, 0, err
 	}
 	keepPage(s.pages, key, p, pageGen, now)
-	return tasks, p.total, nil
+	return p.tasks[:len(p.tasks):len(p.tasks)], p.total, nil
 }
 
 // Unfinished implements store.Store. Tasks are listed oldest first.
