@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // ErrInvalid is a cursor that this server did not issue for this list
@@ -52,12 +54,28 @@ func Random() Static {
 
 // Sealer seals and opens cursors. Use it by pointer: it keeps each
 // secret's cipher, derived once (a derivation was more than half of a
-// cursor's cost, and history seals one on every page).
+// cursor's cost, and history seals one on every page), and the cursors
+// it sealed last, so that a page asked again (a client polling page 1)
+// seals nothing: the same position, list and account under the same
+// secret is the same cursor until it ages out. That tells a client only
+// that two of its cursors hold one position, which it knows already.
 type Sealer struct {
 	Keys Keys
 
 	mu    sync.Mutex
 	aeads map[string]cipher.AEAD // by secret
+
+	sealedOnce sync.Once
+	sealed     *lru.Cache[sealedKey, string]
+}
+
+// maxSealed bounds the cursors kept; past it the least recently sealed
+// goes, and is sealed anew (with a nonce of its own) when asked again.
+const maxSealed = 4096
+
+type sealedKey struct {
+	aead                    cipher.AEAD
+	list, account, position string
 }
 
 // maxAEADs bounds the ciphers kept: the secrets of a rotation or two.
@@ -133,9 +151,16 @@ func (s *Sealer) Seal(ctx context.Context, list, account string, position []byte
 	if err != nil {
 		return "", err
 	}
+	s.sealedOnce.Do(func() { s.sealed, _ = lru.New[sealedKey, string](maxSealed) }) // a positive size: New cannot fail
+	k := sealedKey{a, list, account, string(position)}
+	if c, ok := s.sealed.Peek(k); ok {
+		return c, nil
+	}
 	nonce := make([]byte, nonceSize, nonceSize+len(position)+a.Overhead())
 	rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(a.Seal(nonce, nonce, position, bound(list, account))), nil
+	c := base64.RawURLEncoding.EncodeToString(a.Seal(nonce, nonce, position, bound(list, account)))
+	s.sealed.Add(k, c)
+	return c, nil
 }
 
 // Open returns the position a cursor of list for account holds, or

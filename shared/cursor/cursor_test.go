@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,6 +109,39 @@ func TestSealerFollowsRotation(t *testing.T) {
 	}
 }
 
+// A position sealed again for the same list and account is the cursor
+// sealed before; any other list, account or position is a cursor of its
+// own, opening as what it was sealed for.
+func TestSealerReusesCursors(t *testing.T) {
+	ctx := context.Background()
+	s := &cursor.Sealer{Keys: cursor.Static{bytes.Repeat([]byte{6}, 32)}}
+	seal := func(list, account, pos string) string {
+		t.Helper()
+		c, err := s.Seal(ctx, list, account, []byte(pos))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := seal("history", "acct-a", "p1")
+	if again := seal("history", "acct-a", "p1"); again != first {
+		t.Errorf("the same position sealed again: %s, then %s", first, again)
+	}
+	others := map[string]struct{ list, account, pos string }{
+		seal("ledger", "acct-a", "p1"):  {"ledger", "acct-a", "p1"},
+		seal("history", "acct-b", "p1"): {"history", "acct-b", "p1"},
+		seal("history", "acct-a", "p2"): {"history", "acct-a", "p2"},
+	}
+	for c, o := range others {
+		if c == first {
+			t.Errorf("%+v sealed as history p1 of acct-a was", o)
+		}
+		if got, err := s.Open(ctx, o.list, o.account, c); err != nil || string(got) != o.pos {
+			t.Errorf("%+v: Open = %q, %v", o, got, err)
+		}
+	}
+}
+
 // Cursors sealed before the ciphers were kept, by a Sealer of their own
 // each time, open with a long-lived one: the key derivation and the
 // bound data are the same.
@@ -127,14 +161,28 @@ func TestCursorsOfAFreshSealerOpen(t *testing.T) {
 	}
 }
 
+// BenchmarkSeal seals a position sealed before (a page asked again) and
+// positions never sealed (each page of a walk through a history).
 func BenchmarkSeal(b *testing.B) {
 	ctx := context.Background()
 	s := &cursor.Sealer{Keys: cursor.Static{bytes.Repeat([]byte{1}, 32)}}
 	pos := []byte("1700000000000.gen_1795847417077_e4s4eo6fxw")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.Seal(ctx, "history", "acct_wdrc4kfwik0z", pos); err != nil {
-			b.Fatal(err)
+	b.Run("again", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Seal(ctx, "history", "acct_wdrc4kfwik0z", pos); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := s.Seal(ctx, "history", "acct_wdrc4kfwik0z", strconv.AppendInt(pos[:len(pos):len(pos)], int64(i), 10)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
