@@ -39,6 +39,9 @@ func TestHistoryItemBytes(t *testing.T) {
 	}{
 		{"all three", tasks, wire.Pagination{Total: 3, Limit: 20}},
 		{"a cursor to follow", tasks[:2], wire.Pagination{Total: 3, Limit: 2, HasMore: true, NextCursor: "c<&>"}},
+		{"a sealed cursor", tasks[:1], wire.Pagination{Total: 3, Limit: 1, Skip: 7, HasMore: true, NextCursor: "Zm9v-YmFy_AZaz09"}},
+		{"a cursor JSON escapes", tasks[:1], wire.Pagination{Total: 3, Limit: 1, HasMore: true, NextCursor: "q\"b\\c\x01\u2028é\x7f"}},
+		{"negative and large", nil, wire.Pagination{Total: 1 << 40, Limit: -1, Skip: 0}},
 		{"empty", nil, wire.Pagination{Total: 0, Limit: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
