@@ -223,8 +223,10 @@ func (c *conn) frameChunkLine(p []byte) []byte {
 	line := c.line
 	c.line = c.line[:0]
 	// Every line of a chunked body ends in CRLF, with no CR before
-	// (RFC 9112, section 7.1; net/http refuses a bare LF there too).
-	if bytes.IndexByte(line, '\r') != len(line)-2 {
+	// (RFC 9112, section 7.1; net/http refuses a bare LF there too). A
+	// line of a lone LF has no CR at -1, its length less two: the fuzzer
+	// found that it panicked the connection.
+	if len(line) < 2 || bytes.IndexByte(line, '\r') != len(line)-2 {
 		c.state = inNothing
 		return p[end:]
 	}

@@ -205,6 +205,9 @@ func TestBrokenChunkedBodyStopsTheStream(t *testing.T) {
 	const next = "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
 	for _, tt := range []struct{ name, body string }{
 		{"a size line ended by LF", "5\nhello\r\n0\r\n\r\n"},
+		{"a size line of a lone LF", "\nhello\r\n0\r\n\r\n"},
+		{"a chunk's end of a lone LF", "5\r\nhello\n0\r\n\r\n"},
+		{"a trailer line of a lone LF", "5\r\nhello\r\n0\r\n\n"},
 		{"a size with a sign", "+5\r\nhello\r\n0\r\n\r\n"},
 		{"a size with a prefix", "0x5\r\nhello\r\n0\r\n\r\n"},
 		{"an empty size", "\r\nhello\r\n0\r\n\r\n"},
