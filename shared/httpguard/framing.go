@@ -151,19 +151,29 @@ func (c *conn) frame(p []byte) {
 // frameHead adds p to the head until the empty line that ends it, then
 // lets the head through or refuses it. It returns what follows the head.
 func (c *conn) frameHead(p []byte) []byte {
-	for i, b := range p {
-		if b != '\n' {
-			c.lineLen++
-			c.lastByte = b
-			continue
+	// Line by line (IndexByte), not byte by byte: every request's head
+	// passes here.
+	for start := 0; ; {
+		j := bytes.IndexByte(p[start:], '\n')
+		if j < 0 {
+			if rest := p[start:]; len(rest) > 0 {
+				c.lineLen += len(rest)
+				c.lastByte = rest[len(rest)-1]
+			}
+			break
 		}
-		empty := c.lineLen == 0 || c.lineLen == 1 && c.lastByte == '\r'
+		i := start + j
+		n, last := c.lineLen+j, c.lastByte // the line before its LF, and its last byte
+		if j > 0 {
+			last = p[i-1]
+		}
 		c.lineLen = 0
-		if empty {
+		if n == 0 || n == 1 && last == '\r' {
 			c.head = append(c.head, p[:i+1]...)
 			c.takeHead()
 			return p[i+1:]
 		}
+		start = i + 1
 	}
 	c.head = append(c.head, p...)
 	if len(c.head) > c.maxHead {
