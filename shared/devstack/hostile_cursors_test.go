@@ -43,17 +43,19 @@ func TestCursorsNotIssuedRefused(t *testing.T) {
 	otherHist := next(b.APIKey, "/api/gen/history?limit=1")
 	otherLedger := next(b.APIKey, "/api/gen/credits?limit=1")
 
-	// Opaque: not text, and sealed afresh each time.
+	// Opaque: not text. The same page asked again may answer the cursor
+	// sealed before (cursor.Sealer keeps it): equal cursors tell the
+	// account only that they hold one of its own positions.
 	for _, c := range []string{hist, ledger} {
 		raw, err := base64.RawURLEncoding.DecodeString(c)
 		if err == nil && printable(raw) {
 			t.Errorf("cursor %s reads as %q", c, raw)
 		}
 	}
-	if again := next(a.APIKey, "/api/gen/history?limit=1"); again == hist {
-		t.Errorf("the same page twice gave the same cursor %s", hist)
-	} else if r := e.do(http.MethodGet, "/api/gen/history?limit=1&cursor="+again, a.APIKey, "", nil); r.status != http.StatusOK {
-		t.Errorf("the second cursor = %d %s", r.status, r.raw)
+	if again := next(a.APIKey, "/api/gen/history?limit=1"); again != hist {
+		if r := e.do(http.MethodGet, "/api/gen/history?limit=1&cursor="+again, a.APIKey, "", nil); r.status != http.StatusOK {
+			t.Errorf("the second cursor = %d %s", r.status, r.raw)
+		}
 	}
 	for _, path := range []string{"/api/gen/history?limit=1&cursor=" + hist, "/api/gen/credits?limit=1&cursor=" + ledger} {
 		if r := e.do(http.MethodGet, path, a.APIKey, "", nil); r.status != http.StatusOK {
