@@ -289,17 +289,20 @@ func chunkSize(line []byte) (int64, bool) {
 // rules are RFC 9112's, stricter than net/http's where net/http would
 // read a head two ways or guess: a head it refuses is refused here, with
 // the reason in words, rather than answered in plain text.
+var crlfBytes, crBytes, lfBytes = []byte("\r\n"), []byte("\r"), []byte("\n")
+
 func parseHead(head []byte) (int64, *Refusal) {
 	// One string of the head, its lines sliced from it as they come: a
 	// head is read on every request, and slices of lines cost a poll
 	// allocations of its own.
 	// Each line ends in CRLF, and holds no other CR (sections 2.2 and
 	// 5): a bare CR or LF is read as a line end by some readers and not
-	// by others. Checked first, over the whole head.
-	for i, b := range head {
-		if b == '\r' && (i+1 == len(head) || head[i+1] != '\n') || b == '\n' && (i == 0 || head[i-1] != '\r') {
-			return 0, &Refusal{Message: "Every line of the request head must end in CRLF, with no CR or LF elsewhere."}
-		}
+	// by others. Checked first, over the whole head, by counting: there
+	// are as many CRs and as many LFs as CRLFs exactly when every CR is
+	// followed by an LF and every LF follows a CR (bytes.Count is
+	// vectorized; a loop over every byte was a fortieth of a poll).
+	if crlf := bytes.Count(head, crlfBytes); bytes.Count(head, crBytes) != crlf || bytes.Count(head, lfBytes) != crlf {
+		return 0, &Refusal{Message: "Every line of the request head must end in CRLF, with no CR or LF elsewhere."}
 	}
 	rest := string(head)
 	nextLine := func() (string, bool) {
