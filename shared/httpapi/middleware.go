@@ -311,21 +311,31 @@ func setPathValues(r *http.Request, pattern string) {
 	if !strings.Contains(pattern, "{") {
 		return
 	}
-	want := strings.Split(strings.Trim(pattern, "/"), "/")
-	got := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(want) != len(got) {
+	want, got := strings.Trim(pattern, "/"), strings.Trim(r.URL.Path, "/")
+	if strings.Count(want, "/") != strings.Count(got, "/") {
 		return
 	}
-	for i, w := range want {
-		if !strings.HasPrefix(w, "{") && w != got[i] {
-			return
+	// Segment by segment with Cut, not Split: every request passes here.
+	segments := func(set bool) bool {
+		for w, g := want, got; ; {
+			ws, wrest, more := strings.Cut(w, "/")
+			gs, grest, _ := strings.Cut(g, "/")
+			name, wild := strings.CutPrefix(ws, "{")
+			switch {
+			case !wild && ws != gs:
+				return false
+			case wild && set:
+				if name = strings.TrimSuffix(name, "}"); r.PathValue(name) == "" {
+					r.SetPathValue(name, gs)
+				}
+			}
+			if !more {
+				return true
+			}
+			w, g = wrest, grest
 		}
 	}
-	for i, w := range want {
-		if name, ok := strings.CutPrefix(w, "{"); ok {
-			if name = strings.TrimSuffix(name, "}"); r.PathValue(name) == "" {
-				r.SetPathValue(name, got[i])
-			}
-		}
+	if segments(false) {
+		segments(true)
 	}
 }

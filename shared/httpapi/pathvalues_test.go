@@ -17,6 +17,10 @@ func TestSetPathValues(t *testing.T) {
 		{replay, "/api/gen/webhooks/wh_1/attempts/msg_2/replay", "", ""},         // another static segment
 		{"/api/gen/webhooks/{webhookId}", "/api/gen/webhooks/wh_1/", "wh_1", ""}, // a trailing slash
 		{"/api/gen/webhooks", "/api/gen/webhooks", "", ""},
+		{"/api/gen/webhooks/{webhookId}", "/api/gen/webhooks", "", ""},                      // a segment short
+		{"/api/gen/webhooks/{webhookId}", "/api/gen/hooks/wh_1", "", ""},                    // the static segment before differs
+		{"/{webhookId}/deliveries/{deliveryId}", "/wh_1/deliveries/msg_2", "wh_1", "msg_2"}, // wildcards at both ends
+		{"/{webhookId}/deliveries/{deliveryId}", "/wh_1/deliveries/msg_2/x", "", ""},        // a segment more
 	} {
 		r := httptest.NewRequest("POST", c.path, nil)
 		setPathValues(r, c.pattern)

@@ -99,7 +99,7 @@ func ValidKey(key string) bool {
 			return false
 		}
 	}
-	for _, seg := range strings.Split(key, "/") {
+	for seg := range strings.SplitSeq(key, "/") { // a poll signs links: no slice
 		if seg == "" || seg == "." {
 			return false
 		}
