@@ -168,8 +168,8 @@ func TestValidateRequest(t *testing.T) {
 		var buf bytes.Buffer
 		w := multipart.NewWriter(&buf)
 		for i := 0; i+1 < len(fields); i += 2 {
-			if fields[i] == "image" {
-				fw, _ := w.CreateFormFile("image", "a.png")
+			if fields[i] == "image" || fields[i] == "referenceImages" {
+				fw, _ := w.CreateFormFile(fields[i], "a.png")
 				fw.Write([]byte(fields[i+1]))
 				continue
 			}
@@ -178,20 +178,24 @@ func TestValidateRequest(t *testing.T) {
 		w.Close()
 		return w.FormDataContentType(), buf.String()
 	}
+	const image, quote = "/api/gen/image-to-video", "/api/gen/quote/text-to-video"
 	multiparts := []struct {
-		name   string
-		fields []string
-		ok     bool
+		name, path string
+		fields     []string
+		ok         bool
 	}{
-		{"image form", []string{"prompt", "p", "durationSeconds", "4", "generateAudio", "false", "image", "\x89PNG"}, true},
-		{"image form without the image", []string{"prompt", "p"}, false},
-		{"image form with an unknown field", []string{"prompt", "p", "colour", "red", "image", "\x89PNG"}, false},
-		{"image form with a bad boolean", []string{"prompt", "p", "generateAudio", "yes", "image", "\x89PNG"}, false},
+		{"image form", image, []string{"prompt", "p", "durationSeconds", "4", "generateAudio", "false", "image", "\x89PNG"}, true},
+		{"image form without the image", image, []string{"prompt", "p"}, false},
+		{"image form with an unknown field", image, []string{"prompt", "p", "colour", "red", "image", "\x89PNG"}, false},
+		{"image form with a bad boolean", image, []string{"prompt", "p", "generateAudio", "yes", "image", "\x89PNG"}, false},
+		// The quote takes the start's form too (its reference images as files).
+		{"quote of a form with a reference image", quote, []string{"prompt", "p", "durationSeconds", "8", "referenceImages", "\x89PNG"}, true},
+		{"quote of a form with an unknown field", quote, []string{"prompt", "p", "colour", "red"}, false},
 	}
 	for _, tt := range multiparts {
 		t.Run(tt.name, func(t *testing.T) {
 			ct, body := form(tt.fields...)
-			req := httptest.NewRequest("POST", "/api/gen/image-to-video", nil)
+			req := httptest.NewRequest("POST", tt.path, nil)
 			req.Header.Set("Content-Type", ct)
 			req.Header.Set("X-API-Key", "k")
 			err := v.ValidateRequest(context.Background(), req, []byte(body))
