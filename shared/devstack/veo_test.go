@@ -379,6 +379,9 @@ func TestVeoModelsShowLimits(t *testing.T) {
 		PersonGeneration map[string][]string
 		Seed             bool
 		DurationsByMode  map[string][]int
+		// How long a video stays extendable: the Gemini API keeps it
+		// two days; Vertex AI extends gen's own copy.
+		ExtendWithinSeconds int
 	}
 	type model struct {
 		ModelID string
@@ -387,18 +390,18 @@ func TestVeoModelsShowLimits(t *testing.T) {
 	}
 	want := map[string]limits{
 		"builtin": {"the built-in generator", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
-			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true, nil},
+			map[string][]string{"text-to-video": {"allow_adult", "dont_allow", "allow_all"}}, true, nil, 0},
 		// Reference images and extensions at 8 seconds only (issue 37).
 		settings.GeneratorVertex: {"Vertex AI", map[string][]string{"4": {"1080p", "720p"}, "8": {"1080p", "720p"}}, 2,
 			map[string][]string{"text-to-video": {"allow_adult", "dont_allow"}, "image-to-video": {"allow_adult", "dont_allow"}}, true,
-			map[string][]int{"reference-images": {8}, "video-extension": {8}}},
+			map[string][]int{"reference-images": {8}, "video-extension": {8}}, 0},
 		settings.GeneratorGemini: {"the Gemini API", map[string][]string{"4": {"720p"}, "8": {"1080p", "720p"}}, 1,
 			map[string][]string{"text-to-video": {"allow_all"}, "image-to-video": {"allow_adult"}, "reference-images": {"allow_adult"},
 				"video-extension": {"allow_all"}}, false,
-			map[string][]int{"first-last-frame": {8}, "reference-images": {8}, "video-extension": {8}}},
+			map[string][]int{"first-last-frame": {8}, "reference-images": {8}, "video-extension": {8}}, 172800},
 		// OpenAI's shape: 4 and 8 of our durations, 720p, one video, no seed.
 		settings.GeneratorOpenAI: {"OpenAI", map[string][]string{"4": {"720p"}, "8": {"720p"}}, 1,
-			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false, nil},
+			map[string][]string{"text-to-video": {"allow_adult"}, "image-to-video": {"allow_adult"}}, false, nil, 0},
 	}
 	for backend, w := range want {
 		t.Run(backend, func(t *testing.T) {
@@ -432,6 +435,9 @@ func TestVeoModelsShowLimits(t *testing.T) {
 					if !slices.Equal(l.Resolutions[d], res) {
 						t.Errorf("resolutions at %s s = %v, want %v", d, l.Resolutions[d], res)
 					}
+				}
+				if l.ExtendWithinSeconds != w.ExtendWithinSeconds {
+					t.Errorf("extendWithinSeconds = %d, want %d", l.ExtendWithinSeconds, w.ExtendWithinSeconds)
 				}
 				if !reflect.DeepEqual(l.DurationsByMode, w.DurationsByMode) {
 					t.Errorf("durationsByMode = %v, want %v", l.DurationsByMode, w.DurationsByMode)

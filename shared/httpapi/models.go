@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/genvideo/gen/shared/catalog"
 	"github.com/genvideo/gen/shared/provider/capability"
@@ -34,14 +35,14 @@ func limitsOf(t capability.Table, m catalog.Model) *wire.Limits {
 	l.ModeResolutions = supported(m, l.ModeResolutions)
 	l.ModeAspectRatios = supported(m, l.ModeAspectRatios)
 	if !m.Supports(catalog.VideoExtension) || !slices.Contains(l.Modes, catalog.VideoExtension) {
-		l.MaxExtendSeconds, l.ExtendResolutions = 0, nil
+		l.MaxExtendSeconds, l.ExtendResolutions, l.ExtendWithin = 0, nil, 0
 	}
 	id := m.ID
 	out := &wire.Limits{Backend: t.Backend, Modes: l.Modes, Durations: l.Durations, DurationsByMode: l.ModeDurations, Resolutions: map[string][]string{},
 		AspectRatios: l.AspectRatios, MaxSampleCount: l.SampleCounts(), PersonGeneration: l.PersonGeneration,
 		Seed: l.Seed, EnhancePrompt: []bool{true}, NegativePrompt: l.NegativePrompt, GenerateAudio: l.Audio.AudioChoices(),
 		ResolutionsByMode: l.ModeResolutions, AspectRatiosByMode: l.ModeAspectRatios, MaxExtendSeconds: l.MaxExtendSeconds,
-		ExtendResolutions: l.ExtendResolutions}
+		ExtendResolutions: l.ExtendResolutions, ExtendWithinSeconds: int(l.ExtendWithin / time.Second)}
 	for d, res := range l.ResolutionsOf(id) {
 		out.Resolutions[strconv.Itoa(d)] = res
 	}

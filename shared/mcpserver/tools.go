@@ -77,7 +77,7 @@ func (t *tools) definitions() []definition {
 		define(mcp.Tool{Name: ToolExtendVideo, Annotations: annotations("Extend a video", false, false),
 			Description: "Start a new task (type video-extension) that continues the video of a completed task by about 7 seconds; " +
 				"its video is the whole. The model and aspect ratio are the task's. Only backends whose limits.modes has video-extension " +
-				"extend, and only videos they made (limits.maxExtendSeconds, limits.extendResolutions)." + startCharges},
+				"extend, and only videos they made (limits.maxExtendSeconds, limits.extendResolutions, limits.extendWithinSeconds)." + startCharges},
 			t.extendVideo, started),
 		define(mcp.Tool{Name: ToolGetTask, Annotations: annotations("Get a task", true, true),
 			Description: "A task now: status (pending, processing, completed, failed), progress, cost, and once completed the signed links " +

@@ -99,10 +99,13 @@ type Limits struct {
 	// ResolutionsByMode and AspectRatiosByMode narrow Resolutions and
 	// AspectRatios for a mode that takes fewer (extensions; absent where
 	// none does); MaxExtendSeconds is the longest video the backend
-	// extends and ExtendResolutions what it extends (absent where it
-	// extends none).
-	ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
-	AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
-	MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
-	ExtendResolutions  []string            `json:"extendResolutions,omitempty"`
+	// extends, ExtendResolutions what it extends, and
+	// ExtendWithinSeconds how long after its task completed a video may
+	// still be extended (the Gemini API keeps a video two days; absent
+	// where it extends none, or has no such limit).
+	ResolutionsByMode   map[string][]string `json:"resolutionsByMode,omitempty"`
+	AspectRatiosByMode  map[string][]string `json:"aspectRatiosByMode,omitempty"`
+	MaxExtendSeconds    int                 `json:"maxExtendSeconds,omitempty"`
+	ExtendResolutions   []string            `json:"extendResolutions,omitempty"`
+	ExtendWithinSeconds int                 `json:"extendWithinSeconds,omitempty"`
 }

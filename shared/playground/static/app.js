@@ -701,7 +701,8 @@ const extendMode = "video-extension";
 // canExtend: the task's model extends videos on this backend (its
 // capabilities, and its limits' modes where the service gives them),
 // and the task's video is one the limits say it extends (its resolution
-// among extendResolutions, its length within maxExtendSeconds). Only the
+// among extendResolutions, its length within maxExtendSeconds, its
+// completion within extendWithinSeconds of now). Only the
 // route that made a video extends it (a Veo route): the service refuses
 // any other with 400 naming taskId, which the dialog shows.
 function canExtend(task) {
@@ -711,7 +712,8 @@ function canExtend(task) {
   if (!l) return true;
   return l.modes.includes(extendMode) &&
     (!l.extendResolutions || l.extendResolutions.includes(task.parameters.resolution)) &&
-    (!l.maxExtendSeconds || task.parameters.durationSeconds <= l.maxExtendSeconds);
+    (!l.maxExtendSeconds || task.parameters.durationSeconds <= l.maxExtendSeconds) &&
+    (!l.extendWithinSeconds || !task.completedAt || Date.now() - Date.parse(task.completedAt) <= l.extendWithinSeconds * 1000);
 }
 
 // ext is the extension being asked: its source task, the button that

@@ -160,10 +160,11 @@ func TestDecodeAnswerRefusesDrift(t *testing.T) {
 		NegativePrompt   bool                `json:"negativePrompt"`
 		// What came after it (issue 37), so that generateAudio alone is
 		// missing.
-		ResolutionsByMode  map[string][]string `json:"resolutionsByMode,omitempty"`
-		AspectRatiosByMode map[string][]string `json:"aspectRatiosByMode,omitempty"`
-		MaxExtendSeconds   int                 `json:"maxExtendSeconds,omitempty"`
-		ExtendResolutions  []string            `json:"extendResolutions,omitempty"`
+		ResolutionsByMode   map[string][]string `json:"resolutionsByMode,omitempty"`
+		AspectRatiosByMode  map[string][]string `json:"aspectRatiosByMode,omitempty"`
+		MaxExtendSeconds    int                 `json:"maxExtendSeconds,omitempty"`
+		ExtendResolutions   []string            `json:"extendResolutions,omitempty"`
+		ExtendWithinSeconds int                 `json:"extendWithinSeconds,omitempty"`
 	}
 	limits, _ := json.Marshal(sample(doc.Components.Schemas["ModelLimits"], 0))
 	if err := decode(limits, new(oldLimits)); err == nil || !strings.Contains(err.Error(), "generateAudio") {
