@@ -283,7 +283,10 @@ func TestStartWaitsOutTheConcurrencyLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	k := stack.Key(t, 1000, store.KeyLimits{RequestsPerMinute: 100, RequestsPerDay: 1000, StartsPerMinute: 10, MaxInFlight: 1})
-	c := newClient(t, k.APIKey, client.WithAutoIdempotency())
+	// Attempts enough for a loaded machine (the suite under -race), where
+	// the first task's two seconds can outlast the default four tries: what
+	// is tested is that the client waits, not how long the render takes.
+	c := newClient(t, k.APIKey, client.WithAutoIdempotency(), client.WithRetry(client.RetryPolicy{MaxAttempts: 12}))
 	first := startLite(t, c, "[slow:2] brief")
 	second, err := c.TextToVideo(ctx, lite("[fail] after the first"))
 	if err != nil {
