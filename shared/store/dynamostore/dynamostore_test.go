@@ -617,9 +617,13 @@ func TestBurstOnOneAccount(t *testing.T) {
 		t.Errorf("%d started, %d refused for credits; want 30 and 20", started, poor)
 	}
 	// Each start sends one transaction, and one more after each read
-	// that found the refusal or a change (a later stamp applied first):
-	// a few per start, not one per start ahead of it.
-	if limit := 4 * n; sent > limit {
+	// that found the refusal or a change (a later stamp applied first),
+	// or after a conflict with another transaction in flight: a few per
+	// start, not one per start ahead of it. How many conflicts DynamoDB
+	// Local reports depends on the timing: 96 to 295 transactions over
+	// twenty runs on 2 cores (2026-11-28), where 4n failed one run in
+	// three; quadratic would be about 1,275.
+	if limit := 8 * n; sent > limit {
 		t.Errorf("%d concurrent starts sent %d transactions, want at most %d (linear in the starts)", n, sent, limit)
 	}
 	t.Logf("%d concurrent starts: %d transactions, %d batch reads", n, sent, counted.count("BatchGetItem"))
