@@ -284,13 +284,14 @@ func chunkSize(line []byte) (int64, bool) {
 	return n, true
 }
 
+// The line ends parseHead counts.
+var crlfBytes, crBytes, lfBytes = []byte("\r\n"), []byte("\r"), []byte("\n")
+
 // parseHead checks a whole head (its final empty line included) and
 // returns the length of its body: 0 for none, -1 for a chunked one. Its
 // rules are RFC 9112's, stricter than net/http's where net/http would
 // read a head two ways or guess: a head it refuses is refused here, with
 // the reason in words, rather than answered in plain text.
-var crlfBytes, crBytes, lfBytes = []byte("\r\n"), []byte("\r"), []byte("\n")
-
 func parseHead(head []byte) (int64, *Refusal) {
 	// One string of the head, its lines sliced from it as they come: a
 	// head is read on every request, and slices of lines cost a poll
