@@ -25,8 +25,7 @@ const pageCacheMax = 512
 // pageCacheEntries is the longest page kept: a history page is at most
 // 101 tasks (the endpoint's limit and one more), and a listing of a
 // whole account (an audit's) is read each time rather than held. With
-// pageCacheMax, it bounds the tasks pages hold that the task cache has
-// let go (most are the task cache's own).
+// pageCacheMax, it bounds the memory pages hold.
 const pageCacheEntries = 101
 
 // pageCache holds what a history page read: its tasks, as the task
@@ -72,6 +71,12 @@ func keyOf(account string, q store.TaskQuery) pageKey {
 type cachedPage struct {
 	tasks []task.Task
 	total int
+}
+
+// answer is Tasks' answer of p: its tasks themselves, with the capacity
+// cut so that a caller's append copies rather than writes into p.
+func (p cachedPage) answer() ([]task.Task, int, error) {
+	return p.tasks[:len(p.tasks):len(p.tasks)], p.total, nil
 }
 
 // pageEntry is a task of a history page as the index has it.

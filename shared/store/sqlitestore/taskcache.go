@@ -35,8 +35,8 @@ const taskStripes = 256
 // finished lives TaskCacheTTL, a finished one until the LRU evicts it.
 //
 // Each task is held by pointer, never changed once put: a history page
-// looks up twenty, each a pointer copied under the LRU's lock, and
-// copies only those it answers.
+// read looks up twenty (peek, the LRU's shared lock) and copies each
+// struct into the page it keeps, their slices shared.
 type taskCache struct {
 	*guardedCache[string, int, *task.Task]
 	seed maphash.Seed

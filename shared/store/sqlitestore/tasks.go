@@ -283,7 +283,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	now := s.clock()
 	key := keyOf(accountID, q)
 	if p, ok := s.pages.get(key, now, true); ok {
-		return p.tasks[:len(p.tasks):len(p.tasks)], p.total, nil
+		return p.answer()
 	}
 	where := `account_id = ?`
 	args := []any{accountID}
@@ -314,9 +314,10 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 	// come from the task cache when it holds them in the status the index
 	// says, and are read by id and cached otherwise; the page cache keeps
 	// the page with the very tasks the task cache holds (PageCacheTTL). A
-	// page asked again reads, looks up and copies nothing (above). The caches' generations
-	// are read before the snapshot begins, so that what changed since is
-	// not cached as it was (Task does the same with one task's).
+	// page asked again reads, looks up and copies nothing (above). The
+	// caches' generations are read before the snapshot begins, so that
+	// what changed since is not cached as it was (Task does the same with
+	// one task's).
 	pageGen := s.pages.generation(accountID)
 	gens := s.tasks.generations()
 	var p cachedPage
@@ -360,7 +361,7 @@ func (s *Store) Tasks(ctx context.Context, accountID string, q store.TaskQuery) 
 		return nil, 0, err
 	}
 	keepPage(s.pages, key, p, pageGen, now)
-	return p.tasks[:len(p.tasks):len(p.tasks)], p.total, nil
+	return p.answer()
 }
 
 // Unfinished implements store.Store. Tasks are listed oldest first.
