@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/genvideo/gen/shared/client"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // generateFlags are generate's own flags, and extend's.
@@ -32,10 +32,6 @@ type generateFlags struct {
 	// gen quote extend).
 	extend string
 }
-
-// maxReferences is the most reference images a start takes
-// (infra/docs/contract.md).
-const maxReferences = 3
 
 func generateCmd(opts *options) *cobra.Command {
 	var g generateFlags
@@ -156,16 +152,13 @@ func (g generateFlags) referenceImages() ([]client.Image, error) {
 			out = append(out, client.ImageFile(ref))
 			continue
 		}
-		if !uploadID.MatchString(ref) {
+		if !wire.IsUploadID(ref) {
 			return nil, fmt.Errorf("--reference %q: no such file, nor a direct upload's id (upl_ and 32 hex digits)", ref)
 		}
 		out = append(out, client.UploadedImage(ref))
 	}
 	return out, nil
 }
-
-// uploadID is the form of a direct upload's id.
-var uploadID = regexp.MustCompile(`^upl_[0-9a-f]{32}$`)
 
 // extendRequest is req as an extension sends it.
 func extendRequest(req client.Request) client.ExtendRequest {
@@ -267,8 +260,8 @@ func (g generateFlags) request(cmd *cobra.Command, prompt string) (client.Reques
 		return req, errors.New("--first and --last go together: give both frames")
 	case len(g.references) > 0 && (g.image != "" || g.first != ""):
 		return req, errors.New("--reference goes with a prompt alone (text-to-video), not with --image, --first or --last")
-	case len(g.references) > maxReferences:
-		return req, fmt.Errorf("--reference is given %d times; a start takes at most %d reference images", len(g.references), maxReferences)
+	case len(g.references) > wire.MaxReferenceImages:
+		return req, fmt.Errorf("--reference is given %d times; a start takes at most %d reference images", len(g.references), wire.MaxReferenceImages)
 	}
 	switch g.progress {
 	case "auto", "bar", "plain", "none":

@@ -37,9 +37,8 @@ const (
 	MaxMaxCredits = 1_000_000_000
 	// DefaultDuration is durationSeconds when a request names none.
 	DefaultDuration = 8
-	// MaxReferenceImages is the most reference images a start brings:
-	// Veo 3.1's "up to three asset images" (shared/provider/veo/veomodels).
-	MaxReferenceImages = 3
+	// MaxReferenceImages is the most reference images a start brings.
+	MaxReferenceImages = wire.MaxReferenceImages
 )
 
 // Parameters are the generation settings a task is made with, defaults

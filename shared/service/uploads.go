@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/genvideo/gen/shared/blob"
 	"github.com/genvideo/gen/shared/task"
+	"github.com/genvideo/gen/shared/wire"
 )
 
 // Uploads signs direct uploads to blob storage (s3blob's presigned POST,
@@ -36,9 +36,6 @@ const (
 // uploadTypes are the content types an upload may declare: the images a
 // start takes.
 var uploadTypes = []string{"image/jpeg", "image/png"}
-
-// uploadIDPattern is an upload id: "upl_" and 32 hex digits.
-var uploadIDPattern = regexp.MustCompile(`^upl_[0-9a-f]{32}$`)
 
 // Upload is a signed direct upload of one image.
 type Upload struct {
@@ -142,7 +139,7 @@ func uploadKey(accountID, id string) string { return uploadPrefix + accountID + 
 func (s *Service) ResolveUpload(ctx context.Context, c Caller, field, id, role, taskID string) (task.Input, string, error) {
 	missing := &UploadError{Problem: UploadMissing, Field: field,
 		Message: fmt.Sprintf("No upload %q: it was not made with this key's account, not uploaded yet, or expired.", id)}
-	if !uploadIDPattern.MatchString(id) {
+	if !wire.IsUploadID(id) {
 		return task.Input{}, "", missing
 	}
 	src := uploadKey(c.Key.AccountID, id)

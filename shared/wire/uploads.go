@@ -1,5 +1,20 @@
 package wire
 
+import "regexp"
+
+// MaxReferenceImages is the most reference images a text-to-video start
+// brings (referenceImages): Veo 3.1's "up to three asset images"
+// (shared/provider/veo/veomodels).
+const MaxReferenceImages = 3
+
+// uploadIDShape is an Upload's UploadID: "upl_" and 32 hex digits.
+var uploadIDShape = regexp.MustCompile(`^upl_[0-9a-f]{32}$`)
+
+// IsUploadID reports whether s has the shape of an UploadID: how a client
+// tells an upload's id from a file's name, and how the service refuses a
+// made-up id before it looks for one.
+func IsUploadID(s string) bool { return uploadIDShape.MatchString(s) }
+
 // UploadRequest is the body of POST /api/gen/uploads.
 type UploadRequest struct {
 	// ContentType is image/jpeg or image/png.
